@@ -1,0 +1,202 @@
+"""One frozen ``Settings``, built once by the CLI from flags > environment > ``.nova.toml``
+> defaults, and passed down. No other module reads the environment.
+
+Every setting is declared once in ``SETTINGS`` below; ``--help``, the README table and
+``nova doctor`` are generated from it. ``.nova.toml`` lives in the reviewed repository, which
+is untrusted (a pull request can edit it), so only settings marked ``repo_ok`` may come from
+it: never a model endpoint, a key or a token.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from bot.errors import ConfigError, register_secret
+
+__all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings"]
+
+FAIL_ON = ("never", "info", "warning", "error")
+DEFAULT_EXCLUDE = (
+    "*.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "*.min.js",
+    "*.min.css", "*.map", "vendor/*", "third_party/*", "node_modules/*", "*_pb2.py", "*.pb.go",
+    "dist/*", "*.snap",
+)
+
+
+def _bool(text: str) -> bool:
+    return text.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _globs(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    name: str
+    env: str
+    help: str
+    default: Any = None
+    parse: Callable[[str], Any] = str
+    choices: tuple[str, ...] = ()
+    secret: bool = False
+    repo_ok: bool = False  # may be set in the reviewed repo's .nova.toml
+
+
+SETTINGS: tuple[SettingSpec, ...] = (
+    SettingSpec("llm_model", "NOVA_LLM_MODEL",
+                "Model as provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5). "
+                "Unset: the LLM review is off and only the analyzers run."),
+    SettingSpec("llm_base_url", "NOVA_LLM_BASE_URL",
+                "Base URL of an OpenAI-compatible server (vLLM, Ollama, LiteLLM), e.g. "
+                "http://localhost:8000/v1."),
+    SettingSpec("llm_api_key", "NOVA_LLM_API_KEY",
+                "API key of the model provider; else OPENAI_API_KEY / ANTHROPIC_API_KEY.",
+                secret=True),
+    SettingSpec("llm_timeout", "NOVA_LLM_TIMEOUT", "Seconds per model request.", 120.0, float),
+    SettingSpec("llm_max_retries", "NOVA_LLM_MAX_RETRIES",
+                "Retries of a failed model request (connection errors, 429, 5xx).", 2, int),
+    SettingSpec("recursion_limit", "NOVA_RECURSION_LIMIT",
+                "Most agent steps (model turns + tool rounds) per batch before it stops.", 24,
+                int),
+    SettingSpec("token_budget", "NOVA_TOKEN_BUDGET",
+                "Approximate diff tokens per review batch; bigger changes are split by file "
+                "into batches that run concurrently.", 12000, int, repo_ok=True),
+    SettingSpec("max_concurrency", "NOVA_MAX_CONCURRENCY",
+                "Review batches run at the same time.", 4, int),
+    SettingSpec("max_file_tokens", "NOVA_MAX_FILE_TOKENS",
+                "A single file's diff over this many tokens is skipped (listed in the "
+                "summary).", 24000, int, repo_ok=True),
+    SettingSpec("fail_on", "NOVA_FAIL_ON",
+                "Exit 1 when a placed or unplaced finding has at least this severity.",
+                "never", str, FAIL_ON, repo_ok=True),
+    SettingSpec("diff_style", "NOVA_DIFF_STYLE",
+                "How the numbered diff is shown to the model.", "compact", str,
+                ("compact", "labeled"), repo_ok=True),
+    SettingSpec("extra_instructions", "NOVA_EXTRA_INSTRUCTIONS",
+                "Extra review instructions appended to the prompt (team conventions).", "",
+                repo_ok=True),
+    SettingSpec("exclude", "NOVA_EXCLUDE",
+                "Comma-separated globs of files not to review (generated, vendored).",
+                DEFAULT_EXCLUDE, _globs, repo_ok=True),
+    SettingSpec("analyzers", "NOVA_ANALYZERS",
+                "Static analyzers to run on changed files: 'ruff' or 'none'.", "ruff", str,
+                ("ruff", "none"), repo_ok=True),
+    SettingSpec("llm_review", "NOVA_LLM_REVIEW",
+                "Set to false to skip the model even when one is configured.", True, _bool),
+)
+_SPECS = {s.name: s for s in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
+    llm_timeout: float = 120.0
+    llm_max_retries: int = 2
+    recursion_limit: int = 24
+    token_budget: int = 12000
+    max_concurrency: int = 4
+    max_file_tokens: int = 24000
+    fail_on: str = "never"
+    diff_style: str = "compact"
+    extra_instructions: str = ""
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    analyzers: str = "ruff"
+    llm_review: bool = True
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def provider(self) -> str | None:
+        if not self.llm_model:
+            return None
+        return self.llm_model.split(":", 1)[0] if ":" in self.llm_model else "openai"
+
+    @property
+    def model_name(self) -> str | None:
+        if not self.llm_model:
+            return None
+        return self.llm_model.split(":", 1)[1] if ":" in self.llm_model else self.llm_model
+
+    @property
+    def llm_enabled(self) -> bool:
+        return bool(self.llm_model) and self.llm_review
+
+    def with_(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def _coerce(spec: SettingSpec, value: Any, where: str) -> Any:
+    if isinstance(value, str):
+        try:
+            value = spec.parse(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {spec.name} must be a {spec.parse.__name__}, "
+                              f"got {value!r}") from exc
+    elif isinstance(value, list) and spec.name == "exclude":
+        value = tuple(str(v) for v in value)
+    if spec.choices and value not in spec.choices:
+        raise ConfigError(f"{where}: {spec.name} must be one of {', '.join(spec.choices)}, "
+                          f"got {value!r}")
+    return value
+
+
+def _read_repo_file(repo: Path | None) -> dict[str, Any]:
+    if repo is None:
+        return {}
+    path = repo / ".nova.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    data = data.get("nova", data)
+    unknown = sorted(k for k in data if k not in _SPECS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown keys {', '.join(unknown)}; known: "
+                          f"{', '.join(s.name for s in SETTINGS if s.repo_ok)}")
+    refused = sorted(k for k in data if not _SPECS[k].repo_ok)
+    if refused:
+        raise ConfigError(
+            f"{path}: {', '.join(refused)} cannot be set in the repository (it is untrusted "
+            "input); set them in the environment (NOVA_*) or as flags")
+    return data
+
+
+def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
+                  repo: Path | None = None) -> Settings:
+    """Flags (non-None values) beat the environment, which beats ``.nova.toml``."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for key, value in _read_repo_file(repo).items():
+        values[key] = _coerce(_SPECS[key], value, ".nova.toml")
+        origins[key] = ".nova.toml"
+    for spec in SETTINGS:
+        raw = env.get(spec.env)
+        if raw not in (None, ""):
+            values[spec.name] = _coerce(spec, raw, spec.env)
+            origins[spec.name] = spec.env
+    for key, value in (flags or {}).items():
+        if value is not None:
+            values[key] = _coerce(_SPECS[key], value, f"--{key.replace('_', '-')}")
+            origins[key] = "flag"
+    settings = Settings(**values, origins=origins)
+    if settings.llm_model and not settings.llm_api_key:
+        fallback = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(
+            settings.provider or "")
+        if fallback and env.get(fallback):
+            settings = settings.with_(llm_api_key=env[fallback])
+    register_secret(settings.llm_api_key)
+    return settings
+
+
+def settings_names() -> list[str]:
+    return [f.name for f in fields(Settings) if f.name != "origins"]

@@ -1,0 +1,204 @@
+"""Place proposed comments on commentable NEW lines, or move them to the summary with a reason.
+
+A line is commentable when it is an added or context line inside a hunk: those are the
+lines GitHub accepts with ``side: RIGHT`` and Phabricator shows on the new side. Rules, in
+order (DESIGN.md "Anchoring"):
+
+1. The path must be in the change: exact, ``a/``/``b/``/``./`` stripped, the old path of a
+   renamed file, or a unique suffix / basename match.
+2. When ``code`` (the text of the line meant) matches commentable lines, whitespace-
+   insensitively, the match nearest the claimed number wins; a tie is ambiguous.
+3. Without usable ``code``: a commentable claimed number is kept; the old number of a
+   context line is translated to its new number; anything else is unplaced.
+
+Nothing is dropped: every input comment yields exactly one ``Placement``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from bot.models import Comment, FileDiff, Placement
+
+__all__ = ["FileIndex", "anchor", "anchor_one", "build_index", "normalize_code"]
+
+_RENDER_PREFIX = re.compile(r"^\s*(?:NEW_LINE_\d+:|\d+\s)?\s*\+?\s*")
+_MIN_SUBSTRING = 10
+
+
+def normalize_code(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass
+class FileIndex:
+    file: FileDiff
+    commentable: dict[int, str] = field(default_factory=dict)  # new_no -> text
+    hunk_of: dict[int, int] = field(default_factory=dict)  # new_no -> hunk index
+    old_to_new: dict[int, int] = field(default_factory=dict)  # context lines only
+    removed: dict[int, str] = field(default_factory=dict)  # old_no -> text
+    by_text: dict[str, list[int]] = field(default_factory=dict)
+
+    def matches(self, code: str) -> list[int]:
+        key = normalize_code(code)
+        if not key:
+            return []
+        found = self.by_text.get(key)
+        if found:
+            return found
+        if len(key) >= _MIN_SUBSTRING:
+            return [n for n, t in self.commentable.items() if key in normalize_code(t)]
+        return []
+
+
+def build_index(files: Sequence[FileDiff]) -> dict[str, FileIndex]:
+    index: dict[str, FileIndex] = {}
+    for f in files:
+        fi = FileIndex(f)
+        if not f.is_binary and f.status != "deleted":
+            for hi, h in enumerate(f.hunks):
+                for kind, old_no, new_no, text, _ in h.lines:
+                    if kind == "removed":
+                        fi.removed[old_no] = text  # type: ignore[index]
+                        continue
+                    fi.commentable[new_no] = text  # type: ignore[index]
+                    fi.hunk_of[new_no] = hi  # type: ignore[index]
+                    fi.by_text.setdefault(normalize_code(text), []).append(new_no)  # type: ignore[arg-type]
+                    if kind == "context":
+                        fi.old_to_new[old_no] = new_no  # type: ignore[index]
+        index[f.path] = fi
+    return index
+
+
+def _resolve_path(path: str, index: dict[str, FileIndex]) -> tuple[str | None, str | None]:
+    """Return (path in the change, None) or (None, reason)."""
+    p = path.strip().replace("\\", "/")
+    candidates = [p]
+    while p.startswith("./") or p.startswith("/"):
+        p = p[2:] if p.startswith("./") else p[1:]
+        candidates.append(p)
+    if p[:2] in ("a/", "b/"):
+        candidates.append(p[2:])
+    for c in candidates:
+        if c in index:
+            return c, None
+    for c in candidates:
+        for key, fi in index.items():
+            if fi.file.old_path == c and fi.file.status in ("renamed", "copied"):
+                return key, None
+    tail = candidates[-1]
+    if not tail:
+        return None, "no file path given"
+    suffix = [k for k in index if k.endswith("/" + tail) or tail.endswith("/" + k)]
+    if len(suffix) == 1:
+        return suffix[0], None
+    if len(suffix) > 1:
+        return None, f"path {path!r} matches several files: {', '.join(sorted(suffix)[:4])}"
+    base = tail.rsplit("/", 1)[-1]
+    named = [k for k in index if k.rsplit("/", 1)[-1] == base]
+    if len(named) == 1:
+        return named[0], None
+    if len(named) > 1:
+        return None, f"path {path!r} matches several files: {', '.join(sorted(named)[:4])}"
+    return None, f"{path!r} is not a file of this change"
+
+
+def _first_code_line(code: str | None) -> str:
+    for raw in (code or "").splitlines():
+        if raw.strip():
+            return raw
+    return ""
+
+
+def _nearest(matches: list[int], refs: list[int]) -> tuple[int | None, str | None]:
+    if len(matches) == 1:
+        return matches[0], None
+    if not refs:
+        return None, f"quoted code matches {len(matches)} lines and no line number was given"
+    best = min(min(abs(m - r) for r in refs) for m in matches)
+    winners = sorted({m for m in matches if min(abs(m - r) for r in refs) == best})
+    if len(winners) > 1:
+        return None, f"quoted code matches lines {winners[0]} and {winners[1]} equally"
+    return winners[0], None
+
+
+def _place_line(c: Comment, fi: FileIndex) -> tuple[int | None, str, str | None]:
+    """(new line, how, reason) for comment ``c`` in file ``fi``."""
+    claimed = c.line
+    refs = [claimed] if claimed is not None else []
+    if claimed is not None and claimed not in fi.commentable and claimed in fi.old_to_new:
+        refs.append(fi.old_to_new[claimed])
+    code = _first_code_line(c.code)
+    if code.strip():
+        matches = fi.matches(code)
+        if not matches:
+            stripped = _RENDER_PREFIX.sub("", code, count=1)
+            if stripped != code:
+                matches = fi.matches(stripped)
+        if matches:
+            line, reason = _nearest(matches, refs)
+            if line is None:
+                return None, "", reason
+            if line == claimed:
+                return line, "exact", None
+            return line, ("translated" if line in refs else "code"), None
+        key = normalize_code(code)
+        if claimed in fi.commentable and _similar(key, normalize_code(fi.commentable[claimed])):
+            return claimed, "number", None
+        deleted = [o for o, t in fi.removed.items() if normalize_code(t) == key]
+        if deleted:
+            return None, "", (f"quotes a deleted line (was line {deleted[0]}); deleted lines "
+                              "are not in the new file")
+        return None, "", f"quoted code not found among the lines of this diff in {fi.file.path}"
+    if claimed is None:
+        return None, "", "no line number and no quoted code"
+    if claimed in fi.commentable:
+        return claimed, "number", None
+    if claimed in fi.old_to_new:
+        return fi.old_to_new[claimed], "translated", None
+    if claimed in fi.removed:
+        return None, "", f"line {claimed} is a deleted line, not in the new file"
+    return None, "", f"line {claimed} is outside the diff of {fi.file.path}"
+
+
+def _similar(a: str, b: str) -> bool:
+    return bool(a and b) and SequenceMatcher(None, a, b).ratio() >= 0.75
+
+
+def anchor_one(c: Comment, index: dict[str, FileIndex]) -> Placement:
+    path, reason = _resolve_path(c.path, index)
+    if path is None:
+        return Placement(c, reason=reason)
+    fi = index[path]
+    if fi.file.is_binary:
+        return Placement(c, path=path, reason=f"{path} is binary; it has no lines to comment on")
+    if fi.file.status == "deleted":
+        return Placement(c, path=path, reason=f"{path} is deleted in this change")
+    if not fi.commentable:
+        return Placement(c, path=path, reason=f"{path} has no changed lines to comment on")
+    line, how, reason = _place_line(c, fi)
+    if line is None:
+        return Placement(c, path=path, reason=reason)
+    end_line, suggestion = _place_range(c, fi, line)
+    return Placement(c, path=path, line=line, end_line=end_line, suggestion=suggestion, how=how)
+
+
+def _place_range(c: Comment, fi: FileIndex, line: int) -> tuple[int | None, str | None]:
+    """Keep ``end_line`` (shifted like ``line``) only when the whole range is commentable in
+    one hunk; a suggestion survives only on a range that is exactly the comment's."""
+    if c.end_line is None or c.line is None or c.end_line <= c.line:
+        return None, c.suggestion
+    end = c.end_line + (line - c.line)
+    hunk = fi.hunk_of[line]
+    if all(fi.hunk_of.get(n) == hunk for n in range(line, end + 1)):
+        return end, c.suggestion
+    return None, None
+
+
+def anchor(comments: Sequence[Comment], files: Sequence[FileDiff]) -> list[Placement]:
+    """One ``Placement`` for each comment, in the same order."""
+    index = build_index(files)
+    return [anchor_one(c, index) for c in comments]

@@ -1,0 +1,43 @@
+"""Change sources: ``resolve(spec)`` picks one from the change reference.
+
+| reference                                        | source      |
+|--------------------------------------------------|-------------|
+| ``HEAD`` (default), a SHA, ``A..B``, ``A...B``, ``:staged``, ``-`` (stdin) | git |
+| ``D123``, ``D123:4567``                          | Phabricator |
+| ``owner/repo#12``, a pull request URL            | GitHub      |
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import IO
+
+from bot.errors import ConfigError
+from bot.sources.base import Source, TreeReader
+
+__all__ = ["Source", "TreeReader", "classify", "resolve"]
+
+_PHAB = re.compile(r"^D\d+(?::\d+)?$")
+_GITHUB = re.compile(r"^[\w.-]+/[\w.-]+#\d+$|^https?://[^/]+/[\w.-]+/[\w.-]+/pull/\d+")
+
+
+def classify(spec: str) -> str:
+    """'phabricator', 'github' or 'git' for a change reference."""
+    if _PHAB.match(spec):
+        return "phabricator"
+    if _GITHUB.match(spec):
+        return "github"
+    return "git"
+
+
+def resolve(spec: str, *, repo: Path, stdin: IO[str] | None = None) -> Source:
+    kind = classify(spec)
+    if kind == "git":
+        from bot.sources.git import GitSource
+
+        return GitSource(repo, stdin=stdin)
+    name = {"phabricator": "Phabricator revisions", "github": "GitHub pull requests"}[kind]
+    raise ConfigError(
+        f"{spec!r} looks like one of the {name}, which this version of nova cannot fetch yet",
+        hint="review a local change instead: nova review HEAD --repo PATH")

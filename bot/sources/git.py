@@ -1,0 +1,189 @@
+"""Changes from a local git repository (GitPython): commits, ranges, the index, stdin."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from bot.diff.parse import decode_diff, parse_diff
+from bot.errors import ChangeNotFound, SourceError
+from bot.models import Change
+from bot.sources.base import GrepHit
+
+__all__ = ["GitSource", "GitTree", "STAGED", "STDIN"]
+
+STAGED = ":staged"
+STDIN = "-"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+MAX_READ_BYTES = 512 * 1024
+_DIFF_OPTS = ("--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefix=a/",
+              "--dst-prefix=b/", "-U3")
+
+
+def _open_repo(path: Path):  # -> git.Repo, imported lazily (keeps --help fast)
+    import git
+
+    try:
+        return git.Repo(path, search_parent_directories=True)
+    except git.NoSuchPathError as exc:
+        raise SourceError(f"--repo {path}: no such directory") from exc
+    except git.InvalidGitRepositoryError as exc:
+        raise SourceError(f"--repo {path}: not a git repository") from exc
+
+
+class GitSource:
+    name = "git"
+
+    def __init__(self, repo: Path, *, stdin: IO[str] | None = None) -> None:
+        self.path = Path(repo)
+        self._stdin = stdin
+        self._repo = None
+
+    @property
+    def repo(self):
+        if self._repo is None:
+            self._repo = _open_repo(self.path)
+        return self._repo
+
+    def _git(self, *args: str) -> bytes:
+        import git
+
+        try:
+            return self.repo.git.execute(
+                ["git", "-c", "core.quotepath=false", *args],
+                stdout_as_string=False, strip_newline_in_stdout=False)
+        except git.GitCommandError as exc:
+            detail = (exc.stderr or "").strip().splitlines()
+            raise SourceError(f"git {args[0]} failed: {detail[-1] if detail else exc}") from exc
+
+    def _commit(self, ref: str):
+        import git
+        from gitdb.exc import BadName, BadObject
+
+        try:
+            return self.repo.commit(ref)
+        except (BadName, BadObject, ValueError, git.GitCommandError) as exc:
+            raise ChangeNotFound(f"unknown revision {ref!r} in {self.repo.working_dir}") from exc
+
+    def fetch(self, ref: str) -> Change:
+        if ref == STDIN:
+            return self._from_stdin()
+        if ref == STAGED:
+            return self._staged()
+        if ".." in ref:
+            sep = "..." if "..." in ref else ".."
+            base_ref, head_ref = ref.split(sep, 1)
+            base = self._commit(base_ref or "HEAD")
+            head = self._commit(head_ref or "HEAD")
+            if sep == "...":
+                merge_base = self.repo.merge_base(base, head)
+                base = merge_base[0] if merge_base else base
+            return self._change(ref, base.hexsha, head)
+        commit = self._commit(ref)
+        parent = commit.parents[0].hexsha if commit.parents else EMPTY_TREE
+        return self._change(commit.hexsha[:12], parent, commit)
+
+    def _change(self, change_id: str, base: str, head) -> Change:
+        raw = decode_diff(self._git("diff", *_DIFF_OPTS, base, head.hexsha))
+        message = head.message if isinstance(head.message, str) else head.message.decode()
+        title, _, body = message.strip().partition("\n")
+        return Change(
+            id=change_id, source="git", title=title.strip(), description=body.strip(),
+            author=head.author.name or "", base_ref=base, head_ref=head.hexsha,
+            url=None, files=tuple(parse_diff(raw)), raw_diff=raw)
+
+    def _staged(self) -> Change:
+        try:
+            base = self.repo.head.commit.hexsha
+        except ValueError:  # no commit yet
+            base = EMPTY_TREE
+        raw = decode_diff(self._git("diff", "--cached", *_DIFF_OPTS, base))
+        return Change(id="staged", source="git", title="Staged changes", base_ref=base,
+                      head_ref=STAGED, files=tuple(parse_diff(raw)), raw_diff=raw)
+
+    def _from_stdin(self) -> Change:
+        stream = self._stdin or sys.stdin
+        raw = stream.read()
+        return Change(id="stdin", source="stdin", title="Diff from standard input",
+                      head_ref=None, files=tuple(parse_diff(raw)), raw_diff=raw)
+
+    def tree(self, change: Change) -> GitTree | None:
+        try:
+            repo = self.repo
+        except SourceError:
+            return None
+        if change.source == "stdin":
+            return GitTree(repo, None)
+        return GitTree(repo, change.head_ref)
+
+
+def _safe_relpath(path: str) -> str | None:
+    p = PurePosixPath(path.strip().lstrip("/"))
+    if not p.parts or any(part in ("..", "") for part in p.parts) or p.is_absolute():
+        return None
+    return p.as_posix()
+
+
+class GitTree:
+    """Reads files at ``rev`` (a commit SHA), the index (``:staged``) or the work tree (None)."""
+
+    def __init__(self, repo, rev: str | None) -> None:
+        self.repo = repo
+        self.rev = rev
+
+    def _run(self, *args: str) -> bytes | None:
+        import git
+
+        try:
+            return self.repo.git.execute(["git", "-c", "core.quotepath=false", *args],
+                                         stdout_as_string=False, strip_newline_in_stdout=False)
+        except git.GitCommandError:
+            return None
+
+    def read_text(self, path: str) -> str | None:
+        rel = _safe_relpath(path)
+        if rel is None:
+            return None
+        if self.rev is None:
+            root = Path(self.repo.working_dir).resolve()
+            target = (root / rel).resolve()
+            if not target.is_relative_to(root) or not target.is_file():
+                return None
+            data = target.read_bytes()[:MAX_READ_BYTES]
+        else:
+            spec = f":{rel}" if self.rev == STAGED else f"{self.rev}:{rel}"
+            data = self._run("show", spec)
+            if data is None:
+                return None
+            data = data[:MAX_READ_BYTES]
+        if b"\x00" in data[:8192]:
+            return None
+        return decode_diff(data)
+
+    def list_files(self) -> list[str]:
+        if self.rev is None or self.rev == STAGED:
+            out = self._run("ls-files")
+        else:
+            out = self._run("ls-tree", "-r", "--name-only", self.rev)
+        return decode_diff(out or b"").splitlines()
+
+    def grep(self, pattern: str, *, regex: bool = False, limit: int = 50) -> list[GrepHit]:
+        args = ["grep", "-n", "-I", "--no-color", "-E" if regex else "-F", "-e", pattern]
+        if self.rev == STAGED:
+            args.insert(1, "--cached")
+        elif self.rev is not None:
+            args.append(self.rev)
+        out = decode_diff(self._run(*args) or b"")
+        hits: list[GrepHit] = []
+        prefix = f"{self.rev}:" if self.rev not in (None, STAGED) else ""
+        for row in out.splitlines():
+            if prefix and row.startswith(prefix):
+                row = row[len(prefix):]
+            path, _, rest = row.partition(":")
+            number, _, text = rest.partition(":")
+            if number.isdigit():
+                hits.append((path, int(number), text[:300]))
+            if len(hits) >= limit:
+                break
+        return hits
