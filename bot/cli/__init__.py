@@ -1,0 +1,70 @@
+"""The ``nova`` command. Only click is imported here; commands load on use (fast --help)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from bot import __version__
+
+__all__ = ["cli", "main"]
+
+COMMANDS = {
+    "review": ("bot.cli.review", "review", "Review a change and place comments on its lines."),
+    "diff": ("bot.cli.diff", "diff", "Print a change as the numbered diff the model sees."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="nova")
+def cli() -> None:
+    """Nova: a CI bot that reviews code changes with an LLM and places every comment on the
+    right line of the new file.
+
+    \b
+    Quick start (no model needed; ruff findings on the last commit):
+      nova review HEAD --repo .
+    With a model:
+      NOVA_LLM_MODEL=openai:gpt-4o-mini NOVA_LLM_API_KEY=... nova review HEAD
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    from bot.errors import NovaError
+
+    try:
+        cli.main(args=argv, prog_name="nova", standalone_mode=False)
+    except NovaError as exc:
+        click.echo(f"nova: error: {exc}", err=True)
+        if exc.hint:
+            click.echo(f"nova: hint: {exc.hint}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("nova: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    sys.exit(0)

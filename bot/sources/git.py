@@ -132,6 +132,11 @@ class GitTree:
         self.repo = repo
         self.rev = rev
 
+    @property
+    def root(self) -> Path:
+        """The work tree's top directory (where the repository's tool configs live)."""
+        return Path(self.repo.working_dir)
+
     def _run(self, *args: str) -> bytes | None:
         import git
 

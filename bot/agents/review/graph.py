@@ -1,0 +1,196 @@
+"""The review agent: a LangGraph ``StateGraph`` of model ⇄ tools → parse.
+
+A hand-built graph rather than ``create_agent(response_format=…)``: the final answer is JSON
+in the message text, which every OpenAI-compatible server can produce (tool_choice=required,
+which ToolStrategy sends, is ignored by some self-hosted servers), and we control the repair
+turn: an unusable answer is shown its error once, then the batch is reported as failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+
+from bot.agents.review.batching import Batch, plan_batches
+from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
+from bot.agents.review.tools import ContextTool, context_tools
+from bot.config import Settings
+from bot.errors import ModelError
+from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
+from bot.llm.factory import make_chat_model, model_error, provider_errors
+from bot.models import Change, Comment, Stats
+from bot.prompts import render_prompt
+from bot.sources.base import TreeReader
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+__all__ = ["ReviewOutcome", "build_graph", "review_change"]
+
+
+@dataclass
+class ReviewOutcome:
+    comments: list[Comment] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def _add_messages(left: list[Any], right: list[Any]) -> list[Any]:
+    return left + right
+
+
+class ReviewState(TypedDict):
+    messages: Annotated[list[Any], _add_messages]
+    repairs: int
+    answer: ParsedAnswer | None
+    failure: str | None
+
+
+def _message_text(msg: Any) -> str:
+    content = msg.content
+    if isinstance(content, str):
+        return content
+    parts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in content or []]
+    return "".join(parts)
+
+
+def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats):
+    """Compile the graph once; it is reused by every batch of a run."""
+    from langchain_core.messages import HumanMessage, ToolMessage
+    from langgraph.graph import END, START, StateGraph
+
+    by_name = {t.name: t for t in tools}
+    bound = model.bind_tools([t.schema() for t in tools]) if tools else model
+
+    async def call_model(state: ReviewState) -> dict[str, Any]:
+        msg = await bound.ainvoke(state["messages"])
+        usage = getattr(msg, "usage_metadata", None) or {}
+        stats.add_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+        return {"messages": [msg]}
+
+    async def run_tools(state: ReviewState) -> dict[str, Any]:
+        msg = state["messages"][-1]
+        out = []
+        calls = [(c["id"], c["name"], c.get("args") or {}, None) for c in msg.tool_calls]
+        calls += [(c.get("id"), c.get("name"), {}, c.get("error") or "arguments are not JSON")
+                  for c in getattr(msg, "invalid_tool_calls", [])]
+        for call_id, name, args, problem in calls:
+            bus.emit(ToolCallEvent(tool_name=str(name), tool_args=args, tool_call_id=str(call_id)))
+            tool = by_name.get(str(name))
+            if problem is not None:
+                result, status = f"error: bad tool call: {problem}", "error"
+            elif tool is None:
+                result = f"error: unknown tool {name!r}; available: {', '.join(by_name)}"
+                status = "error"
+            else:
+                try:
+                    result = await asyncio.to_thread(tool.run, **args)
+                    status = "error" if result.startswith("error:") else "success"
+                except (TypeError, ValueError) as exc:
+                    result, status = f"error: bad arguments for {name}: {exc}", "error"
+            bus.emit(ToolResultEvent(tool_call_id=str(call_id), result=result[:500],
+                                     status=status))
+            out.append(ToolMessage(content=result, tool_call_id=str(call_id), name=str(name)))
+        return {"messages": out}
+
+    def parse(state: ReviewState) -> dict[str, Any]:
+        text = _message_text(state["messages"][-1])
+        try:
+            return {"answer": parse_answer(text)}
+        except AnswerError as exc:
+            if state["repairs"] >= 1:
+                return {"failure": f"the model answered unusable output twice ({exc})"}
+            bus.emit(ErrorEvent(error=f"unusable model answer, asking once more: {exc}"))
+            repair = HumanMessage(content=render_prompt("review/repair.j2", error=str(exc)))
+            return {"repairs": state["repairs"] + 1, "messages": [repair]}
+
+    def after_model(state: ReviewState) -> str:
+        msg = state["messages"][-1]
+        wants_tools = bool(msg.tool_calls or getattr(msg, "invalid_tool_calls", None))
+        return "tools" if wants_tools else "parse"
+
+    def after_parse(state: ReviewState) -> str:
+        return END if state.get("answer") or state.get("failure") else "model"
+
+    graph = StateGraph(ReviewState)
+    graph.add_node("model", call_model)
+    graph.add_node("tools", run_tools)
+    graph.add_node("parse", parse)
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", after_model, {"tools": "tools", "parse": "parse"})
+    graph.add_edge("tools", "model")
+    graph.add_conditional_edges("parse", after_parse, {END: END, "model": "model"})
+    return graph.compile()
+
+
+async def _review_batch(graph: Any, batch: Batch, index: int, count: int, system: str,
+                        change: Change, findings: Sequence[Comment], settings: Settings,
+                        bus: EventBus) -> ParsedAnswer:
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langgraph.errors import GraphRecursionError
+
+    paths = {f.path for f in batch.files}
+    user = render_prompt(
+        "review/user.j2", title=change.title, description=change.description,
+        batch_index=index + 1, batch_count=count, diff=batch.text,
+        findings=[f for f in findings if f.path in paths])
+    state: ReviewState = {"messages": [SystemMessage(content=system), HumanMessage(content=user)],
+                          "repairs": 0, "answer": None, "failure": None}
+    try:
+        final = await graph.ainvoke(state, config={"recursion_limit": settings.recursion_limit})
+    except GraphRecursionError as exc:
+        raise ModelError(
+            f"the review agent did not finish within {settings.recursion_limit} steps "
+            "(NOVA_RECURSION_LIMIT); its partial work was discarded") from exc
+    except provider_errors() as exc:
+        raise model_error(exc, settings) from exc
+    if final.get("failure"):
+        raise ModelError(final["failure"])
+    return final["answer"]
+
+
+async def review_change(change: Change, tree: TreeReader | None, findings: Sequence[Comment],
+                        settings: Settings, bus: EventBus, stats: Stats) -> ReviewOutcome:
+    """Review ``change`` in concurrent batches; failures are collected, never raised."""
+    outcome = ReviewOutcome()
+    plan = plan_batches(change.files, budget=settings.token_budget,
+                        max_file_tokens=settings.max_file_tokens, exclude=settings.exclude,
+                        style=settings.diff_style)  # type: ignore[arg-type]
+    outcome.notes += [f"skipped {path}: {why}" for path, why in plan.skipped]
+    if not plan.batches:
+        return outcome
+    model = make_chat_model(settings)
+    tools = context_tools(tree) if tree is not None else []
+    graph = build_graph(model, tools, bus, stats)
+    system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
+                           extra_instructions=settings.extra_instructions)
+    semaphore = asyncio.Semaphore(max(1, settings.max_concurrency))
+    count = len(plan.batches)
+
+    async def one(i: int, batch: Batch) -> ParsedAnswer | ModelError:
+        async with semaphore:
+            try:
+                answer = await _review_batch(graph, batch, i, count, system, change, findings,
+                                             settings, bus)
+            except ModelError as exc:
+                bus.emit(ErrorEvent(error=f"batch {i + 1}/{count}: {exc}", recoverable=False))
+                return exc
+            bus.emit(TextEvent(content=f"batch {i + 1}/{count}: {len(answer.comments)} comments"))
+            return answer
+
+    results = await asyncio.gather(*(one(i, b) for i, b in enumerate(plan.batches)))
+    for i, res in enumerate(results):
+        files = ", ".join(f.path for f in plan.batches[i].files)
+        if isinstance(res, ModelError):
+            label = f"batch {i + 1}/{count} ({files})" if count > 1 else "LLM review"
+            outcome.errors.append(f"{label}: {res}")
+            continue
+        outcome.comments += res.comments
+        if res.summary:
+            outcome.summaries.append(res.summary)
+        outcome.notes += [f"dropped malformed model comment ({why})" for why in res.rejected]
+    return outcome
+

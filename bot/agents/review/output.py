@@ -1,0 +1,93 @@
+"""Read the model's final answer: tolerant JSON extraction, per-comment validation."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from bot.models import Comment, normalize_severity
+
+__all__ = ["AnswerError", "ParsedAnswer", "parse_answer"]
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+class AnswerError(ValueError):
+    """The answer is not a usable JSON object; the message is shown to the model."""
+
+
+class _CommentIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    path: str
+    line: int | None = None
+    code: str | None = None
+    body: str
+    end_line: int | None = None
+    severity: str = "warning"
+    suggestion: str | None = None
+
+    @field_validator("line", "end_line", mode="before")
+    @classmethod
+    def _int_or_none(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            digits = re.sub(r"^\D*", "", v.strip())
+            return int(re.match(r"\d+", digits).group()) if re.match(r"\d+", digits) else None
+        return v
+
+
+@dataclass
+class ParsedAnswer:
+    summary: str
+    comments: list[Comment]
+    rejected: list[str] = field(default_factory=list)  # why individual comments were unusable
+
+
+def _json_candidates(text: str) -> list[str]:
+    out = [m.group(1) for m in _FENCE.finditer(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if start != -1 and end > start:
+        out.append(text[start:end + 1])
+    out.append(text)
+    return out
+
+
+def parse_answer(text: str) -> ParsedAnswer:
+    """Parse ``{"summary", "comments": [...]}`` from ``text`` (code fences and prose around
+    it are tolerated). Raises ``AnswerError`` when no JSON object can be read."""
+    data: Any = None
+    last_error = "the answer was empty"
+    for candidate in _json_candidates(text or ""):
+        try:
+            data = json.loads(candidate)
+            break
+        except json.JSONDecodeError as exc:
+            last_error = f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    if data is None:
+        raise AnswerError(last_error)
+    if isinstance(data, list):
+        data = {"summary": "", "comments": data}
+    if not isinstance(data, dict):
+        raise AnswerError("the answer must be a JSON object with 'summary' and 'comments'")
+    raw_comments = data.get("comments", [])
+    if not isinstance(raw_comments, list):
+        raise AnswerError("'comments' must be a list")
+    comments: list[Comment] = []
+    rejected: list[str] = []
+    for i, item in enumerate(raw_comments):
+        try:
+            c = _CommentIn.model_validate(item)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "item"
+            rejected.append(f"comment {i + 1}: {where}: {first['msg']}")
+            continue
+        comments.append(Comment(
+            path=c.path, line=c.line, body=c.body.strip(), end_line=c.end_line,
+            severity=normalize_severity(c.severity), suggestion=c.suggestion,
+            code=c.code, origin="llm"))
+    summary = data.get("summary", "")
+    return ParsedAnswer(str(summary).strip() if summary else "", comments, rejected)

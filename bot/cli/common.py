@@ -1,0 +1,74 @@
+"""Options shared by commands, generated from ``bot.config.SETTINGS``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bot.config import SETTINGS, Settings, load_settings
+
+__all__ = ["change_argument", "env_epilog", "load_from_flags", "repo_option", "setting_options"]
+
+# setting name -> (flag, click type); every other setting is environment / .nova.toml only.
+_FLAGS: dict[str, tuple[str, Any]] = {
+    "llm_model": ("--model", str),
+    "llm_base_url": ("--base-url", str),
+    "fail_on": ("--fail-on", None),
+    "diff_style": ("--diff-style", None),
+    "token_budget": ("--token-budget", int),
+    "max_concurrency": ("--max-concurrency", int),
+    "extra_instructions": ("--extra-instructions", str),
+    "analyzers": ("--analyzers", None),
+}
+_SPECS = {s.name: s for s in SETTINGS}
+
+
+def setting_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for name, (flag, kind) in reversed(_FLAGS.items()):
+        spec = _SPECS[name]
+        default = f" [default: {spec.default}]" if spec.default not in (None, "", ()) else ""
+        kind = click.Choice(spec.choices) if spec.choices else kind
+        func = click.option(flag, name, type=kind, default=None,
+                            help=f"{spec.help} [env: {spec.env}]{default}")(func)
+    return func
+
+
+def repo_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
+                        default=Path("."), show_default=True,
+                        help="Git repository of the change (and of .nova.toml).")(func)
+
+
+def change_argument(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--staged", is_flag=True,
+                        help="Review the staged changes (the index) instead of a commit.")(func)
+    return click.argument("change", required=False, default=None)(func)
+
+
+def change_ref(change: str | None, staged: bool) -> str:
+    from bot.errors import UsageError
+
+    if staged:
+        if change not in (None, ""):
+            raise UsageError("give either a CHANGE or --staged, not both")
+        return ":staged"
+    return change or "HEAD"
+
+
+def load_from_flags(flags: dict[str, Any], repo: Path | None) -> Settings:
+    repo_root = repo if repo is not None and (repo / ".nova.toml").exists() else repo
+    return load_settings(flags={k: v for k, v in flags.items() if k in _SPECS}, repo=repo_root)
+
+
+def env_epilog() -> str:
+    rows = "\n".join(f"  {s.env:<26} {s.help.split('.')[0]}." for s in SETTINGS)
+    return ("\b\nConfiguration (flags > environment > .nova.toml in the repository):\n"
+            + rows)
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()

@@ -1,0 +1,36 @@
+"""``nova diff``: the numbered rendering, or the parsed structure as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from bot.cli.common import change_argument, change_ref, repo_option
+
+
+@click.command()
+@change_argument
+@repo_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text: the numbered diff the model sees; json: the "
+              "parsed files, hunks and lines with old and new numbers.")
+@click.option("--style", type=click.Choice(["compact", "labeled"]), default="compact",
+              show_default=True, help="Rendering style of --format text.")
+def diff(change: str | None, staged: bool, repo: Path, fmt: str, style: str) -> None:
+    """Print CHANGE (default HEAD) as Nova shows it to the model.
+
+    \b
+    CHANGE: HEAD, a SHA, A..B, A...B, or - for a unified diff on stdin.
+    """
+    from bot.diff.render import diff_to_dict, render_files
+    from bot.sources import resolve
+
+    ref = change_ref(change, staged)
+    source = resolve(ref, repo=repo)
+    result = source.fetch(ref)
+    if fmt == "json":
+        click.echo(json.dumps(diff_to_dict(result.files), ensure_ascii=False))
+    else:
+        click.echo(render_files(result.files, style), nl=False)  # type: ignore[arg-type]

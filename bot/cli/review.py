@@ -1,0 +1,61 @@
+"""``nova review``: fetch a change, review it, print or publish the placed comments."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from bot.cli.common import (
+    change_argument, change_ref, env_epilog, load_from_flags, repo_option, setting_options)
+from bot.publishers.local import FORMATS
+
+
+@click.command(epilog=env_epilog())
+@change_argument
+@repo_option
+@click.option("--output", "-o", "output", type=click.Choice(FORMATS), default="text",
+              show_default=True, help="Output format.")
+@click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the output to this file instead of stdout.")
+@click.option("--events-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write every execution event as a JSON line to this file.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option("--no-llm", is_flag=True, help="Run only the static analyzers.")
+@setting_options
+def review(change: str | None, staged: bool, repo: Path, output: str,
+           output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
+           **flags: object) -> None:
+    """Review CHANGE (default HEAD) and print comments placed on NEW-file lines.
+
+    \b
+    CHANGE: HEAD, a SHA, A..B, A...B, or - for a unified diff on stdin.
+    Exit codes: 0 ok, 1 a finding reaches --fail-on, 2 usage or configuration
+    error, 3 an external service (the model, an analyzer) failed.
+    """
+    from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink
+    from bot.pipeline import ReviewJob, exit_code_for, run_review
+    from bot.publishers.local import LocalPublisher
+    from bot.sources import resolve
+    from bot.taskmanager import StepTracker
+
+    ref = change_ref(change, staged)
+    if no_llm:
+        flags["llm_review"] = False
+    settings = load_from_flags(dict(flags), repo)
+    bus = EventBus()
+    if not quiet:
+        bus.add(TerminalSink() if sys.stderr.isatty() else PlainSink())
+    if events_file is not None:
+        bus.add(JsonLinesSink(str(events_file)))
+    try:
+        job = ReviewJob(settings=settings, source=resolve(ref, repo=repo), ref=ref, repo=repo,
+                        bus=bus, tracker=StepTracker(bus))
+        result = run_review(job, LocalPublisher(output, output_file))
+    finally:
+        bus.close()
+    code = exit_code_for(result, settings.fail_on)
+    for error in result.errors:
+        click.echo(f"nova: error: {error}", err=True)
+    sys.exit(code)

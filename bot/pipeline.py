@@ -1,0 +1,119 @@
+"""The order of the stages. Only this module knows it; the CLI and MCP server call in."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from bot.analyzers.ruff import run_ruff
+from bot.config import Settings
+from bot.diff.anchor import anchor
+from bot.errors import AnalyzerError, ModelError
+from bot.events import DoneEvent, EventBus
+from bot.models import Change, Comment, ReviewResult, Stats, severity_rank
+from bot.sources.base import Source
+from bot.taskmanager.tracker import StepTracker
+
+__all__ = ["Publisher", "ReviewJob", "exit_code_for", "run_review"]
+
+LLM_OFF_NOTE = ("LLM review is off: no model is configured, so only static analyzers ran. "
+                "Turn it on with NOVA_LLM_MODEL=provider:model (e.g. openai:gpt-4o-mini, plus "
+                "NOVA_LLM_API_KEY; or NOVA_LLM_BASE_URL for an OpenAI-compatible server).")
+
+
+class Publisher(Protocol):
+    def publish(self, result: ReviewResult) -> None: ...
+
+
+@dataclass
+class ReviewJob:
+    settings: Settings
+    source: Source
+    ref: str
+    repo: Path | None
+    bus: EventBus
+    tracker: StepTracker
+
+
+def _analyze(job: ReviewJob, change: Change, tree, notes: list[str]) -> list[Comment]:
+    with job.tracker.step("analyze") as step:
+        if job.settings.analyzers == "none":
+            step.skip("analyzers disabled (NOVA_ANALYZERS=none)")
+            return []
+        if tree is None:
+            step.skip("repository files are not available")
+            notes.append("ruff did not run: the repository files are not available")
+            return []
+        try:
+            found = run_ruff(change.files, tree, getattr(tree, "root", job.repo))
+        except AnalyzerError as exc:
+            notes.append(f"ruff did not run: {exc}")
+            step.skip(str(exc))
+            return []
+        step.note(f"ruff: {len(found)} findings on added lines")
+        return found
+
+
+def _llm_review(job: ReviewJob, change: Change, tree, findings: list[Comment],
+                result: ReviewResult) -> list[Comment]:
+    with job.tracker.step("review") as step:
+        if not job.settings.llm_enabled:
+            step.skip("no model configured" if not job.settings.llm_model else "disabled")
+            result.notes.append(LLM_OFF_NOTE if not job.settings.llm_model
+                                else "LLM review is disabled (NOVA_LLM_REVIEW=false).")
+            return []
+        if tree is None:
+            result.notes.append("repository files are not available: the model reviewed the "
+                                "diff alone")
+        from bot.agents.review import review_change
+
+        outcome = asyncio.run(review_change(change, tree, findings, job.settings, job.bus,
+                                            result.stats))
+        result.notes += outcome.notes
+        result.errors += outcome.errors
+        result.summary = "\n\n".join(outcome.summaries)
+        step.note(f"{len(outcome.comments)} comments from the model")
+        if outcome.errors and not outcome.comments and not outcome.summaries:
+            raise ModelError("; ".join(outcome.errors))
+        return outcome.comments
+
+
+def run_review(job: ReviewJob, publisher: Publisher) -> ReviewResult:
+    """fetch-change → analyze → review → anchor → publish."""
+    started = time.monotonic()
+    with job.tracker.step("fetch-change") as step:
+        change = job.source.fetch(job.ref)
+        step.note(f"{len(change.files)} files")
+    result = ReviewResult(change=change, summary="")
+    tree = job.source.tree(change)
+    if not change.files:
+        result.notes.append("the change is empty: nothing to review")
+    findings = _analyze(job, change, tree, result.notes) if change.files else []
+    try:
+        llm_comments = _llm_review(job, change, tree, findings, result) if change.files else []
+    except ModelError:
+        llm_comments = []  # already in result.errors; the analyzers' findings still publish
+    with job.tracker.step("anchor") as step:
+        result.placements = anchor(findings + llm_comments, change.files)
+        step.note(f"{len(result.placed)} placed, {len(result.unplaced)} in the summary")
+    result.stats.seconds = round(time.monotonic() - started, 3)
+    with job.tracker.step("publish"):
+        publisher.publish(result)
+    job.bus.emit(DoneEvent(token_usage={
+        "llm_calls": result.stats.llm_calls, "prompt_tokens": result.stats.prompt_tokens,
+        "completion_tokens": result.stats.completion_tokens}))
+    return result
+
+
+def exit_code_for(result: ReviewResult, fail_on: str) -> int:
+    """3 when a service failed, 1 when a finding reaches ``fail_on``, else 0."""
+    if result.errors:
+        return 3
+    if fail_on != "never":
+        threshold = severity_rank(fail_on)
+        if any(severity_rank(p.comment.severity) >= threshold for p in result.placements):
+            return 1
+    return 0

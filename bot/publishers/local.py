@@ -1,0 +1,176 @@
+"""Print a review: ``text`` (grouped by file, line shown), ``markdown``, ``json``, ``sarif``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import IO, Any
+
+from bot import __version__
+from bot.errors import UsageError, redact
+from bot.models import Change, Placement, ReviewResult
+
+__all__ = ["FORMATS", "LocalPublisher", "format_result", "result_to_dict", "summary_text"]
+
+FORMATS = ("text", "markdown", "json", "sarif")
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _line_texts(change: Change) -> dict[tuple[str, int], str]:
+    return {(f.path, ln.new_no): ln.text for f in change.files for h in f.hunks
+            for ln in h.lines if ln.new_no is not None}
+
+
+def summary_text(result: ReviewResult) -> str:
+    """The summary: the model's words, then notes and errors, so nothing is lost."""
+    parts = [result.summary.strip()] if result.summary.strip() else []
+    parts += [f"Note: {n}" for n in result.notes]
+    parts += [f"Error: {e}" for e in result.errors]
+    return "\n".join(parts)
+
+
+def result_to_dict(result: ReviewResult) -> dict[str, Any]:
+    return {
+        "change": result.change.summary_dict(),
+        "summary": summary_text(result),
+        "comments": [
+            {"path": p.path, "line": p.line, "end_line": p.end_line,
+             "severity": p.comment.severity, "body": p.comment.body,
+             "suggestion": p.suggestion, "origin": p.comment.origin}
+            for p in result.placed],
+        "unplaced": [
+            {"path": p.path or p.comment.path, "line": p.comment.line, "body": p.comment.body,
+             "reason": p.reason}
+            for p in result.unplaced],
+        "stats": {"llm_calls": result.stats.llm_calls,
+                  "prompt_tokens": result.stats.prompt_tokens,
+                  "completion_tokens": result.stats.completion_tokens,
+                  "seconds": result.stats.seconds},
+    }
+
+
+def _format_text(result: ReviewResult) -> str:
+    texts = _line_texts(result.change)
+    c = result.change
+    out = [f"Review of {c.id}: {c.title}".rstrip(": "), ""]
+    by_file: dict[str, list[Placement]] = defaultdict(list)
+    for p in result.placed:
+        by_file[p.path or ""].append(p)
+    for path in sorted(by_file):
+        out.append(path)
+        for p in sorted(by_file[path], key=lambda p: p.line or 0):
+            span = f"{p.line}-{p.end_line}" if p.end_line else f"{p.line}"
+            out.append(f"  {span:>7} | {texts.get((path, p.line or 0), '').strip()[:100]}")
+            out.append(f"          [{p.comment.severity}] {p.comment.body} ({p.comment.origin})")
+            if p.suggestion is not None:
+                out.append(f"          suggestion: {p.suggestion.strip() or '(delete line)'}")
+        out.append("")
+    if result.unplaced:
+        out.append("Not placed on a line:")
+        for p in result.unplaced:
+            where = f"{p.path or p.comment.path}:{p.comment.line or '?'}"
+            out.append(f"  {where} [{p.comment.severity}] {p.comment.body}")
+            out.append(f"      why not placed: {p.reason}")
+        out.append("")
+    if not result.placements:
+        out.append("No findings.")
+        out.append("")
+    summary = summary_text(result)
+    if summary:
+        out += ["Summary:", *("  " + line for line in summary.splitlines()), ""]
+    s = result.stats
+    out.append(f"{len(result.placed)} placed, {len(result.unplaced)} unplaced; "
+               f"{s.llm_calls} LLM calls, {s.prompt_tokens}+{s.completion_tokens} tokens, "
+               f"{s.seconds:.1f}s")
+    return "\n".join(out) + "\n"
+
+
+def _format_markdown(result: ReviewResult) -> str:
+    c = result.change
+    out = [f"## Nova review of `{c.id}`" + (f": {c.title}" if c.title else ""), ""]
+    summary = summary_text(result)
+    if summary:
+        out += [summary, ""]
+    if result.placed:
+        out += ["| File | Line | Severity | Finding |", "|---|---|---|---|"]
+        for p in result.placed:
+            body = p.comment.body.replace("|", "\\|").replace("\n", " ")
+            out.append(f"| `{p.path}` | {p.line} | {p.comment.severity} | {body} |")
+        out.append("")
+    if result.unplaced:
+        out.append("**Not placed on a line**")
+        out.append("")
+        for p in result.unplaced:
+            out.append(f"- `{p.path or p.comment.path}`:{p.comment.line or '?'} — "
+                       f"{p.comment.body} _(not placed: {p.reason})_")
+        out.append("")
+    if not result.placements:
+        out += ["No findings.", ""]
+    return "\n".join(out)
+
+
+def _format_sarif(result: ReviewResult) -> str:
+    rules: dict[str, dict[str, Any]] = {}
+    results = []
+    for p in result.placements:
+        rule_id = p.comment.rule or f"nova/{p.comment.origin}"
+        rules.setdefault(rule_id, {"id": rule_id})
+        entry: dict[str, Any] = {
+            "ruleId": rule_id, "level": _SARIF_LEVEL[p.comment.severity],
+            "message": {"text": p.comment.body if p.placed
+                        else f"{p.comment.body} (not placed: {p.reason})"}}
+        if p.placed:
+            region: dict[str, int] = {"startLine": p.line or 1}
+            if p.end_line:
+                region["endLine"] = p.end_line
+            entry["locations"] = [{"physicalLocation": {
+                "artifactLocation": {"uri": p.path}, "region": region}}]
+        results.append(entry)
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "nova", "version": __version__,
+                                      "rules": list(rules.values())}},
+                  "results": results}],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def format_result(result: ReviewResult, fmt: str) -> str:
+    if fmt == "text":
+        text = _format_text(result)
+    elif fmt == "markdown":
+        text = _format_markdown(result)
+    elif fmt == "json":
+        text = json.dumps(result_to_dict(result), indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "sarif":
+        text = _format_sarif(result)
+    else:
+        raise UsageError(f"unknown output format {fmt!r}; use one of {', '.join(FORMATS)}")
+    return redact(text)
+
+
+class LocalPublisher:
+    """Writes the formatted review to ``stream`` (stdout) or to ``path``."""
+
+    def __init__(self, fmt: str = "text", path: Path | None = None,
+                 stream: IO[str] | None = None) -> None:
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown output format {fmt!r}; use one of {', '.join(FORMATS)}")
+        self.fmt = fmt
+        self.path = path
+        self.stream = stream
+
+    def publish(self, result: ReviewResult) -> None:
+        text = format_result(result, self.fmt)
+        if self.path is not None:
+            try:
+                self.path.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot write --output-file {self.path}: {exc}") from exc
+        else:
+            stream = self.stream or sys.stdout
+            stream.write(text)
+            stream.flush()
