@@ -88,7 +88,7 @@ def run_ruff(files: Sequence[FileDiff], tree: TreeReader, cwd: Path | None) -> l
         if proc.returncode != 0:
             detail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             raise AnalyzerError(f"ruff failed on {f.path}: {detail[:200]}")
-        lines = source.splitlines()
+        lines = source.split("\n")  # git numbers lines by \\n only
         for item in json.loads(proc.stdout or "[]"):
             row = item["location"]["row"]
             if row not in added:

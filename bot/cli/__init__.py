@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import sys
 
 import click
 
@@ -27,6 +26,18 @@ class LazyGroup(click.Group):
         module, attr, _ = COMMANDS[name]
         return getattr(importlib.import_module(module), attr)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """A ``NovaError`` becomes one clear line (no traceback) and its exit code."""
+        from bot.errors import NovaError
+
+        try:
+            return super().invoke(ctx)
+        except NovaError as exc:
+            click.echo(f"nova: error: {exc}", err=True)
+            if exc.hint:
+                click.echo(f"nova: hint: {exc.hint}", err=True)
+            ctx.exit(exc.exit_code)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
@@ -48,23 +59,4 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from bot.errors import NovaError
-
-    try:
-        cli.main(args=argv, prog_name="nova", standalone_mode=False)
-    except NovaError as exc:
-        click.echo(f"nova: error: {exc}", err=True)
-        if exc.hint:
-            click.echo(f"nova: hint: {exc.hint}", err=True)
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("nova: aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    sys.exit(0)
+    cli.main(args=argv, prog_name="nova")

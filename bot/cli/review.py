@@ -58,4 +58,4 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     code = exit_code_for(result, settings.fail_on)
     for error in result.errors:
         click.echo(f"nova: error: {error}", err=True)
-    sys.exit(code)
+    click.get_current_context().exit(code)

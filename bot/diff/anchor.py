@@ -107,7 +107,7 @@ def _resolve_path(path: str, index: dict[str, FileIndex]) -> tuple[str | None, s
 
 
 def _first_code_line(code: str | None) -> str:
-    for raw in (code or "").splitlines():
+    for raw in (code or "").split("\n"):
         if raw.strip():
             return raw
     return ""

@@ -96,8 +96,6 @@ class _FileBuilder:
             old = None
         elif self.status == "deleted":
             new = None
-        elif self.status == "modified" and old and new and old != new:
-            self.status = "renamed"
         if old is None and new is None:
             raise DiffParseError(f"diff line {self.start}: file header without a path")
         return FileDiff(old_path=old, new_path=new, status=self.status, is_binary=self.binary,

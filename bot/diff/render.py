@@ -14,9 +14,12 @@ none and is marked as not in the new file. Two styles, measured by bench/prompt_
 
 ``labeled`` (the shape of DESIGN.md, ~2x the characters)::
 
-    NEW_LINE_12: setup()
+    NEW_LINE_12:   setup()
     NEW_LINE_13: + state = load()
     DELETED (was line 14): - old = 1
+
+The marker column (``+`` or a space) is always present: without it a context line whose
+text starts with "+ " reads like an added line (found by tests/test_properties.py).
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ def _render_hunk_labeled(h: Hunk, out: list[str]) -> None:
     append = out.append
     for kind, old_no, new_no, text, _ in h.lines:
         if kind == "context":
-            append(f"NEW_LINE_{new_no}: {text}")
+            append(f"NEW_LINE_{new_no}:   {text}")
         elif kind == "added":
             append(f"NEW_LINE_{new_no}: + {text}")
         else:

@@ -42,7 +42,9 @@ def context_tools(tree: TreeReader) -> list[ContextTool]:
         text = tree.read_text(str(path))
         if text is None:
             return f"error: {path!r} does not exist at the head revision (or is binary)"
-        lines = text.splitlines()
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
         start = max(1, int(start_line))
         end = min(len(lines), int(end_line) if end_line else start + MAX_LINES - 1,
                   start + MAX_LINES - 1)

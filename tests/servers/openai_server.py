@@ -1,0 +1,195 @@
+"""A local OpenAI-compatible chat completions server with scripted replies.
+
+Speaks the wire format the real ``openai`` client (and so ``langchain_openai``) expects:
+``POST /v1/chat/completions``, plain JSON or SSE when ``stream: true``, tool calls as
+``tool_calls[{id, type: "function", function: {name, arguments: <JSON string>}}]`` with
+``finish_reason: "tool_calls"``, usage numbers, and OpenAI's error body on failures.
+
+    server = FakeOpenAI().start()
+    server.enqueue(text('{"summary": "ok", "comments": []}'))
+    ... NOVA_LLM_BASE_URL=server.base_url ...
+    server.requests  # every request body, in order
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeOpenAI", "Reply", "error", "hang", "text", "tool_call"]
+
+
+@dataclass
+class Reply:
+    content: str | None = None
+    tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
+    status: int = 200
+    error_message: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    hang: bool = False  # never answer (until the server stops): a client timeout
+
+
+def text(content: str) -> Reply:
+    return Reply(content=content)
+
+
+def tool_call(name: str, args: dict[str, Any] | str) -> Reply:
+    """A call to ``name``; a str ``args`` is sent verbatim (to script malformed JSON)."""
+    return Reply(tool_calls=[(name, args)])
+
+
+def error(status: int, message: str = "scripted failure", **headers: str) -> Reply:
+    return Reply(status=status, error_message=message, headers=headers)
+
+
+def hang() -> Reply:
+    return Reply(hang=True)
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.queue: deque[Reply] = deque()
+        self.responder: Responder | None = None
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+
+    # scripting -----------------------------------------------------------------------
+    def enqueue(self, *replies: Reply) -> FakeOpenAI:
+        self.queue.extend(replies)
+        return self
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if self.queue:
+                return self.queue.popleft()
+        if self.responder is not None:
+            return self.responder(body)
+        return error(500, "the test server has no scripted reply left")
+
+    # lifecycle -----------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> FakeOpenAI:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                owner.headers.append(dict(self.headers))
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    return owner._send_error(self, error(404, f"unknown path {self.path}"))
+                reply = owner._next(body)
+                if reply.hang:
+                    owner._stop.wait(30)
+                    return None
+                if reply.status != 200:
+                    return owner._send_error(self, reply)
+                if body.get("stream"):
+                    return owner._send_stream(self, body, reply)
+                return owner._send_json(self, 200, owner._completion(body, reply))
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    # wire format ---------------------------------------------------------------------
+    @staticmethod
+    def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
+        prompt = len(json.dumps(body.get("messages", []))) // 4
+        completion = len(reply.content or "") // 4 + 10 * len(reply.tool_calls)
+        return {"prompt_tokens": prompt, "completion_tokens": completion,
+                "total_tokens": prompt + completion}
+
+    @staticmethod
+    def _calls(reply: Reply) -> list[dict[str, Any]]:
+        return [{"id": f"call_{i}_{int(time.time() * 1000) % 100000}", "type": "function",
+                 "function": {"name": name,
+                              "arguments": args if isinstance(args, str) else json.dumps(args)}}
+                for i, (name, args) in enumerate(reply.tool_calls)]
+
+    def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = self._calls(reply)
+        return {"id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
+                "model": body.get("model", "test-model"),
+                "choices": [{"index": 0, "message": message,
+                             "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+                "usage": self._usage(body, reply)}
+
+    @staticmethod
+    def _send_json(handler: BaseHTTPRequestHandler, status: int, data: Any,
+                   headers: dict[str, str] | None = None) -> None:
+        raw = json.dumps(data).encode()
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(raw)))
+        for k, v in (headers or {}).items():
+            handler.send_header(k, v)
+        handler.end_headers()
+        handler.wfile.write(raw)
+
+    def _send_error(self, handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+        kind = {400: "invalid_request_error", 401: "authentication_error",
+                429: "rate_limit_exceeded"}.get(reply.status, "server_error")
+        self._send_json(handler, reply.status,
+                        {"error": {"message": reply.error_message, "type": kind, "code": None}},
+                        reply.headers)
+
+    def _send_stream(self, handler: BaseHTTPRequestHandler, body: dict[str, Any],
+                     reply: Reply) -> None:
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.send_header("cache-control", "no-cache")
+        handler.send_header("connection", "close")
+        handler.end_headers()
+        base = {"id": "chatcmpl-test", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": body.get("model", "test-model")}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> None:
+            data = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                    **extra}
+            handler.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+
+        chunk({"role": "assistant", "content": ""})
+        content = reply.content or ""
+        for start in range(0, len(content), 16):
+            chunk({"content": content[start:start + 16]})
+        for i, call in enumerate(self._calls(reply)):
+            chunk({"tool_calls": [{"index": i, **call}]})
+        chunk({}, "tool_calls" if reply.tool_calls else "stop")
+        if (body.get("stream_options") or {}).get("include_usage"):
+            data = {**base, "choices": [], "usage": self._usage(body, reply)}
+            handler.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+        handler.wfile.write(b"data: [DONE]\n\n")
+        handler.wfile.flush()
+        handler.close_connection = True

@@ -1,0 +1,165 @@
+"""Hypothesis properties (150 examples each, see conftest) of the diff model and events."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from bot.diff import anchor, parse_diff, render_files
+from bot.diff.anchor import build_index, normalize_code
+from bot.events import (
+    DoneEvent, ErrorEvent, FileOperationEvent, StepEvent, TextEvent, ToolCallEvent,
+    ToolResultEvent, event_from_dict)
+from bot.models import Comment
+
+# Lines that look like diff syntax and numbered output, to stress both.
+line_text = st.one_of(
+    st.sampled_from(["", " ", "x = 1", "+ plus", "- minus", "12 + fake", "@@ -1 +1 @@",
+                     "NEW_LINE_3: x", "return x", "\\ no"]),
+    st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)),
+            max_size=12),
+)
+texts = st.lists(line_text, max_size=25)
+
+
+def make_diff(path: str, old: list[str], new: list[str], context: int) -> str:
+    body = list(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", n=context,
+                                     lineterm=""))
+    if not body:
+        return ""
+    return f"diff --git a/{path} b/{path}\n" + "\n".join(body) + "\n"
+
+
+@given(old=texts, new=texts, context=st.integers(0, 4))
+def test_parsed_numbers_are_the_true_file_lines(old, new, context) -> None:
+    files = parse_diff(make_diff("f.txt", old, new, context))
+    for f in files:
+        for h in f.hunks:
+            for ln in h.lines:
+                if ln.new_no is not None:
+                    assert new[ln.new_no - 1] == ln.text
+                if ln.old_no is not None:
+                    assert old[ln.old_no - 1] == ln.text
+
+
+@given(old=texts, new=texts)
+def test_full_context_diff_reconstructs_the_new_file(old, new) -> None:
+    assume(old != new)
+    (f,) = parse_diff(make_diff("f.txt", old, new, 10_000))
+    new_side = [ln.text for h in f.hunks for ln in h.lines if ln.kind != "removed"]
+    assert new_side == new
+
+
+_COMPACT = re.compile(r"^ *(\d+) ([+ ]) (.*)$")
+_LABELED = re.compile(r"^NEW_LINE_(\d+): ([+ ]) (.*)$")
+
+
+@given(old=texts, new=texts, context=st.integers(0, 3))
+def test_rendered_new_numbers_equal_new_file_lines(old, new, context) -> None:
+    files = parse_diff(make_diff("f.txt", old, new, context))
+    added = {ln.new_no for f in files for h in f.hunks for ln in h.lines if ln.kind == "added"}
+    seen: set[int] = set()
+    for row in render_files(files, "compact").split("\n"):
+        m = _COMPACT.match(row)
+        if m and not row.startswith(("File:", "@@")):
+            number = int(m.group(1))
+            assert new[number - 1] == m.group(3)
+            assert (m.group(2) == "+") == (number in added)
+            seen.add(number)
+    for row in render_files(files, "labeled").split("\n"):
+        m = _LABELED.match(row)
+        if m:
+            assert new[int(m.group(1)) - 1] == m.group(3)
+    commentable = {ln.new_no for f in files for h in f.hunks for ln in h.lines
+                   if ln.new_no is not None}
+    assert seen == commentable
+
+
+comments = st.builds(
+    Comment,
+    path=st.sampled_from(["f.txt", "b/f.txt", "./f.txt", "g.txt", "", "x/f.txt"]),
+    line=st.one_of(st.none(), st.integers(-2, 40)),
+    body=st.just("finding"),
+    end_line=st.one_of(st.none(), st.integers(0, 45)),
+    code=st.one_of(st.none(), line_text),
+    suggestion=st.one_of(st.none(), st.just("fixed")),
+)
+
+
+@given(old=texts, new=texts, context=st.integers(0, 3), proposed=st.lists(comments, max_size=8))
+def test_anchoring_never_loses_a_comment_nor_places_it_off_the_diff(old, new, context,
+                                                                    proposed) -> None:
+    files = parse_diff(make_diff("f.txt", old, new, context))
+    index = build_index(files)
+    placements = anchor(proposed, files)
+    assert [p.comment for p in placements] == proposed
+    for p in placements:
+        if p.placed:
+            fi = index[p.path]
+            assert p.line in fi.commentable
+            if p.end_line is not None:
+                assert all(n in fi.commentable for n in range(p.line, p.end_line + 1))
+            if p.how in ("code", "exact", "translated") and p.comment.code:
+                quoted = normalize_code(p.comment.code.strip("\n").split("\n")[0]
+                                        if p.comment.code.strip() else "")
+                assert not quoted or quoted in normalize_code(fi.commentable[p.line]) or \
+                    normalize_code(re.sub(r"^\s*(?:NEW_LINE_\d+:|\d+\s)?\s*\+?\s*", "",
+                                          p.comment.code)) in normalize_code(
+                        fi.commentable[p.line])
+        else:
+            assert p.reason
+
+
+@given(old=texts, new=texts, context=st.integers(0, 3), data=st.data())
+def test_quoting_a_unique_line_places_it_there_whatever_the_number(old, new, context,
+                                                                   data) -> None:
+    files = parse_diff(make_diff("f.txt", old, new, context))
+    index = build_index(files)
+    assume(files)
+    fi = index["f.txt"]
+    unique = [n for n, t in fi.commentable.items()
+              if normalize_code(t) and len(fi.by_text[normalize_code(t)]) == 1
+              and not any(normalize_code(t) in normalize_code(o) and m != n
+                          for m, o in fi.commentable.items())]
+    assume(unique)
+    target = data.draw(st.sampled_from(unique))
+    claimed = data.draw(st.integers(1, 60))
+    (p,) = anchor([Comment("f.txt", claimed, "b", code=fi.commentable[target])], files)
+    assert p.placed and p.line == target
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=8)
+timestamps = st.floats(0, 4e9, allow_nan=False)
+events = st.one_of(
+    st.builds(TextEvent, content=st.text(), is_final=st.booleans(), timestamp=timestamps),
+    st.builds(ToolCallEvent, tool_name=st.text(), tool_call_id=st.text(),
+              tool_args=st.dictionaries(st.text(max_size=5), json_values, max_size=3),
+              timestamp=timestamps),
+    st.builds(ToolResultEvent, tool_call_id=st.text(), result=json_values,
+              status=st.sampled_from(["success", "error"]), timestamp=timestamps),
+    st.builds(FileOperationEvent, operation=st.sampled_from(["read", "write", "edit"]),
+              file_path=st.text(), metrics=st.dictionaries(st.text(max_size=5), st.integers()),
+              diff=st.none() | st.text(), timestamp=timestamps),
+    st.builds(StepEvent, step_name=st.text(), message=st.text(), timestamp=timestamps,
+              status=st.sampled_from(["running", "completed", "failed", "skipped"])),
+    st.builds(ErrorEvent, error=st.text(), recoverable=st.booleans(), timestamp=timestamps),
+    st.builds(DoneEvent, token_usage=st.none() | st.dictionaries(st.text(max_size=5),
+                                                                 st.integers()),
+              cancelled=st.booleans(), timestamp=timestamps),
+)
+
+
+@given(event=events)
+def test_events_round_trip_through_to_dict_and_json(event) -> None:
+    data = event.to_dict()
+    assert data["event_type"] == event.event_type and "timestamp" in data
+    again = event_from_dict(json.loads(json.dumps(data)))
+    assert again == event
