@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,8 +68,9 @@ def _llm_review(job: ReviewJob, change: Change, tree, findings: list[Comment],
             result.notes.append("repository files are not available: the model reviewed the "
                                 "diff alone")
         from bot.agents.review import review_change
+        from bot.llm.loop import run_coroutine
 
-        outcome = asyncio.run(review_change(change, tree, findings, job.settings, job.bus,
+        outcome = run_coroutine(review_change(change, tree, findings, job.settings, job.bus,
                                             result.stats))
         result.notes += outcome.notes
         result.errors += outcome.errors

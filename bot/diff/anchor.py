@@ -146,12 +146,12 @@ def _place_line(c: Comment, fi: FileIndex) -> tuple[int | None, str, str | None]
                 return line, "exact", None
             return line, ("translated" if line in refs else "code"), None
         key = normalize_code(code)
-        if claimed in fi.commentable and _similar(key, normalize_code(fi.commentable[claimed])):
-            return claimed, "number", None
         deleted = [o for o, t in fi.removed.items() if normalize_code(t) == key]
         if deleted:
             return None, "", (f"quotes a deleted line (was line {deleted[0]}); deleted lines "
                               "are not in the new file")
+        if claimed in fi.commentable and _similar(key, normalize_code(fi.commentable[claimed])):
+            return claimed, "number", None
         return None, "", f"quoted code not found among the lines of this diff in {fi.file.path}"
     if claimed is None:
         return None, "", "no line number and no quoted code"

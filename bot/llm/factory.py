@@ -15,7 +15,7 @@ from bot.errors import ConfigError, ModelError, redact
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["PROVIDERS", "estimate_tokens", "make_chat_model", "model_error"]
+__all__ = ["PROVIDERS", "aclose_model", "estimate_tokens", "make_chat_model", "model_error"]
 
 # An OpenAI-compatible server without auth still needs *some* key in the client.
 _PLACEHOLDER_KEY = "nova-no-key"
@@ -27,6 +27,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def _openai(s: Settings) -> BaseChatModel:
+    import openai
     from langchain_openai import ChatOpenAI
 
     key = s.llm_api_key
@@ -36,8 +37,12 @@ def _openai(s: Settings) -> BaseChatModel:
                               hint="set NOVA_LLM_API_KEY or OPENAI_API_KEY, or NOVA_LLM_BASE_URL "
                                    "for a local OpenAI-compatible server")
         key = _PLACEHOLDER_KEY
+    # Our own async client, closed by ``aclose_model`` when the run ends (the default one is
+    # cached per base URL and keeps idle connections for the life of the process).
+    client = openai.DefaultAsyncHttpxClient(timeout=s.llm_timeout)
     return ChatOpenAI(model=s.model_name, base_url=s.llm_base_url, api_key=key,
-                      timeout=s.llm_timeout, max_retries=s.llm_max_retries)
+                      timeout=s.llm_timeout, max_retries=s.llm_max_retries,
+                      http_async_client=client)
 
 
 def _anthropic(s: Settings) -> BaseChatModel:
@@ -70,6 +75,13 @@ def make_chat_model(settings: Settings) -> BaseChatModel:
                                "(any OpenAI-compatible server: openai:<model> + "
                                "NOVA_LLM_BASE_URL)")
     return builder(settings)
+
+
+async def aclose_model(model: BaseChatModel) -> None:
+    """Close the HTTP client a builder opened for ``model``, if any."""
+    client = getattr(model, "http_async_client", None)
+    if client is not None:
+        await client.aclose()
 
 
 def provider_errors() -> tuple[type[BaseException], ...]:

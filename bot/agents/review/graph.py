@@ -19,7 +19,7 @@ from bot.agents.review.tools import ContextTool, context_tools
 from bot.config import Settings
 from bot.errors import ModelError
 from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
-from bot.llm.factory import make_chat_model, model_error, provider_errors
+from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
 from bot.models import Change, Comment, Stats
 from bot.prompts import render_prompt
 from bot.sources.base import TreeReader
@@ -181,7 +181,10 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
             bus.emit(TextEvent(content=f"batch {i + 1}/{count}: {len(answer.comments)} comments"))
             return answer
 
-    results = await asyncio.gather(*(one(i, b) for i, b in enumerate(plan.batches)))
+    try:
+        results = await asyncio.gather(*(one(i, b) for i, b in enumerate(plan.batches)))
+    finally:
+        await aclose_model(model)
     for i, res in enumerate(results):
         files = ", ".join(f.path for f in plan.batches[i].files)
         if isinstance(res, ModelError):

@@ -1,0 +1,157 @@
+"""Anchoring rules, one case each (the properties cover the invariants)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.diff import anchor, parse_diff
+from bot.models import Comment
+
+DIFF = """\
+diff --git a/src/app.py b/src/app.py
+--- a/src/app.py
++++ b/src/app.py
+@@ -10,5 +10,6 @@ def main():
+     setup()
+-    old = compute(1)
++    value = compute(2)
++    log(value)
+     run()
+     run()
+     stop()
+diff --git a/src/shift.py b/src/shift.py
+--- a/src/shift.py
++++ b/src/shift.py
+@@ -20,4 +18,3 @@
+ keep_a()
+-drop()
+ keep_b()
+ keep_c()
+diff --git a/src/util.py b/src/util.py
+--- a/src/util.py
++++ b/src/util.py
+@@ -1,2 +1,2 @@
+-x = 1
++x = 2
+ y = 3
+diff --git a/old_name.py b/lib/new_name.py
+similarity index 90%
+rename from old_name.py
+rename to lib/new_name.py
+--- a/old_name.py
++++ b/lib/new_name.py
+@@ -1,1 +1,1 @@
+-a = 1
++a = 10
+diff --git a/tests/app.py b/tests/app.py
+--- a/tests/app.py
++++ b/tests/app.py
+@@ -1 +1 @@
+-t = 0
++t = 1
+diff --git a/logo.png b/logo.png
+Binary files a/logo.png and b/logo.png differ
+diff --git a/gone.py b/gone.py
+deleted file mode 100644
+--- a/gone.py
++++ /dev/null
+@@ -1 +0,0 @@
+-bye = 1
+"""
+FILES = parse_diff(DIFF)
+
+
+def place(**kw):
+    kw.setdefault("body", "b")
+    (p,) = anchor([Comment(**kw)], FILES)
+    return p
+
+
+def test_exact_line_with_matching_code() -> None:
+    p = place(path="src/app.py", line=11, code="    value = compute(2)")
+    assert (p.path, p.line, p.how) == ("src/app.py", 11, "exact")
+
+
+@pytest.mark.parametrize("claimed", [10, 12, 9, 30, None])
+def test_code_wins_over_a_wrong_number(claimed) -> None:
+    p = place(path="src/app.py", line=claimed, code="log(value)")
+    assert (p.line, p.reason) == (12, None)
+
+
+def test_whitespace_insensitive_and_rendering_prefix_tolerated() -> None:
+    assert place(path="src/app.py", line=3, code="value   =  compute(2)").line == 11
+    assert place(path="src/app.py", line=3, code="12 + log(value)").line == 12
+    assert place(path="src/app.py", line=3, code="NEW_LINE_12: + log(value)").line == 12
+
+
+def test_old_number_is_translated() -> None:
+    # src/shift.py: old 22 "keep_b()" is new 19; old 21 was deleted.
+    assert place(path="src/shift.py", line=22).line == 19
+    assert place(path="src/shift.py", line=22).how == "translated"
+    assert place(path="src/shift.py", line=23, code="keep_c()").line == 20
+    assert "deleted line" in place(path="src/shift.py", line=21).reason
+    assert place(path="src/util.py", line=2).how == "number"
+
+
+def test_duplicate_code_nearest_to_claimed_wins_and_ties_are_ambiguous() -> None:
+    assert place(path="src/app.py", line=13, code="run()").line == 13
+    assert place(path="src/app.py", line=15, code="run()").line == 14
+    tie = place(path="src/app.py", line=None, code="run()")
+    assert not tie.placed and "matches 2 lines" in tie.reason
+
+
+def test_deleted_line_goes_to_summary() -> None:
+    p = place(path="src/app.py", line=11, code="old = compute(1)")
+    assert not p.placed and "deleted line" in p.reason
+    p = place(path="src/util.py", line=1, code="x = 1")
+    assert not p.placed and "deleted" in p.reason
+
+
+def test_unknown_code_is_never_placed_on_the_claimed_line() -> None:
+    p = place(path="src/app.py", line=11, code="something the model invented")
+    assert not p.placed and "not found" in p.reason
+
+
+def test_paraphrased_code_on_the_right_number_is_kept() -> None:
+    assert place(path="src/app.py", line=11, code="value = compute(2);").line == 11
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("b/src/app.py", "src/app.py"), ("a/src/app.py", "src/app.py"), ("./src/app.py", "src/app.py"),
+    ("/src/app.py", "src/app.py"), ("util.py", "src/util.py"), ("old_name.py", "lib/new_name.py"),
+    ("repo/src/util.py", "src/util.py"),
+])
+def test_path_normalisation(path, expected) -> None:
+    p = place(path=path, line=None, code="x = 2" if "util" in expected else
+              "a = 10" if "new_name" in expected else "log(value)")
+    assert p.placed and p.path == expected
+
+
+def test_ambiguous_basename_and_unknown_path() -> None:
+    p = place(path="app.py", line=11, code="value = compute(2)")
+    assert not p.placed and "several files" in p.reason
+    p = place(path="nowhere.py", line=1, code="x")
+    assert not p.placed and "not a file of this change" in p.reason
+
+
+def test_binary_and_deleted_files_are_not_commentable() -> None:
+    assert "binary" in place(path="logo.png", line=1).reason
+    assert "deleted" in place(path="gone.py", line=1, code="bye = 1").reason
+
+
+def test_range_kept_only_inside_one_hunk_and_shifted_with_the_line() -> None:
+    p = place(path="src/app.py", line=10, end_line=11, code="value = compute(2)",
+              suggestion="value = compute(3)\nlog(value)")
+    assert (p.line, p.end_line, p.suggestion) == (11, 12, "value = compute(3)\nlog(value)")
+    p = place(path="src/app.py", line=15, end_line=20, code="stop()", suggestion="x")
+    assert (p.line, p.end_line, p.suggestion) == (15, None, None)
+
+
+def test_no_line_no_code_goes_to_summary() -> None:
+    p = place(path="src/app.py", line=None, code=None)
+    assert not p.placed and p.reason == "no line number and no quoted code"
+
+
+def test_outside_the_diff() -> None:
+    p = place(path="src/app.py", line=200, code=None)
+    assert not p.placed and "outside the diff" in p.reason
