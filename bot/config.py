@@ -200,3 +200,15 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
 
 def settings_names() -> list[str]:
     return [f.name for f in fields(Settings) if f.name != "origins"]
+
+
+def settings_table() -> str:
+    """The Markdown table of every setting, as README.md shows it (a test keeps it in step)."""
+    rows = ["| Variable | `.nova.toml` key | Default | Meaning |", "|---|---|---|---|"]
+    for s in SETTINGS:
+        default = ", ".join(s.default) if isinstance(s.default, tuple) else s.default
+        default = "—" if default in (None, "") else f"`{default}`"
+        key = f"`{s.name}`" if s.repo_ok else "— (not from the repo)"
+        choices = f" One of: {', '.join(s.choices)}." if s.choices else ""
+        rows.append(f"| `{s.env}` | {key} | {default} | {s.help}{choices} |")
+    return "\n".join(rows) + "\n"

@@ -12,7 +12,7 @@ from bot.config import Settings
 from bot.diff.anchor import anchor
 from bot.errors import AnalyzerError, ModelError
 from bot.events import DoneEvent, EventBus
-from bot.models import Change, Comment, ReviewResult, Stats, severity_rank
+from bot.models import Change, Comment, ReviewResult, severity_rank
 from bot.sources.base import Source
 from bot.taskmanager.tracker import StepTracker
 

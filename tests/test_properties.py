@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 from bot.diff import anchor, parse_diff, render_files
 from bot.diff.anchor import build_index, normalize_code
 from bot.events import (
-    DoneEvent, ErrorEvent, FileOperationEvent, StepEvent, TextEvent, ToolCallEvent,
-    ToolResultEvent, event_from_dict)
+    DoneEvent,
+    ErrorEvent,
+    FileOperationEvent,
+    StepEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    event_from_dict,
+)
 from bot.models import Comment
 
 # Lines that look like diff syntax and numbered output, to stress both.

@@ -8,7 +8,13 @@ from pathlib import Path
 import click
 
 from bot.cli.common import (
-    change_argument, change_ref, env_epilog, load_from_flags, repo_option, setting_options)
+    change_argument,
+    change_ref,
+    env_epilog,
+    load_from_flags,
+    repo_option,
+    setting_options,
+)
 from bot.publishers.local import FORMATS
 
 

@@ -60,15 +60,15 @@ def _hunk_label(h: Hunk) -> str:
 
 def _render_hunk_compact(h: Hunk, out: list[str]) -> None:
     width = len(str(h.new_start + h.new_len))
-    blank = " " * width
+    deleted = " " * width + " - "
     append = out.append
-    for kind, old_no, new_no, text, _ in h.lines:
+    for kind, _old_no, new_no, text, _ in h.lines:
         if kind == "context":
-            append(f"{new_no:>{width}}   {text}")
+            append(str(new_no).rjust(width) + "   " + text)
         elif kind == "added":
-            append(f"{new_no:>{width}} + {text}")
+            append(str(new_no).rjust(width) + " + " + text)
         else:
-            append(f"{blank} - {text}")
+            append(deleted + text)
 
 
 def _render_hunk_labeled(h: Hunk, out: list[str]) -> None:

@@ -97,7 +97,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                owner.headers.append(dict(self.headers))
+                owner.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     return owner._send_error(self, error(404, f"unknown path {self.path}"))
                 reply = owner._next(body)

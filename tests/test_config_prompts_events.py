@@ -1,0 +1,102 @@
+"""Settings precedence, the repository file's limits, secrets, prompts and event sinks."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.config import SETTINGS, Settings, load_settings
+from bot.errors import ConfigError, ModelError, redact, register_secret
+from bot.events import EventBus, JsonLinesSink, PlainSink, StepEvent, event_from_dict
+from bot.prompts import render_prompt, template_names
+
+
+def test_flags_beat_env_beat_repo_file(tmp_path: Path) -> None:
+    (tmp_path / ".nova.toml").write_text('token_budget = 100\nfail_on = "error"\n'
+                                         'diff_style = "labeled"\n')
+    s = load_settings(flags={"token_budget": 300}, env={"NOVA_TOKEN_BUDGET": "200",
+                                                        "NOVA_FAIL_ON": "warning"},
+                      repo=tmp_path)
+    assert (s.token_budget, s.fail_on, s.diff_style) == (300, "warning", "labeled")
+    assert s.origins == {"token_budget": "flag", "fail_on": "NOVA_FAIL_ON",
+                         "diff_style": ".nova.toml"}
+
+
+def test_repo_file_nova_table_and_errors(tmp_path: Path) -> None:
+    (tmp_path / ".nova.toml").write_text('[nova]\nexclude = ["gen/*"]\n')
+    assert load_settings(env={}, repo=tmp_path).exclude == ("gen/*",)
+    (tmp_path / ".nova.toml").write_text("bogus = 1\n")
+    with pytest.raises(ConfigError, match="unknown keys bogus"):
+        load_settings(env={}, repo=tmp_path)
+    (tmp_path / ".nova.toml").write_text("not toml [\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_settings(env={}, repo=tmp_path)
+    for key in ("llm_api_key", "llm_base_url", "llm_model"):
+        (tmp_path / ".nova.toml").write_text(f'{key} = "x"\n')
+        with pytest.raises(ConfigError, match="cannot be set in the repository"):
+            load_settings(env={}, repo=tmp_path)
+
+
+def test_bad_values_name_the_variable() -> None:
+    with pytest.raises(ConfigError, match="NOVA_TOKEN_BUDGET: token_budget must be a int"):
+        load_settings(env={"NOVA_TOKEN_BUDGET": "lots"})
+    with pytest.raises(ConfigError, match="NOVA_FAIL_ON: fail_on must be one of"):
+        load_settings(env={"NOVA_FAIL_ON": "sometimes"})
+
+
+def test_every_setting_is_a_field_and_has_a_nova_variable() -> None:
+    names = set(Settings.__dataclass_fields__) - {"origins"}
+    assert {s.name for s in SETTINGS} == names
+    assert all(s.env.startswith("NOVA_") and s.help for s in SETTINGS)
+
+
+def test_secrets_are_redacted_everywhere() -> None:
+    s = load_settings(env={"NOVA_LLM_MODEL": "openai:x", "NOVA_LLM_API_KEY": "custom-key-42abc"})
+    assert "custom-key-42abc" not in repr(s)
+    assert redact("key custom-key-42abc leaked") == "key *** leaked"
+    assert "ghp_" not in redact("token ghp_abcdefghijklmnopqrstuvwx1234")
+    assert redact("Authorization: Bearer abc.def-ghi123") == "Authorization: Bearer ***"
+    register_secret("another-secret-77")
+    assert str(ModelError("failed with another-secret-77")) == "failed with ***"
+
+
+def test_every_template_renders() -> None:
+    ctx = {"style": "compact", "has_tools": True, "extra_instructions": "x", "title": "t",
+           "description": "d", "batch_index": 1, "batch_count": 2, "diff": "1 + a\n",
+           "findings": [], "error": "bad"}
+    names = template_names()
+    assert {"review/system.j2", "review/user.j2", "review/repair.j2"} <= set(names)
+    for name in names:
+        assert render_prompt(name, **ctx).strip()
+    labeled = render_prompt("review/system.j2", **{**ctx, "style": "labeled", "has_tools": False})
+    assert "NEW_LINE_" in labeled and "not available" in labeled
+    with pytest.raises(Exception, match="undefined"):
+        render_prompt("review/user.j2", title="only this")
+
+
+def test_sinks(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    path = tmp_path / "e.jsonl"
+    bus = EventBus([PlainSink(stream), JsonLinesSink(str(path))])
+    bus.emit(StepEvent(step_name="fetch-change", status="failed", message="token sk-"
+                       + "a" * 24))
+    bus.close()
+    assert stream.getvalue().startswith("[fetch-change] failed: token ***")
+    (line,) = path.read_text().splitlines()
+    assert event_from_dict(json.loads(line)).step_name == "fetch-change"
+    assert "aaaaaaaa" not in line
+    with pytest.raises(ValueError, match="unknown event_type"):
+        event_from_dict({"event_type": "bogus"})
+
+
+def test_readme_settings_table_matches_the_code() -> None:
+    from bot.config import settings_table
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- settings-table:start -->\n") + len("<!-- settings-table:start -->\n")
+    end = readme.index("<!-- settings-table:end -->")
+    assert readme[start:end] == settings_table(), "regenerate: python -c 'from bot.config " \
+        "import settings_table; print(settings_table(), end=\"\")'"
