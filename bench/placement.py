@@ -5,7 +5,8 @@
 Random real-looking changes (difflib over generated Python-ish files); for each, comments
 aimed at random commentable lines with the number cited as a model might: right, the OLD
 number, off by +-1, or missing; with the line's code quoted (as the prompt asks), quoted
-with rendering noise, or not quoted. Reports placed-on-intended, wrong, and unplaced shares.
+with rendering noise, or not quoted. Reports placed on the intended line, on an identical
+twin line (same text: the cited number pointed there), on a wrong line, and unplaced.
 """
 
 from __future__ import annotations
@@ -85,7 +86,14 @@ def main() -> None:
                     "noisy": f"{target} + {fi.commentable[target].strip()}",
                     "absent": None}[quote]
             (p,) = anchor([Comment("m.py", line, "b", code=code)], files)
-            outcome = "intended" if p.line == target else "unplaced" if not p.placed else "wrong"
+            if p.line == target:
+                outcome = "intended"
+            elif not p.placed:
+                outcome = "unplaced"
+            elif fi.commentable[p.line] == fi.commentable[target]:
+                outcome = "twin"  # an identical line the cited number pointed at
+            else:
+                outcome = "wrong"
             case = "quoted" if code and code.strip() else "unquoted"
             tally[outcome] += 1
             by_case.setdefault(case, Counter())[outcome] += 1
@@ -93,8 +101,9 @@ def main() -> None:
     print(f"{total} comments over {args.changes} changes (seed {args.seed})")
     for case, c in sorted(by_case.items()):
         n = sum(c.values())
-        print(f"  {case:9} n={n:5}: intended {c['intended'] / n:6.1%}  wrong "
-              f"{c['wrong'] / n:6.1%}  unplaced {c['unplaced'] / n:6.1%}")
+        print(f"  {case:9} n={n:5}: intended {c['intended'] / n:6.1%}  identical twin "
+              f"{c['twin'] / n:5.1%}  wrong {c['wrong'] / n:6.1%}  unplaced "
+              f"{c['unplaced'] / n:6.1%}")
 
 
 if __name__ == "__main__":

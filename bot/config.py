@@ -89,6 +89,21 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 ("ruff", "none"), repo_ok=True),
     SettingSpec("llm_review", "NOVA_LLM_REVIEW",
                 "Set to false to skip the model even when one is configured.", True, _bool),
+    SettingSpec("mcp_config", "NOVA_MCP_CONFIG",
+                "Path of an mcp.json whose servers lend the review agent extra tools; a server "
+                "that fails to start is logged and skipped."),
+    SettingSpec("task_manager_url", "NOVA_TASK_MANAGER_URL",
+                "Base URL of the Task Manager service that mirrors each run's steps."),
+    SettingSpec("task_manager_token", "NOVA_TASK_MANAGER_TOKEN",
+                "Bearer token for the Task Manager (optional).", secret=True),
+    SettingSpec("execution_id", "NOVA_EXECUTION_ID",
+                "Task Manager execution this run reports to. Unset: no step tracking."),
+    SettingSpec("task_manager_timeout", "NOVA_TASK_MANAGER_TIMEOUT",
+                "Seconds per Task Manager request; an outage costs the job at most about "
+                "this long, once.", 5.0, float),
+    SettingSpec("use_mock_client", "USE_MOCK_CLIENT",
+                "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
+                False, lambda v: v.lower() == "true"),
 )
 _SPECS = {s.name: s for s in SETTINGS}
 
@@ -110,6 +125,12 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     analyzers: str = "ruff"
     llm_review: bool = True
+    mcp_config: str | None = None
+    task_manager_url: str | None = None
+    task_manager_token: str | None = field(default=None, repr=False)
+    execution_id: str | None = None
+    task_manager_timeout: float = 5.0
+    use_mock_client: bool = False
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -195,6 +216,7 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
         if fallback and env.get(fallback):
             settings = settings.with_(llm_api_key=env[fallback])
     register_secret(settings.llm_api_key)
+    register_secret(settings.task_manager_token)
     return settings
 
 

@@ -142,7 +142,7 @@ def _describe(event: ExecutionEvent) -> str | None:
         args = ", ".join(f"{k}={v!r}" for k, v in list(event.tool_args.items())[:3])
         return f"  tool {event.tool_name}({args[:120]})"
     if isinstance(event, ErrorEvent):
-        return f"  error: {event.error}"
+        return f"  {'warning' if event.recoverable else 'error'}: {event.error}"
     if isinstance(event, TextEvent) and event.content:
         return f"  {event.content[:200]}"
     if isinstance(event, DoneEvent) and event.token_usage:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -35,6 +36,7 @@ class ReviewJob:
     repo: Path | None
     bus: EventBus
     tracker: StepTracker
+    session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
 
 
 def _analyze(job: ReviewJob, change: Change, tree, notes: list[str]) -> list[Comment]:
@@ -84,6 +86,7 @@ def _llm_review(job: ReviewJob, change: Change, tree, findings: list[Comment],
 def run_review(job: ReviewJob, publisher: Publisher) -> ReviewResult:
     """fetch-change → analyze → review → anchor → publish."""
     started = time.monotonic()
+    job.tracker.start(job.session_id, str(job.repo.resolve()) if job.repo else None)
     with job.tracker.step("fetch-change") as step:
         change = job.source.fetch(job.ref)
         step.note(f"{len(change.files)} files")

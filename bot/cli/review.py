@@ -44,7 +44,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     from bot.pipeline import ReviewJob, exit_code_for, run_review
     from bot.publishers.local import LocalPublisher
     from bot.sources import resolve
-    from bot.taskmanager import StepTracker
+    from bot.taskmanager import tracker_for
 
     ref = change_ref(change, staged)
     if no_llm:
@@ -55,11 +55,13 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
         bus.add(TerminalSink() if sys.stderr.isatty() else PlainSink())
     if events_file is not None:
         bus.add(JsonLinesSink(str(events_file)))
+    tracker = tracker_for(settings, bus)
     try:
         job = ReviewJob(settings=settings, source=resolve(ref, repo=repo), ref=ref, repo=repo,
-                        bus=bus, tracker=StepTracker(bus))
+                        bus=bus, tracker=tracker)
         result = run_review(job, LocalPublisher(output, output_file))
     finally:
+        tracker.close()
         bus.close()
     code = exit_code_for(result, settings.fail_on)
     for error in result.errors:

@@ -90,6 +90,7 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in separate writes
 
             def log_message(self, *args: Any) -> None:
                 pass
