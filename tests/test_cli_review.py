@@ -255,3 +255,40 @@ def test_real_process_has_no_traceback_and_help_lists_variables(py_repo: GitRepo
                               capture_output=True, text=True).stdout
     for name in ("NOVA_LLM_MODEL", "NOVA_LLM_BASE_URL", "NOVA_FAIL_ON", "NOVA_TOKEN_BUDGET"):
         assert name in helptext
+
+
+def test_extra_mcp_tools_are_lent_and_broken_servers_skipped(py_repo: GitRepo, llm_env,
+                                                             tmp_path: Path,
+                                                             monkeypatch) -> None:
+    script = Path(__file__).parent / "servers" / "mcp_tool_server.py"
+    root = str(Path(__file__).parents[1])
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"servers": [
+        {"name": "team", "command": sys.executable, "args": [str(script)],
+         "env": {"PYTHONPATH": root}},
+        {"name": "missing", "command": str(tmp_path / "no-such-binary")},
+        {"name": "hang", "command": sys.executable, "args": ["-c", "import time; time.sleep(60)"],
+         "timeout": 1},
+        {"name": "off", "command": "whatever", "disabled": True},
+    ]}))
+    monkeypatch.setenv("NOVA_MCP_CONFIG", str(config))
+    llm_env.enqueue(tool_call("team_owner_of", {"path": "pkg/calc.py"}), text(answer([])))
+    result = run("review", "--repo", str(py_repo.path), "-q", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    offered = {t["function"]["name"] for t in llm_env.requests[0]["tools"]}
+    assert offered == {"read_file", "search_code", "team_owner_of"}
+    tool_reply = [m["content"] for m in llm_env.requests[-1]["messages"] if m["role"] == "tool"]
+    assert tool_reply == ["pkg/calc.py is owned by alice (team payments)"]
+    summary = json.loads(result.stdout)["summary"]
+    assert "MCP server 'missing' skipped" in summary
+    assert "MCP server 'hang' skipped: timed out" in summary
+    assert "'off'" not in summary
+
+
+def test_bad_mcp_config_is_a_configuration_error(py_repo: GitRepo, llm_env, tmp_path: Path,
+                                                 monkeypatch) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text('{"servers": [{"name": "x"}]}')
+    monkeypatch.setenv("NOVA_MCP_CONFIG", str(config))
+    result = run("review", "--repo", str(py_repo.path), "-q")
+    assert result.exit_code == 2 and "needs a name and a command or url" in result.stderr

@@ -42,7 +42,7 @@ def _openai(s: Settings) -> BaseChatModel:
     client = openai.DefaultAsyncHttpxClient(timeout=s.llm_timeout)
     return ChatOpenAI(model=s.model_name, base_url=s.llm_base_url, api_key=key,
                       timeout=s.llm_timeout, max_retries=s.llm_max_retries,
-                      http_async_client=client)
+                      http_async_client=client, http_socket_options=())
 
 
 def _anthropic(s: Settings) -> BaseChatModel:

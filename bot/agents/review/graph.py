@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from bot.agents.review.batching import Batch, plan_batches
+from bot.agents.review.batching import Batch, Plan, plan_batches
 from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
 from bot.agents.review.tools import ContextTool, context_tools
 from bot.config import Settings
@@ -87,7 +88,10 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                 status = "error"
             else:
                 try:
-                    result = await asyncio.to_thread(tool.run, **args)
+                    if tool.arun is not None:
+                        result = await tool.arun(**args)
+                    else:
+                        result = await asyncio.to_thread(tool.run, **args)  # type: ignore[arg-type]
                     status = "error" if result.startswith("error:") else "success"
                 except (TypeError, ValueError) as exc:
                     result, status = f"error: bad arguments for {name}: {exc}", "error"
@@ -162,8 +166,25 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
     outcome.notes += [f"skipped {path}: {why}" for path, why in plan.skipped]
     if not plan.batches:
         return outcome
+    async with AsyncExitStack() as stack:
+        tools = context_tools(tree) if tree is not None else []
+        if settings.mcp_config:
+            from bot.mcp.extra import load_mcp_config, open_extra_tools
+
+            extra, notes = await open_extra_tools(load_mcp_config(settings.mcp_config), stack,
+                                                  {t.name for t in tools})
+            tools += extra
+            outcome.notes += notes
+            for note in notes:
+                bus.emit(ErrorEvent(error=note, recoverable=True))
+        await _run_batches(change, plan, tools, findings, settings, bus, stats, outcome)
+    return outcome
+
+
+async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
+                       findings: Sequence[Comment], settings: Settings, bus: EventBus,
+                       stats: Stats, outcome: ReviewOutcome) -> None:
     model = make_chat_model(settings)
-    tools = context_tools(tree) if tree is not None else []
     graph = build_graph(model, tools, bus, stats)
     system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
                            extra_instructions=settings.extra_instructions)
@@ -195,5 +216,4 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
         if res.summary:
             outcome.summaries.append(res.summary)
         outcome.notes += [f"dropped malformed model comment ({why})" for why in res.rejected]
-    return outcome
 

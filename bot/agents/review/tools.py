@@ -6,7 +6,7 @@ a bad argument comes back as an error text the model can act on.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,8 @@ class ContextTool:
     name: str
     description: str
     parameters: dict[str, Any]  # JSON schema
-    run: Callable[..., str]
+    run: Callable[..., str] | None  # blocking tools run in a worker thread
+    arun: Callable[..., Awaitable[str]] | None = None  # async tools (MCP) run on the loop
 
     def schema(self) -> dict[str, Any]:
         """OpenAI-style function schema, accepted by every LangChain chat model's bind_tools."""

@@ -1,0 +1,214 @@
+"""``nova mcp serve``: Task Manager tools and Nova's building blocks for other agents.
+
+Every tool answers with the envelope ``{"success": true, "message", "data"}`` or
+``{"success": false, "error", "error_code"?, "status_code"?}``; no exception escapes a tool.
+The change tools work on the repository given to ``nova mcp serve --repo`` only.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from bot.config import Settings
+from bot.errors import NovaError, UsageError, redact
+from bot.taskmanager.client import (
+    Envelope,
+    TaskManagerClientBase,
+    create_task_manager_client,
+    fail,
+    ok,
+)
+
+if TYPE_CHECKING:
+    from mcp.server.fastmcp import FastMCP
+
+__all__ = ["ProposedComment", "build_server", "serve_http"]
+
+INSTRUCTIONS = (
+    "Nova's tools. Task Manager: call update_execution_session once at the start, then "
+    "create_step / update_step for each stage; the execution_id is in the NOVA_EXECUTION_ID "
+    "environment variable. Code review: fetch_change gives a change as a diff numbered with "
+    "NEW-file line numbers; anchor_comments checks proposed comments against it.")
+
+
+class ProposedComment(BaseModel):
+    path: str = Field(description="File path as shown in the numbered diff")
+    line: int | None = Field(None, description="NEW line number")
+    code: str | None = Field(None, description="Exact text of the line meant")
+    body: str
+    end_line: int | None = None
+    severity: str = "warning"
+    suggestion: str | None = None
+
+
+def _guard(call: Callable[[], Envelope]) -> Envelope:
+    """The MCP edge: a NovaError or any other exception becomes the error envelope."""
+    try:
+        return call()
+    except NovaError as exc:
+        return fail(str(exc), error_code=type(exc).__name__)
+    except Exception as exc:  # noqa: BLE001 - an MCP tool must answer, never raise
+        return fail(redact(f"{type(exc).__name__}: {exc}"), error_code="INTERNAL_ERROR")
+
+
+def build_server(settings: Settings, repo: Path, client: TaskManagerClientBase | None = None,
+                 host: str = "127.0.0.1", port: int = 8000) -> FastMCP:
+    from mcp.server.fastmcp import FastMCP
+
+    mcp = FastMCP("nova", instructions=INSTRUCTIONS, log_level="WARNING", host=host,
+                  port=port)
+    tm = client or create_task_manager_client(settings)
+
+    @mcp.tool()
+    def update_execution_session(execution_id: str, session_id: str,
+                                 worktree_path: str | None = None) -> dict[str, Any]:
+        """Register the agent's session on an execution. Call this once at the start.
+
+        Args:
+            execution_id: Execution ID (can be taken from the NOVA_EXECUTION_ID environment
+                variable).
+            session_id: The agent's session ID.
+            worktree_path: Optional path of the work tree the agent works in.
+        """
+        return _guard(lambda: tm.patch_execution(execution_id, session_id=session_id,
+                                                 worktree_path=worktree_path))
+
+    @mcp.tool()
+    def create_step(execution_id: str, step_name: str, message: str | None = None,
+                    status: str | None = None) -> dict[str, Any]:
+        """Create a new step and return its step_id. The initial status defaults to running.
+
+        Args:
+            execution_id: Execution ID (can be taken from the NOVA_EXECUTION_ID environment
+                variable).
+            step_name: Name of the step.
+            message: Optional description of the step.
+            status: Optional initial status - running/completed/failed/skipped (default:
+                running).
+        """
+        return _guard(lambda: tm.create_step(execution_id, step_name, message, status))
+
+    @mcp.tool()
+    def update_step(execution_id: str, step_id: str, status: str | None = None,
+                    message: str | None = None) -> dict[str, Any]:
+        """Update a step's status and message.
+
+        Args:
+            execution_id: Execution ID (can be taken from the NOVA_EXECUTION_ID environment
+                variable).
+            step_id: Step ID (returned by create_step).
+            status: New status - running/completed/failed/skipped.
+            message: Updated message.
+        """
+        return _guard(lambda: tm.patch_step(execution_id, step_id, status=status,
+                                            message=message))
+
+    @mcp.tool()
+    def health_check() -> dict[str, Any]:
+        """Check that the Task Manager service is reachable and healthy."""
+        return _guard(tm.health_check)
+
+    _register_change_tools(mcp, repo, settings)
+    return mcp
+
+
+def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None:
+    from bot.diff.anchor import anchor
+    from bot.diff.render import render_files
+    from bot.models import Comment, normalize_severity
+
+    def fetch(change: str):
+        if change.strip() == "-":
+            raise UsageError("'-' (a diff on stdin) is not available over MCP")
+        from bot.sources import resolve
+
+        source = resolve(change, repo=repo)
+        return source, source.fetch(change)
+
+    @mcp.tool()
+    def fetch_change(change: str = "HEAD", style: str = "compact") -> dict[str, Any]:
+        """Fetch a change (HEAD, a SHA, A..B, :staged) as the diff numbered with NEW-file line
+        numbers that Nova's reviewer sees. Deleted lines carry no number.
+
+        Args:
+            change: Change reference.
+            style: compact (number, marker, text) or labeled (NEW_LINE_n: ...).
+        """
+        def run() -> Envelope:
+            if style not in ("compact", "labeled"):
+                raise UsageError("style must be compact or labeled")
+            _, c = fetch(change)
+            return ok({"change": c.summary_dict(),
+                       "numbered_diff": render_files(c.files, style)},  # type: ignore[arg-type]
+                      f"{len(c.files)} files")
+        return _guard(run)
+
+    @mcp.tool()
+    def list_change_files(change: str = "HEAD") -> dict[str, Any]:
+        """List the files of a change with their status and added/removed line counts."""
+        def run() -> Envelope:
+            _, c = fetch(change)
+            files = [{"path": f.path, "old_path": f.old_path, "status": f.status,
+                      "binary": f.is_binary, "added": f.added_count,
+                      "removed": f.removed_count} for f in c.files]
+            return ok(files, f"{len(files)} files")
+        return _guard(run)
+
+    @mcp.tool()
+    def read_file(path: str, change: str = "HEAD", start_line: int = 1,
+                  end_line: int | None = None) -> dict[str, Any]:
+        """Read lines of a file as it is at the change's head revision (at most 400 lines)."""
+        def run() -> Envelope:
+            from bot.agents.review.tools import context_tools
+
+            source, c = fetch(change)
+            tree = source.tree(c)
+            if tree is None:
+                raise UsageError("the repository files are not available")
+            reader = next(t for t in context_tools(tree) if t.name == "read_file")
+            text = reader.run(path=path, start_line=start_line, end_line=end_line)
+            if text.startswith("error:"):
+                return fail(text[7:], error_code="NOT_FOUND")
+            return ok(text, path)
+        return _guard(run)
+
+    @mcp.tool()
+    def anchor_comments(comments: list[ProposedComment], change: str = "HEAD") -> dict[str, Any]:
+        """Place proposed review comments on commentable NEW lines of a change. Each result
+        says where the comment goes, or why it cannot be placed (then it belongs in a
+        summary). Quote the exact line text in `code` for reliable placement."""
+        def run() -> Envelope:
+            _, c = fetch(change)
+            proposed = [Comment(path=p.path, line=p.line, body=p.body, end_line=p.end_line,
+                                severity=normalize_severity(p.severity),
+                                suggestion=p.suggestion, code=p.code, origin="mcp")
+                        for p in comments]
+            placements = [{"path": pl.path, "line": pl.line, "end_line": pl.end_line,
+                           "placed": pl.placed, "how": pl.how or None, "reason": pl.reason,
+                           "body": pl.comment.body}
+                          for pl in anchor(proposed, c.files)]
+            placed = sum(1 for p in placements if p["placed"])
+            return ok(placements, f"{placed} of {len(placements)} placed")
+        return _guard(run)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+async def serve_http(mcp: FastMCP, sock: socket.socket) -> None:
+    """Serve streamable HTTP on an already bound socket (so ``--port 0`` works)."""
+    import uvicorn
+
+    config = uvicorn.Config(mcp.streamable_http_app(), log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[sock])
