@@ -101,6 +101,29 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("task_manager_timeout", "NOVA_TASK_MANAGER_TIMEOUT",
                 "Seconds per Task Manager request; an outage costs the job at most about "
                 "this long, once.", 5.0, float),
+    SettingSpec("github_token", "GITHUB_TOKEN",
+                "Token for GitHub pull requests (in Actions: secrets.GITHUB_TOKEN).",
+                secret=True),
+    SettingSpec("github_api_url", "GITHUB_API_URL",
+                "GitHub API base URL; GitHub Enterprise: https://HOST/api/v3.",
+                "https://api.github.com"),
+    SettingSpec("github_event_path", "GITHUB_EVENT_PATH",
+                "Set by GitHub Actions: the event payload, read when no CHANGE is given."),
+    SettingSpec("github_repository", "GITHUB_REPOSITORY",
+                "Set by GitHub Actions: owner/repo of the workflow run."),
+    SettingSpec("github_step_summary", "GITHUB_STEP_SUMMARY",
+                "Set by GitHub Actions: the job summary file Nova appends its summary to."),
+    SettingSpec("github_output", "GITHUB_OUTPUT",
+                "Set by GitHub Actions: the step outputs file (comments, unplaced, ...)."),
+    SettingSpec("request_changes", "NOVA_REQUEST_CHANGES",
+                "GitHub: submit REQUEST_CHANGES instead of COMMENT when a finding reaches "
+                "fail_on.", False, _bool, repo_ok=True),
+    SettingSpec("max_inline_comments", "NOVA_MAX_INLINE_COMMENTS",
+                "Most inline comments per GitHub review (abuse detection bites past ~30); "
+                "the rest go to the summary.", 30, int, repo_ok=True),
+    SettingSpec("github_write_interval", "NOVA_GITHUB_WRITE_INTERVAL",
+                "Seconds between two GitHub writes (keeps under the secondary rate limits of "
+                "~80 content writes a minute).", 1.0, float),
     SettingSpec("use_mock_client", "USE_MOCK_CLIENT",
                 "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
                 False, lambda v: v.lower() == "true"),
@@ -131,6 +154,15 @@ class Settings:
     execution_id: str | None = None
     task_manager_timeout: float = 5.0
     use_mock_client: bool = False
+    github_token: str | None = field(default=None, repr=False)
+    github_api_url: str = "https://api.github.com"
+    github_event_path: str | None = None
+    github_repository: str | None = None
+    github_step_summary: str | None = None
+    github_output: str | None = None
+    request_changes: bool = False
+    max_inline_comments: int = 30
+    github_write_interval: float = 1.0
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -217,6 +249,7 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
             settings = settings.with_(llm_api_key=env[fallback])
     register_secret(settings.llm_api_key)
     register_secret(settings.task_manager_token)
+    register_secret(settings.github_token)
     return settings
 
 

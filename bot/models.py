@@ -85,6 +85,7 @@ class Change:
     url: str | None = None
     files: tuple[FileDiff, ...] = ()
     raw_diff: str = ""
+    notes: tuple[str, ...] = ()  # what the source could not fetch, and why
 
     def file(self, path: str) -> FileDiff | None:
         for f in self.files:

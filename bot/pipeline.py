@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -37,6 +38,7 @@ class ReviewJob:
     bus: EventBus
     tracker: StepTracker
     session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
+    force: bool = False  # review again a change a publisher says was already reviewed
 
 
 def _analyze(job: ReviewJob, change: Change, tree, notes: list[str]) -> list[Comment]:
@@ -83,14 +85,36 @@ def _llm_review(job: ReviewJob, change: Change, tree, findings: list[Comment],
         return outcome.comments
 
 
-def run_review(job: ReviewJob, publisher: Publisher) -> ReviewResult:
+def _already_reviewed(job: ReviewJob, change: Change,
+                      publishers: Sequence[Publisher]) -> str | None:
+    """A publisher's word that this exact change was reviewed before (optional capability,
+    e.g. the head SHA in a pull request's summary comment)."""
+    if job.force:
+        return None
+    for publisher in publishers:
+        check = getattr(publisher, "already_reviewed", None)
+        if check is not None and check(change):
+            return (f"{change.id} at {(change.head_ref or '')[:12]} was already reviewed; "
+                    "nothing was posted (use --force to review it again)")
+    return None
+
+
+def run_review(job: ReviewJob, publishers: Sequence[Publisher]) -> ReviewResult:
     """fetch-change → analyze → review → anchor → publish."""
     started = time.monotonic()
     job.tracker.start(job.session_id, str(job.repo.resolve()) if job.repo else None)
     with job.tracker.step("fetch-change") as step:
         change = job.source.fetch(job.ref)
         step.note(f"{len(change.files)} files")
-    result = ReviewResult(change=change, summary="")
+        seen = _already_reviewed(job, change, publishers)
+    result = ReviewResult(change=change, summary="", notes=list(change.notes))
+    if seen:
+        result.notes.append(seen)
+        for name in ("analyze", "review", "anchor", "publish"):
+            with job.tracker.step(name) as skipped:
+                skipped.skip("already reviewed")
+        publishers[0].publish(result)
+        return result
     tree = job.source.tree(change)
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
@@ -104,7 +128,8 @@ def run_review(job: ReviewJob, publisher: Publisher) -> ReviewResult:
         step.note(f"{len(result.placed)} placed, {len(result.unplaced)} in the summary")
     result.stats.seconds = round(time.monotonic() - started, 3)
     with job.tracker.step("publish"):
-        publisher.publish(result)
+        for publisher in publishers:
+            publisher.publish(result)
     job.bus.emit(DoneEvent(token_usage={
         "llm_calls": result.stats.llm_calls, "prompt_tokens": result.stats.prompt_tokens,
         "completion_tokens": result.stats.completion_tokens}))

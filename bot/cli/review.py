@@ -29,27 +29,37 @@ from bot.publishers.local import FORMATS
               help="Write every execution event as a JSON line to this file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option("--no-llm", is_flag=True, help="Run only the static analyzers.")
+@click.option("--publish", type=click.Choice(["local", "github"]), default="local",
+              show_default=True, help="Where the review goes besides --output: github posts "
+              "one review with inline comments and a summary comment on the pull request.")
+@click.option("--force", is_flag=True,
+              help="Review again a head SHA that was already reviewed (GitHub).")
 @setting_options
 def review(change: str | None, staged: bool, repo: Path, output: str,
            output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
-           **flags: object) -> None:
+           publish: str, force: bool, **flags: object) -> None:
     """Review CHANGE (default HEAD) and print comments placed on NEW-file lines.
 
     \b
-    CHANGE: HEAD, a SHA, A..B, A...B, or - for a unified diff on stdin.
+    CHANGE: HEAD, a SHA, A..B, A...B, - (a unified diff on stdin), owner/repo#12
+    or a pull request URL. In GitHub Actions on a pull_request event, no CHANGE
+    means that pull request.
     Exit codes: 0 ok, 1 a finding reaches --fail-on, 2 usage or configuration
     error, 3 an external service (the model, an analyzer) failed.
     """
     from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink
     from bot.pipeline import ReviewJob, exit_code_for, run_review
-    from bot.publishers.local import LocalPublisher
     from bot.sources import resolve
     from bot.taskmanager import tracker_for
 
-    ref = change_ref(change, staged)
     if no_llm:
         flags["llm_review"] = False
     settings = load_from_flags(dict(flags), repo)
+    if change is None and not staged:
+        from bot.sources.github import pr_from_event
+
+        change = pr_from_event(settings)
+    ref = change_ref(change, staged)
     bus = EventBus()
     if not quiet:
         bus.add(TerminalSink() if sys.stderr.isatty() else PlainSink())
@@ -57,9 +67,11 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
         bus.add(JsonLinesSink(str(events_file)))
     tracker = tracker_for(settings, bus)
     try:
-        job = ReviewJob(settings=settings, source=resolve(ref, repo=repo), ref=ref, repo=repo,
-                        bus=bus, tracker=tracker)
-        result = run_review(job, LocalPublisher(output, output_file))
+        source = resolve(ref, repo=repo, settings=settings)
+        job = ReviewJob(settings=settings, source=source, ref=ref, repo=repo, bus=bus,
+                        tracker=tracker, force=force)
+        result = run_review(job, _publishers(settings, source, output, output_file, publish,
+                                             force))
     finally:
         tracker.close()
         bus.close()
@@ -67,3 +79,26 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     for error in result.errors:
         click.echo(f"nova: error: {error}", err=True)
     click.get_current_context().exit(code)
+
+
+def _publishers(settings, source, output: str, output_file: Path | None, publish: str,
+                force: bool) -> list:
+    from bot.errors import UsageError
+    from bot.publishers.local import LocalPublisher
+
+    publishers: list = [LocalPublisher(output, output_file)]
+    github = None
+    if publish == "github":
+        from bot.publishers.github import GitHubPublisher
+        from bot.sources.github import GitHubSource
+
+        if not isinstance(source, GitHubSource):
+            raise UsageError("--publish github needs a GitHub pull request (owner/repo#12, a "
+                             "pull request URL, or a pull_request event in Actions)")
+        github = GitHubPublisher(source, settings, force=force)
+        publishers.append(github)
+    if settings.github_step_summary or settings.github_output:
+        from bot.publishers.actions import ActionsPublisher
+
+        publishers.append(ActionsPublisher(settings, github))
+    return publishers

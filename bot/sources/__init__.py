@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import IO
 
+from bot.config import Settings
 from bot.errors import ConfigError
 from bot.sources.base import Source, TreeReader
 
@@ -31,13 +32,17 @@ def classify(spec: str) -> str:
     return "git"
 
 
-def resolve(spec: str, *, repo: Path, stdin: IO[str] | None = None) -> Source:
+def resolve(spec: str, *, repo: Path, settings: Settings | None = None,
+            stdin: IO[str] | None = None) -> Source:
     kind = classify(spec)
     if kind == "git":
         from bot.sources.git import GitSource
 
         return GitSource(repo, stdin=stdin)
-    name = {"phabricator": "Phabricator revisions", "github": "GitHub pull requests"}[kind]
+    if kind == "github":
+        from bot.sources.github import GitHubSource
+
+        return GitHubSource(settings or Settings(), repo)
     raise ConfigError(
-        f"{spec!r} looks like one of the {name}, which this version of nova cannot fetch yet",
-        hint="review a local change instead: nova review HEAD --repo PATH")
+        f"{spec!r} looks like a Phabricator revision, which this version of nova cannot "
+        "fetch yet", hint="review a local change instead: nova review HEAD --repo PATH")
