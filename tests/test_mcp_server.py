@@ -168,7 +168,8 @@ def _call(server, name: str, args: dict[str, Any]) -> dict[str, Any]:
     return json.loads(result[0].text)
 
 
-texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=15)
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=15) | st.sampled_from(
+    ["null", "[1, 2]", '{"a": 1}', "true", "12", '"quoted"'])  # JSON-looking strings
 maybe = st.none() | texts
 statuses = st.none() | st.sampled_from(STATUSES) | texts
 

@@ -114,7 +114,33 @@ def build_server(settings: Settings, repo: Path, client: TaskManagerClientBase |
         return _guard(tm.health_check)
 
     _register_change_tools(mcp, repo, settings)
+    _keep_string_arguments(mcp)
     return mcp
+
+
+def _keep_string_arguments(mcp: FastMCP) -> None:
+    """Pass optional string arguments exactly as sent.
+
+    FastMCP (mcp 1.30, ``FuncMetadata.pre_parse_json``) JSON-decodes string arguments of
+    every parameter not annotated plain ``str``: a step message ``"null"`` would reach the
+    Task Manager as None and ``"[1]"`` would fail validation (found by the parameter
+    property in tests/test_mcp_server.py). For Nova's ``str | None`` parameters the decoded
+    value is replaced by the string that was sent.
+    """
+    for tool in mcp._tool_manager.list_tools():
+        meta = tool.fn_metadata
+        strings = {name for name, f in meta.arg_model.model_fields.items()
+                   if f.annotation == (str | None)}
+        if not strings:
+            continue
+        decode = meta.pre_parse_json
+
+        def pre_parse(data: dict[str, Any], decode=decode, strings=strings) -> dict[str, Any]:
+            parsed = decode(data)
+            return {k: (data[k] if k in strings and isinstance(data[k], str) else v)
+                    for k, v in parsed.items()}
+
+        object.__setattr__(meta, "pre_parse_json", pre_parse)
 
 
 def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None:
