@@ -34,10 +34,13 @@ from bot.publishers.local import FORMATS
               "one review with inline comments and a summary comment on the pull request.")
 @click.option("--force", is_flag=True,
               help="Review again a head SHA that was already reviewed (GitHub).")
+@click.option("--request-changes", is_flag=True, default=None,
+              help="GitHub: submit REQUEST_CHANGES when a finding reaches --fail-on. "
+                   "[env: NOVA_REQUEST_CHANGES]")
 @setting_options
 def review(change: str | None, staged: bool, repo: Path, output: str,
            output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
-           publish: str, force: bool, **flags: object) -> None:
+           publish: str, force: bool, request_changes: bool | None, **flags: object) -> None:
     """Review CHANGE (default HEAD) and print comments placed on NEW-file lines.
 
     \b
@@ -54,6 +57,8 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
 
     if no_llm:
         flags["llm_review"] = False
+    if request_changes:
+        flags["request_changes"] = True
     settings = load_from_flags(dict(flags), repo)
     if change is None and not staged:
         from bot.sources.github import pr_from_event
