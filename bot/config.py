@@ -9,6 +9,7 @@ it: never a model endpoint, a key or a token.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Callable, Mapping
@@ -124,6 +125,15 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("github_write_interval", "NOVA_GITHUB_WRITE_INTERVAL",
                 "Seconds between two GitHub writes (keeps under the secondary rate limits of "
                 "~80 content writes a minute).", 1.0, float),
+    SettingSpec("phabricator_url", "PHABRICATOR_URL",
+                "Phabricator / Phorge base URL (…/api/ is added); else the host in ~/.arcrc."),
+    SettingSpec("phabricator_token", "PHABRICATOR_API_TOKEN",
+                "Conduit API token (api-…); else the host's token in ~/.arcrc.", secret=True),
+    SettingSpec("harbormaster_target", "NOVA_HARBORMASTER_TARGET",
+                "Harbormaster build target PHID (PHID-HMBT-…): Nova reports work/pass/fail "
+                "and its findings as lint messages to it."),
+    SettingSpec("phabricator_timeout", "NOVA_PHABRICATOR_TIMEOUT",
+                "Seconds per Conduit call.", 30.0, float),
     SettingSpec("use_mock_client", "USE_MOCK_CLIENT",
                 "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
                 False, lambda v: v.lower() == "true"),
@@ -163,6 +173,10 @@ class Settings:
     request_changes: bool = False
     max_inline_comments: int = 30
     github_write_interval: float = 1.0
+    phabricator_url: str | None = None
+    phabricator_token: str | None = field(default=None, repr=False)
+    harbormaster_target: str | None = None
+    phabricator_timeout: float = 30.0
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -247,9 +261,38 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
             settings.provider or "")
         if fallback and env.get(fallback):
             settings = settings.with_(llm_api_key=env[fallback])
+    settings = _arcrc_fallback(settings, env)
     register_secret(settings.llm_api_key)
     register_secret(settings.task_manager_token)
     register_secret(settings.github_token)
+    register_secret(settings.phabricator_token)
+    return settings
+
+
+def _arcrc_fallback(settings: Settings, env: Mapping[str, str]) -> Settings:
+    """Fill the Phabricator URL/token from ~/.arcrc the way arc does, when not set."""
+    if settings.phabricator_url and settings.phabricator_token:
+        return settings
+    home = env.get("HOME")
+    path = Path(home) / ".arcrc" if home else None
+    if path is None or not path.is_file():
+        return settings
+    try:
+        hosts = json.loads(path.read_text(encoding="utf-8")).get("hosts") or {}
+    except (OSError, ValueError, AttributeError):
+        return settings
+    wanted = (settings.phabricator_url or "").rstrip("/").removesuffix("/api")
+    for host, entry in hosts.items():
+        if not isinstance(entry, dict):
+            continue
+        base = host.rstrip("/").removesuffix("/api")
+        if wanted and base != wanted:
+            continue
+        if not wanted and len(hosts) > 1:
+            break  # several hosts and no PHABRICATOR_URL: ambiguous, use none
+        return settings.with_(phabricator_url=settings.phabricator_url or host,
+                              phabricator_token=settings.phabricator_token
+                              or entry.get("token"))
     return settings
 
 

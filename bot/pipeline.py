@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -12,7 +13,7 @@ from typing import Protocol
 from bot.analyzers.ruff import run_ruff
 from bot.config import Settings
 from bot.diff.anchor import anchor
-from bot.errors import AnalyzerError, ModelError
+from bot.errors import AnalyzerError, ModelError, NovaError
 from bot.events import DoneEvent, EventBus
 from bot.models import Change, Comment, ReviewResult, severity_rank
 from bot.sources.base import Source
@@ -115,6 +116,24 @@ def run_review(job: ReviewJob, publishers: Sequence[Publisher]) -> ReviewResult:
                 skipped.skip("already reviewed")
         publishers[0].publish(result)
         return result
+    for publisher in publishers:  # optional capability: e.g. a build reports "working"
+        begin = getattr(publisher, "begin", None)
+        if begin is not None:
+            begin(change)
+    try:
+        _review_and_publish(job, change, result, publishers, started)
+    except Exception as exc:  # tell a waiting build the run died, then let it propagate
+        for publisher in publishers:
+            abort = getattr(publisher, "abort", None)
+            if abort is not None:
+                with suppress(NovaError):  # the original error matters more
+                    abort(str(exc))
+        raise
+    return result
+
+
+def _review_and_publish(job: ReviewJob, change: Change, result: ReviewResult,
+                        publishers: Sequence[Publisher], started: float) -> None:
     tree = job.source.tree(change)
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
@@ -133,7 +152,6 @@ def run_review(job: ReviewJob, publishers: Sequence[Publisher]) -> ReviewResult:
     job.bus.emit(DoneEvent(token_usage={
         "llm_calls": result.stats.llm_calls, "prompt_tokens": result.stats.prompt_tokens,
         "completion_tokens": result.stats.completion_tokens}))
-    return result
 
 
 def exit_code_for(result: ReviewResult, fail_on: str) -> int:

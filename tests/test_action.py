@@ -16,7 +16,8 @@ NOT_OPTIONS = {"github-token": "GITHUB_TOKEN", "api-key": "NOVA_LLM_API_KEY",
 # `nova review` options an action does not expose, and why.
 NOT_INPUTS = {"repo": "the workspace", "publish": "always github", "output-file": "stdout",
               "events-file": "local use", "quiet": "logs wanted", "no-llm": "empty model",
-              "staged": "a pull request", "help": "-"}
+              "staged": "a pull request", "help": "-",
+              "harbormaster-target": "Phabricator only"}
 
 
 def _action() -> dict:

@@ -51,9 +51,9 @@ def test_every_setting_is_a_field_and_has_a_nova_variable() -> None:
     names = set(Settings.__dataclass_fields__) - {"origins"}
     assert {s.name for s in SETTINGS} == names
     # USE_MOCK_CLIENT keeps the name the Task Manager tooling already uses; GITHUB_* are
-    # the names GitHub Actions sets.
-    assert all((s.env.startswith(("NOVA_", "GITHUB_")) or s.env == "USE_MOCK_CLIENT")
-               and s.help for s in SETTINGS)
+    # the names GitHub Actions sets; PHABRICATOR_* the ones arc users already have.
+    assert all((s.env.startswith(("NOVA_", "GITHUB_", "PHABRICATOR_"))
+                or s.env == "USE_MOCK_CLIENT") and s.help for s in SETTINGS)
 
 
 def test_secrets_are_redacted_everywhere() -> None:

@@ -29,9 +29,15 @@ from bot.publishers.local import FORMATS
               help="Write every execution event as a JSON line to this file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option("--no-llm", is_flag=True, help="Run only the static analyzers.")
-@click.option("--publish", type=click.Choice(["local", "github"]), default="local",
-              show_default=True, help="Where the review goes besides --output: github posts "
-              "one review with inline comments and a summary comment on the pull request.")
+@click.option("--publish", type=click.Choice(["local", "github", "phabricator"]),
+              default="local", show_default=True,
+              help="Where the review goes besides --output: github posts one review and a "
+                   "summary comment on the pull request; phabricator posts to the revision "
+                   "(lint messages on the build, inline comments with Nova's extension, and "
+                   "always a summary comment).")
+@click.option("--harbormaster-target", "harbormaster_target", default=None,
+              help="Harbormaster build target PHID (PHID-HMBT-…) to report work/pass/fail "
+                   "and lint messages to. [env: NOVA_HARBORMASTER_TARGET]")
 @click.option("--force", is_flag=True,
               help="Review again a head SHA that was already reviewed (GitHub).")
 @click.option("--request-changes", is_flag=True, default=None,
@@ -40,13 +46,14 @@ from bot.publishers.local import FORMATS
 @setting_options
 def review(change: str | None, staged: bool, repo: Path, output: str,
            output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
-           publish: str, force: bool, request_changes: bool | None, **flags: object) -> None:
+           publish: str, force: bool, request_changes: bool | None,
+           harbormaster_target: str | None, **flags: object) -> None:
     """Review CHANGE (default HEAD) and print comments placed on NEW-file lines.
 
     \b
     CHANGE: HEAD, a SHA, A..B, A...B, - (a unified diff on stdin), owner/repo#12
-    or a pull request URL. In GitHub Actions on a pull_request event, no CHANGE
-    means that pull request.
+    or a pull request URL, D123 (latest diff) or D123:4567 (Phabricator).
+    In GitHub Actions on a pull_request event, no CHANGE means that pull request.
     Exit codes: 0 ok, 1 a finding reaches --fail-on, 2 usage or configuration
     error, 3 an external service (the model, an analyzer) failed.
     """
@@ -59,6 +66,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
         flags["llm_review"] = False
     if request_changes:
         flags["request_changes"] = True
+    flags["harbormaster_target"] = harbormaster_target
     settings = load_from_flags(dict(flags), repo)
     if change is None and not staged:
         from bot.sources.github import pr_from_event
@@ -102,6 +110,13 @@ def _publishers(settings, source, output: str, output_file: Path | None, publish
                              "pull request URL, or a pull_request event in Actions)")
         github = GitHubPublisher(source, settings, force=force)
         publishers.append(github)
+    if publish == "phabricator":
+        from bot.publishers.phabricator import PhabricatorPublisher
+        from bot.sources.phabricator import PhabricatorSource
+
+        if not isinstance(source, PhabricatorSource):
+            raise UsageError("--publish phabricator needs a revision (D123 or D123:4567)")
+        publishers.append(PhabricatorPublisher(source, settings, force=force))
     if settings.github_step_summary or settings.github_output:
         from bot.publishers.actions import ActionsPublisher
 

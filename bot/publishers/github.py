@@ -18,16 +18,15 @@ annotations (``::warning file=…,line=…::``) and the job summary.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 from collections import defaultdict
 from typing import IO, Any
 
 from bot.config import Settings
-from bot.diff.anchor import normalize_code
 from bot.errors import redact
 from bot.models import Placement, ReviewResult, severity_rank
+from bot.publishers.fingerprint import fingerprint, line_key, line_texts
 from bot.publishers.local import summary_text
 from bot.sources.github import GitHubSource, github_error
 
@@ -39,17 +38,6 @@ _HEAD = re.compile(r"<!-- nova:head:([0-9a-f]{7,40}) -->")
 _LINE = re.compile(r"<!-- nova:line:([0-9a-f]{12}) -->")
 OUTDATED = "> **Outdated**: Nova no longer reports this"
 _ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
-
-
-def fingerprint(p: Placement, line_text: str) -> str:
-    key = "\0".join([p.path or "", normalize_code(line_text), p.comment.origin,
-                     p.comment.rule or ""])
-    return hashlib.sha1(key.encode()).hexdigest()[:16]
-
-
-def line_key(path: str, line_text: str) -> str:
-    """Identity of a line by its content: stays the same when lines above it move."""
-    return hashlib.sha1(f"{path}\0{normalize_code(line_text)}".encode()).hexdigest()[:12]
 
 
 def _escape_annotation(text: str) -> str:
@@ -144,13 +132,8 @@ class GitHubPublisher:
             self._mark_outdated(existing, result)
         self._upsert_summary(pr, result, overflow, notes)
 
-    @staticmethod
-    def _line_texts(result: ReviewResult) -> dict[tuple[str | None, int | None], str]:
-        return {(f.path, ln.new_no): ln.text for f in result.change.files for h in f.hunks
-                for ln in h.lines if ln.new_no is not None}
-
     def _groups(self, result: ReviewResult) -> list[tuple[str, list[Placement]]]:
-        texts = self._line_texts(result)
+        texts = line_texts(result.change)
         grouped: dict[str, list[Placement]] = defaultdict(list)
         for p in result.placed:
             grouped[fingerprint(p, texts.get((p.path, p.line), ""))].append(p)
@@ -175,7 +158,7 @@ class GitHubPublisher:
         if not inline and event == "COMMENT":
             return None
         comments = []
-        texts = self._line_texts(result)
+        texts = line_texts(result.change)
         for fp, group in inline:
             p = group[0]
             key = line_key(p.path or "", texts.get((p.path, p.line), ""))
@@ -215,7 +198,7 @@ class GitHubPublisher:
 
         sha = (result.change.head_ref or "")[:7]
         current = {line_key(path or "", text)
-                   for (path, _n), text in self._line_texts(result).items()}
+                   for (path, _n), text in line_texts(result.change).items()}
         for c in existing:
             key = _LINE.search(c.body)
             if (key and key.group(1) in current) or c.body.startswith(OUTDATED):

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import IO
 
 from bot.config import Settings
-from bot.errors import ConfigError
 from bot.sources.base import Source, TreeReader
 
 __all__ = ["Source", "TreeReader", "classify", "resolve"]
@@ -43,6 +42,6 @@ def resolve(spec: str, *, repo: Path, settings: Settings | None = None,
         from bot.sources.github import GitHubSource
 
         return GitHubSource(settings or Settings(), repo)
-    raise ConfigError(
-        f"{spec!r} looks like a Phabricator revision, which this version of nova cannot "
-        "fetch yet", hint="review a local change instead: nova review HEAD --repo PATH")
+    from bot.sources.phabricator import PhabricatorSource
+
+    return PhabricatorSource(settings or Settings(), repo)

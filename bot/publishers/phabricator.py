@@ -1,0 +1,193 @@
+"""Publish a review on a Differential revision, as visibly as the server allows.
+
+Stock Conduit cannot publish inline drafts: ``differential.createinline`` saves a draft only
+its author sees, and nothing stock publishes it. So Nova:
+
+1. in a Harbormaster build (``--harbormaster-target``) sends the findings as lint messages
+   with ``harbormaster.sendmessage``. Differential renders them as boxes under their lines
+   for every reader (for Herald-started builds). The build gets ``work`` at the start and
+   ``pass``/``fail`` at the end;
+2. when the server has our extension (``differential.publishinlines``, see
+   ``ci/phabricator/extension``), posts real inline comments: ``createinline``, then
+   ``publishinlines`` with the summary as the comment;
+3. always: one summary comment (``differential.revision.edit``) lists every finding as
+   file:line with a link. Findings are never left only in invisible drafts.
+
+Re-runs post nothing new: the summary carries the diff ID and the findings' fingerprints
+(from file, line text, origin and rule, never the model's words), and Nova reads its own
+earlier comments with ``transaction.search``. A diff already reviewed is skipped unless
+``--force``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.config import Settings
+from bot.errors import redact
+from bot.models import Placement, ReviewResult
+from bot.pipeline import exit_code_for
+from bot.publishers.fingerprint import fingerprint, line_texts
+from bot.publishers.local import summary_text
+from bot.sources.phabricator import ConduitError, PhabricatorSource
+
+__all__ = ["EXTENSION_METHOD", "PhabricatorPublisher"]
+
+EXTENSION_METHOD = "differential.publishinlines"
+_DIFF_MARK = re.compile(r"nova:diff:(\d+)")
+_FP_MARK = re.compile(r"nova:fp:([0-9a-f,]*)")
+_LINT_SEVERITY = {"error": "error", "warning": "warning", "info": "advice"}
+
+
+class PhabricatorPublisher:
+    def __init__(self, source: PhabricatorSource, settings: Settings, *,
+                 force: bool = False) -> None:
+        self.source = source
+        self.settings = settings
+        self.force = force
+        self.target = settings.harbormaster_target
+        self.mode = "summary"
+        self._me: str | None = None
+
+    @property
+    def conduit(self):
+        return self.source.conduit
+
+    # -- optional capabilities the pipeline checks -----------------------------------
+    def begin(self, change: Any) -> None:
+        if self.target:
+            self._send("work")
+
+    def abort(self, reason: str) -> None:
+        if self.target:
+            self._send("fail", unit=[{"name": "nova review", "result": "broken",
+                                      "details": redact(reason)}])
+
+    def already_reviewed(self, change: Any) -> bool:
+        if self.force or self.source.diff_id is None:
+            return False
+        reviewed = {int(m) for text in self._own_comments(change)
+                    for m in _DIFF_MARK.findall(text)}
+        return self.source.diff_id in reviewed
+
+    # -- publishing --------------------------------------------------------------------
+    def publish(self, result: ReviewResult) -> None:
+        change = result.change
+        previous = self._own_comments(change)
+        known = {fp for text in previous for m in _FP_MARK.findall(text)
+                 for fp in m.split(",") if fp}
+        texts = line_texts(change)
+        placed = [(fingerprint(p, texts.get((p.path, p.line), "")), p) for p in result.placed]
+        unplaced = [(fingerprint(p, f"unplaced:{p.comment.line}"), p) for p in result.unplaced]
+        if self.target:
+            self._report_build(result)
+        new_placed = [(fp, p) for fp, p in placed if fp not in known]
+        new_unplaced = [(fp, p) for fp, p in unplaced if fp not in known]
+        first_time = not any(f"nova:diff:{self.source.diff_id}" in t for t in previous)
+        if not (new_placed or new_unplaced or first_time):
+            return  # a re-run with nothing new: post nothing
+        use_inlines = bool(new_placed) and EXTENSION_METHOD in self.conduit.methods()
+        self.mode = "inline" if use_inlines else ("lint" if self.target else "summary")
+        body = self._summary(result, new_placed, new_unplaced,
+                             [fp for fp, _ in placed + unplaced])
+        if use_inlines:
+            for fp, p in new_placed:
+                self._create_inline(change, p, fp)
+            self.conduit.call(EXTENSION_METHOD, write=True,
+                              revisionID=self._revision_id(change), comment=body)
+        else:
+            self.conduit.call("differential.revision.edit", write=True,
+                              objectIdentifier=change.id,
+                              transactions=[{"type": "comment", "value": body}])
+
+    def _revision_id(self, change: Any) -> int:
+        return int(change.id.lstrip("D"))
+
+    def _whoami(self) -> str:
+        if self._me is None:
+            self._me = str(self.conduit.call("user.whoami").get("phid", ""))
+        return self._me
+
+    def _own_comments(self, change: Any) -> list[str]:
+        """Raw text of the comments Nova's user posted on the revision."""
+        me = self._whoami()
+        texts: list[str] = []
+        after = None
+        for _page in range(20):
+            params: dict[str, Any] = {"objectIdentifier": change.id, "limit": 100}
+            if after:
+                params["after"] = after
+            page = self.conduit.call("transaction.search", **params) or {}
+            for tx in page.get("data") or []:
+                if tx.get("authorPHID") != me:
+                    continue
+                for comment in tx.get("comments") or []:
+                    texts.append(((comment.get("content") or {}).get("raw")) or "")
+            after = (page.get("cursor") or {}).get("after")
+            if not after:
+                break
+        return texts
+
+    def _create_inline(self, change: Any, p: Placement, fp: str) -> None:
+        content = p.comment.body
+        if p.suggestion is not None:
+            content += f"\n\nSuggested:\n```\n{p.suggestion}\n```"
+        self.conduit.call(
+            "differential.createinline", write=True,
+            revisionID=self._revision_id(change), diffID=self.source.diff_id,
+            filePath=p.path, isNewFile=True, lineNumber=p.line,
+            lineLength=(p.end_line - p.line) if p.end_line else 0,
+            content=redact(f"{content}\n\n//nova:fp:{fp}//"))
+
+    def _summary(self, result: ReviewResult, placed: list[tuple[str, Placement]],
+                 unplaced: list[tuple[str, Placement]], all_fps: list[str]) -> str:
+        change = result.change
+        link = f"{change.url}?id={self.source.diff_id}" if change.url else None
+        out = [f"= Nova review of diff {self.source.diff_id} ="]
+        text = summary_text(result)
+        if text:
+            out += ["", text]
+        where = {"inline": "inline comments", "lint": "lint messages on the build",
+                 "summary": "this list"}[self.mode]
+        if placed:
+            out += ["", f"**Findings** ({len(placed)}, also as {where}):"]
+            for _fp, p in placed:
+                loc = f"{p.path}:{p.line}"
+                loc = f"[[ {link} | {loc} ]]" if link else f"`{loc}`"
+                out.append(f"- {loc} ({p.comment.severity}) {p.comment.body}")
+        if unplaced:
+            out += ["", "**Not placed on a line**:"]
+            for _fp, p in unplaced:
+                out.append(f"- `{p.path or p.comment.path}:{p.comment.line or '?'}` "
+                           f"({p.comment.severity}) {p.comment.body} //({p.reason})//")
+        if not placed and not unplaced:
+            out += ["", "No new findings."]
+        out += ["", f"//nova:diff:{self.source.diff_id} nova:fp:{','.join(all_fps)}//"]
+        return redact("\n".join(out))
+
+    # -- Harbormaster ------------------------------------------------------------------
+    def _report_build(self, result: ReviewResult) -> None:
+        failed = exit_code_for(result, self.settings.fail_on) != 0
+        lint = [{"name": redact(p.comment.body.splitlines()[0][:120] if p.comment.body
+                                else "Nova finding"),
+                 "code": p.comment.rule or f"NOVA-{p.comment.severity.upper()}",
+                 "severity": _LINT_SEVERITY[p.comment.severity], "path": p.path,
+                 "line": p.line, "description": redact(p.comment.body)}
+                for p in result.placed]
+        unit = [{"name": "nova review", "result": "fail" if failed else "pass",
+                 "details": f"{len(result.placed)} findings on lines, "
+                            f"{len(result.unplaced)} in the summary, "
+                            f"{len(result.errors)} errors"}]
+        self._send("fail" if failed else "pass", lint=lint, unit=unit)
+
+    def _send(self, kind: str, **extra: Any) -> None:
+        """``harbormaster.sendmessage``; old servers know only ``buildTargetPHID``."""
+        try:
+            self.conduit.call("harbormaster.sendmessage", write=True, receiver=self.target,
+                              type=kind, **extra)
+        except ConduitError as exc:
+            if "buildTargetPHID" not in exc.info:
+                raise
+            self.conduit.call("harbormaster.sendmessage", write=True,
+                              buildTargetPHID=self.target, type=kind, **extra)
