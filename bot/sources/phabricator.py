@@ -7,8 +7,9 @@ it re-renders the diff and may reorder files.
 
 python-phabricator is wrapped once here (``ConduitClient``): methods are called through
 ``Resource`` (its 2017 method list routes newer three-part names to the wrong endpoint),
-host and token are passed explicitly, writes are never retried (its session retries POSTs,
-so a slow ``createinline`` could be posted twice), and its errors become Nova's.
+host and token are passed explicitly, writes are retried only when the connection was
+refused (its own session retries every POST, so a slow ``createinline`` could be posted
+twice), and its errors become Nova's.
 """
 
 from __future__ import annotations
@@ -60,16 +61,20 @@ class ConduitClient:
         self._methods: set[str] | None = None
 
     def call(self, method: str, *, write: bool = False, **params: Any) -> Any:
-        """Call a Conduit method; ``write`` calls are sent once, never retried."""
+        """Call a Conduit method; ``write`` calls are retried only when never sent."""
         import phabricator
         import requests
         from requests.adapters import HTTPAdapter
+        from urllib3.util.retry import Retry
 
         group, _, name = method.rpartition(".")
         resource = phabricator.Resource(self._phab, {}, name, group)
-        if write:
-            for prefix in ("http://", "https://"):
-                resource.session.mount(prefix, HTTPAdapter(max_retries=0))
+        # Conduit is all POST. A refused connection never reached the server, so it is safe
+        # to retry; a read timeout on a write may have been applied, so it is not.
+        retry = Retry(total=3, connect=2, read=0 if write else 1, status=0, redirect=0,
+                      backoff_factor=0.3, allowed_methods=frozenset({"POST"}))
+        for prefix in ("http://", "https://"):
+            resource.session.mount(prefix, HTTPAdapter(max_retries=retry))
         try:
             result = resource(**params)
         except phabricator.APIError as exc:
@@ -78,10 +83,10 @@ class ConduitClient:
                 raise ConfigError(f"Phabricator refused the API token ({code}: {info})",
                                   hint="check PHABRICATOR_API_TOKEN") from exc
             raise ConduitError(method, code, info) from exc
-        except requests.Timeout as exc:
-            raise ServiceError(f"Conduit {method} timed out after {self.timeout:g}s "
-                               "(NOVA_PHABRICATOR_TIMEOUT)") from exc
-        except requests.ConnectionError as exc:
+        except (requests.Timeout, requests.ConnectionError) as exc:
+            if _timed_out(exc):
+                raise ServiceError(f"Conduit {method} timed out after {self.timeout:g}s "
+                                   "(NOVA_PHABRICATOR_TIMEOUT)") from exc
             raise ServiceError(f"Phabricator at {self.url} is unreachable ({method})") from exc
         except requests.HTTPError as exc:
             raise ServiceError(f"Conduit {method} failed: {redact(str(exc))}") from exc
@@ -93,6 +98,17 @@ class ConduitClient:
         if self._methods is None:
             self._methods = set(self.call("conduit.query") or {})
         return self._methods
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """requests reports a read timeout after retries as a ConnectionError around it."""
+    import requests
+    from urllib3.exceptions import ReadTimeoutError
+
+    if isinstance(exc, requests.Timeout):
+        return True
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, ReadTimeoutError | TimeoutError)
 
 
 class ConduitError(ServiceError):

@@ -1,0 +1,204 @@
+"""`nova review D123` against the local Conduit server, through python-phabricator."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import cli
+from tests.conftest import GitRepo
+from tests.servers.conduit_server import TOKEN, FakeConduit, Revision, changes_from_git_diff
+from tests.servers.openai_server import FakeOpenAI, text
+
+TARGET = "PHID-HMBT-abc123"
+
+
+@pytest.fixture
+def phab(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeConduit]:
+    server = FakeConduit().start()
+    monkeypatch.setenv("PHABRICATOR_URL", server.url)
+    monkeypatch.setenv("PHABRICATOR_API_TOKEN", TOKEN)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def revision(repo: GitRepo, phab: FakeConduit) -> Revision:
+    repo.write("app/cart.py", "".join(f"item_{i} = {i}\n" for i in range(1, 21)))
+    tail = "".join(f"k{i} = {i}\n" for i in range(9))  # enough for git to see a rename
+    repo.write("app/old.py", "def f():\n    return 1\n" + tail)
+    repo.write("app/gone.py", "bye = 1\n")
+    base = repo.commit("base")
+    repo.write("app/cart.py", "".join(f"item_{i} = {i * 7 if i == 9 else i}\n"
+                                      for i in range(1, 21) if i != 4))
+    repo.git("mv", "app/old.py", "app/new.py")
+    repo.write("app/new.py", "def f():\n    return 2\n" + tail)
+    repo.write("app/total.py", "import os\n\n\ndef total(xs):\n    return sum(xs)\n")
+    repo.write("app/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00")
+    repo.git("rm", "-q", "app/gone.py")
+    head = repo.commit("Cart tweaks")
+    repo.git("tag", "phabricator/diff/4567", head)  # the staging ref a build fetches
+    changes = changes_from_git_diff(repo.git("diff", "-M", base, head))
+    return phab.add_revision(Revision(123, "Cart tweaks", "Touches the cart.",
+                                      {4567: changes}, base=base))
+
+
+def answer(wording: str = "") -> str:
+    return json.dumps({"summary": "Cart math changed.", "comments": [
+        {"path": "app/cart.py", "line": 9, "code": "item_9 = 63", "body": f"magic{wording}"},
+        {"path": "b/app/total.py", "line": 4, "code": "    return sum(xs)",
+         "body": f"None items{wording}", "severity": "error"},
+        {"path": "app/cart.py", "line": 4, "code": "item_4 = 4", "body": "deleted"},
+        {"path": "app/new.py", "line": 3, "code": "    return 2", "body": f"why 2{wording}"},
+    ]})
+
+
+def review(tmp_path: Path, *args: str, repo: Path | None = None):
+    where = repo or tmp_path / "no-checkout"
+    where.mkdir(exist_ok=True)
+    return CliRunner().invoke(cli, ["review", "--repo", str(where), "-q", *args],
+                              catch_exceptions=False)
+
+
+def test_revision_becomes_an_exact_change(revision: Revision, phab: FakeConduit,
+                                          llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    llm_env.enqueue(text(answer()))
+    result = review(tmp_path, "D123", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["change"]["id"] == "D123" and data["change"]["title"] == "Cart tweaks"
+    placed = {(c["path"], c["line"], c["body"]) for c in data["comments"]}
+    assert ("app/cart.py", 8, "magic") in placed  # line 4 was deleted: item_9 is now 8
+    assert ("app/total.py", 5, "None items") in placed and ("app/new.py", 2, "why 2") in placed
+    assert [u["body"] for u in data["unplaced"]] == ["deleted"]
+    assert "skipped app/logo.png: binary" in data["summary"]
+    assert "repository files are not available" in data["summary"]
+    prompt = llm_env.requests[0]["messages"][1]["content"]
+    assert "File: app/new.py (renamed from app/old.py)" in prompt
+    assert "File: app/gone.py" not in prompt  # deleted files are not shown for review
+
+
+def test_summary_only_mode_lists_everything_and_leaves_no_drafts(
+        revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    llm_env.enqueue(text(answer()))
+    result = review(tmp_path, "D123", "--publish", "phabricator")
+    assert result.exit_code == 0, result.stderr
+    assert phab.inlines == []  # never leaves findings only in invisible drafts
+    (comment,) = phab.comments(123)
+    for needle in ("app/cart.py:8 ]] (warning) magic", "app/total.py:5 ]] (error) None items",
+                   "`app/cart.py:4` (warning) deleted", "nova:diff:4567", f"{phab.url}/D123?id="):
+        assert needle in comment
+
+
+def test_extension_mode_publishes_real_inline_comments(revision: Revision, phab: FakeConduit,
+                                                       llm_env: FakeOpenAI,
+                                                       tmp_path: Path) -> None:
+    phab.extension = True
+    llm_env.enqueue(text(answer()))
+    assert review(tmp_path, "D123", "--publish", "phabricator").exit_code == 0
+    visible = {(i["filePath"], i["lineNumber"]) for i in phab.visible_inlines(123)}
+    assert visible == {("app/cart.py", 8), ("app/total.py", 5), ("app/new.py", 2)}
+    assert not [i for i in phab.inlines if i["draft"]]
+    assert all(i["isNewFile"] is True and "nova:fp:" in i["content"] for i in phab.inlines)
+    (comment,) = phab.comments(123)
+    assert "also as inline comments" in comment
+
+
+def test_harbormaster_target_gets_work_then_lint_and_a_verdict(
+        revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    llm_env.enqueue(text(answer()))
+    result = review(tmp_path, "D123", "--publish", "phabricator", "--harbormaster-target",
+                    TARGET, "--fail-on", "error")
+    assert result.exit_code == 1
+    messages = phab.build_messages[TARGET]
+    assert [m["type"] for m in messages] == ["work", "fail"]
+    lint = {(m["path"], m["line"], m["severity"]) for m in messages[-1]["lint"]}
+    assert lint == {("app/cart.py", 8, "warning"), ("app/total.py", 5, "error"),
+                    ("app/new.py", 2, "warning")}
+    assert all(m["name"] and m["description"] for m in messages[-1]["lint"])
+    assert messages[-1]["unit"][0]["result"] == "fail"
+    assert "also as lint messages on the build" in phab.comments(123)[0]
+
+
+def test_old_phabricator_without_receiver(revision: Revision, phab: FakeConduit,
+                                          llm_env: FakeOpenAI, tmp_path: Path,
+                                          monkeypatch) -> None:
+    phab.legacy = True
+    monkeypatch.setenv("NOVA_HARBORMASTER_TARGET", TARGET)
+    llm_env.enqueue(text(answer()))
+    assert review(tmp_path, "D123", "--publish", "phabricator").exit_code == 0
+    assert [m["type"] for m in phab.build_messages[TARGET]] == ["work", "pass"]
+
+
+def test_second_run_posts_nothing_new(revision: Revision, phab: FakeConduit,
+                                      llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    phab.extension = True
+    llm_env.enqueue(text(answer()))
+    review(tmp_path, "D123", "--publish", "phabricator")
+    calls, inlines = len(llm_env.requests), len(phab.inlines)
+    result = review(tmp_path, "D123", "--publish", "phabricator", "-o", "json")
+    assert "already reviewed" in json.loads(result.stdout)["summary"]
+    assert len(llm_env.requests) == calls
+    llm_env.enqueue(text(answer(" (reworded)")))
+    assert review(tmp_path, "D123", "--publish", "phabricator", "--force").exit_code == 0
+    assert len(phab.inlines) == inlines and len(phab.comments(123)) == 1
+
+
+def test_a_given_diff_and_the_checkout_for_context(revision: Revision, phab: FakeConduit,
+                                                   repo: GitRepo, tmp_path: Path) -> None:
+    result = review(tmp_path, "D123:4567", "-o", "json", "--no-llm", repo=repo.path)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert ("app/total.py", 1) in {(c["path"], c["line"]) for c in data["comments"]}  # ruff
+    assert "repository files are not available" not in data["summary"]
+    missing = review(tmp_path, "D123:9999", "--no-llm")
+    assert missing.exit_code == 2 and "diff 9999 of D123 not found" in missing.stderr
+
+
+def test_errors_are_clear(revision: Revision, phab: FakeConduit, tmp_path: Path,
+                          monkeypatch) -> None:
+    unknown = review(tmp_path, "D999")
+    assert unknown.exit_code == 2 and "revision D999 not found" in unknown.stderr
+    phab.fail_next_http = 5
+    down = review(tmp_path, "D123")
+    assert down.exit_code == 3 and "Conduit differential.revision.search failed" in down.stderr
+    phab.fail_next_http = 0
+    phab.delay = 3
+    monkeypatch.setenv("NOVA_PHABRICATOR_TIMEOUT", "0.3")
+    slow = review(tmp_path, "D123")
+    assert slow.exit_code == 3 and "timed out after 0.3s" in slow.stderr
+    phab.delay = 0
+    monkeypatch.setenv("PHABRICATOR_API_TOKEN", "api-" + "w" * 28)
+    bad = review(tmp_path, "D123")
+    assert bad.exit_code == 2 and "refused the API token" in bad.stderr
+    assert "wwww" not in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_failed_publish_fails_the_build(revision: Revision, phab: FakeConduit,
+                                          llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    phab.fail_methods = {"differential.revision.edit"}
+    llm_env.enqueue(text(answer()))
+    result = review(tmp_path, "D123", "--publish", "phabricator", "--harbormaster-target",
+                    TARGET)
+    assert result.exit_code == 3
+    assert [m["type"] for m in phab.build_messages[TARGET]] == ["work", "pass", "fail"]
+    assert phab.build_messages[TARGET][-1]["unit"][0]["result"] == "broken"
+    edits = [m for m, _ in phab.calls if m == "differential.revision.edit"]
+    assert len(edits) == 1  # a write that may have been applied is never sent twice
+
+
+def test_arcrc_fallback(revision: Revision, phab: FakeConduit, tmp_path: Path,
+                        monkeypatch) -> None:
+    monkeypatch.delenv("PHABRICATOR_URL")
+    monkeypatch.delenv("PHABRICATOR_API_TOKEN")
+    home = Path(__import__("os").environ["HOME"])
+    (home / ".arcrc").write_text(json.dumps({"hosts": {f"{phab.url}/api/": {"token": TOKEN}}}))
+    result = review(tmp_path, "D123", "--no-llm", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    (home / ".arcrc").unlink()
+    missing = review(tmp_path, "D123")
+    assert missing.exit_code == 2 and "PHABRICATOR_URL" in missing.stderr
