@@ -19,9 +19,11 @@ _SEVERITY_ALIASES = {
 
 def normalize_severity(value: object) -> Severity:
     text = str(value or "").strip().lower()
-    if text in SEVERITIES:
-        return text  # type: ignore[return-value]
-    return _SEVERITY_ALIASES.get(text, "warning")  # type: ignore[return-value]
+    for severity in SEVERITIES:
+        if text == severity:
+            return severity
+    alias = _SEVERITY_ALIASES.get(text, "warning")
+    return "error" if alias == "error" else "info" if alias == "info" else "warning"
 
 
 def severity_rank(value: str) -> int:

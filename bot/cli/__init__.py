@@ -13,6 +13,7 @@ __all__ = ["cli", "main"]
 COMMANDS = {
     "review": ("bot.cli.review", "review", "Review a change and place comments on its lines."),
     "diff": ("bot.cli.diff", "diff", "Print a change as the numbered diff the model sees."),
+    "doctor": ("bot.cli.doctor", "doctor", "Check configuration and reachability of services."),
     "mcp": ("bot.cli.mcp", "mcp", "Serve Nova's tools to other agents over MCP."),
 }
 

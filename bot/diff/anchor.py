@@ -61,14 +61,15 @@ def build_index(files: Sequence[FileDiff]) -> dict[str, FileIndex]:
         if not f.is_binary and f.status != "deleted":
             for hi, h in enumerate(f.hunks):
                 for kind, old_no, new_no, text, _ in h.lines:
-                    if kind == "removed":
-                        fi.removed[old_no] = text  # type: ignore[index]
+                    if new_no is None:  # a removed line
+                        if old_no is not None:
+                            fi.removed[old_no] = text
                         continue
-                    fi.commentable[new_no] = text  # type: ignore[index]
-                    fi.hunk_of[new_no] = hi  # type: ignore[index]
-                    fi.by_text.setdefault(normalize_code(text), []).append(new_no)  # type: ignore[arg-type]
-                    if kind == "context":
-                        fi.old_to_new[old_no] = new_no  # type: ignore[index]
+                    fi.commentable[new_no] = text
+                    fi.hunk_of[new_no] = hi
+                    fi.by_text.setdefault(normalize_code(text), []).append(new_no)
+                    if kind == "context" and old_no is not None:
+                        fi.old_to_new[old_no] = new_no
         index[f.path] = fi
     return index
 

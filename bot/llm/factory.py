@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pydantic import SecretStr
+
 from bot.config import Settings
 from bot.errors import ConfigError, ModelError, redact
 
@@ -40,7 +42,7 @@ def _openai(s: Settings) -> BaseChatModel:
     # Our own async client, closed by ``aclose_model`` when the run ends (the default one is
     # cached per base URL and keeps idle connections for the life of the process).
     client = openai.DefaultAsyncHttpxClient(timeout=s.llm_timeout)
-    return ChatOpenAI(model=s.model_name, base_url=s.llm_base_url, api_key=key,
+    return ChatOpenAI(model=s.model_name or "", base_url=s.llm_base_url, api_key=SecretStr(key),
                       timeout=s.llm_timeout, max_retries=s.llm_max_retries,
                       http_async_client=client, http_socket_options=())
 
@@ -51,11 +53,12 @@ def _anthropic(s: Settings) -> BaseChatModel:
     if not s.llm_api_key:
         raise ConfigError("NOVA_LLM_MODEL uses Anthropic but no key is set",
                           hint="set NOVA_LLM_API_KEY or ANTHROPIC_API_KEY")
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {"model": s.model_name, "api_key": SecretStr(s.llm_api_key),
+                              "timeout": s.llm_timeout, "max_retries": s.llm_max_retries,
+                              "max_tokens": 4096}
     if s.llm_base_url:
         kwargs["base_url"] = s.llm_base_url
-    return ChatAnthropic(model=s.model_name, api_key=s.llm_api_key, timeout=s.llm_timeout,
-                         max_retries=s.llm_max_retries, max_tokens=4096, **kwargs)
+    return ChatAnthropic(**kwargs)  # by alias: the field names differ from the arguments
 
 
 PROVIDERS: dict[str, Callable[[Settings], BaseChatModel]] = {

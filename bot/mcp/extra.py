@@ -18,7 +18,7 @@ import tempfile
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO, cast
 
 from bot.agents.review.tools import MAX_CHARS, ContextTool
 from bot.errors import ConfigError, redact
@@ -69,7 +69,7 @@ def _text_of(result: Any) -> str:
     return text[:MAX_CHARS]
 
 
-async def _connect(cfg: McpServerConfig, stack: AsyncExitStack, errlog: IO[str]):
+async def _connect(cfg: McpServerConfig, stack: AsyncExitStack, errlog: TextIO):
     """Open the session; only the handshake runs under the deadline. (A cancel scope around
     entering stdio_client's task group cannot be exited while that group stays open.)"""
     import anyio
@@ -99,7 +99,8 @@ async def open_extra_tools(configs: list[McpServerConfig], stack: AsyncExitStack
         if cfg.disabled:
             continue
         server_stack = AsyncExitStack()
-        errlog = server_stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
+        errlog = cast(TextIO, server_stack.enter_context(
+            tempfile.TemporaryFile("w+", encoding="utf-8")))
         try:
             session, listed = await _connect(cfg, server_stack, errlog)
         # The boundary to another program: whatever it does (not found, crash, garbage,

@@ -196,8 +196,9 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
             tree = source.tree(c)
             if tree is None:
                 raise UsageError("the repository files are not available")
-            reader = next(t for t in context_tools(tree) if t.name == "read_file")
-            text = reader.run(path=path, start_line=start_line, end_line=end_line)
+            reader = next(t.run for t in context_tools(tree) if t.name == "read_file")
+            assert reader is not None  # a built-in, blocking tool
+            text = reader(path=path, start_line=start_line, end_line=end_line)
             if text.startswith("error:"):
                 return fail(text[7:], error_code="NOT_FOUND")
             return ok(text, path)

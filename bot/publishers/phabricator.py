@@ -137,7 +137,7 @@ class PhabricatorPublisher:
             "differential.createinline", write=True,
             revisionID=self._revision_id(change), diffID=self.source.diff_id,
             filePath=p.path, isNewFile=True, lineNumber=p.line,
-            lineLength=(p.end_line - p.line) if p.end_line else 0,
+            lineLength=(p.end_line - p.line) if p.end_line and p.line else 0,
             content=redact(f"{content}\n\n//nova:fp:{fp}//"))
 
     def _summary(self, result: ReviewResult, placed: list[tuple[str, Placement]],

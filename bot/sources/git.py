@@ -158,10 +158,10 @@ class GitTree:
             data = target.read_bytes()[:MAX_READ_BYTES]
         else:
             spec = f":{rel}" if self.rev == STAGED else f"{self.rev}:{rel}"
-            data = self._run("show", spec)
-            if data is None:
+            shown = self._run("show", spec)
+            if shown is None:
                 return None
-            data = data[:MAX_READ_BYTES]
+            data = shown[:MAX_READ_BYTES]
         if b"\x00" in data[:8192]:
             return None
         return decode_diff(data)

@@ -210,7 +210,7 @@ class GitHubTree:
         self.gh_repo = gh_repo
         self.sha = sha
         self.changed = changed
-        self.read_text = lru_cache(maxsize=64)(self._read)  # type: ignore[method-assign]
+        self.read_text = lru_cache(maxsize=64)(self._read)
 
     def _read(self, path: str) -> str | None:
         from github import GithubException

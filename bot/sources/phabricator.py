@@ -182,9 +182,9 @@ class PhabricatorSource:
             raise ChangeNotFound(f"revision D{rev_id} not found (or the token cannot see it)")
         self.revision = found[0]
         fields = self.revision.get("fields") or {}
-        diffs = self.conduit.call("differential.querydiffs",
-                                  **({"ids": [wanted_diff]} if wanted_diff
-                                     else {"revisionIDs": [rev_id]})) or {}
+        query: dict[str, Any] = ({"ids": [wanted_diff]} if wanted_diff
+                                 else {"revisionIDs": [rev_id]})
+        diffs = self.conduit.call("differential.querydiffs", **query) or {}
         diffs = [d for d in diffs.values() if _num(d.get("revisionID")) == rev_id]
         if not diffs:
             which = f"diff {wanted_diff} of " if wanted_diff else "any diff of "

@@ -162,6 +162,7 @@ class FakeGitHub:
     def _dispatch(self, method: str, path: str, query: dict[str, str],
                   body: Any) -> tuple[int, Any, dict[str, str]]:
         routes = [
+            ("GET", r"^/rate_limit$", self._rate_limit),
             ("GET", r"^/repos/([^/]+/[^/]+)$", self._get_repo),
             ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$", self._get_pull),
             ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)/files$", self._get_files),
@@ -207,6 +208,10 @@ class FakeGitHub:
         return 404, {"message": "Not Found", "documentation_url": DOCS}, {}
 
     # -- endpoints -------------------------------------------------------------------
+    def _rate_limit(self, **_: Any):
+        core = {"limit": 5000, "remaining": 4999, "reset": 0, "used": 1}
+        return 200, {"resources": {"core": core}, "rate": core}, {}
+
     def _get_repo(self, repo: str, **_: Any):
         if not any(r == repo for r, _n in self.pulls):
             return self._not_found()

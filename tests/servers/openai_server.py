@@ -95,6 +95,12 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802 - GET /v1/models, as `nova doctor` asks
+                if self.path.rstrip("/") != "/v1/models":
+                    return owner._send_error(self, error(404, f"unknown path {self.path}"))
+                return owner._send_json(self, 200, {"object": "list", "data": [
+                    {"id": "test-model", "object": "model"}]})
+
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")

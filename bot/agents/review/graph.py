@@ -75,7 +75,8 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
     async def run_tools(state: ReviewState) -> dict[str, Any]:
         msg = state["messages"][-1]
         out = []
-        calls = [(c["id"], c["name"], c.get("args") or {}, None) for c in msg.tool_calls]
+        calls: list[tuple[Any, Any, dict[str, Any], str | None]] = [
+            (c["id"], c["name"], c.get("args") or {}, None) for c in msg.tool_calls]
         calls += [(c.get("id"), c.get("name"), {}, c.get("error") or "arguments are not JSON")
                   for c in getattr(msg, "invalid_tool_calls", [])]
         for call_id, name, args, problem in calls:

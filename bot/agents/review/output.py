@@ -33,9 +33,10 @@ class _CommentIn(BaseModel):
     @field_validator("line", "end_line", mode="before")
     @classmethod
     def _int_or_none(cls, v: Any) -> Any:
+        """Models write "12", "L12" or "line 12": take the first number, else None."""
         if isinstance(v, str):
-            digits = re.sub(r"^\D*", "", v.strip())
-            return int(re.match(r"\d+", digits).group()) if re.match(r"\d+", digits) else None
+            found = re.search(r"\d+", v)
+            return int(found.group()) if found else None
         return v
 
 

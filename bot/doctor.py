@@ -1,0 +1,124 @@
+"""``nova doctor``: is each configured service set up and reachable? Never prints a token.
+
+A service that is not configured is reported as such (with the variables that would turn it
+on) and is not an error; a configured one that cannot be reached, or refuses the
+credentials, is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from bot.config import Settings
+from bot.errors import NovaError, redact
+
+__all__ = ["Check", "run_checks"]
+
+TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    target: str
+    ok: bool | None  # None: not configured
+    detail: str
+
+
+def _http_get(url: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.get(url, headers=headers or {}, timeout=TIMEOUT, follow_redirects=True)
+
+
+def _describe_failure(exc: Exception) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timed out after {TIMEOUT:g}s"
+    if isinstance(exc, httpx.ConnectError):
+        return "connection refused or host unknown"
+    return redact(f"{type(exc).__name__}: {exc}")[:160]
+
+
+def _model(s: Settings) -> Check:
+    if not s.llm_model:
+        return Check("model", "NOVA_LLM_MODEL", None,
+                     "not configured: the review runs the analyzers only")
+    from bot.llm.factory import PROVIDERS
+
+    if s.provider not in PROVIDERS:
+        return Check("model", s.llm_model, False, f"unknown provider {s.provider!r}")
+    base = (s.llm_base_url or ("https://api.anthropic.com/v1" if s.provider == "anthropic"
+                               else "https://api.openai.com/v1")).rstrip("/")
+    if not s.llm_api_key and not s.llm_base_url:
+        return Check("model", s.llm_model, False, "no API key (NOVA_LLM_API_KEY)")
+    headers = {"Authorization": f"Bearer {s.llm_api_key}"} if s.llm_api_key else {}
+    if s.provider == "anthropic" and s.llm_api_key:
+        headers = {"x-api-key": s.llm_api_key, "anthropic-version": "2023-06-01"}
+    try:
+        response = _http_get(f"{base}/models", headers)
+    except httpx.HTTPError as exc:
+        return Check("model", f"{s.llm_model} at {base}", False, _describe_failure(exc))
+    if response.status_code in (401, 403):
+        return Check("model", f"{s.llm_model} at {base}", False,
+                     f"reachable, but the key was refused (HTTP {response.status_code})")
+    return Check("model", f"{s.llm_model} at {base}", True,
+                 f"reachable (GET /models: HTTP {response.status_code})")
+
+
+def _github(s: Settings) -> Check:
+    api = s.github_api_url.rstrip("/")
+    if not s.github_token:
+        return Check("github", api, None, "not configured (GITHUB_TOKEN)")
+    try:
+        response = _http_get(f"{api}/rate_limit", {"Authorization": f"Bearer {s.github_token}",
+                                                   "Accept": "application/vnd.github+json"})
+    except httpx.HTTPError as exc:
+        return Check("github", api, False, _describe_failure(exc))
+    if response.status_code == 401:
+        return Check("github", api, False, "reachable, but the token was refused (HTTP 401)")
+    if response.status_code >= 400:
+        return Check("github", api, False, f"answered HTTP {response.status_code}")
+    left = (response.json().get("resources", {}).get("core", {}) or {}).get("remaining", "?")
+    return Check("github", api, True, f"reachable, token accepted ({left} requests left)")
+
+
+def _phabricator(s: Settings) -> Check:
+    if not s.phabricator_url or not s.phabricator_token:
+        return Check("phabricator", s.phabricator_url or "PHABRICATOR_URL", None,
+                     "not configured (PHABRICATOR_URL + PHABRICATOR_API_TOKEN, or ~/.arcrc)")
+    from bot.sources.phabricator import ConduitClient, api_url
+
+    target = api_url(s.phabricator_url)
+    try:
+        who = ConduitClient(s.with_(phabricator_timeout=TIMEOUT)).call("user.whoami")
+    except NovaError as exc:
+        return Check("phabricator", target, False, str(exc))
+    return Check("phabricator", target, True,
+                 f"reachable, token accepted (user {who.get('userName', '?')})")
+
+
+def _task_manager(s: Settings) -> Check:
+    if s.use_mock_client:
+        return Check("task manager", "USE_MOCK_CLIENT", True, "in-memory mock client")
+    if not s.task_manager_url:
+        return Check("task manager", "NOVA_TASK_MANAGER_URL", None, "not configured")
+    from bot.taskmanager.client import create_task_manager_client
+
+    client = create_task_manager_client(s.with_(task_manager_timeout=TIMEOUT), retries=0)
+    try:
+        result = client.health_check()
+    finally:
+        client.close()
+    tail = "" if s.execution_id else "; NOVA_EXECUTION_ID is not set, so runs are not tracked"
+    if result["success"]:
+        return Check("task manager", s.task_manager_url, True, "healthy" + tail)
+    return Check("task manager", s.task_manager_url, False, str(result["error"]))
+
+
+CHECKS: tuple[Callable[[Settings], Check], ...] = (_model, _github, _phabricator,
+                                                    _task_manager)
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    return [check(settings) for check in CHECKS]

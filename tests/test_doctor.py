@@ -1,0 +1,89 @@
+"""`nova doctor` against the local test servers, and against closed ports."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import cli
+from tests.servers.conduit_server import TOKEN as CONDUIT_TOKEN
+from tests.servers.conduit_server import FakeConduit
+from tests.servers.github_server import FakeGitHub
+from tests.servers.taskmanager_server import FakeTaskManager
+
+GH_TOKEN = "ghs_doctortoken000000000000000000000"
+LLM_KEY = "sk-doctor-key-000000000000000000"
+
+
+def doctor():
+    return CliRunner().invoke(cli, ["doctor"], catch_exceptions=False)
+
+
+def _closed() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_every_configured_service_reachable(llm, monkeypatch: pytest.MonkeyPatch) -> None:
+    gh, phab, tm = FakeGitHub(GH_TOKEN).start(), FakeConduit().start(), FakeTaskManager().start()
+    try:
+        monkeypatch.setenv("NOVA_LLM_MODEL", "openai:test-model")
+        monkeypatch.setenv("NOVA_LLM_BASE_URL", llm.base_url)
+        monkeypatch.setenv("NOVA_LLM_API_KEY", LLM_KEY)
+        monkeypatch.setenv("GITHUB_TOKEN", GH_TOKEN)
+        monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
+        monkeypatch.setenv("PHABRICATOR_URL", phab.url)
+        monkeypatch.setenv("PHABRICATOR_API_TOKEN", CONDUIT_TOKEN)
+        monkeypatch.setenv("NOVA_TASK_MANAGER_URL", tm.url)
+        result = doctor()
+        assert result.exit_code == 0, result.stdout
+        lines = result.stdout.splitlines()
+        assert [ln.split()[0] for ln in lines] == ["ok"] * 4
+        assert "reachable (GET /models: HTTP 200)" in lines[0]
+        assert "token accepted (4999 requests left)" in lines[1]
+        assert "user nova-bot" in lines[2]
+        assert "healthy; NOVA_EXECUTION_ID is not set" in lines[3]
+        for secret in (GH_TOKEN, LLM_KEY, CONDUIT_TOKEN):
+            assert secret not in result.stdout
+    finally:
+        gh.stop(), phab.stop(), tm.stop()
+
+
+def test_closed_ports_are_reported_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NOVA_LLM_MODEL", "openai:m")
+    monkeypatch.setenv("NOVA_LLM_BASE_URL", _closed() + "/v1")
+    monkeypatch.setenv("GITHUB_TOKEN", GH_TOKEN)
+    monkeypatch.setenv("GITHUB_API_URL", _closed())
+    monkeypatch.setenv("PHABRICATOR_URL", _closed())
+    monkeypatch.setenv("PHABRICATOR_API_TOKEN", CONDUIT_TOKEN)
+    tm_url = _closed()
+    monkeypatch.setenv("NOVA_TASK_MANAGER_URL", tm_url)
+    result = doctor()
+    assert result.exit_code == 3
+    lines = result.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines] == ["FAIL"] * 4
+    assert "connection refused" in lines[0] and "connection refused" in lines[1]
+    assert "is unreachable" in lines[2]
+    assert f"Connection failed to {tm_url}" in lines[3]
+
+
+def test_nothing_configured_is_not_an_error() -> None:
+    result = doctor()
+    assert result.exit_code == 0
+    assert [ln.split()[0] for ln in result.stdout.splitlines()] == ["-"] * 4
+    assert "NOVA_LLM_MODEL" in result.stdout and "GITHUB_TOKEN" in result.stdout
+
+
+def test_refused_credentials(llm, monkeypatch: pytest.MonkeyPatch) -> None:
+    gh = FakeGitHub(GH_TOKEN).start()
+    try:
+        monkeypatch.setenv("GITHUB_TOKEN", "ghs_wrong00000000000000000000000000000")
+        monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
+        result = doctor()
+        assert result.exit_code == 3 and "token was refused (HTTP 401)" in result.stdout
+        assert "wrong0000" not in result.stdout
+    finally:
+        gh.stop()
