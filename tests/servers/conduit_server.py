@@ -20,9 +20,10 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
+
+from tests.servers.base import JsonHandler, LocalHTTPServer
 
 __all__ = ["FakeConduit", "changes_from_git_diff"]
 
@@ -82,7 +83,7 @@ class Revision:
 
 
 @dataclass
-class FakeConduit:
+class FakeConduit(LocalHTTPServer):
     extension: bool = False
     legacy: bool = False
     revisions: dict[int, Revision] = field(default_factory=dict)
@@ -96,8 +97,6 @@ class FakeConduit:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
 
     def add_revision(self, rev: Revision) -> Revision:
         self.revisions[rev.id] = rev
@@ -111,45 +110,20 @@ class FakeConduit:
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> FakeConduit:
+    def handler(self) -> type[JsonHandler]:
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("content-length") or 0)
-                form = parse_qs(self.rfile.read(length).decode())
+                form = parse_qs(self.read_body().decode())
                 status, payload = owner._handle(self.path, form)
-                if owner.delay and owner._stop.wait(owner.delay):
+                if owner.delay and owner.stopping.wait(owner.delay):
                     return
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                self.send_json(status, payload)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        return Handler
 
     # -- protocol ----------------------------------------------------------------------
     @staticmethod

@@ -21,9 +21,10 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from tests.servers.base import JsonHandler, LocalHTTPServer
 
 __all__ = ["FakeGitHub", "PullSpec", "commentable_lines"]
 
@@ -60,7 +61,7 @@ class PullSpec:
     fork: bool = False
 
 
-class FakeGitHub:
+class FakeGitHub(LocalHTTPServer):
     def __init__(self, token: str = "ghs_testtoken0000000000000000000000", prefix: str = ""):
         self.token = token
         self.prefix = prefix  # "/api/v3" for GitHub Enterprise
@@ -74,7 +75,6 @@ class FakeGitHub:
         self.rate_limit_kind = "429"  # or "secondary" (403 + message + retry-after)
         self._next_id = 1000
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
     # -- setup -----------------------------------------------------------------------
     def add_pull(self, spec: PullSpec) -> PullSpec:
@@ -93,45 +93,22 @@ class FakeGitHub:
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}{self.prefix}"
+        return f"http://127.0.0.1:{self.port}{self.prefix}"
 
-    def start(self) -> FakeGitHub:
+    def handler(self) -> type[JsonHandler]:
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def _handle(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.read_body()
                 body = json.loads(raw) if raw else None
                 status, payload, headers = owner._route(self.command, self.path, body,
                                                         dict(self.headers))
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json; charset=utf-8")
-                self.send_header("content-length", str(len(data)))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(status, payload, headers, "application/json; charset=utf-8")
 
             do_GET = do_POST = do_PATCH = do_DELETE = _handle  # noqa: N815
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        return Handler
 
     # -- routing ---------------------------------------------------------------------
     def _route(self, method: str, raw_path: str, body: Any,

@@ -19,8 +19,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.servers.base import JsonHandler, LocalHTTPServer
 
 __all__ = ["FakeOpenAI", "Reply", "error", "hang", "text", "tool_call"]
 
@@ -55,15 +57,13 @@ def hang() -> Reply:
 Responder = Callable[[dict[str, Any]], Reply]
 
 
-class FakeOpenAI:
+class FakeOpenAI(LocalHTTPServer):
     def __init__(self) -> None:
         self.queue: deque[Reply] = deque()
         self.responder: Responder | None = None
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
 
     # scripting -----------------------------------------------------------------------
     def enqueue(self, *replies: Reply) -> FakeOpenAI:
@@ -82,19 +82,12 @@ class FakeOpenAI:
     # lifecycle -----------------------------------------------------------------------
     @property
     def base_url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> FakeOpenAI:
+    def handler(self) -> type[JsonHandler]:
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out in separate writes
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:  # noqa: N802 - GET /v1/models, as `nova doctor` asks
                 if self.path.rstrip("/") != "/v1/models":
                     return owner._send_error(self, error(404, f"unknown path {self.path}"))
@@ -102,14 +95,13 @@ class FakeOpenAI:
                     {"id": "test-model", "object": "model"}]})
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = json.loads(self.read_body() or b"{}")
                 owner.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     return owner._send_error(self, error(404, f"unknown path {self.path}"))
                 reply = owner._next(body)
                 if reply.hang:
-                    owner._stop.wait(30)
+                    owner.stopping.wait(30)
                     return None
                 if reply.status != 200:
                     return owner._send_error(self, reply)
@@ -117,16 +109,7 @@ class FakeOpenAI:
                     return owner._send_stream(self, body, reply)
                 return owner._send_json(self, 200, owner._completion(body, reply))
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        return Handler
 
     # wire format ---------------------------------------------------------------------
     @staticmethod
@@ -154,18 +137,11 @@ class FakeOpenAI:
                 "usage": self._usage(body, reply)}
 
     @staticmethod
-    def _send_json(handler: BaseHTTPRequestHandler, status: int, data: Any,
+    def _send_json(handler: JsonHandler, status: int, data: Any,
                    headers: dict[str, str] | None = None) -> None:
-        raw = json.dumps(data).encode()
-        handler.send_response(status)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(raw)))
-        for k, v in (headers or {}).items():
-            handler.send_header(k, v)
-        handler.end_headers()
-        handler.wfile.write(raw)
+        handler.send_json(status, data, headers)
 
-    def _send_error(self, handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+    def _send_error(self, handler: JsonHandler, reply: Reply) -> None:
         kind = {400: "invalid_request_error", 401: "authentication_error",
                 429: "rate_limit_exceeded"}.get(reply.status, "server_error")
         self._send_json(handler, reply.status,

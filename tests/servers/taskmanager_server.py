@@ -13,17 +13,17 @@ import json
 import re
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.servers import openapi
+from tests.servers.base import JsonHandler, LocalHTTPServer
 
 _EXEC = re.compile(r"^/api/executions/([^/]+)$")
 _STEPS = re.compile(r"^/api/executions/([^/]+)/steps$")
 _STEP = re.compile(r"^/api/executions/([^/]+)/steps/([^/]+)$")
 
 
-class FakeTaskManager:
+class FakeTaskManager(LocalHTTPServer):
     def __init__(self) -> None:
         self.executions: dict[str, dict[str, Any]] = {}
         self.steps: dict[str, dict[str, Any]] = {}
@@ -33,8 +33,6 @@ class FakeTaskManager:
         self.token: str | None = None
         self._failures: list[tuple[int, str]] = []
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
 
     def add_execution(self, execution_id: str) -> None:
         self.executions[execution_id] = {"execution_id": execution_id}
@@ -47,49 +45,24 @@ class FakeTaskManager:
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> FakeTaskManager:
+    def handler(self) -> type[JsonHandler]:
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out in separate writes
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def _handle(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.read_body()
                 body = json.loads(raw) if raw else None
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 status, payload = owner._route(self.command, self.path, body, headers)
-                if owner.delay and owner._stop.wait(owner.delay):
+                if owner.delay and owner.stopping.wait(owner.delay):
                     return
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout)
+                self.send_json(status, payload)
 
             do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle  # noqa: N815
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        return Handler
 
     # -- the API ---------------------------------------------------------------------
     @staticmethod
