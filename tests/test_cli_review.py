@@ -292,3 +292,17 @@ def test_bad_mcp_config_is_a_configuration_error(py_repo: GitRepo, llm_env, tmp_
     monkeypatch.setenv("NOVA_MCP_CONFIG", str(config))
     result = run("review", "--repo", str(py_repo.path), "-q")
     assert result.exit_code == 2 and "needs a name and a command or url" in result.stderr
+
+
+def test_a_configured_key_committed_into_the_diff_never_reaches_the_model(
+        repo: GitRepo, llm_env: FakeOpenAI) -> None:
+    repo.write("cfg.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("cfg.py", f'x = 1\nKEY = "{SECRET}"\n')
+    repo.commit("oops")
+    llm_env.enqueue(tool_call("read_file", {"path": "cfg.py"}), text(answer([])))
+    result = run("review", "--repo", str(repo.path), "-q", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    sent = json.dumps(llm_env.requests)
+    assert SECRET not in sent and sent.count("***") >= 2  # the diff and the tool result
+    assert SECRET not in result.stdout

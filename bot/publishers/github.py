@@ -28,6 +28,7 @@ from bot.errors import redact
 from bot.models import Placement, ReviewResult, severity_rank
 from bot.publishers.fingerprint import fingerprint, line_key, line_texts
 from bot.publishers.local import summary_text
+from bot.publishers.untrusted import clean_suggestion, clean_text
 from bot.sources.github import GitHubSource, github_error
 
 __all__ = ["GitHubPublisher", "fingerprint", "line_key", "workflow_annotations"]
@@ -54,7 +55,7 @@ def workflow_annotations(result: ReviewResult) -> list[str]:
             where += f",line={p.line}" + (f",endLine={p.end_line}" if p.end_line else "")
         text = p.comment.body if p.placed else f"{p.comment.body} (not placed: {p.reason})"
         out.append(f"::{level[p.comment.severity]} {where},title=Nova::"
-                   f"{_escape_annotation(redact(text))}")
+                   f"{_escape_annotation(clean_text(text))}")
     return out
 
 
@@ -63,10 +64,11 @@ def _inline_body(group: list[Placement], fp: str, key: str) -> str:
     for p in group:
         c = p.comment
         label = f"{_ICON[c.severity]} **{c.severity}**" + (f" ({c.rule})" if c.rule else "")
-        parts.append(f"{label} {c.body}")
-        if p.suggestion is not None:
-            parts.append(f"```suggestion\n{p.suggestion}\n```")
-    return redact("\n\n".join(parts)) + f"\n\n<!-- nova:fp:{fp} --><!-- nova:line:{key} -->"
+        parts.append(f"{label} {clean_text(c.body)}")
+        suggestion = clean_suggestion(p.suggestion)
+        if suggestion is not None:
+            parts.append(f"```suggestion\n{suggestion}\n```")
+    return "\n\n".join(parts) + f"\n\n<!-- nova:fp:{fp} --><!-- nova:line:{key} -->"
 
 
 class GitHubPublisher:
@@ -218,22 +220,23 @@ class GitHubPublisher:
                    f"{len(result.unplaced)} finding(s) not placed on a line.")
         text = summary_text(result)
         if text:
-            out += ["", text]
+            out += ["", clean_text(text)]
         if overflow:
             out += ["", "### Findings not posted inline", ""]
             for _fp, group in overflow:
                 for p in group:
                     out.append(f"- `{p.path}:{p.line}` **{p.comment.severity}** "
-                               f"{p.comment.body}")
+                               f"{clean_text(p.comment.body)}")
         if result.unplaced:
             out += ["", "### Not placed on a line", ""]
             for p in result.unplaced:
-                out.append(f"- `{p.path or p.comment.path}:{p.comment.line or '?'}` "
-                           f"**{p.comment.severity}** {p.comment.body} _({p.reason})_")
+                out.append(f"- `{clean_text(p.path or p.comment.path)}:{p.comment.line or '?'}`"
+                           f" **{p.comment.severity}** {clean_text(p.comment.body)} "
+                           f"_({clean_text(p.reason or '')})_")
         if notes:
-            out += ["", *[f"_{n}_" for n in notes]]
+            out += ["", *[f"_{clean_text(n)}_" for n in notes]]
         out += ["", f"<!-- nova:head:{c.head_ref} -->"]
-        return redact("\n".join(out))
+        return "\n".join(out)
 
     def _upsert_summary(self, pr: Any, result: ReviewResult,
                         overflow: list[tuple[str, list[Placement]]], notes: list[str]) -> None:

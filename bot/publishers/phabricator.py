@@ -30,6 +30,7 @@ from bot.models import Placement, ReviewResult
 from bot.pipeline import exit_code_for
 from bot.publishers.fingerprint import fingerprint, line_texts
 from bot.publishers.local import summary_text
+from bot.publishers.untrusted import clean_suggestion, clean_text
 from bot.sources.phabricator import ConduitError, PhabricatorSource
 
 __all__ = ["EXTENSION_METHOD", "PhabricatorPublisher"]
@@ -130,15 +131,16 @@ class PhabricatorPublisher:
         return texts
 
     def _create_inline(self, change: Any, p: Placement, fp: str) -> None:
-        content = p.comment.body
-        if p.suggestion is not None:
-            content += f"\n\nSuggested:\n```\n{p.suggestion}\n```"
+        content = clean_text(p.comment.body)
+        suggestion = clean_suggestion(p.suggestion)
+        if suggestion is not None:
+            content += f"\n\nSuggested:\n```\n{suggestion}\n```"
         self.conduit.call(
             "differential.createinline", write=True,
             revisionID=self._revision_id(change), diffID=self.source.diff_id,
             filePath=p.path, isNewFile=True, lineNumber=p.line,
             lineLength=(p.end_line - p.line) if p.end_line and p.line else 0,
-            content=redact(f"{content}\n\n//nova:fp:{fp}//"))
+            content=f"{content}\n\n//nova:fp:{fp}//")
 
     def _summary(self, result: ReviewResult, placed: list[tuple[str, Placement]],
                  unplaced: list[tuple[str, Placement]], all_fps: list[str]) -> str:
@@ -147,7 +149,7 @@ class PhabricatorPublisher:
         out = [f"= Nova review of diff {self.source.diff_id} ="]
         text = summary_text(result)
         if text:
-            out += ["", text]
+            out += ["", clean_text(text)]
         where = {"inline": "inline comments", "lint": "lint messages on the build",
                  "summary": "this list"}[self.mode]
         if placed:
@@ -155,25 +157,26 @@ class PhabricatorPublisher:
             for _fp, p in placed:
                 loc = f"{p.path}:{p.line}"
                 loc = f"[[ {link} | {loc} ]]" if link else f"`{loc}`"
-                out.append(f"- {loc} ({p.comment.severity}) {p.comment.body}")
+                out.append(f"- {loc} ({p.comment.severity}) {clean_text(p.comment.body)}")
         if unplaced:
             out += ["", "**Not placed on a line**:"]
             for _fp, p in unplaced:
-                out.append(f"- `{p.path or p.comment.path}:{p.comment.line or '?'}` "
-                           f"({p.comment.severity}) {p.comment.body} //({p.reason})//")
+                out.append(f"- `{clean_text(p.path or p.comment.path)}:"
+                           f"{p.comment.line or '?'}` ({p.comment.severity}) "
+                           f"{clean_text(p.comment.body)} //({clean_text(p.reason or '')})//")
         if not placed and not unplaced:
             out += ["", "No new findings."]
         out += ["", f"//nova:diff:{self.source.diff_id} nova:fp:{','.join(all_fps)}//"]
-        return redact("\n".join(out))
+        return "\n".join(out)
 
     # -- Harbormaster ------------------------------------------------------------------
     def _report_build(self, result: ReviewResult) -> None:
         failed = exit_code_for(result, self.settings.fail_on) != 0
-        lint = [{"name": redact(p.comment.body.splitlines()[0][:120] if p.comment.body
-                                else "Nova finding"),
+        lint = [{"name": clean_text(p.comment.body.splitlines()[0][:120] if p.comment.body
+                                    else "Nova finding"),
                  "code": p.comment.rule or f"NOVA-{p.comment.severity.upper()}",
                  "severity": _LINT_SEVERITY[p.comment.severity], "path": p.path,
-                 "line": p.line, "description": redact(p.comment.body)}
+                 "line": p.line, "description": clean_text(p.comment.body)}
                 for p in result.placed]
         unit = [{"name": "nova review", "result": "fail" if failed else "pass",
                  "details": f"{len(result.placed)} findings on lines, "

@@ -18,7 +18,7 @@ from bot.agents.review.batching import Batch, Plan, plan_batches
 from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
 from bot.agents.review.tools import ContextTool, context_tools
 from bot.config import Settings
-from bot.errors import ModelError
+from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
 from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
 from bot.models import Change, Comment, Stats
@@ -96,6 +96,7 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                     status = "error" if result.startswith("error:") else "success"
                 except (TypeError, ValueError) as exc:
                     result, status = f"error: bad arguments for {name}: {exc}", "error"
+            result = redact_known(result)
             bus.emit(ToolResultEvent(tool_call_id=str(call_id), result=result[:500],
                                      status=status))
             out.append(ToolMessage(content=result, tool_call_id=str(call_id), name=str(name)))
@@ -142,6 +143,7 @@ async def _review_batch(graph: Any, batch: Batch, index: int, count: int, system
         "review/user.j2", title=change.title, description=change.description,
         batch_index=index + 1, batch_count=count, diff=batch.text,
         findings=[f for f in findings if f.path in paths])
+    user = redact_known(user)  # a configured token committed into the diff stays out
     state: ReviewState = {"messages": [SystemMessage(content=system), HumanMessage(content=user)],
                           "repairs": 0, "answer": None, "failure": None}
     try:

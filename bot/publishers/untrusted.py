@@ -1,0 +1,34 @@
+"""Model output is untrusted: what publishers do to it before a platform renders it.
+
+A prompt-injected diff can make the model write text that notifies people (``@org/team``),
+or that forges Nova's own hidden markers (``<!-- nova:head:… -->``, ``nova:diff:…``) so a
+later run believes a change was reviewed. Publishers pass every model-written text through
+``clean_text`` and every suggestion through ``clean_suggestion``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.errors import redact
+
+__all__ = ["clean_suggestion", "clean_text"]
+
+_MENTION = re.compile(r"(?<![\w@`])@(?=[A-Za-z0-9_-])")
+_MARKER = re.compile(r"nova:(?=fp|head|diff|line|summary)", re.IGNORECASE)
+ZWSP = "\u200b"
+
+
+def clean_text(text: str) -> str:
+    """Secrets hidden, mentions inert, no HTML comments, no Nova marker syntax."""
+    text = redact(text)
+    text = text.replace("<!--", "&lt;!--")
+    text = _MARKER.sub("nova" + ZWSP + ":", text)
+    return _MENTION.sub("@" + ZWSP, text)
+
+
+def clean_suggestion(suggestion: str | None) -> str | None:
+    """A suggestion is code and stays exact, unless it could close its fence (then none)."""
+    if suggestion is None or "```" in suggestion or "<!--" in suggestion:
+        return None
+    return redact(suggestion)
