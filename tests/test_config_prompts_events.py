@@ -102,3 +102,18 @@ def test_readme_settings_table_matches_the_code() -> None:
     start = readme.index("<!-- settings-table:start -->\n") + len("<!-- settings-table:start -->\n")
     end = readme.index("<!-- settings-table:end -->")
     assert readme[start:end] == settings_table(), "run: python scripts/update_readme_table.py"
+
+
+def test_terminal_sink_rewrites_one_status_line_and_keeps_finished_steps() -> None:
+    from bot.events import DoneEvent, TerminalSink, ToolCallEvent
+
+    stream = io.StringIO()
+    sink = TerminalSink(stream)
+    sink(StepEvent(step_name="review", status="running"))
+    sink(ToolCallEvent(tool_name="read_file", tool_args={"path": "a.py"}))
+    sink(StepEvent(step_name="review", status="completed", message="2 comments"))
+    sink(DoneEvent(token_usage={"llm_calls": 2, "prompt_tokens": 10, "completion_tokens": 5}))
+    screen = stream.getvalue()
+    assert screen.count("\r\x1b[2K") == 4  # each update clears the live line
+    finished = [line.split("\x1b[2K")[-1] for line in screen.split("\n") if line]
+    assert finished == ["[review] completed: 2 comments", "[done] 2 LLM calls, 10+5 tokens"]
