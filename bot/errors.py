@@ -7,6 +7,7 @@
     ├── SourceError                the change cannot be fetched               (2)
     │   └── ChangeNotFound         unknown revision / ref / PR                (2)
     └── ServiceError               an external service failed                 (3)
+        ├── RemoteChangeNotFound   GitHub / Conduit: no such PR or revision   (3)
         ├── ModelError             the LLM endpoint failed or timed out       (3)
         ├── ModelOutputError       the model's answer could not be used       (3)
         └── AnalyzerError          a static analyzer could not run            (3)
@@ -27,6 +28,7 @@ __all__ = [
     "ModelError",
     "ModelOutputError",
     "NovaError",
+    "RemoteChangeNotFound",
     "ServiceError",
     "SourceError",
     "UsageError",
@@ -74,6 +76,10 @@ class ChangeNotFound(SourceError):
 
 class ServiceError(NovaError):
     exit_code = EXIT_SERVICE
+
+
+class RemoteChangeNotFound(ServiceError):
+    """The service answered that the change does not exist (or the token cannot see it)."""
 
 
 class ModelError(ServiceError):

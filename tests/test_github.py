@@ -271,7 +271,7 @@ def test_event_file_detection_and_outputs(pr: PullSpec, gh: FakeGitHub, llm_env:
 def test_unknown_pull_request_and_bad_token(gh: FakeGitHub, tmp_path: Path,
                                             monkeypatch) -> None:
     result = review(tmp_path, f"{REPO}#404")
-    assert result.exit_code == 2 and "not found" in result.stderr
+    assert result.exit_code == 3 and "not found" in result.stderr
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_wrongtoken00000000000000000000000")
     result = review(tmp_path, f"{REPO}#1")
     assert result.exit_code == 2 and "refused the token" in result.stderr
@@ -319,3 +319,14 @@ def test_injected_model_output_cannot_mention_or_forge_markers(pr: PullSpec, gh:
         assert body.count("<!-- nova:head:") <= 1 and "nova:fp:0123456789abcdef" not in body
     (summary,) = gh.issue_comments
     assert summary["body"].count(f"<!-- nova:head:{pr.head_sha} -->") == 1
+
+
+def test_a_file_list_cut_short_is_diffed_locally_or_said(pr: PullSpec, gh: FakeGitHub,
+                                                         repo: GitRepo, tmp_path: Path) -> None:
+    pr.changed_files = 5000  # GitHub's files API stops at 3,000
+    without = json.loads(review(tmp_path, f"{REPO}#1", "-o", "json", "--no-llm").stdout)
+    assert f"GitHub listed {len(pr.files)} of 5000 files" in without["summary"]
+    with_checkout = CliRunner().invoke(cli, ["review", f"{REPO}#1", "--repo", str(repo.path),
+                                             "-q", "-o", "json", "--no-llm"],
+                                       catch_exceptions=False)
+    assert "made from the local checkout" in json.loads(with_checkout.stdout)["summary"]

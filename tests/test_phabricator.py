@@ -156,13 +156,13 @@ def test_a_given_diff_and_the_checkout_for_context(revision: Revision, phab: Fak
     assert ("app/total.py", 1) in {(c["path"], c["line"]) for c in data["comments"]}  # ruff
     assert "repository files are not available" not in data["summary"]
     missing = review(tmp_path, "D123:9999", "--no-llm")
-    assert missing.exit_code == 2 and "diff 9999 of D123 not found" in missing.stderr
+    assert missing.exit_code == 3 and "diff 9999 of D123 not found" in missing.stderr
 
 
 def test_errors_are_clear(revision: Revision, phab: FakeConduit, tmp_path: Path,
                           monkeypatch) -> None:
     unknown = review(tmp_path, "D999")
-    assert unknown.exit_code == 2 and "revision D999 not found" in unknown.stderr
+    assert unknown.exit_code == 3 and "revision D999 not found" in unknown.stderr
     phab.fail_next_http = 5
     down = review(tmp_path, "D123")
     assert down.exit_code == 3 and "Conduit differential.revision.search failed" in down.stderr

@@ -22,13 +22,14 @@ def diff(change: str | None, staged: bool, repo: Path, fmt: str, style: str) -> 
     """Print CHANGE (default HEAD) as Nova shows it to the model.
 
     \b
-    CHANGE: HEAD, a SHA, A..B, A...B, or - for a unified diff on stdin.
+    CHANGE: HEAD, a SHA, A..B, A...B, - (a diff on stdin), owner/repo#12, D123.
     """
+    from bot.cli.common import load_from_flags
     from bot.diff.render import diff_to_dict, render_files
     from bot.sources import resolve
 
     ref = change_ref(change, staged)
-    source = resolve(ref, repo=repo)
+    source = resolve(ref, repo=repo, settings=load_from_flags({}, repo))
     result = source.fetch(ref)
     if fmt == "json":
         click.echo(json.dumps(diff_to_dict(result.files), ensure_ascii=False))

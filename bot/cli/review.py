@@ -55,7 +55,8 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     or a pull request URL, D123 (latest diff) or D123:4567 (Phabricator).
     In GitHub Actions on a pull_request event, no CHANGE means that pull request.
     Exit codes: 0 ok, 1 a finding reaches --fail-on, 2 usage or configuration
-    error, 3 an external service (the model, an analyzer) failed.
+    error, 3 an external service (the model, GitHub, Conduit, an analyzer) failed
+    or does not know the change.
     """
     from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink
     from bot.pipeline import ReviewJob, exit_code_for, run_review

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.diff.parse import parse_diff
-from bot.errors import ChangeNotFound, ConfigError, ServiceError, SourceError, UsageError, redact
+from bot.errors import (
+    ConfigError,
+    RemoteChangeNotFound,
+    ServiceError,
+    SourceError,
+    UsageError,
+    redact,
+)
 from bot.models import Change
 from bot.sources.base import GrepHit, TreeReader
 
@@ -89,7 +96,7 @@ def github_error(exc: BaseException, what: str) -> Exception:
     from requests import RequestException
 
     if isinstance(exc, UnknownObjectException):
-        return ChangeNotFound(f"{what}: not found (or the token cannot see it)")
+        return RemoteChangeNotFound(f"{what}: not found (or the token cannot see it)")
     if isinstance(exc, BadCredentialsException):
         return ConfigError(f"{what}: GitHub refused the token (HTTP 401)",
                            hint="check GITHUB_TOKEN")
@@ -159,6 +166,9 @@ class GitHubSource:
         raw = "\n".join(parts) + ("\n" if parts else "")
         notes: list[str] = []
         change_files = tuple(parse_diff(raw))
+        truncated = (pr.changed_files or 0) > len(files)  # the files API stops at 3,000
+        if truncated:
+            missing.append(f"{pr.changed_files - len(files)} more file(s) the API did not list")
         if missing:
             local = self._local_diff(pr.base.sha, pr.head.sha)
             if local is not None:
@@ -169,6 +179,9 @@ class GitHubSource:
                 notes += [f"skipped {p}: GitHub sent no patch (diff too large); check out the "
                           "repository with both commits (fetch-depth: 0) and pass --repo"
                           for p in missing]
+                if truncated:
+                    notes.append(f"GitHub listed {len(files)} of {pr.changed_files} files; "
+                                 "the rest were not reviewed")
         return Change(id=f"{repo_name}#{number}", source="github", title=pr.title or "",
                       description=pr.body or "", author=pr.user.login if pr.user else "",
                       base_ref=pr.base.sha, head_ref=pr.head.sha, url=pr.html_url,

@@ -20,7 +20,7 @@ from typing import Any
 
 from bot.config import Settings
 from bot.diff.parse import parse_diff
-from bot.errors import ChangeNotFound, ConfigError, ServiceError, SourceError, redact
+from bot.errors import ConfigError, RemoteChangeNotFound, ServiceError, SourceError, redact
 from bot.models import Change
 from bot.sources.base import TreeReader
 
@@ -179,7 +179,7 @@ class PhabricatorSource:
         found = self.conduit.call("differential.revision.search",
                                   constraints={"ids": [rev_id]}).get("data") or []
         if not found:
-            raise ChangeNotFound(f"revision D{rev_id} not found (or the token cannot see it)")
+            raise RemoteChangeNotFound(f"revision D{rev_id} not found (or the token cannot see it)")
         self.revision = found[0]
         fields = self.revision.get("fields") or {}
         query: dict[str, Any] = ({"ids": [wanted_diff]} if wanted_diff
@@ -188,7 +188,7 @@ class PhabricatorSource:
         diffs = [d for d in diffs.values() if _num(d.get("revisionID")) == rev_id]
         if not diffs:
             which = f"diff {wanted_diff} of " if wanted_diff else "any diff of "
-            raise ChangeNotFound(f"{which}D{rev_id} not found")
+            raise RemoteChangeNotFound(f"{which}D{rev_id} not found")
         diff = max(diffs, key=lambda d: _num(d.get("id")))
         self.diff_id = _num(diff.get("id"))
         parts = [t for t in (_change_text(c) for c in diff.get("changes") or []) if t]

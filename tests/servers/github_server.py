@@ -59,6 +59,7 @@ class PullSpec:
     body: str = ""
     user: str = "octocat"
     fork: bool = False
+    changed_files: int | None = None  # more than len(files): the files API was cut short
 
 
 class FakeGitHub(LocalHTTPServer):
@@ -208,7 +209,7 @@ class FakeGitHub(LocalHTTPServer):
             "head": {"sha": pr.head_sha, "ref": "feature",
                      "repo": {**self._repo_json(head_repo), "fork": pr.fork}},
             "base": {"sha": pr.base_sha, "ref": "main", "repo": self._repo_json(repo)},
-            "changed_files": len(pr.files),
+            "changed_files": pr.changed_files or len(pr.files),
             "additions": sum(f.get("additions", 0) for f in pr.files),
             "deletions": sum(f.get("deletions", 0) for f in pr.files),
         }, {}
