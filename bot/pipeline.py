@@ -8,18 +8,22 @@ from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.analyzers.ruff import run_ruff
 from bot.config import Settings
 from bot.diff.anchor import anchor
-from bot.errors import AnalyzerError, ModelError, NovaError
+from bot.errors import AnalyzerError, ModelError, NovaError, UsageError
 from bot.events import DoneEvent, EventBus
 from bot.models import Change, Comment, ReviewResult, severity_rank
 from bot.sources.base import Source
 from bot.taskmanager.tracker import StepTracker
 
-__all__ = ["Publisher", "ReviewJob", "exit_code_for", "run_review"]
+if TYPE_CHECKING:
+    from bot.testgen.report import TestgenResult
+    from bot.testgen.workspace import Workspace
+
+__all__ = ["Publisher", "ReviewJob", "TestgenJob", "exit_code_for", "run_review", "run_testgen"]
 
 LLM_OFF_NOTE = ("LLM review is off: no model is configured, so only static analyzers ran. "
                 "Turn it on with NOVA_LLM_MODEL=provider:model (e.g. openai:gpt-4o-mini, plus "
@@ -163,3 +167,162 @@ def exit_code_for(result: ReviewResult, fail_on: str) -> int:
         if any(severity_rank(p.comment.severity) >= threshold for p in result.placements):
             return 1
     return 0
+
+
+@dataclass
+class TestgenJob:
+    settings: Settings
+    source: Source
+    ref: str
+    repo: Path
+    bus: EventBus
+    tracker: StepTracker
+    generator: str = "llm"  # llm | ghostwriter
+    max_iterations: int = 3
+    runs: int = 3
+    open_mr: str = "local"  # local | github | phabricator
+    patch_dir: Path = Path(".")
+    session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
+
+
+def run_testgen(job: TestgenJob) -> TestgenResult:
+    """fetch-change → detect-test-framework → analyze-test-matrix → generate-tests →
+    check-tests → run-full-suite → propose."""
+    from bot.sources.git import GitSource
+    from bot.testgen.frameworks import detect_framework
+    from bot.testgen.report import TestgenResult
+    from bot.testgen.workspace import Workspace
+
+    started = time.monotonic()
+    job.tracker.start(job.session_id, str(job.repo.resolve()))
+    with job.tracker.step("fetch-change") as step:
+        if not isinstance(job.source, GitSource):
+            raise UsageError("testgen works on a local commit: check the change out and give "
+                             "HEAD, a SHA or A..B with --repo")
+        change = job.source.fetch(job.ref)
+        if change.head_ref in (None, ":staged"):
+            raise UsageError("testgen needs a commit (HEAD, a SHA or A..B)")
+        step.note(f"{len(change.files)} files")
+    result = TestgenResult(change=change)
+    with Workspace(job.repo, change.head_ref or "HEAD", None) as ws:
+        with job.tracker.step("detect-test-framework") as step:
+            ws.framework = result.framework = detect_framework(ws.root)
+            if ws.framework is None:
+                step.skip("no test framework found")
+                result.notes.append("no test framework was detected: nothing was generated")
+                return result
+            step.note(ws.framework.name)
+        _testgen_stages(job, ws, result)
+    result.stats.seconds = round(time.monotonic() - started, 3)
+    job.bus.emit(DoneEvent(token_usage={
+        "llm_calls": result.stats.llm_calls, "prompt_tokens": result.stats.prompt_tokens,
+        "completion_tokens": result.stats.completion_tokens}))
+    return result
+
+
+def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
+    from bot.testgen.matrix import build_matrix, measure_baseline
+
+    fw = ws.framework
+    assert fw is not None
+    with job.tracker.step("analyze-test-matrix") as step:
+        result.matrix = build_matrix(result.change, ws, fw)
+        note = measure_baseline(result.matrix, ws, fw) if result.matrix else None
+        if note:
+            result.notes.append(note)
+        else:
+            result.coverage_before = sum(len(t.lines) - len(t.uncovered or [])
+                                         for t in result.matrix)
+        step.note(f"{len(result.matrix)} changed targets")
+    if not result.matrix:
+        result.notes.append("nothing to test: the change adds no lines to source files")
+        return
+    with job.tracker.step("generate-tests") as step:
+        _generate(job, ws, result)
+        step.note(f"{len(ws.written)} test files written")
+    with job.tracker.step("check-tests") as step:
+        _check_tests(job, ws, result)
+        step.note(f"{len(result.kept)} kept, {len(result.dropped)} dropped")
+    with job.tracker.step("run-full-suite") as step:
+        if not result.kept:
+            step.skip("no test was kept")
+            return
+        suite = run_sandboxed_suite(ws)
+        result.suite_passed = suite.passed
+        if not suite.passed:
+            result.notes.append("the full suite fails with the kept tests: nothing is "
+                                f"proposed\n{suite.output[-1500:]}")
+            for case in result.kept:
+                case.reason = "the full suite failed with it"
+            result.dropped += result.kept
+            result.kept = []
+            step.skip("the full suite failed")
+            return
+    with job.tracker.step("propose"):
+        from bot.testgen.propose import propose
+
+        propose(result, ws, job.settings, job.open_mr, job.patch_dir)
+
+
+def run_sandboxed_suite(ws: Workspace):  # -> RunResult
+    from bot.testgen.sandbox import run_sandboxed
+
+    assert ws.framework is not None
+    return run_sandboxed(list(ws.framework.run_suite), ws.root, timeout=1800)
+
+
+def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
+    assert ws.framework is not None
+    if job.generator == "ghostwriter":
+        from bot.testgen.ghostwriter import generate_with_ghostwriter
+
+        if ws.framework.language != "python":
+            result.notes.append("the ghostwriter writes Python tests only")
+            return
+        result.notes += generate_with_ghostwriter(ws, ws.framework, result.matrix)
+        return
+    from bot.llm.loop import run_coroutine
+    from bot.testgen.agent import generate_with_llm
+
+    try:
+        summary = run_coroutine(generate_with_llm(
+            result.change, ws, ws.framework, result.matrix, job.settings, job.bus,
+            result.stats, job.max_iterations))
+    except ModelError as exc:
+        result.errors.append(str(exc))
+        return
+    if summary:
+        result.notes.append(f"model: {summary[:500]}")
+
+
+def _check_tests(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
+    from bot.testgen.gates import TestCase, collect_tests, evaluate, prune_file
+
+    fw = ws.framework
+    assert fw is not None
+    parent = result.change.base_ref
+    for rel in sorted(ws.written):
+        names = collect_tests(ws, fw, rel)
+        if not names:
+            result.dropped.append(TestCase(rel, "*", reason="no test could be collected "
+                                                           "(import or syntax error?)"))
+            ws.remove_test(rel)
+            continue
+        cases = [TestCase(rel, name) for name in names]
+        for case in cases:
+            evaluate(ws, fw, case, result.matrix, job.runs, parent)
+            (result.dropped if case.reason else result.kept).append(case)
+        keep = {c.name for c in cases if not c.reason}
+        pruned = prune_file(ws.written[rel], keep) if keep else None
+        if pruned is None:
+            ws.remove_test(rel)
+        else:
+            ws.write_test(rel, pruned)
+    if result.kept and result.coverage_before is not None:
+        from bot.testgen.matrix import line_coverage
+
+        measured = line_coverage(ws, fw, [])
+        if measured:
+            executed = measured[0]
+            result.coverage_after = sum(1 for t in result.matrix for n in t.lines
+                                        if n in executed.get(t.path, set()))

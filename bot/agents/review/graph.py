@@ -9,7 +9,7 @@ turn: an unusable answer is shown its error once, then the batch is reported as 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
@@ -58,8 +58,10 @@ def _message_text(msg: Any) -> str:
     return "".join(parts)
 
 
-def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats):
-    """Compile the graph once; it is reused by every batch of a run."""
+def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats,
+                parse_final: Callable[[str], Any] = parse_answer):
+    """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
+    the model's final text and raises ``AnswerError`` to ask once more."""
     from langchain_core.messages import HumanMessage, ToolMessage
     from langgraph.graph import END, START, StateGraph
 
@@ -105,7 +107,7 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
     def parse(state: ReviewState) -> dict[str, Any]:
         text = _message_text(state["messages"][-1])
         try:
-            return {"answer": parse_answer(text)}
+            return {"answer": parse_final(text)}
         except AnswerError as exc:
             if state["repairs"] >= 1:
                 return {"failure": f"the model answered unusable output twice ({exc})"}

@@ -1,0 +1,81 @@
+"""``nova testgen``: write unit tests for a change, keep those with evidence, propose them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bot.cli.common import load_from_flags, repo_option, setting_options
+
+
+@click.command()
+@click.argument("change", required=False, default="HEAD")
+@repo_option
+@click.option("--generator", type=click.Choice(["llm", "ghostwriter"]), default=None,
+              help="Who writes the tests. Default: llm when a model is configured, else "
+                   "Hypothesis' ghostwriter (Python).")
+@click.option("--max-iterations", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="Test runs the agent may make to fix its tests.")
+@click.option("--runs", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="A kept test must pass this many runs in a row (flaky ones are dropped).")
+@click.option("--open-mr", "open_mr", type=click.Choice(["local", "github", "phabricator"]),
+              default="local", show_default=True,
+              help="local: a branch nova/tests/<sha> and nova-tests-<sha>.patch; github: push "
+                   "the branch and open a pull request (GITHUB_REPOSITORY); phabricator: a "
+                   "revision from the raw diff, child of the original revision.")
+@click.option("--patch-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("."), show_default=True, help="Where the .patch file goes.")
+@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--events-file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@setting_options
+def testgen(change: str, repo: Path, generator: str | None, max_iterations: int, runs: int,
+            open_mr: str, patch_dir: Path, output: str, output_file: Path | None,
+            events_file: Path | None, quiet: bool, **flags: object) -> None:
+    """Write unit tests for CHANGE (default HEAD), run them, keep only tests that pass
+    every run, execute a changed line and fail on a mutant of it (or on the parent
+    commit), run the full suite, and propose them.
+
+    \b
+    The tests run with the Python that runs nova (install your project into it), in a
+    subprocess with no tokens in its environment, a timeout, and no network where the
+    machine allows. The agent may write only new test files under the test directories.
+    Exit codes: 0 tests proposed (or nothing to do), 1 none kept, 2 usage error,
+    3 a service failed.
+    """
+    import sys
+
+    from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink
+    from bot.pipeline import TestgenJob, run_testgen
+    from bot.sources import resolve
+    from bot.taskmanager import tracker_for
+
+    settings = load_from_flags(dict(flags), repo)
+    generator = generator or ("llm" if settings.llm_enabled else "ghostwriter")
+    bus = EventBus()
+    if not quiet:
+        bus.add(TerminalSink() if sys.stderr.isatty() else PlainSink())
+    if events_file is not None:
+        bus.add(JsonLinesSink(str(events_file)))
+    tracker = tracker_for(settings, bus)
+    try:
+        job = TestgenJob(settings=settings, source=resolve(change, repo=repo, settings=settings),
+                         ref=change, repo=repo, bus=bus, tracker=tracker, generator=generator,
+                         max_iterations=max_iterations, runs=runs, open_mr=open_mr,
+                         patch_dir=patch_dir)
+        result = run_testgen(job)
+    finally:
+        tracker.close()
+        bus.close()
+    text = result.format(output)
+    if output_file is not None:
+        output_file.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    for error in result.errors:
+        click.echo(f"nova: error: {error}", err=True)
+    code = 3 if result.errors else (1 if result.matrix and not result.kept else 0)
+    click.get_current_context().exit(code)

@@ -1,0 +1,124 @@
+"""Which test framework a repository uses, how to run one file and the whole suite, and
+where its tests live and how they are named."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Framework", "detect_framework"]
+
+
+@dataclass(frozen=True)
+class Framework:
+    name: str  # pytest | unittest | node-test | jest | vitest | mocha | go | cargo | maven...
+    language: str
+    run_files: tuple[str, ...]  # the command; test files are appended
+    run_suite: tuple[str, ...]
+    test_dirs: tuple[str, ...]
+    name_patterns: tuple[str, ...]
+    evidence: tuple[str, ...] = field(default=())  # what it was detected from
+
+    def is_test_name(self, path: str) -> bool:
+        name = path.rsplit("/", 1)[-1]
+        return any(fnmatch.fnmatch(name, p) for p in self.name_patterns)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "language": self.language,
+                "run_file": " ".join(self.run_files) + " <file>",
+                "run_suite": " ".join(self.run_suite), "test_dirs": list(self.test_dirs),
+                "name_patterns": list(self.name_patterns), "evidence": list(self.evidence)}
+
+
+def _python_test_dirs(root: Path) -> tuple[str, ...]:
+    dirs = [d for d in ("tests", "test") if (root / d).is_dir()]
+    return tuple(dirs or ["tests"])
+
+
+def _python_patterns(root: Path) -> tuple[str, ...]:
+    suffixed = any(root.rglob("*_test.py"))
+    return ("test_*.py", "*_test.py") if suffixed else ("test_*.py",)
+
+
+def _pytest_evidence(root: Path) -> list[str]:
+    found = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            tools = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {})
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            tools = {}
+        if "pytest" in tools:
+            found.append("pyproject.toml [tool.pytest]")
+    for name, marker in (("pytest.ini", ""), ("setup.cfg", "[tool:pytest]"),
+                         ("tox.ini", "[pytest]")):
+        path = root / name
+        if path.is_file() and marker in path.read_text(encoding="utf-8", errors="replace"):
+            found.append(name)
+    if (root / "conftest.py").is_file() or any(root.glob("tests/conftest.py")):
+        found.append("conftest.py")
+    return found
+
+
+def _node(root: Path) -> Framework | None:
+    package = root / "package.json"
+    if not package.is_file():
+        return None
+    try:
+        data = json.loads(package.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    deps = {**data.get("dependencies", {}), **data.get("devDependencies", {})}
+    script = (data.get("scripts") or {}).get("test", "")
+    dirs = tuple(d for d in ("test", "tests", "__tests__") if (root / d).is_dir()) or ("test",)
+    patterns = ("*.test.js", "*.test.mjs", "*.test.ts", "*.spec.js", "*.spec.ts")
+    for name, cmd in (("vitest", ("npx", "vitest", "run")), ("jest", ("npx", "jest")),
+                      ("mocha", ("npx", "mocha"))):
+        if name in deps or name in script:
+            return Framework(name, "javascript", cmd, cmd, dirs, patterns,
+                             ("package.json",))
+    if "node --test" in script or "node:test" in script:
+        return Framework("node-test", "javascript", ("node", "--test"), ("node", "--test"),
+                         dirs, patterns, ("package.json scripts.test",))
+    return None
+
+
+def detect_framework(root: Path) -> Framework | None:
+    python = sys.executable
+    evidence = _pytest_evidence(root)
+    if evidence:
+        return Framework("pytest", "python", (python, "-m", "pytest", "-q", "-p",
+                                              "no:cacheprovider"),
+                         (python, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+                         _python_test_dirs(root), _python_patterns(root), tuple(evidence))
+    node = _node(root)
+    if node is not None:
+        return node
+    if (root / "go.mod").is_file():
+        return Framework("go", "go", ("go", "test"), ("go", "test", "./..."), (".",),
+                         ("*_test.go",), ("go.mod",))
+    if (root / "Cargo.toml").is_file():
+        return Framework("cargo", "rust", ("cargo", "test"), ("cargo", "test"), ("tests",),
+                         ("*.rs",), ("Cargo.toml",))
+    if (root / "pom.xml").is_file():
+        return Framework("maven", "java", ("mvn", "-q", "test"), ("mvn", "-q", "test"),
+                         ("src/test/java",), ("*Test.java",), ("pom.xml",))
+    if (root / "build.gradle").is_file() or (root / "build.gradle.kts").is_file():
+        return Framework("gradle", "java", ("gradle", "test"), ("gradle", "test"),
+                         ("src/test/java",), ("*Test.java",), ("build.gradle",))
+    py_tests = [p for p in root.rglob("test*.py") if ".venv" not in p.parts]
+    if py_tests:
+        uses_unittest = any("unittest" in p.read_text(encoding="utf-8", errors="replace")
+                            for p in py_tests[:20])
+        name = "unittest" if uses_unittest else "pytest"
+        # pytest runs unittest-style tests too and reports per test; it is the runner here
+        return Framework(name, "python", (python, "-m", "pytest", "-q", "-p",
+                                          "no:cacheprovider"),
+                         (python, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+                         _python_test_dirs(root), _python_patterns(root),
+                         ("test files",))
+    return None

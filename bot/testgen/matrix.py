@@ -1,0 +1,184 @@
+"""The test matrix: changed functions × existing tests × changed lines already covered."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.models import Change, FileDiff
+from bot.testgen.frameworks import Framework
+from bot.testgen.sandbox import run_sandboxed
+from bot.testgen.workspace import Workspace
+
+__all__ = ["Target", "build_matrix", "line_coverage"]
+
+_SYMBOL = re.compile(r"^\s*(?:export\s+)?(?:async\s+)?(?:function|def|func|fn|class)\s+(\w+)")
+
+
+@dataclass
+class Target:
+    path: str
+    qualname: str
+    kind: str  # added | modified
+    lines: list[int]  # changed (added) lines inside the target
+    existing_tests: list[str] = field(default_factory=list)
+    uncovered: list[int] | None = None  # None: coverage not measured
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+    def to_dict(self) -> dict[str, object]:
+        planned = (f"cover lines {_ranges(self.uncovered)}" if self.uncovered
+                   else "pin the changed behaviour")
+        return {"target": f"{self.path}::{self.qualname}", "change_kind": self.kind,
+                "changed_lines": self.lines, "existing_tests": self.existing_tests,
+                "uncovered_changed_lines": self.uncovered, "planned": planned}
+
+
+def _ranges(lines: list[int]) -> str:
+    out, start = [], None
+    for i, n in enumerate(lines):
+        if start is None:
+            start = n
+        if i + 1 == len(lines) or lines[i + 1] != n + 1:
+            out.append(f"{start}" if start == n else f"{start}-{n}")
+            start = None
+    return ", ".join(out)
+
+
+def _python_symbols(text: str) -> list[tuple[str, int, int]]:
+    """(qualname, first line, last line) of every function and class, outermost first."""
+    out: list[tuple[str, int, int]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qual = f"{prefix}{child.name}"
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                out.append((qual, first, child.end_lineno or child.lineno))
+                walk(child, qual + ".")
+
+    walk(ast.parse(text), "")
+    return out
+
+
+def _python_targets(f: FileDiff, added: list[int], text: str, parent: str | None
+                    ) -> list[Target]:
+    try:
+        symbols = _python_symbols(text)
+    except SyntaxError:
+        return [Target(f.path, "<module>", "modified", added)]
+    try:
+        before = {q for q, _a, _b in _python_symbols(parent)} if parent else set()
+    except SyntaxError:
+        before = set()
+    by_target: dict[str, list[int]] = {}
+    for n in added:
+        inner = [q for q, a, b in symbols if a <= n <= b and not q.split(".")[-1][:1].isupper()]
+        holders = inner or [q for q, a, b in symbols if a <= n <= b]
+        by_target.setdefault(holders[-1] if holders else "<module>", []).append(n)
+    return [Target(f.path, q, "modified" if q in before else "added", lines)
+            for q, lines in by_target.items()]
+
+
+def _scanned_targets(f: FileDiff, added: list[int], text: str) -> list[Target]:
+    """Other languages: the nearest symbol declared above each changed line."""
+    rows = text.split("\n")
+    by_target: dict[str, list[int]] = {}
+    for n in added:
+        name = "<file>"
+        for k in range(min(n, len(rows)) - 1, -1, -1):
+            m = _SYMBOL.match(rows[k])
+            if m:
+                name = m.group(1)
+                break
+        by_target.setdefault(name, []).append(n)
+    return [Target(f.path, q, "modified", lines) for q, lines in by_target.items()]
+
+
+Lines = dict[str, set[int]]  # repo-relative file -> line numbers
+
+
+def line_coverage(ws: Workspace, fw: Framework, test_args: list[str],
+                  timeout: float = 300.0) -> tuple[Lines, Lines] | None:
+    """(executed, missing) statement lines per file while running ``test_args`` under
+    coverage, or None when the run could not be measured."""
+    if fw.language != "python":
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
+        python = fw.run_files[0]
+        run = run_sandboxed([python, "-m", "coverage", "run", f"--data-file={data}",
+                             "-m", "pytest", "-q", "-p", "no:cacheprovider", *test_args],
+                            ws.root, timeout=timeout)
+        if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
+            return None
+        json_run = run_sandboxed([python, "-m", "coverage", "json", f"--data-file={data}",
+                                  "-o", report], ws.root)
+        if not json_run.passed:
+            return None
+        files = json.loads(Path(report).read_text()).get("files", {})
+    root = ws.root.resolve()
+    executed: Lines = {}
+    missing: Lines = {}
+    for name, info in files.items():
+        path = Path(name)
+        rel = (path.resolve().relative_to(root).as_posix() if path.is_absolute()
+               and path.resolve().is_relative_to(root) else name)
+        executed[rel] = set(info.get("executed_lines", []))
+        missing[rel] = set(info.get("missing_lines", []))
+    return executed, missing
+
+
+def build_matrix(change: Change, ws: Workspace, fw: Framework | None) -> list[Target]:
+    targets: list[Target] = []
+    for f in change.files:
+        if f.is_binary or f.status == "deleted" or (fw and fw.is_test_name(f.path)):
+            continue
+        added = [ln.new_no for h in f.hunks for ln in h.lines
+                 if ln.kind == "added" and ln.new_no is not None and ln.text.strip()]
+        text = ws.read(f.path)
+        if not added or text is None:
+            continue
+        if f.path.endswith(".py"):
+            parent = (ws.parent_text(f.old_path or f.path, change.base_ref)
+                      if change.base_ref else None)
+            targets += _python_targets(f, added, text, parent)
+        else:
+            targets += _scanned_targets(f, added, text)
+    _existing_tests(targets, ws, fw)
+    return targets
+
+
+def _existing_tests(targets: list[Target], ws: Workspace, fw: Framework | None) -> None:
+    if fw is None:
+        return
+    tests = [p for p in ws.files() if fw.is_test_name(p)]
+    texts = {p: ws.read(p) or "" for p in tests}
+    for t in targets:
+        if t.name.startswith("<"):
+            continue
+        word = re.compile(rf"\b{re.escape(t.name)}\b")
+        t.existing_tests = [p for p, text in texts.items() if word.search(text)]
+
+
+def measure_baseline(targets: list[Target], ws: Workspace, fw: Framework | None) -> str | None:
+    """Fill ``uncovered`` from a coverage run of the existing suite; a note when it can't."""
+    if fw is None or fw.language != "python":
+        return "changed-line coverage is measured for Python only"
+    measured = line_coverage(ws, fw, [])
+    if measured is None:
+        return "the existing suite could not be run under coverage"
+    executed, missing = measured
+    for t in targets:
+        never_ran = missing.get(t.path)
+        if never_ran is None:  # the file was never imported: every changed statement
+            t.uncovered = list(t.lines)
+        else:
+            t.uncovered = [n for n in t.lines if n in never_ran]
+    return None

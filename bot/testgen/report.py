@@ -1,0 +1,91 @@
+"""What a testgen run reports: JSON (``--output json``), text, and the PR/revision body."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.models import Change, Stats
+from bot.testgen.frameworks import Framework
+from bot.testgen.gates import TestCase
+from bot.testgen.matrix import Target
+
+__all__ = ["TestgenResult"]
+
+
+@dataclass
+class TestgenResult:
+    change: Change
+    framework: Framework | None = None
+    matrix: list[Target] = field(default_factory=list)
+    kept: list[TestCase] = field(default_factory=list)
+    dropped: list[TestCase] = field(default_factory=list)
+    branch: str | None = None
+    patch: str | None = None
+    mr_url: str | None = None
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    suite_passed: bool | None = None
+    coverage_before: int | None = None  # changed lines the suite ran, before / after
+    coverage_after: int | None = None
+    stats: Stats = field(default_factory=Stats)
+
+    def changed_lines(self) -> int:
+        return sum(len(t.lines) for t in self.matrix)
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.stats
+        return {
+            "change": self.change.summary_dict(),
+            "framework": self.framework.to_dict() if self.framework else None,
+            "matrix": [t.to_dict() for t in self.matrix],
+            "kept": [c.kept_dict() for c in self.kept],
+            "dropped": [c.dropped_dict() for c in self.dropped],
+            "branch": self.branch, "patch": self.patch, "mr_url": self.mr_url,
+            "notes": self.notes, "errors": self.errors,
+            "stats": {"proposed": len(self.kept) + len(self.dropped), "kept": len(self.kept),
+                      "dropped": len(self.dropped), "suite_passed": self.suite_passed,
+                      "changed_lines": self.changed_lines(),
+                      "changed_lines_covered_before": self.coverage_before,
+                      "changed_lines_covered_after": self.coverage_after,
+                      "llm_calls": s.llm_calls, "prompt_tokens": s.prompt_tokens,
+                      "completion_tokens": s.completion_tokens, "seconds": s.seconds},
+        }
+
+    def body(self) -> str:
+        """Markdown for the pull request / revision: matrix, evidence, what was dropped."""
+        out = [f"Tests for {self.change.id}: {self.change.title}".rstrip(": "), "",
+               "| target | change | existing tests | uncovered changed lines |",
+               "|---|---|---|---|"]
+        for t in self.matrix:
+            uncovered = "not measured" if t.uncovered is None else (
+                ", ".join(map(str, t.uncovered)) or "none")
+            out.append(f"| `{t.path}::{t.qualname}` | {t.kind} | "
+                       f"{', '.join(t.existing_tests) or 'none'} | {uncovered} |")
+        out += ["", "**Kept tests** (evidence):", ""]
+        for c in self.kept:
+            e = c.evidence
+            bite = [f"kills mutant {e['mutant_killed']}"] if e.get("mutant_killed") else []
+            bite += ["fails on the parent commit"] if e.get("fails_on_parent") else []
+            out.append(f"- `{c.node_id}`: passed {e.get('runs')}x, covers "
+                       f"{e.get('changed_lines_covered')} changed line(s), {'; '.join(bite)}")
+        if self.coverage_before is not None and self.coverage_after is not None:
+            out += ["", f"Changed lines run by the suite: {self.coverage_before} → "
+                        f"{self.coverage_after} of {self.changed_lines()}."]
+        if self.dropped:
+            out += ["", "**Dropped**:", ""]
+            out += [f"- `{c.node_id}`: {c.reason}" for c in self.dropped]
+        if self.notes:
+            out += ["", *[f"_{n}_" for n in self.notes]]
+        return "\n".join(out) + "\n"
+
+    def format(self, fmt: str) -> str:
+        if fmt == "json":
+            return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        text = self.body()
+        where = self.mr_url or self.branch
+        tail = [f"Proposed: {where}" + (f" (patch {self.patch})" if self.patch else "")
+                ] if where else ["Nothing proposed."]
+        tail += [f"Error: {e}" for e in self.errors]
+        return text + "\n" + "\n".join(tail) + "\n"

@@ -1,0 +1,73 @@
+"""Run generated tests (untrusted code) in a subprocess: scrubbed environment without any
+token, a timeout, an output cap, and no network where the OS allows (``unshare --net``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["RunResult", "network_isolation", "run_sandboxed"]
+
+OUTPUT_CAP = 20_000
+_KEEP = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    returncode: int
+    output: str  # stdout + stderr, capped (the tail is kept: failures are at the end)
+    timed_out: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+@lru_cache(maxsize=1)
+def network_isolation() -> list[str]:
+    """The command prefix that removes network access, if this machine allows it."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return []
+    try:
+        ok = subprocess.run([unshare, "--net", "--map-root-user", "true"], capture_output=True,
+                            timeout=10).returncode == 0
+        if ok:
+            return [unshare, "--net", "--map-root-user"]
+        ok = subprocess.run([unshare, "--net", "true"], capture_output=True,
+                            timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [unshare, "--net"] if ok else []
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Only what a test run needs: no tokens, no NOVA_* settings, a throwaway HOME."""
+    env = {k: v for k, v in os.environ.items() if k in _KEEP}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["HOME"] = tempfile.gettempdir()
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONHASHSEED"] = "0"
+    env.update(extra or {})
+    return env
+
+
+def run_sandboxed(cmd: list[str], cwd: Path, *, timeout: float = 120.0,
+                  env: dict[str, str] | None = None) -> RunResult:
+    try:
+        proc = subprocess.run([*network_isolation(), *cmd], cwd=cwd, env=clean_env(env),
+                              capture_output=True, text=True, errors="replace",
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        out = "".join(part if isinstance(part, str) else part.decode(errors="replace")
+                      for part in (exc.stdout, exc.stderr) if part)
+        return RunResult(-1, out[-OUTPUT_CAP:] + f"\n[timed out after {timeout:g}s]", True)
+    except OSError as exc:
+        return RunResult(-1, f"could not run {cmd[0]}: {exc}")
+    return RunResult(proc.returncode, (proc.stdout + proc.stderr)[-OUTPUT_CAP:])

@@ -1,0 +1,124 @@
+"""A git worktree at the change's head where tests are written and run (the user's
+checkout is never touched), and the guard on what an agent may write there."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from bot.errors import SourceError
+from bot.testgen.frameworks import Framework
+
+__all__ = ["Workspace", "WriteRefused"]
+
+MAX_TEST_BYTES = 100_000
+
+
+class WriteRefused(ValueError):
+    """The path or content is not allowed; the message goes back to the agent."""
+
+
+def _git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        raise SourceError(f"git {args[0]} failed: {proc.stderr.strip()[-300:]}")
+    return proc.stdout
+
+
+@dataclass
+class Workspace:
+    repo: Path  # the user's repository
+    head: str
+    framework: Framework | None
+    root: Path = field(init=False)
+    written: dict[str, str] = field(default_factory=dict)  # path -> content
+
+    def __post_init__(self) -> None:
+        self._tmp = Path(tempfile.mkdtemp(prefix="nova-testgen-"))
+        self.root = self._tmp / "tree"
+        _git(self.repo, "worktree", "add", "--detach", "--quiet", str(self.root), self.head)
+
+    def close(self) -> None:
+        subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force",
+                        str(self.root)], capture_output=True, check=False)
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the write guard ---------------------------------------------------------------
+    def check_test_path(self, path: str) -> str:
+        """The normalised relative path, or ``WriteRefused`` with the reason."""
+        raw = str(path).strip().replace("\\", "/")
+        rel = PurePosixPath(raw)
+        if not raw or rel.is_absolute() or raw.startswith("~"):
+            raise WriteRefused(f"{path!r}: only relative paths inside the repository")
+        if ".." in rel.parts:
+            raise WriteRefused(f"{path!r}: '..' is not allowed")
+        fw = self.framework
+        if fw is None:
+            raise WriteRefused("no test framework was detected, so there is no test path")
+        if not fw.is_test_name(rel.as_posix()):
+            raise WriteRefused(f"{path!r}: not a test file name "
+                               f"({', '.join(fw.name_patterns)})")
+        dirs = [d.strip("/") for d in fw.test_dirs]
+        if "." not in dirs and not any(rel.as_posix().startswith(d + "/") for d in dirs):
+            raise WriteRefused(f"{path!r}: tests go under {', '.join(d + '/' for d in dirs)}")
+        target = (self.root / rel).resolve()
+        if not target.is_relative_to(self.root.resolve()):
+            raise WriteRefused(f"{path!r}: leaves the repository (a symlink?)")
+        if target.exists() and rel.as_posix() not in self.written:
+            raise WriteRefused(f"{path!r}: an existing test file; write a new file instead")
+        return rel.as_posix()
+
+    def write_test(self, path: str, content: str) -> str:
+        rel = self.check_test_path(path)
+        if len(content.encode()) > MAX_TEST_BYTES:
+            raise WriteRefused(f"{path!r}: {len(content.encode())} bytes is over the "
+                               f"{MAX_TEST_BYTES} byte limit")
+        target = self.root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+        self.written[rel] = content
+        return rel
+
+    def remove_test(self, rel: str) -> None:
+        (self.root / rel).unlink(missing_ok=True)
+        self.written.pop(rel, None)
+
+    # -- reading -----------------------------------------------------------------------
+    def read(self, rel: str) -> str | None:
+        target = (self.root / rel).resolve()
+        if not target.is_relative_to(self.root.resolve()) or not target.is_file():
+            return None
+        return target.read_text(encoding="utf-8", errors="replace")
+
+    def files(self) -> list[str]:
+        return _git(self.root, "ls-files").splitlines()
+
+    def parent_text(self, rel: str, parent: str) -> str | None:
+        proc = subprocess.run(["git", "-C", str(self.root), "show", f"{parent}:{rel}"],
+                              capture_output=True, text=True, check=False)
+        return proc.stdout if proc.returncode == 0 else None
+
+    # -- proposing ---------------------------------------------------------------------
+    def commit(self, branch: str, message: str) -> tuple[str, str]:
+        """Commit the written tests on ``branch``; return (commit sha, patch text)."""
+        _git(self.root, "checkout", "--quiet", "-B", branch)
+        _git(self.root, "add", "--", *self.written)
+        _git(self.root, "-c", "user.name=Nova", "-c", "user.email=nova@localhost", "commit",
+             "--quiet", "-m", message)
+        sha = _git(self.root, "rev-parse", "HEAD").strip()
+        return sha, _git(self.root, "format-patch", "--stdout", "-1", "HEAD")
+
+    def head_diff(self) -> str:
+        """The last commit as a plain git diff (what Conduit's createrawdiff reads)."""
+        return _git(self.root, "diff", "--no-color", "--src-prefix=a/", "--dst-prefix=b/",
+                    "HEAD~1", "HEAD")
