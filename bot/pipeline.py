@@ -227,12 +227,10 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
     assert fw is not None
     with job.tracker.step("analyze-test-matrix") as step:
         result.matrix = build_matrix(result.change, ws, fw)
-        note = measure_baseline(result.matrix, ws, fw) if result.matrix else None
+        note, result.coverage_before = (measure_baseline(result.matrix, ws, fw)
+                                        if result.matrix else (None, None))
         if note:
             result.notes.append(note)
-        else:
-            result.coverage_before = sum(len(t.lines) - len(t.uncovered or [])
-                                         for t in result.matrix)
         step.note(f"{len(result.matrix)} changed targets")
     if not result.matrix:
         result.notes.append("nothing to test: the change adds no lines to source files")
@@ -309,8 +307,8 @@ def _check_tests(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
             ws.remove_test(rel)
             continue
         cases = [TestCase(rel, name) for name in names]
+        evaluate(ws, fw, rel, cases, result.matrix, job.runs, parent)
         for case in cases:
-            evaluate(ws, fw, case, result.matrix, job.runs, parent)
             (result.dropped if case.reason else result.kept).append(case)
         keep = {c.name for c in cases if not c.reason}
         pruned = prune_file(ws.written[rel], keep) if keep else None
@@ -319,10 +317,8 @@ def _check_tests(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         else:
             ws.write_test(rel, pruned)
     if result.kept and result.coverage_before is not None:
-        from bot.testgen.matrix import line_coverage
+        from bot.testgen.matrix import covered_count, line_coverage
 
         measured = line_coverage(ws, fw, [])
         if measured:
-            executed = measured[0]
-            result.coverage_after = sum(1 for t in result.matrix for n in t.lines
-                                        if n in executed.get(t.path, set()))
+            result.coverage_after = covered_count(result.matrix, measured[0])

@@ -87,13 +87,16 @@ def _node(root: Path) -> Framework | None:
     return None
 
 
+# langsmith (a langchain dependency, so in Nova's environment, not the project's) registers
+# a pytest plugin that costs ~1 s per run: half of a small test run.
+_PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin")
+
+
 def detect_framework(root: Path) -> Framework | None:
     python = sys.executable
     evidence = _pytest_evidence(root)
     if evidence:
-        return Framework("pytest", "python", (python, "-m", "pytest", "-q", "-p",
-                                              "no:cacheprovider"),
-                         (python, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+        return Framework("pytest", "python", (python, *_PYTEST), (python, *_PYTEST),
                          _python_test_dirs(root), _python_patterns(root), tuple(evidence))
     node = _node(root)
     if node is not None:
@@ -116,9 +119,6 @@ def detect_framework(root: Path) -> Framework | None:
                             for p in py_tests[:20])
         name = "unittest" if uses_unittest else "pytest"
         # pytest runs unittest-style tests too and reports per test; it is the runner here
-        return Framework(name, "python", (python, "-m", "pytest", "-q", "-p",
-                                          "no:cacheprovider"),
-                         (python, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
-                         _python_test_dirs(root), _python_patterns(root),
-                         ("test files",))
+        return Framework(name, "python", (python, *_PYTEST), (python, *_PYTEST),
+                         _python_test_dirs(root), _python_patterns(root), ("test files",))
     return None

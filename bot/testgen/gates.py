@@ -9,10 +9,14 @@ code. Everything else is dropped with its reason.
 from __future__ import annotations
 
 import ast
+import json
 import re
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
+from xml.etree import ElementTree
 
 from bot.testgen.frameworks import Framework
 from bot.testgen.matrix import Target, line_coverage
@@ -73,55 +77,18 @@ def collect_tests(ws: Workspace, fw: Framework, rel: str) -> list[str]:
 
 
 @contextmanager
-def _replaced(ws: Workspace, rel: str, text: str) -> Iterator[None]:
-    path = ws.root / rel
-    original = path.read_text(encoding="utf-8")
-    path.write_text(text, encoding="utf-8")
+def _replaced(ws: Workspace, texts: dict[str, str | None]) -> Iterator[None]:
+    """Temporarily give files other contents (None: the file is absent)."""
+    originals: dict[str, str | None] = {}
     try:
-        yield
-    finally:
-        path.write_text(original, encoding="utf-8")
-
-
-def _passes(ws: Workspace, fw: Framework, node_id: str) -> bool:
-    return run_sandboxed([*fw.run_files, "-x", node_id], ws.root, timeout=120).passed
-
-
-def _kills_a_mutant(ws: Workspace, fw: Framework, case: TestCase,
-                    covered: dict[str, list[int]]) -> str | None:
-    for rel, lines in covered.items():
-        source = ws.read(rel)
-        if source is None:
-            continue
-        rows = source.split("\n")
-        for n in lines:
-            for description, mutated in mutants(rows[n - 1]):
-                text = "\n".join(rows[: n - 1] + [mutated] + rows[n:])
-                try:
-                    ast.parse(text)
-                except SyntaxError:
-                    continue
-                with _replaced(ws, rel, text):
-                    if not _passes(ws, fw, case.node_id):
-                        return f"{rel}:{n} {description}"
-    return None
-
-
-def _fails_on_parent(ws: Workspace, fw: Framework, case: TestCase, parent: str | None,
-                     changed_files: list[str]) -> bool:
-    if parent is None:
-        return False
-    originals = {}
-    try:
-        for rel in changed_files:
-            before = ws.parent_text(rel, parent)
+        for rel, text in texts.items():
             path = ws.root / rel
             originals[rel] = path.read_text(encoding="utf-8") if path.exists() else None
-            if before is None:
-                path.unlink(missing_ok=True)  # the file is new in this change
+            if text is None:
+                path.unlink(missing_ok=True)
             else:
-                path.write_text(before, encoding="utf-8")
-        return not _passes(ws, fw, case.node_id)
+                path.write_text(text, encoding="utf-8")
+        yield
     finally:
         for rel, text in originals.items():
             if text is None:
@@ -130,39 +97,141 @@ def _fails_on_parent(ws: Workspace, fw: Framework, case: TestCase, parent: str |
                 (ws.root / rel).write_text(text, encoding="utf-8")
 
 
-def evaluate(ws: Workspace, fw: Framework, case: TestCase, targets: list[Target], runs: int,
-             parent: str | None) -> None:
-    """Fill ``case.evidence``, or ``case.reason`` when it must be dropped."""
-    passed = 0
+def _outcomes(ws: Workspace, fw: Framework, rel: str, names: list[str]) -> dict[str, bool]:
+    """Run the named tests of ``rel`` once; pass/fail per name (JUnit XML)."""
+    module = rel[:-3].replace("/", ".")
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "junit.xml"
+        run_sandboxed([*fw.run_files, f"--junitxml={report}", "-p", "no:randomly",
+                       *(f"{rel}::{n}" for n in names)], ws.root, timeout=300)
+        if not report.is_file():
+            return {}
+        root = ElementTree.parse(report).getroot()
+    out: dict[str, bool] = {}
+    for case in root.iter("testcase"):
+        cls, name = case.get("classname", ""), case.get("name", "")
+        inner = cls[len(module):].lstrip(".").replace(".", "::")
+        key = f"{inner}::{name}" if inner else name
+        out[key] = not any(child.tag in ("failure", "error") for child in case)
+    return out
+
+
+def _per_test_coverage(ws: Workspace, fw: Framework, rel: str, names: list[str]
+                       ) -> dict[str, dict[str, set[int]]]:
+    """Changed-file lines each test executes: one coverage run with per-test contexts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, data, report = (Path(tmp) / n for n in ("rc", "data", "cov.json"))
+        rc.write_text("[run]\ndynamic_context = test_function\n")
+        python = fw.run_files[0]
+        run_sandboxed([python, "-m", "coverage", "run", f"--rcfile={rc}", f"--data-file={data}",
+                       *fw.run_files[1:], *(f"{rel}::{n}" for n in names)], ws.root,
+                      timeout=300)
+        out = run_sandboxed([python, "-m", "coverage", "json", f"--rcfile={rc}",
+                             f"--data-file={data}", "--show-contexts", "-o", str(report)],
+                            ws.root)
+        if not out.passed:
+            return {}
+        files = json.loads(report.read_text()).get("files", {})
+    dotted = {n: "." + n.split("[")[0].replace("::", ".") for n in names}
+    lines: dict[str, dict[str, set[int]]] = {n: {} for n in names}
+    for path, info in files.items():
+        for line, contexts in (info.get("contexts") or {}).items():
+            for ctx in contexts:
+                for name, suffix in dotted.items():
+                    if ctx.endswith(suffix):
+                        lines[name].setdefault(path, set()).add(int(line))
+    for name in names:  # Hypothesis runs tests inside its engine: the context is not theirs
+        if not lines[name]:
+            alone = line_coverage(ws, fw, [f"{rel}::{name}"])
+            if alone:
+                lines[name] = alone[0]
+    return lines
+
+
+def evaluate(ws: Workspace, fw: Framework, rel: str, cases: list[TestCase],
+             targets: list[Target], runs: int, parent: str | None) -> None:
+    """Fill each case's ``evidence``, or its ``reason`` when it must be dropped. Every step
+    runs the file's remaining tests together: runs, coverage, each mutant, the parent."""
+    alive = list(cases)
+    passed = {c.name: 0 for c in cases}  # runs passed in a row
     for _ in range(runs):
-        if not _passes(ws, fw, case.node_id):
-            break
-        passed += 1
-    case.evidence["runs"] = passed
-    if passed == 0:
-        case.reason = "fails"
+        outcome = _outcomes(ws, fw, rel, [c.name for c in alive])
+        for c in list(alive):
+            if outcome.get(c.name):
+                passed[c.name] += 1
+            else:
+                alive.remove(c)
+    for c in cases:
+        done = c.evidence["runs"] = passed[c.name]
+        if done == 0:
+            c.reason = "fails"
+        elif done < runs:
+            c.reason = f"flaky: passed {done} of {runs} runs in a row"
+    alive = [c for c in cases if not c.reason]
+    if not alive:
         return
-    if passed < runs:
-        case.reason = f"flaky: passed {passed} of {runs} runs in a row"
+    executed = _per_test_coverage(ws, fw, rel, [c.name for c in alive])
+    covered: dict[str, dict[str, list[int]]] = {}
+    for c in alive:
+        mine = executed.get(c.name, {})
+        hits: dict[str, list[int]] = {}
+        for t in targets:
+            hit = [n for n in t.lines if n in mine.get(t.path, set())]
+            if hit:
+                hits.setdefault(t.path, []).extend(hit)
+                c.targets.append(f"{t.path}::{t.qualname}")
+        covered[c.name] = hits
+        c.evidence["changed_lines_covered"] = sum(len(v) for v in hits.values())
+        if not hits:
+            c.reason = "does not execute any changed line"
+    alive = [c for c in alive if not c.reason]
+    for c in alive:
+        c.evidence["mutant_killed"] = None
+    _mutation_round(ws, fw, rel, alive, covered)
+    _parent_round(ws, fw, rel, alive, parent, sorted({t.path for t in targets}))
+    for c in alive:
+        if not c.evidence["mutant_killed"] and not c.evidence["fails_on_parent"]:
+            c.reason = ("no bite: survives every simple mutant of the changed lines and "
+                        "passes on the parent commit")
+
+
+def _mutation_round(ws: Workspace, fw: Framework, rel: str, alive: list[TestCase],
+                    covered: dict[str, dict[str, list[int]]]) -> None:
+    lines = sorted({(path, n) for c in alive for path, ns in covered[c.name].items()
+                    for n in ns})
+    for path, n in lines:
+        waiting = [c for c in alive if not c.evidence["mutant_killed"]
+                   and n in covered[c.name].get(path, [])]
+        source = ws.read(path)
+        if not waiting or source is None:
+            continue
+        rows = source.split("\n")
+        for description, mutated in mutants(rows[n - 1]):
+            text = "\n".join(rows[: n - 1] + [mutated] + rows[n:])
+            try:
+                ast.parse(text)
+            except SyntaxError:
+                continue
+            with _replaced(ws, {path: text}):
+                outcome = _outcomes(ws, fw, rel, [c.name for c in waiting])
+            for c in list(waiting):
+                if outcome.get(c.name) is False:
+                    c.evidence["mutant_killed"] = f"{path}:{n} {description}"
+                    waiting.remove(c)
+            if not waiting:
+                break
+
+
+def _parent_round(ws: Workspace, fw: Framework, rel: str, alive: list[TestCase],
+                  parent: str | None, changed: list[str]) -> None:
+    for c in alive:
+        c.evidence["fails_on_parent"] = False
+    if parent is None or not alive:
         return
-    measured = line_coverage(ws, fw, [case.node_id])
-    executed = measured[0] if measured else {}
-    covered: dict[str, list[int]] = {}
-    for t in targets:
-        hit = [n for n in t.lines if n in executed.get(t.path, set())]
-        if hit:
-            covered.setdefault(t.path, []).extend(hit)
-            case.targets.append(f"{t.path}::{t.qualname}")
-    case.evidence["changed_lines_covered"] = sum(len(v) for v in covered.values())
-    if not covered:
-        case.reason = "does not execute any changed line"
-        return
-    case.evidence["mutant_killed"] = _kills_a_mutant(ws, fw, case, covered)
-    case.evidence["fails_on_parent"] = _fails_on_parent(
-        ws, fw, case, parent, sorted({t.path for t in targets}))
-    if not case.evidence["mutant_killed"] and not case.evidence["fails_on_parent"]:
-        case.reason = ("no bite: survives every simple mutant of the changed lines and "
-                       "passes on the parent commit")
+    with _replaced(ws, {p: ws.parent_text(p, parent) for p in changed}):
+        outcome = _outcomes(ws, fw, rel, [c.name for c in alive])
+    for c in alive:
+        c.evidence["fails_on_parent"] = outcome.get(c.name) is False
 
 
 def prune_file(text: str, keep: set[str]) -> str | None:

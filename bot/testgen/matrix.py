@@ -113,9 +113,9 @@ def line_coverage(ws: Workspace, fw: Framework, test_args: list[str],
     with tempfile.TemporaryDirectory() as tmp:
         data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
         python = fw.run_files[0]
+        # the framework's own pytest command, under coverage
         run = run_sandboxed([python, "-m", "coverage", "run", f"--data-file={data}",
-                             "-m", "pytest", "-q", "-p", "no:cacheprovider", *test_args],
-                            ws.root, timeout=timeout)
+                             *fw.run_files[1:], *test_args], ws.root, timeout=timeout)
         if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
             return None
         json_run = run_sandboxed([python, "-m", "coverage", "json", f"--data-file={data}",
@@ -167,13 +167,20 @@ def _existing_tests(targets: list[Target], ws: Workspace, fw: Framework | None) 
         t.existing_tests = [p for p, text in texts.items() if word.search(text)]
 
 
-def measure_baseline(targets: list[Target], ws: Workspace, fw: Framework | None) -> str | None:
-    """Fill ``uncovered`` from a coverage run of the existing suite; a note when it can't."""
+def covered_count(targets: list[Target], executed: Lines) -> int:
+    """Changed lines that ran as statements."""
+    return sum(1 for t in targets for n in t.lines if n in executed.get(t.path, set()))
+
+
+def measure_baseline(targets: list[Target], ws: Workspace, fw: Framework | None
+                     ) -> tuple[str | None, int | None]:
+    """Fill ``uncovered`` from a coverage run of the existing suite. Returns (a note when it
+    could not, the number of changed lines the suite runs)."""
     if fw is None or fw.language != "python":
-        return "changed-line coverage is measured for Python only"
+        return "changed-line coverage is measured for Python only", None
     measured = line_coverage(ws, fw, [])
     if measured is None:
-        return "the existing suite could not be run under coverage"
+        return "the existing suite could not be run under coverage", None
     executed, missing = measured
     for t in targets:
         never_ran = missing.get(t.path)
@@ -181,4 +188,4 @@ def measure_baseline(targets: list[Target], ws: Workspace, fw: Framework | None)
             t.uncovered = list(t.lines)
         else:
             t.uncovered = [n for n in t.lines if n in never_ran]
-    return None
+    return None, covered_count(targets, executed)

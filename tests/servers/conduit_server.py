@@ -90,6 +90,8 @@ class FakeConduit(LocalHTTPServer):
     inlines: list[dict[str, Any]] = field(default_factory=list)
     timeline: list[dict[str, Any]] = field(default_factory=list)
     build_messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    raw_diffs: dict[int, str] = field(default_factory=dict)
+    created: list[dict[str, Any]] = field(default_factory=list)  # new revisions
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     fail_next_http: int = 0
     fail_methods: set[str] = field(default_factory=set)  # answer HTTP 500 for these
@@ -220,7 +222,26 @@ class FakeConduit(LocalHTTPServer):
                                   "text": params["comment"]})
         return {"published": len(drafts)}
 
+    def _m_differential_createrawdiff(self, params: dict[str, Any]) -> dict[str, Any]:
+        diff = params.get("diff") or ""
+        if "diff --git" not in diff:
+            raise ConduitFault("ERR-CONDUIT-CORE", "The diff is empty or not a diff.")
+        did = 9000 + len(self.raw_diffs)
+        self.raw_diffs[did] = diff
+        return {"id": did, "phid": f"PHID-DIFF-{did}",
+                "uri": f"{self.url}/differential/diff/{did}/"}
+
+    def _create_revision(self, params: dict[str, Any]) -> dict[str, Any]:
+        fields = {tx["type"]: tx["value"] for tx in params.get("transactions") or []}
+        if "update" not in fields or "title" not in fields:
+            raise ConduitFault("ERR-CONDUIT-CORE", "A new revision needs a diff and a title.")
+        rid = 500 + len(self.created)
+        self.created.append({"id": rid, **fields})
+        return {"object": {"id": rid, "phid": f"PHID-DREV-{rid}"}, "transactions": []}
+
     def _m_differential_revision_edit(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not params.get("objectIdentifier"):
+            return self._create_revision(params)
         rev_id = int(str(params.get("objectIdentifier", "")).lstrip("D") or 0)
         if rev_id not in self.revisions:
             raise ConduitFault("ERR-CONDUIT-CORE", "No such revision.")

@@ -70,6 +70,7 @@ class FakeGitHub(LocalHTTPServer):
         self.review_comments: list[dict[str, Any]] = []
         self.issue_comments: list[dict[str, Any]] = []
         self.reviews: list[dict[str, Any]] = []
+        self.created_pulls: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str, Any]] = []
         self.read_only = False
         self.rate_limited_writes = 0
@@ -143,6 +144,7 @@ class FakeGitHub(LocalHTTPServer):
             ("GET", r"^/rate_limit$", self._rate_limit),
             ("GET", r"^/repos/([^/]+/[^/]+)$", self._get_repo),
             ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$", self._get_pull),
+            ("POST", r"^/repos/([^/]+/[^/]+)/pulls$", self._create_pull),
             ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)/files$", self._get_files),
             ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)/comments$", self._list_review_comments),
             ("POST", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)/reviews$", self._create_review),
@@ -180,7 +182,8 @@ class FakeGitHub(LocalHTTPServer):
 
     def _repo_json(self, repo: str) -> dict[str, Any]:
         return {"id": abs(hash(repo)) % 10**6, "full_name": repo, "name": repo.split("/")[1],
-                "owner": {"login": repo.split("/")[0]}, "url": self._api(f"/repos/{repo}")}
+                "owner": {"login": repo.split("/")[0]}, "url": self._api(f"/repos/{repo}"),
+                "default_branch": "main"}
 
     def _not_found(self) -> tuple[int, Any, dict[str, str]]:
         return 404, {"message": "Not Found", "documentation_url": DOCS}, {}
@@ -194,6 +197,18 @@ class FakeGitHub(LocalHTTPServer):
         if not any(r == repo for r, _n in self.pulls):
             return self._not_found()
         return 200, self._repo_json(repo), {}
+
+    def _create_pull(self, repo: str, body: Any, **_: Any):
+        for key in ("title", "head", "base"):
+            if not body.get(key):
+                return self._unprocessable(f"{key} is missing")
+        number = 100 + len(self.created_pulls)
+        pull = {"number": number, "title": body["title"], "body": body.get("body", ""),
+                "head": {"ref": body["head"]}, "base": {"ref": body["base"]},
+                "url": self._api(f"/repos/{repo}/pulls/{number}"),
+                "html_url": f"https://github.example/{repo}/pull/{number}"}
+        self.created_pulls.append(pull)
+        return 201, pull, {}
 
     def _get_pull(self, repo: str, number: str, **_: Any):
         pr = self._pull(repo, number)
