@@ -235,6 +235,11 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
     if not result.matrix:
         result.notes.append("nothing to test: the change adds no lines to source files")
         return
+    if fw.language != "python":
+        result.notes.append(f"{fw.name} was detected; writing and checking tests supports "
+                            "Python (pytest, unittest) in this version, so the matrix is all "
+                            "this run gives")
+        return
     with job.tracker.step("generate-tests") as step:
         _generate(job, ws, result)
         step.note(f"{len(ws.written)} test files written")

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from bot.cli.review import review
+from bot.cli.testgen import testgen as cli_testgen
 
 ROOT = Path(__file__).resolve().parents[1]
 # Inputs that are not `nova review` options, and why.
@@ -17,7 +18,8 @@ NOT_OPTIONS = {"github-token": "GITHUB_TOKEN", "api-key": "NOVA_LLM_API_KEY",
 NOT_INPUTS = {"repo": "the workspace", "publish": "always github", "output-file": "stdout",
               "events-file": "local use", "quiet": "logs wanted", "no-llm": "empty model",
               "staged": "a pull request", "help": "-",
-              "harbormaster-target": "Phabricator only"}
+              "harbormaster-target": "Phabricator only", "open-mr": "always github",
+              "patch-dir": "the PR carries the tests"}
 
 
 def _action() -> dict:
@@ -26,7 +28,8 @@ def _action() -> dict:
 
 def test_action_inputs_map_one_to_one_onto_review_options() -> None:
     inputs = set(_action()["inputs"])
-    options = {opt.lstrip("-") for p in review.params for opt in p.opts if opt.startswith("--")}
+    options = {opt.lstrip("-") for cmd in (review, cli_testgen) for p in cmd.params
+               for opt in p.opts if opt.startswith("--")}
     assert inputs - set(NOT_OPTIONS) == options - set(NOT_INPUTS)
 
 

@@ -277,3 +277,18 @@ def test_open_mr_on_github_and_phabricator(sample: GitRepo, llm_env: FakeOpenAI,
         gh.stop()
         phab.stop()
     assert os.environ.get("GITHUB_TOKEN") == gh.token  # monkeypatch restores it afterwards
+
+
+def test_other_languages_get_the_matrix_and_a_clear_note(repo: GitRepo, tmp_path: Path
+                                                         ) -> None:
+    repo.write("package.json", '{"scripts": {"test": "node --test"}}')
+    repo.write("lib/price.js", "function discount(p, pct) {\n  return p - p * pct / 100;\n}\n")
+    repo.commit("base")
+    repo.write("lib/price.js", "function discount(p, pct) {\n"
+                               "  return Math.max(0, p - p * pct / 100);\n}\n")
+    repo.commit("never below zero")
+    result = nova_testgen(repo, tmp_path, "-o", "json")
+    data = json.loads(result.stdout)
+    assert result.exit_code == 1 and data["framework"]["name"] == "node-test"
+    assert [r["target"] for r in data["matrix"]] == ["lib/price.js::discount"]
+    assert any("supports Python" in n for n in data["notes"]) and data["kept"] == []
