@@ -70,5 +70,13 @@ def env_epilog() -> str:
             + rows)
 
 
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
+def event_bus(quiet: bool, events_file: Path | None):  # -> bot.events.EventBus
+    """Progress on stderr (a live line on a terminal, plain lines in CI) and JSON lines."""
+    from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink
+
+    bus = EventBus()
+    if not quiet:
+        bus.add(TerminalSink() if sys.stderr.isatty() else PlainSink())
+    if events_file is not None:
+        bus.add(JsonLinesSink(str(events_file)))
+    return bus

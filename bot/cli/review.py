@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -11,6 +10,7 @@ from bot.cli.common import (
     change_argument,
     change_ref,
     env_epilog,
+    event_bus,
     load_from_flags,
     repo_option,
     setting_options,
@@ -58,7 +58,6 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     error, 3 an external service (the model, GitHub, Conduit, an analyzer) failed
     or does not know the change.
     """
-    from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink
     from bot.pipeline import ReviewJob, exit_code_for, run_review
     from bot.sources import resolve
     from bot.taskmanager import tracker_for
@@ -74,11 +73,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
 
         change = pr_from_event(settings)
     ref = change_ref(change, staged)
-    bus = EventBus()
-    if not quiet:
-        bus.add(TerminalSink() if sys.stderr.isatty() else PlainSink())
-    if events_file is not None:
-        bus.add(JsonLinesSink(str(events_file)))
+    bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
     try:
         source = resolve(ref, repo=repo, settings=settings)

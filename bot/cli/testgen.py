@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bot.cli.common import load_from_flags, repo_option, setting_options
+from bot.cli.common import event_bus, load_from_flags, repo_option, setting_options
 
 
 @click.command()
@@ -46,20 +46,13 @@ def testgen(change: str, repo: Path, generator: str | None, max_iterations: int,
     Exit codes: 0 tests proposed (or nothing to do), 1 none kept, 2 usage error,
     3 a service failed.
     """
-    import sys
-
-    from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink
     from bot.pipeline import TestgenJob, run_testgen
     from bot.sources import resolve
     from bot.taskmanager import tracker_for
 
     settings = load_from_flags(dict(flags), repo)
     generator = generator or ("llm" if settings.llm_enabled else "ghostwriter")
-    bus = EventBus()
-    if not quiet:
-        bus.add(TerminalSink() if sys.stderr.isatty() else PlainSink())
-    if events_file is not None:
-        bus.add(JsonLinesSink(str(events_file)))
+    bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
     try:
         job = TestgenJob(settings=settings, source=resolve(change, repo=repo, settings=settings),
