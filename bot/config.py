@@ -13,7 +13,7 @@ import json
 import os
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -294,10 +294,6 @@ def _arcrc_fallback(settings: Settings, env: Mapping[str, str]) -> Settings:
                               phabricator_token=settings.phabricator_token
                               or entry.get("token"))
     return settings
-
-
-def settings_names() -> list[str]:
-    return [f.name for f in fields(Settings) if f.name != "origins"]
 
 
 def settings_table() -> str:

@@ -99,8 +99,8 @@ _SECRET_PATTERNS = [
     re.compile(r"\b(github_pat_[A-Za-z0-9_]{20,})"),
     re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,})"),
     re.compile(r"\b(api-[a-z0-9]{28})\b"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
 ]
+_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")
 _known_secrets: set[str] = set()
 
 
@@ -121,12 +121,7 @@ def redact_known(text: str) -> str:
 
 def redact(text: str) -> str:
     """Hide configured tokens and anything shaped like a well-known token."""
-    for secret in _known_secrets:
-        if secret in text:
-            text = text.replace(secret, "***")
+    text = redact_known(text)
     for pattern in _SECRET_PATTERNS:
-        if pattern.groups and pattern.pattern.startswith("(?i)(bearer"):
-            text = pattern.sub(lambda m: m.group(1) + "***", text)
-        else:
-            text = pattern.sub("***", text)
-    return text
+        text = pattern.sub("***", text)
+    return _BEARER.sub(r"\1***", text)

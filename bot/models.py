@@ -89,12 +89,6 @@ class Change:
     raw_diff: str = ""
     notes: tuple[str, ...] = ()  # what the source could not fetch, and why
 
-    def file(self, path: str) -> FileDiff | None:
-        for f in self.files:
-            if f.path == path:
-                return f
-        return None
-
     def summary_dict(self) -> dict[str, object]:
         return {
             "id": self.id, "source": self.source, "title": self.title, "author": self.author,

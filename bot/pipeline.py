@@ -250,7 +250,9 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
         if not result.kept:
             step.skip("no test was kept")
             return
-        suite = run_sandboxed_suite(ws)
+        from bot.testgen.sandbox import run_sandboxed
+
+        suite = run_sandboxed(list(fw.run_suite), ws.root, timeout=1800)
         result.suite_passed = suite.passed
         if not suite.passed:
             result.notes.append("the full suite fails with the kept tests: nothing is "
@@ -265,13 +267,6 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
         from bot.testgen.propose import propose
 
         propose(result, ws, job.settings, job.open_mr, job.patch_dir)
-
-
-def run_sandboxed_suite(ws: Workspace):  # -> RunResult
-    from bot.testgen.sandbox import run_sandboxed
-
-    assert ws.framework is not None
-    return run_sandboxed(list(ws.framework.run_suite), ws.root, timeout=1800)
 
 
 def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:

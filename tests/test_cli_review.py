@@ -200,8 +200,10 @@ def test_big_changes_are_split_into_batches_and_merged(repo: GitRepo, llm_env: F
     data = json.loads(result.stdout)
     assert len(llm_env.requests) >= 3
     assert sorted(c["path"] for c in data["comments"]) == [f"m{i}.txt" for i in range(6)]
-    assert all("part 1 of" in r["messages"][1]["content"] or "part " in
-               r["messages"][1]["content"] for r in llm_env.requests)
+    parts = {__import__("re").search(r"part (\d+) of (\d+)", r["messages"][1]["content"])
+             .groups() for r in llm_env.requests}
+    count = len(llm_env.requests)
+    assert parts == {(str(i), str(count)) for i in range(1, count + 1)}  # each batch once
 
 
 def test_stdin_diff_and_staged(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:

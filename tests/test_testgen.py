@@ -4,7 +4,6 @@ real pytest subprocesses, real git branches and patches."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -276,7 +275,6 @@ def test_open_mr_on_github_and_phabricator(sample: GitRepo, llm_env: FakeOpenAI,
     finally:
         gh.stop()
         phab.stop()
-    assert os.environ.get("GITHUB_TOKEN") == gh.token  # monkeypatch restores it afterwards
 
 
 def test_other_languages_get_the_matrix_and_a_clear_note(repo: GitRepo, tmp_path: Path
@@ -292,3 +290,17 @@ def test_other_languages_get_the_matrix_and_a_clear_note(repo: GitRepo, tmp_path
     assert result.exit_code == 1 and data["framework"]["name"] == "node-test"
     assert [r["target"] for r in data["matrix"]] == ["lib/price.js::discount"]
     assert any("supports Python" in n for n in data["notes"]) and data["kept"] == []
+
+
+def test_matrix_targets_the_innermost_function_and_knows_classes_from_the_ast() -> None:
+    from bot.diff import parse_diff
+    from bot.testgen.matrix import _python_targets
+
+    old = "class cart:\n    size = 1\n\n    def Total(self):\n        return 1\n"
+    new = "class cart:\n    size = 2\n\n    def Total(self):\n        return 2\n"
+    diff = ("diff --git a/c.py b/c.py\n--- a/c.py\n+++ b/c.py\n@@ -1,5 +1,5 @@\n"
+            " class cart:\n-    size = 1\n+    size = 2\n \n     def Total(self):\n"
+            "-        return 1\n+        return 2\n")
+    (f,) = parse_diff(diff)
+    targets = {t.qualname: (t.kind, t.lines) for t in _python_targets(f, [2, 5], new, old)}
+    assert targets == {"cart": ("modified", [2]), "cart.Total": ("modified", [5])}

@@ -60,8 +60,7 @@ def change_ref(change: str | None, staged: bool) -> str:
 
 
 def load_from_flags(flags: dict[str, Any], repo: Path | None) -> Settings:
-    repo_root = repo if repo is not None and (repo / ".nova.toml").exists() else repo
-    return load_settings(flags={k: v for k, v in flags.items() if k in _SPECS}, repo=repo_root)
+    return load_settings(flags={k: v for k, v in flags.items() if k in _SPECS}, repo=repo)
 
 
 def env_epilog() -> str:

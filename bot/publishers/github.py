@@ -82,13 +82,9 @@ class GitHubPublisher:
         self.fallback = False
 
     def _pr(self, change: Any) -> Any:
-        from github import GithubException
-
-        number = int(change.id.rsplit("#", 1)[1])
-        try:
-            return self.source._gh_repo.get_pull(number)
-        except GithubException as exc:
-            raise github_error(exc, f"pull request {change.id}") from exc
+        """The pull request the source fetched (no second request)."""
+        assert self.source.pull is not None, "fetch the change first"
+        return self.source.pull
 
     def _summary_comment(self, pr: Any) -> Any:
         for comment in pr.get_issue_comments():

@@ -142,7 +142,7 @@ class GitHubSource:
         self.settings = settings
         self.repo_path = repo
         self._gh_repo: Any = None
-        self._checkout: Any = None
+        self.pull: Any = None  # the PyGithub PullRequest of the last fetch
 
     def fetch(self, ref: str) -> Change:
         repo_name, number, api_url = parse_pr_ref(ref, self.settings.github_api_url)
@@ -153,7 +153,7 @@ class GitHubSource:
         try:
             gh = github_client(self.settings, api_url)
             self._gh_repo = gh.get_repo(repo_name)
-            pr = self._gh_repo.get_pull(number)
+            pr = self.pull = self._gh_repo.get_pull(number)
             files = list(pr.get_files())
         except (GithubException, RequestException) as exc:
             raise github_error(exc, what) from exc

@@ -51,16 +51,18 @@ def _ranges(lines: list[int]) -> str:
     return ", ".join(out)
 
 
-def _python_symbols(text: str) -> list[tuple[str, int, int]]:
-    """(qualname, first line, last line) of every function and class, outermost first."""
-    out: list[tuple[str, int, int]] = []
+def _python_symbols(text: str) -> list[tuple[str, int, int, bool]]:
+    """(qualname, first line, last line, is a class) of every function and class,
+    outermost first."""
+    out: list[tuple[str, int, int, bool]] = []
 
     def walk(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 qual = f"{prefix}{child.name}"
                 first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                out.append((qual, first, child.end_lineno or child.lineno))
+                out.append((qual, first, child.end_lineno or child.lineno,
+                            isinstance(child, ast.ClassDef)))
                 walk(child, qual + ".")
 
     walk(ast.parse(text), "")
@@ -74,13 +76,13 @@ def _python_targets(f: FileDiff, added: list[int], text: str, parent: str | None
     except SyntaxError:
         return [Target(f.path, "<module>", "modified", added)]
     try:
-        before = {q for q, _a, _b in _python_symbols(parent)} if parent else set()
+        before = {sym[0] for sym in _python_symbols(parent)} if parent else set()
     except SyntaxError:
         before = set()
     by_target: dict[str, list[int]] = {}
     for n in added:
-        inner = [q for q, a, b in symbols if a <= n <= b and not q.split(".")[-1][:1].isupper()]
-        holders = inner or [q for q, a, b in symbols if a <= n <= b]
+        holding = [(q, is_class) for q, a, b, is_class in symbols if a <= n <= b]
+        holders = [q for q, is_class in holding if not is_class] or [q for q, _ in holding]
         by_target.setdefault(holders[-1] if holders else "<module>", []).append(n)
     return [Target(f.path, q, "modified" if q in before else "added", lines)
             for q, lines in by_target.items()]
