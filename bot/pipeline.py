@@ -21,6 +21,7 @@ from bot.taskmanager.tracker import StepTracker
 
 if TYPE_CHECKING:
     from bot.testgen.report import TestgenResult
+    from bot.testgen.runners import Runner
     from bot.testgen.workspace import Workspace
 
 __all__ = ["Publisher", "ReviewJob", "TestgenJob", "exit_code_for", "run_review", "run_testgen"]
@@ -222,29 +223,32 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
 
 def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     from bot.testgen.matrix import build_matrix, measure_baseline
+    from bot.testgen.runners import RunnerUnavailable, runner_for
 
     fw = ws.framework
     assert fw is not None
+    runner: Runner | None = None
     with job.tracker.step("analyze-test-matrix") as step:
         result.matrix = build_matrix(result.change, ws, fw)
-        note, result.coverage_before = (measure_baseline(result.matrix, ws, fw)
-                                        if result.matrix else (None, None))
-        if note:
-            result.notes.append(note)
+        try:
+            runner = runner_for(fw)
+        except RunnerUnavailable as exc:
+            result.notes.append(str(exc))
+        if runner is not None and result.matrix:
+            note, result.coverage_before = measure_baseline(result.matrix, ws, runner)
+            if note:
+                result.notes.append(note)
         step.note(f"{len(result.matrix)} changed targets")
     if not result.matrix:
         result.notes.append("nothing to test: the change adds no lines to source files")
         return
-    if fw.language != "python":
-        result.notes.append(f"{fw.name} was detected; writing and checking tests supports "
-                            "Python (pytest, unittest) in this version, so the matrix is all "
-                            "this run gives")
+    if runner is None:
         return
     with job.tracker.step("generate-tests") as step:
         _generate(job, ws, result)
         step.note(f"{len(ws.written)} test files written")
     with job.tracker.step("check-tests") as step:
-        _check_tests(job, ws, result)
+        _check_tests(job, ws, runner, result)
         step.note(f"{len(result.kept)} kept, {len(result.dropped)} dropped")
     with job.tracker.step("run-full-suite") as step:
         if not result.kept:
@@ -293,32 +297,40 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         result.notes.append(f"model: {summary[:500]}")
 
 
-def _check_tests(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
-    from bot.testgen.gates import TestCase, collect_tests, evaluate, prune_file
+def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenResult
+                 ) -> None:
+    from bot.testgen.gates import TestCase, evaluate
+    from bot.testgen.runners import PruneFailed
 
-    fw = ws.framework
-    assert fw is not None
     parent = result.change.base_ref
     for rel in sorted(ws.written):
-        names = collect_tests(ws, fw, rel)
+        names, first_run = runner.collect(ws, rel)
         if not names:
             result.dropped.append(TestCase(rel, "*", reason="no test could be collected "
                                                            "(import or syntax error?)"))
             ws.remove_test(rel)
             continue
-        cases = [TestCase(rel, name) for name in names]
-        evaluate(ws, fw, rel, cases, result.matrix, job.runs, parent)
+        twins = {n for n in names if names.count(n) > 1}
+        result.dropped += [TestCase(rel, n, reason="another test in the file has the same "
+                                                   "name") for n in sorted(twins)]
+        cases = [TestCase(rel, name) for name in dict.fromkeys(names) if name not in twins]
+        evaluate(ws, runner, rel, cases, result.matrix, job.runs, parent, first_run)
+        keep = {c.name for c in cases if not c.reason}
+        try:
+            pruned = runner.prune(ws, rel, keep) if keep else None
+        except PruneFailed as exc:
+            for c in cases:
+                c.reason = c.reason or f"the dropped tests could not be cut out of the file: {exc}"
+            pruned = None
         for case in cases:
             (result.dropped if case.reason else result.kept).append(case)
-        keep = {c.name for c in cases if not c.reason}
-        pruned = prune_file(ws.written[rel], keep) if keep else None
         if pruned is None:
             ws.remove_test(rel)
         else:
             ws.write_test(rel, pruned)
     if result.kept and result.coverage_before is not None:
-        from bot.testgen.matrix import covered_count, line_coverage
+        from bot.testgen.matrix import covered_count
 
-        measured = line_coverage(ws, fw, [])
+        measured = runner.line_coverage(ws, [])
         if measured:
             result.coverage_after = covered_count(result.matrix, measured[0])

@@ -14,7 +14,7 @@ from bot.cli import cli
 from bot.testgen.frameworks import detect_framework
 from bot.testgen.workspace import Workspace, WriteRefused
 from tests.conftest import GitRepo
-from tests.servers.openai_server import FakeOpenAI, text, tool_call
+from tests.servers.openai_server import FakeOpenAI, Reply, text, tool_call
 
 OLD = '''def discount(price: int, percent: int) -> int:
     """Price after a percentage discount."""
@@ -79,20 +79,24 @@ def nova_testgen(repo: GitRepo, tmp_path: Path, *args: str):
                               catch_exceptions=False)
 
 
+def write_run_fix(path: str, first: str, fixed: str, refused: list[str]) -> list[Reply]:
+    """The scripted model of the issue: write a file (one test wrong), try writes that must
+    be refused, run, rewrite with the fix, run again, answer."""
+    return [tool_call("write_test_file", {"path": path, "content": first}),
+            *(tool_call("write_test_file", {"path": p, "content": "x = 1"}) for p in refused),
+            tool_call("run_tests", {"paths": [path]}),
+            tool_call("write_test_file", {"path": path, "content": fixed}),
+            tool_call("run_tests", {"paths": [path]}),
+            text('{"summary": "discount is clamped at zero and rejects negative percents"}')]
+
+
 def test_only_tests_with_evidence_are_kept(sample: GitRepo, llm_env: FakeOpenAI,
                                            tmp_path: Path) -> None:
     path = "tests/test_nova_discount.py"
     outside = sample.path.parent.parent / "etc" / "nova_pwned.py"
-    llm_env.enqueue(
-        tool_call("write_test_file", {"path": path,
-                                      "content": HEADER + GOOD + WRONG + FLAKY + USELESS}),
-        tool_call("write_test_file", {"path": "../../etc/nova_pwned.py", "content": "x"}),
-        tool_call("write_test_file", {"path": "shop/prices.py", "content": "x = 1"}),
-        tool_call("run_tests", {"paths": [path]}),
-        tool_call("write_test_file", {"path": path,
-                                      "content": HEADER + GOOD + FIXED + FLAKY + USELESS}),
-        tool_call("run_tests", {"paths": [path]}),
-        text('{"summary": "discount is clamped at zero and rejects negative percents"}'))
+    llm_env.enqueue(*write_run_fix(path, HEADER + GOOD + WRONG + FLAKY + USELESS,
+                                   HEADER + GOOD + FIXED + FLAKY + USELESS,
+                                   ["../../etc/nova_pwned.py", "shop/prices.py"]))
     result = nova_testgen(sample, tmp_path, "-o", "json")
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
@@ -230,6 +234,25 @@ def test_sandbox_hides_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert slow.timed_out and not slow.passed
 
 
+def test_sandbox_timeout_kills_what_the_test_run_started(tmp_path: Path) -> None:
+    """node --test and pytest-xdist start workers: a timeout must not leave them running
+    (nor wait for them: they hold the output pipe)."""
+    import sys
+    import time
+
+    from bot.testgen.sandbox import run_sandboxed
+
+    script = ("import subprocess; p = subprocess.Popen(['sleep', '120']); "
+              "print(p.pid, flush=True); p.wait()")
+    run = run_sandboxed([sys.executable, "-c", script], tmp_path, timeout=2)
+    assert run.timed_out
+    stat = Path(f"/proc/{int(run.output.split()[0])}/stat")
+    deadline = time.monotonic() + 10  # a bound, not a delay: SIGKILL lands at once
+    while stat.exists() and stat.read_text().split()[2] != "Z":
+        assert time.monotonic() < deadline, "the worker outlived the timeout"
+        time.sleep(0.01)
+
+
 def test_open_mr_on_github_and_phabricator(sample: GitRepo, llm_env: FakeOpenAI,
                                            tmp_path: Path, monkeypatch) -> None:
     from tests.servers.conduit_server import TOKEN, FakeConduit
@@ -275,21 +298,6 @@ def test_open_mr_on_github_and_phabricator(sample: GitRepo, llm_env: FakeOpenAI,
     finally:
         gh.stop()
         phab.stop()
-
-
-def test_other_languages_get_the_matrix_and_a_clear_note(repo: GitRepo, tmp_path: Path
-                                                         ) -> None:
-    repo.write("package.json", '{"scripts": {"test": "node --test"}}')
-    repo.write("lib/price.js", "function discount(p, pct) {\n  return p - p * pct / 100;\n}\n")
-    repo.commit("base")
-    repo.write("lib/price.js", "function discount(p, pct) {\n"
-                               "  return Math.max(0, p - p * pct / 100);\n}\n")
-    repo.commit("never below zero")
-    result = nova_testgen(repo, tmp_path, "-o", "json")
-    data = json.loads(result.stdout)
-    assert result.exit_code == 1 and data["framework"]["name"] == "node-test"
-    assert [r["target"] for r in data["matrix"]] == ["lib/price.js::discount"]
-    assert any("supports Python" in n for n in data["notes"]) and data["kept"] == []
 
 
 def test_matrix_targets_the_innermost_function_and_knows_classes_from_the_ast() -> None:

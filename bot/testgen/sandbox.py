@@ -3,8 +3,10 @@ token, a timeout, an output cap, and no network where the OS allows (``unshare -
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -60,14 +62,21 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def run_sandboxed(cmd: list[str], cwd: Path, *, timeout: float = 120.0,
                   env: dict[str, str] | None = None) -> RunResult:
+    """Run ``cmd`` in its own process group; on timeout the whole group is killed (test
+    runners start workers: node --test runs each file in a child process)."""
     try:
-        proc = subprocess.run([*network_isolation(), *cmd], cwd=cwd, env=clean_env(env),
-                              capture_output=True, text=True, errors="replace",
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        out = "".join(part if isinstance(part, str) else part.decode(errors="replace")
-                      for part in (exc.stdout, exc.stderr) if part)
-        return RunResult(-1, out[-OUTPUT_CAP:] + f"\n[timed out after {timeout:g}s]", True)
+        proc = subprocess.Popen([*network_isolation(), *cmd], cwd=cwd, env=clean_env(env),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace",
+                                start_new_session=True)
     except OSError as exc:
         return RunResult(-1, f"could not run {cmd[0]}: {exc}")
-    return RunResult(proc.returncode, (proc.stdout + proc.stderr)[-OUTPUT_CAP:])
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        return RunResult(-1, (out + err)[-OUTPUT_CAP:] + f"\n[timed out after {timeout:g}s]",
+                         True)
+    return RunResult(proc.returncode, (out + err)[-OUTPUT_CAP:])

@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -92,6 +94,26 @@ class Workspace:
     def remove_test(self, rel: str) -> None:
         (self.root / rel).unlink(missing_ok=True)
         self.written.pop(rel, None)
+
+    @contextmanager
+    def replaced(self, texts: dict[str, str | None]) -> Iterator[None]:
+        """Temporarily give files other contents (None: the file is absent)."""
+        originals: dict[str, str | None] = {}
+        try:
+            for rel, text in texts.items():
+                path = self.root / rel
+                originals[rel] = path.read_text(encoding="utf-8") if path.exists() else None
+                if text is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    path.write_text(text, encoding="utf-8")
+            yield
+        finally:
+            for rel, text in originals.items():
+                if text is None:
+                    (self.root / rel).unlink(missing_ok=True)
+                else:
+                    (self.root / rel).write_text(text, encoding="utf-8")
 
     # -- reading -----------------------------------------------------------------------
     def read(self, rel: str) -> str | None:

@@ -1,0 +1,408 @@
+"""What the evidence gates need from a test framework, for the ones Nova can check:
+pytest (which also runs unittest-style tests) and node:test.
+
+A runner collects a file's tests, runs some of them and says which passed, measures which
+lines each test executes, checks that a mutated source still parses, and removes dropped
+tests from a generated file. Every run goes through the sandbox."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.etree import ElementTree
+
+from bot.testgen.frameworks import Framework
+from bot.testgen.jsscan import JsScanError, statement_end
+from bot.testgen.sandbox import RunResult, run_sandboxed
+from bot.testgen.workspace import Workspace
+
+__all__ = ["Lines", "NodeTestRunner", "PruneFailed", "PytestRunner", "Runner",
+           "RunnerUnavailable", "runner_for"]
+
+Lines = dict[str, set[int]]  # repo-relative file -> line numbers
+
+
+class PruneFailed(ValueError):
+    """Dropped tests could not be removed from a file without touching the kept ones."""
+
+
+class Runner:
+    language = ""
+    comment = "#"
+
+    def __init__(self, fw: Framework) -> None:
+        self.fw = fw
+
+    def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
+        """The tests in ``rel`` (their names inside the file; empty when it cannot load),
+        and their outcomes when collecting had to run them (that counts as a run)."""
+        raise NotImplementedError
+
+    def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
+        """Run the named tests of ``rel`` once: pass/fail per name (absent: did not run)."""
+        raise NotImplementedError
+
+    def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:
+        """Lines each test executes (absent: it could not be measured on its own)."""
+        raise NotImplementedError
+
+    def line_coverage(self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+                      ) -> tuple[Lines, Lines] | None:
+        """(executed, not executed) lines per file while running ``test_args`` (the whole
+        suite when empty), or None when the run could not be measured."""
+        raise NotImplementedError
+
+    def syntax_ok(self, ws: Workspace, rel: str) -> bool:
+        """Whether the file as it is now in the workspace parses (mutants that do not are
+        skipped: every test would "kill" them)."""
+        raise NotImplementedError
+
+    def prune(self, ws: Workspace, rel: str, keep: set[str]) -> str | None:
+        """The file's text without the tests not in ``keep``; None when none is left.
+        Raises ``PruneFailed`` when that cannot be done safely."""
+        raise NotImplementedError
+
+
+def _relative(ws: Workspace, name: str) -> str:
+    path = Path(name)
+    root = ws.root.resolve()
+    if path.is_absolute() and path.resolve().is_relative_to(root):
+        return path.resolve().relative_to(root).as_posix()
+    return name
+
+
+# -- pytest --------------------------------------------------------------------------------
+
+class PytestRunner(Runner):
+    language = "python"
+    comment = "#"
+
+    def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
+        run = run_sandboxed([*self.fw.run_files, "--collect-only", rel], ws.root, timeout=120)
+        return [row.split("::", 1)[1] for row in run.output.splitlines()
+                if row.startswith(rel + "::")], None
+
+    def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
+        module = rel[:-3].replace("/", ".")
+        with tempfile.TemporaryDirectory() as tmp:
+            report = Path(tmp) / "junit.xml"
+            run_sandboxed([*self.fw.run_files, f"--junitxml={report}", "-p", "no:randomly",
+                           *(f"{rel}::{n}" for n in names)], ws.root, timeout=300)
+            if not report.is_file():
+                return {}
+            root = ElementTree.parse(report).getroot()
+        out: dict[str, bool] = {}
+        for case in root.iter("testcase"):
+            cls, name = case.get("classname", ""), case.get("name", "")
+            inner = cls[len(module):].lstrip(".").replace(".", "::")
+            key = f"{inner}::{name}" if inner else name
+            out[key] = not any(child.tag in ("failure", "error") for child in case)
+        return out
+
+    def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:
+        """One coverage run with per-test contexts."""
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, data, report = (Path(tmp) / n for n in ("rc", "data", "cov.json"))
+            rc.write_text("[run]\ndynamic_context = test_function\n")
+            python = self.fw.run_files[0]
+            run_sandboxed([python, "-m", "coverage", "run", f"--rcfile={rc}",
+                           f"--data-file={data}", *self.fw.run_files[1:],
+                           *(f"{rel}::{n}" for n in names)], ws.root, timeout=300)
+            out = run_sandboxed([python, "-m", "coverage", "json", f"--rcfile={rc}",
+                                 f"--data-file={data}", "--show-contexts", "-o", str(report)],
+                                ws.root)
+            if not out.passed:
+                return {}
+            files = json.loads(report.read_text()).get("files", {})
+        dotted = {n: "." + n.split("[")[0].replace("::", ".") for n in names}
+        lines: dict[str, Lines] = {n: {} for n in names}
+        for path, info in files.items():
+            for line, contexts in (info.get("contexts") or {}).items():
+                for ctx in contexts:
+                    for name, suffix in dotted.items():
+                        if ctx.endswith(suffix):
+                            lines[name].setdefault(_relative(ws, path), set()).add(int(line))
+        for name in names:  # Hypothesis runs tests inside its engine: the context is not theirs
+            if not lines[name]:
+                alone = self.line_coverage(ws, [f"{rel}::{name}"])
+                if alone:
+                    lines[name] = alone[0]
+        return lines
+
+    def line_coverage(self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+                      ) -> tuple[Lines, Lines] | None:
+        with tempfile.TemporaryDirectory() as tmp:
+            data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
+            python = self.fw.run_files[0]
+            run = run_sandboxed([python, "-m", "coverage", "run", f"--data-file={data}",
+                                 *self.fw.run_files[1:], *test_args], ws.root, timeout=timeout)
+            if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
+                return None
+            json_run = run_sandboxed([python, "-m", "coverage", "json", f"--data-file={data}",
+                                      "-o", report], ws.root)
+            if not json_run.passed:
+                return None
+            files = json.loads(Path(report).read_text()).get("files", {})
+        executed: Lines = {}
+        missing: Lines = {}
+        for name, info in files.items():
+            rel = _relative(ws, name)
+            executed[rel] = set(info.get("executed_lines", []))
+            missing[rel] = set(info.get("missing_lines", []))
+        return executed, missing
+
+    def syntax_ok(self, ws: Workspace, rel: str) -> bool:
+        try:
+            ast.parse(ws.read(rel) or "")
+        except SyntaxError:
+            return False
+        return True
+
+    def prune(self, ws: Workspace, rel: str, keep: set[str]) -> str | None:
+        return prune_python(ws.written.get(rel) or ws.read(rel) or "", keep)
+
+
+def prune_python(text: str, keep: set[str]) -> str | None:
+    """``text`` without the top-level test functions (or test classes) not in ``keep``;
+    None when no test is left."""
+    tree = ast.parse(text)
+    rows = text.split("\n")
+    drop: list[tuple[int, int]] = []
+    left = 0
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and \
+                node.name.startswith(("test", "Test")):
+            names = [node.name] if not isinstance(node, ast.ClassDef) else [
+                f"{node.name}::{m.name}" for m in node.body
+                if isinstance(m, ast.FunctionDef) and m.name.startswith("test")]
+            if any(n in keep for n in names):
+                left += 1
+                continue
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            drop.append((first, node.end_lineno or node.lineno))
+    if not left:
+        return None
+    for first, last in sorted(drop, reverse=True):
+        del rows[first - 1:last]
+    return "\n".join(rows)
+
+
+# -- node:test ----------------------------------------------------------------------------
+
+REPORTER = Path(__file__).with_name("node_reporter.mjs")
+SEPARATOR = " > "  # between a describe() block's name and its tests' names
+
+
+@dataclass
+class _Node:
+    """One test or suite of a node:test file, as the reporter saw it."""
+    name: str
+    full: str
+    line: int
+    column: int
+    parent: _Node | None
+    suite: bool = False
+    passed: bool | None = None
+    skipped: bool = False
+    children: list[_Node] = field(default_factory=list)
+
+    def leaves(self) -> Iterator[_Node]:
+        if not self.suite and not self.children:
+            yield self
+        for child in self.children:
+            yield from child.leaves()
+
+
+@dataclass
+class _NodeRun:
+    run: RunResult
+    nodes: list[_Node]  # in start order
+    coverage: list[dict[str, object]] | None
+
+    def leaves(self) -> list[_Node]:
+        return [n for n in self.nodes if not n.suite and not n.children]
+
+
+def _tree(events: list[dict[str, object]], file: Path) -> list[_Node]:
+    nodes: list[_Node] = []
+    open_: list[_Node] = []
+    for e in events:
+        name, nesting = str(e.get("name", "")), int(str(e.get("nesting", 0)))
+        where = e.get("file")
+        if where is not None and (Path(str(where)).resolve() != file or name == where):
+            continue  # another file, or the file itself (it failed to load)
+        if e["event"] == "start":
+            parent = open_[nesting - 1] if 0 < nesting <= len(open_) else None
+            full = f"{parent.full}{SEPARATOR}{name}" if parent else name
+            node = _Node(name, full, int(str(e.get("line") or 0)),
+                         int(str(e.get("column") or 0)), parent)
+            if parent:
+                parent.children.append(node)
+            open_ = [*open_[:nesting], node]
+            nodes.append(node)
+        elif e["event"] in ("pass", "fail"):
+            done = open_[nesting] if nesting < len(open_) else None
+            if done is None or done.name != name:
+                continue
+            done.suite = bool(e.get("suite"))
+            done.skipped = bool(e.get("skip"))
+            done.passed = e["event"] == "pass" and not done.skipped
+    return nodes
+
+
+class NodeTestRunner(Runner):
+    language = "javascript"
+    comment = "//"
+
+    def _run(self, ws: Workspace, args: list[str], *, coverage: bool = False,
+             timeout: float = 300.0, file: str | None = None) -> _NodeRun:
+        node, rest = self.fw.run_files[0], list(self.fw.run_files[1:])
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "events.jsonl"
+            run = run_sandboxed([node, *rest, f"--test-reporter={REPORTER}",
+                                 f"--test-reporter-destination={out}",
+                                 *(["--experimental-test-coverage"] if coverage else []),
+                                 *args], ws.root, timeout=timeout)
+            raw = out.read_text(encoding="utf-8", errors="replace") if out.is_file() else ""
+        events: list[dict[str, object]] = []
+        for row in raw.splitlines():
+            try:
+                events.append(json.loads(row))
+            except json.JSONDecodeError:
+                continue
+        cov = next((e["files"] for e in events if e.get("event") == "coverage"), None)
+        if isinstance(cov, list) and any(f.get("covered") is None for f in cov):
+            cov = None  # this node has no per-line counts
+        nodes = _tree(events, (ws.root / file).resolve()) if file else []
+        return _NodeRun(run, nodes, cov if isinstance(cov, list) else None)
+
+    def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
+        """node:test learns a file's tests by running it."""
+        leaves = self._run(ws, [rel], file=rel).leaves()
+        return [n.full for n in leaves], _passed(leaves, {n.full for n in leaves})
+
+    def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
+        return _passed(self._run(ws, [rel], file=rel).leaves(), set(names))
+
+    def _lines(self, ws: Workspace, files: list[dict[str, object]], key: str) -> Lines:
+        out: Lines = {}
+        for f in files:
+            lines = f.get(key)
+            if isinstance(lines, list):
+                out[_relative(ws, str(f.get("path", "")))] = {int(n) for n in lines}
+        return out
+
+    def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:
+        """One coverage run per test, selected by name; a test whose name selects other
+        tests too cannot be measured on its own."""
+        out: dict[str, Lines] = {}
+        for name in names:
+            leaf = name.rsplit(SEPARATOR, 1)[-1]
+            res = self._run(ws, [f"--test-name-pattern=^{re.escape(leaf)}$", rel],
+                            coverage=True, file=rel)
+            ran = [n.full for n in res.leaves() if not n.skipped]
+            if ran == [name] and res.coverage is not None:
+                out[name] = self._lines(ws, res.coverage, "covered")
+        return out
+
+    def line_coverage(self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+                      ) -> tuple[Lines, Lines] | None:
+        args = test_args or list(self.fw.run_suite[2:])
+        res = self._run(ws, args, coverage=True, timeout=timeout)
+        if res.run.timed_out or res.coverage is None:
+            return None
+        return (self._lines(ws, res.coverage, "covered"),
+                self._lines(ws, res.coverage, "uncovered"))
+
+    def syntax_ok(self, ws: Workspace, rel: str) -> bool:
+        return run_sandboxed([self.fw.run_files[0], "--check", rel], ws.root,
+                             timeout=60).passed
+
+    def prune(self, ws: Workspace, rel: str, keep: set[str]) -> str | None:
+        text = ws.read(rel) or ""
+        nodes = self._run(ws, [rel], file=rel).nodes
+        kept = [n for n in nodes if n.full in keep and not n.suite and not n.children]
+        if not kept:
+            return None
+        alive: set[int] = set()
+        for n in kept:
+            walk: _Node | None = n
+            while walk is not None:
+                alive.add(id(walk))
+                walk = walk.parent
+        # remove each biggest subtree without a kept test
+        gone = [n for n in nodes if id(n) not in alive
+                and (n.parent is None or id(n.parent) in alive)]
+        pruned = _remove_calls(text, [(n.line, n.column) for n in gone])
+        with ws.replaced({rel: pruned}):
+            left = set(self.collect(ws, rel)[0])
+        if left != keep:
+            raise PruneFailed(f"after removing the dropped tests the file has "
+                              f"{sorted(left)}, not {sorted(keep)}")
+        return pruned
+
+
+def _passed(leaves: list[_Node], wanted: set[str]) -> dict[str, bool]:
+    return {n.full: bool(n.passed) for n in leaves
+            if n.full in wanted and not n.skipped and n.passed is not None}
+
+
+_CALLEE = re.compile(r"^\s*((?:[\w$]+\.)*)$")
+
+
+def _remove_calls(text: str, places: list[tuple[int, int]]) -> str:
+    """Remove the call statements whose callee's last name starts at (line, column) (both
+    1-based, as node:test reports them); each must fill its own lines."""
+    rows = text.split("\n")
+    starts = [0]
+    for row in rows:
+        starts.append(starts[-1] + len(row) + 1)
+    spans: list[tuple[int, int]] = []
+    for line, column in places:
+        if not 1 <= line <= len(rows):
+            raise PruneFailed(f"no line {line}")
+        before = _CALLEE.match(rows[line - 1][: column - 1])
+        if before is None:
+            raise PruneFailed(f"line {line}: the test is not a statement of its own")
+        begin = starts[line - 1] + column - 1 - len(before.group(1))
+        try:
+            end = statement_end(text, begin)
+        except JsScanError as exc:
+            raise PruneFailed(f"line {line}: {exc}") from exc
+        newline = text.find("\n", end)
+        tail = text[end: len(text) if newline < 0 else newline].strip()
+        if tail and not tail.startswith("//"):
+            raise PruneFailed(f"line {line}: code follows the test on its last line")
+        spans.append((starts[line - 1], len(text) if newline < 0 else newline + 1))
+    for begin, end in sorted(spans, reverse=True):
+        # the blank line that separated the removed test goes with it
+        blank_before = begin == 0 or text[max(0, begin - 2):begin] == "\n\n"
+        while blank_before and end < len(text) and text[end] == "\n":
+            end += 1
+        if end == len(text):
+            while text[max(0, begin - 2):begin] == "\n\n":
+                begin -= 1
+        text = text[:begin] + text[end:]
+    return text
+
+
+class RunnerUnavailable(Exception):
+    """Nova cannot run and check this framework's tests here; the message says why."""
+
+
+def runner_for(fw: Framework) -> Runner:
+    if fw.name in ("pytest", "unittest"):
+        return PytestRunner(fw)
+    if fw.name == "node-test":
+        if not Path(fw.run_files[0]).is_absolute():
+            raise RunnerUnavailable("node:test was detected but node is not installed: put "
+                                    "Node >= 20 on PATH, or `pip install nova-bot[node]`")
+        return NodeTestRunner(fw)
+    raise RunnerUnavailable(f"{fw.name} was detected; Nova writes and checks tests for "
+                            "pytest, unittest and node:test, so the matrix is all this run "
+                            "gives")
