@@ -4,7 +4,10 @@ real pytest subprocesses, real git branches and patches."""
 from __future__ import annotations
 
 import json
+import os
+import py_compile
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -232,6 +235,30 @@ def test_sandbox_hides_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     slow = run_sandboxed([sys.executable, "-c", "import time; time.sleep(30)"], tmp_path,
                          timeout=0.5)
     assert slow.timed_out and not slow.passed
+
+
+def test_a_same_size_mutant_in_the_same_second_never_runs_stale_bytecode(
+        repo: GitRepo) -> None:
+    """Runs cache bytecode (for speed); a mutant of the same size written within the same
+    second as the original must still be the code that runs."""
+    repo.write("pyproject.toml", "[tool.pytest.ini_options]\n")
+    repo.write("m.py", "X = 1\n")
+    repo.write("tests/test_m.py", "from m import X\n\n\ndef test_x():\n    assert X == 1\n")
+    repo.commit("base")
+    fw = detect_framework(repo.path)
+    with Workspace(repo.path, "HEAD", fw) as ws:
+        assert ws.run([*fw.run_files, "tests"]).passed
+        source = ws.root / "m.py"
+        cached = ws.pycache / str(source.resolve().parent).lstrip("/") / \
+            f"m.{sys.implementation.cache_tag}.pyc"
+        assert cached.is_file()  # bytecode is cached outside the tree
+        assert not list(ws.root.rglob("__pycache__"))
+        # the worst case: the original's bytecode stamped with this very second
+        os.utime(source)
+        py_compile.compile(str(source), cfile=str(cached), doraise=True)
+        with ws.replaced({"m.py": "X = 2\n"}):
+            assert not ws.run([*fw.run_files, "tests"]).passed
+        assert ws.run([*fw.run_files, "tests"]).passed
 
 
 def test_sandbox_timeout_kills_what_the_test_run_started(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from bot.models import Change, Stats
 from bot.prompts import render_prompt
 from bot.testgen.frameworks import Framework
 from bot.testgen.matrix import Target
-from bot.testgen.sandbox import run_sandboxed
 from bot.testgen.workspace import Workspace, WriteRefused
 
 __all__ = ["generate_with_llm", "testgen_tools"]
@@ -47,7 +46,7 @@ def testgen_tools(ws: Workspace, fw: Framework, max_iterations: int) -> list[Con
         if not allowed:
             return "error: give the paths of test files you wrote"
         runs["n"] += 1
-        result = run_sandboxed([*fw.run_files, *allowed], ws.root, timeout=300)
+        result = ws.run([*fw.run_files, *allowed], timeout=300)
         verdict = "passed" if result.passed else "FAILED"
         return (f"run {runs['n']}/{max_iterations}: {verdict}\n"
                 f"{result.output[-8000:]}")[:MAX_CHARS]

@@ -16,7 +16,6 @@ from pathlib import PurePosixPath
 
 from bot.testgen.frameworks import Framework
 from bot.testgen.matrix import Target
-from bot.testgen.sandbox import run_sandboxed
 from bot.testgen.workspace import Workspace, WriteRefused
 
 __all__ = ["documented_exceptions", "generate_with_ghostwriter", "test_kind"]
@@ -101,8 +100,7 @@ def generate_with_ghostwriter(ws: Workspace, fw: Framework, targets: list[Target
         module = _module_name(path)
         plan = {"module": module, "functions": names, "excepts": excepts}
         extra = {"PYTHONPATH": f"{ws.root}:{ws.root / 'src'}"}
-        run = run_sandboxed([fw.run_files[0], "-c", _SCRIPT, json.dumps(plan)], ws.root,
-                            env=extra, timeout=120)
+        run = ws.run([fw.run_files[0], "-c", _SCRIPT, json.dumps(plan)], env=extra, timeout=120)
         if not run.passed:
             last = run.output.strip().splitlines()[-1:] or ["no output"]
             notes.append(f"ghostwriter could not write tests for {path}: {last[0][:200]}")

@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 
 from bot.testgen.frameworks import Framework
 from bot.testgen.jsscan import JsScanError, statement_end
-from bot.testgen.sandbox import RunResult, run_sandboxed
+from bot.testgen.sandbox import RunResult
 from bot.testgen.workspace import Workspace
 
 __all__ = ["Lines", "NodeTestRunner", "PruneFailed", "PytestRunner", "Runner",
@@ -83,7 +83,7 @@ class PytestRunner(Runner):
     comment = "#"
 
     def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
-        run = run_sandboxed([*self.fw.run_files, "--collect-only", rel], ws.root, timeout=120)
+        run = ws.run([*self.fw.run_files, "--collect-only", rel], timeout=120)
         return [row.split("::", 1)[1] for row in run.output.splitlines()
                 if row.startswith(rel + "::")], None
 
@@ -91,8 +91,8 @@ class PytestRunner(Runner):
         module = rel[:-3].replace("/", ".")
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "junit.xml"
-            run_sandboxed([*self.fw.run_files, f"--junitxml={report}", "-p", "no:randomly",
-                           *(f"{rel}::{n}" for n in names)], ws.root, timeout=300)
+            ws.run([*self.fw.run_files, f"--junitxml={report}", "-p", "no:randomly",
+                           *(f"{rel}::{n}" for n in names)], timeout=300)
             if not report.is_file():
                 return {}
             root = ElementTree.parse(report).getroot()
@@ -110,12 +110,11 @@ class PytestRunner(Runner):
             rc, data, report = (Path(tmp) / n for n in ("rc", "data", "cov.json"))
             rc.write_text("[run]\ndynamic_context = test_function\n")
             python = self.fw.run_files[0]
-            run_sandboxed([python, "-m", "coverage", "run", f"--rcfile={rc}",
+            ws.run([python, "-m", "coverage", "run", f"--rcfile={rc}",
                            f"--data-file={data}", *self.fw.run_files[1:],
-                           *(f"{rel}::{n}" for n in names)], ws.root, timeout=300)
-            out = run_sandboxed([python, "-m", "coverage", "json", f"--rcfile={rc}",
-                                 f"--data-file={data}", "--show-contexts", "-o", str(report)],
-                                ws.root)
+                           *(f"{rel}::{n}" for n in names)], timeout=300)
+            out = ws.run([python, "-m", "coverage", "json", f"--rcfile={rc}",
+                                 f"--data-file={data}", "--show-contexts", "-o", str(report)])
             if not out.passed:
                 return {}
             files = json.loads(report.read_text()).get("files", {})
@@ -139,12 +138,12 @@ class PytestRunner(Runner):
         with tempfile.TemporaryDirectory() as tmp:
             data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
             python = self.fw.run_files[0]
-            run = run_sandboxed([python, "-m", "coverage", "run", f"--data-file={data}",
-                                 *self.fw.run_files[1:], *test_args], ws.root, timeout=timeout)
+            run = ws.run([python, "-m", "coverage", "run", f"--data-file={data}",
+                                 *self.fw.run_files[1:], *test_args], timeout=timeout)
             if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
                 return None
-            json_run = run_sandboxed([python, "-m", "coverage", "json", f"--data-file={data}",
-                                      "-o", report], ws.root)
+            json_run = ws.run([python, "-m", "coverage", "json", f"--data-file={data}",
+                                      "-o", report])
             if not json_run.passed:
                 return None
             files = json.loads(Path(report).read_text()).get("files", {})
@@ -264,10 +263,10 @@ class NodeTestRunner(Runner):
         node, rest = self.fw.run_files[0], list(self.fw.run_files[1:])
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "events.jsonl"
-            run = run_sandboxed([node, *rest, f"--test-reporter={REPORTER}",
+            run = ws.run([node, *rest, f"--test-reporter={REPORTER}",
                                  f"--test-reporter-destination={out}",
                                  *(["--experimental-test-coverage"] if coverage else []),
-                                 *args], ws.root, timeout=timeout)
+                                 *args], timeout=timeout)
             raw = out.read_text(encoding="utf-8", errors="replace") if out.is_file() else ""
         events: list[dict[str, object]] = []
         for row in raw.splitlines():
@@ -320,8 +319,7 @@ class NodeTestRunner(Runner):
                 self._lines(ws, res.coverage, "uncovered"))
 
     def syntax_ok(self, ws: Workspace, rel: str) -> bool:
-        return run_sandboxed([self.fw.run_files[0], "--check", rel], ws.root,
-                             timeout=60).passed
+        return ws.run([self.fw.run_files[0], "--check", rel], timeout=60).passed
 
     def prune(self, ws: Workspace, rel: str, keep: set[str]) -> str | None:
         text = ws.read(rel) or ""

@@ -3,9 +3,11 @@ checkout is never touched), and the guard on what an agent may write there."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,6 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from bot.errors import SourceError
 from bot.testgen.frameworks import Framework
+from bot.testgen.sandbox import RunResult, run_sandboxed
 
 __all__ = ["Workspace", "WriteRefused"]
 
@@ -42,7 +45,22 @@ class Workspace:
     def __post_init__(self) -> None:
         self._tmp = Path(tempfile.mkdtemp(prefix="nova-testgen-"))
         self.root = self._tmp / "tree"
+        self.pycache = self._tmp / "pycache"  # bytecode of every run, outside the tree
+        self._stamp = 0
         _git(self.repo, "worktree", "add", "--detach", "--quiet", str(self.root), self.head)
+
+    def run(self, cmd: list[str], timeout: float = 120.0, env: dict[str, str] | None = None
+            ) -> RunResult:
+        """Run ``cmd`` in the tree, sandboxed (``env``: extra variables)."""
+        return run_sandboxed(cmd, self.root, timeout=timeout, env=env, pycache=self.pycache)
+
+    def _write(self, path: Path, text: str) -> None:
+        """Write a file with a new mtime, a whole second later than any before it: cached
+        bytecode (Python's, pytest's rewrites) is checked by mtime in seconds and size, and
+        a mutant written in the same second with the same size must not run stale code."""
+        path.write_text(text, encoding="utf-8")
+        self._stamp = max(self._stamp + 1, int(time.time()) + 1)
+        os.utime(path, (self._stamp, self._stamp))
 
     def close(self) -> None:
         subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force",
@@ -87,7 +105,7 @@ class Workspace:
                                f"{MAX_TEST_BYTES} byte limit")
         target = self.root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        self._write(target, content)
         self.written[rel] = content
         return rel
 
@@ -106,14 +124,14 @@ class Workspace:
                 if text is None:
                     path.unlink(missing_ok=True)
                 else:
-                    path.write_text(text, encoding="utf-8")
+                    self._write(path, text)
             yield
         finally:
             for rel, text in originals.items():
                 if text is None:
                     (self.root / rel).unlink(missing_ok=True)
                 else:
-                    (self.root / rel).write_text(text, encoding="utf-8")
+                    self._write(self.root / rel, text)
 
     # -- reading -----------------------------------------------------------------------
     def read(self, rel: str) -> str | None:
