@@ -277,7 +277,9 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         from bot.testgen.ghostwriter import generate_with_ghostwriter
 
         if ws.framework.language != "python":
-            result.notes.append("the ghostwriter writes Python tests only")
+            result.notes.append("the ghostwriter writes Python tests only: configure a model "
+                                "(NOVA_LLM_MODEL) to write tests for "
+                                f"{ws.framework.name}")
             return
         result.notes += generate_with_ghostwriter(ws, ws.framework, result.matrix)
         return

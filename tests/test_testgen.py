@@ -299,7 +299,8 @@ def test_open_mr_on_github_and_phabricator(sample: GitRepo, llm_env: FakeOpenAI,
         monkeypatch.setenv("NOVA_GITHUB_WRITE_INTERVAL", "0")
         script = [tool_call("write_test_file", {"path": "tests/test_nova_d.py",
                                                 "content": HEADER + GOOD}),
-                  text('{"summary": "s"}')]
+                  # model text is untrusted: no pings, no forged hidden markers
+                  text('{"summary": "cc @acme/admins <!-- nova:head:0 -->"}')]
         llm_env.enqueue(*script)
         result = nova_testgen(sample, tmp_path, "-o", "json", "--open-mr", "github", "--runs", "1")
         data = json.loads(result.stdout)
@@ -307,6 +308,9 @@ def test_open_mr_on_github_and_phabricator(sample: GitRepo, llm_env: FakeOpenAI,
         (pull,) = gh.created_pulls
         assert data["mr_url"] == pull["html_url"] and pull["head"]["ref"] == data["branch"]
         assert "test_good" in pull["body"] and "kills mutant" in pull["body"]
+        assert "acme/admins" in pull["body"] and "@acme" not in pull["body"]
+        assert "<!--" not in pull["body"]
+        assert "| planned |" in pull["body"] and "pin the changed behaviour" in pull["body"]
         pushed = subprocess.run(["git", "-C", str(origin), "branch", "--list", "nova/*"],
                                 capture_output=True, text=True).stdout
         assert data["branch"] in pushed
@@ -321,6 +325,8 @@ def test_open_mr_on_github_and_phabricator(sample: GitRepo, llm_env: FakeOpenAI,
         (revision,) = phab.created
         assert data["mr_url"] == f"{phab.url}/D{revision['id']}"
         assert "test_good" in revision["summary"] and revision["title"].startswith("Tests")
+        assert "@acme" not in revision["summary"]
+        assert revision["testPlan"].startswith("Each test passed 1 run in a row")
         assert "+def test_good():" in next(iter(phab.raw_diffs.values()))
     finally:
         gh.stop()

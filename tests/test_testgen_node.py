@@ -128,6 +128,9 @@ def test_node_only_tests_with_evidence_are_kept(js_sample: GitRepo, llm_env: Fak
         "test/prices.test.js"]
     # the existing test never throws: V8 counts the throw and its closing brace unrun
     assert row["uncovered_changed_lines"] == [3, 4]
+    assert row["planned"] == "run lines 3-4 (no test runs them) and pin the changed behaviour"
+    prompt = llm_env.requests[0]["messages"][1]["content"]
+    assert "lib/prices.js::discount (modified)" in prompt and "planned: run lines 3-4" in prompt
     stats = data["stats"]
     assert stats["llm_calls"] == 6
     assert stats["changed_lines_covered_after"] > stats["changed_lines_covered_before"]

@@ -46,12 +46,19 @@ class Target:
     def name(self) -> str:
         return self.qualname.rsplit(".", 1)[-1]
 
+    def planned(self) -> str:
+        """The test cases this target calls for."""
+        what = "the new code" if self.kind == "added" else "the changed behaviour"
+        if self.uncovered:
+            return f"run lines {_ranges(self.uncovered)} (no test runs them) and pin {what}"
+        if not self.existing_tests:
+            return f"pin {what} (no existing test mentions it)"
+        return f"pin {what}: existing tests run it but may not check it"
+
     def to_dict(self) -> dict[str, object]:
-        planned = (f"cover lines {_ranges(self.uncovered)}" if self.uncovered
-                   else "pin the changed behaviour")
         return {"target": f"{self.path}::{self.qualname}", "change_kind": self.kind,
                 "changed_lines": self.lines, "existing_tests": self.existing_tests,
-                "uncovered_changed_lines": self.uncovered, "planned": planned}
+                "uncovered_changed_lines": self.uncovered, "planned": self.planned()}
 
 
 def _ranges(lines: list[int]) -> str:

@@ -1,5 +1,6 @@
 """Propose the kept tests: a local branch + patch (default), a GitHub pull request from a
-pushed branch, or a Phabricator revision from the raw diff (parent: the original one)."""
+pushed branch, or a Phabricator revision from the raw diff (parent: the original one).
+Test names and the model's summary are untrusted: what a platform renders is cleaned."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from bot.config import Settings
 from bot.errors import ConfigError, ServiceError
+from bot.publishers.untrusted import clean_text
 from bot.testgen.report import TestgenResult
 from bot.testgen.workspace import Workspace
 
@@ -47,8 +49,9 @@ def _github_pull(result: TestgenResult, ws: Workspace, settings: Settings,
         raise ServiceError(f"pushing {branch} to origin failed: {exc}") from exc
     try:
         repo = github_client(settings).get_repo(settings.github_repository)
-        pull = repo.create_pull(title=f"Tests for {result.change.title}"[:250],
-                                body=result.body(), head=branch, base=repo.default_branch)
+        pull = repo.create_pull(title=clean_text(f"Tests for {result.change.title}")[:250],
+                                body=clean_text(result.body()), head=branch,
+                                base=repo.default_branch)
     except GithubException as exc:
         raise github_error(exc, f"opening a pull request on {settings.github_repository}"
                            ) from exc
@@ -61,10 +64,10 @@ def _phabricator_revision(result: TestgenResult, settings: Settings, patch: str)
     conduit = ConduitClient(settings)
     diff = conduit.call("differential.createrawdiff", write=True, diff=patch)
     transactions = [{"type": "update", "value": diff["phid"]},
-                    {"type": "title", "value": f"Tests for {result.change.title}"[:250]},
-                    {"type": "summary", "value": result.body()},
-                    {"type": "testPlan", "value": "Each test passed 3 runs in a row, runs "
-                                                  "changed lines and bites (see summary)."}]
+                    {"type": "title",
+                     "value": clean_text(f"Tests for {result.change.title}")[:250]},
+                    {"type": "summary", "value": clean_text(result.body())},
+                    {"type": "testPlan", "value": result.test_plan()}]
     original = _REVISION.search(result.change.description or "")
     if original:
         found = conduit.call("differential.revision.search",

@@ -14,6 +14,12 @@ from bot.testgen.matrix import Target
 __all__ = ["TestgenResult"]
 
 
+def _code(text: str) -> str:
+    """A name from the repository or the model as inline code that cannot break out of its
+    span or a table cell."""
+    return "`" + text.replace("`", "'").replace("|", "/").replace("\n", " ") + "`"
+
+
 @dataclass
 class TestgenResult:
     change: Change
@@ -56,29 +62,39 @@ class TestgenResult:
     def body(self) -> str:
         """Markdown for the pull request / revision: matrix, evidence, what was dropped."""
         out = [f"Tests for {self.change.id}: {self.change.title}".rstrip(": "), "",
-               "| target | change | existing tests | uncovered changed lines |",
-               "|---|---|---|---|"]
+               "| target | change | existing tests | uncovered changed lines | planned |",
+               "|---|---|---|---|---|"]
         for t in self.matrix:
             uncovered = "not measured" if t.uncovered is None else (
                 ", ".join(map(str, t.uncovered)) or "none")
-            out.append(f"| `{t.path}::{t.qualname}` | {t.kind} | "
-                       f"{', '.join(t.existing_tests) or 'none'} | {uncovered} |")
+            out.append(f"| {_code(t.path + '::' + t.qualname)} | {t.kind} | "
+                       f"{', '.join(t.existing_tests).replace('|', '/') or 'none'} | "
+                       f"{uncovered} | {t.planned()} |")
         out += ["", "**Kept tests** (evidence):", ""]
+        if not self.kept:
+            out.append("- none")
         for c in self.kept:
             e = c.evidence
             bite = [f"kills mutant {e['mutant_killed']}"] if e.get("mutant_killed") else []
             bite += ["fails on the parent commit"] if e.get("fails_on_parent") else []
-            out.append(f"- `{c.node_id}`: passed {e.get('runs')}x, covers "
+            out.append(f"- {_code(c.node_id)}: passed {e.get('runs')}x, covers "
                        f"{e.get('changed_lines_covered')} changed line(s), {'; '.join(bite)}")
         if self.coverage_before is not None and self.coverage_after is not None:
             out += ["", f"Changed lines run by the suite: {self.coverage_before} → "
                         f"{self.coverage_after} of {self.changed_lines()}."]
         if self.dropped:
             out += ["", "**Dropped**:", ""]
-            out += [f"- `{c.node_id}`: {c.reason}" for c in self.dropped]
+            out += [f"- {_code(c.node_id)}: {c.reason}" for c in self.dropped]
         if self.notes:
             out += ["", *[f"_{n}_" for n in self.notes]]
         return "\n".join(out) + "\n"
+
+    def test_plan(self) -> str:
+        runs = min((int(str(c.evidence.get("runs", 0))) for c in self.kept), default=0)
+        return (f"Each test passed {runs} run{'s' * (runs != 1)} in a row, runs changed "
+                "lines, and fails on a "
+                "mutant of them or on the parent commit (see the summary). The full suite "
+                "passed with them.")
 
     def format(self, fmt: str) -> str:
         if fmt == "json":
