@@ -186,3 +186,29 @@ def test_node_suite_command_comes_from_package_json(tmp_path: Path) -> None:
     (tmp_path / "package.json").write_text('{"scripts": {"test": "node --test && lint"}}')
     fw = detect_framework(tmp_path)
     assert fw is not None and fw.run_suite == (NODE, "--test")
+
+
+@needs_node
+def test_each_test_is_measured_alone_even_with_regex_characters_in_its_name(
+        js_sample: GitRepo) -> None:
+    from bot.testgen.workspace import Workspace
+
+    tricky = ["clamps (x) + [y] to $0?", "/starts with a slash/", "a.b*c|d", "back\\\\slash"]
+    body = "".join(f'\ntest("{name}", () => {{\n  assert.equal(discount(100, 150), 0);\n}});\n'
+                   for name in tricky)
+    twins = '\ndescribe("one", () => { it("same", () => {}); });\n' \
+            'describe("two", () => { it("same", () => { discount(1, 1); }); });\n'
+    fw = detect_framework(js_sample.path)
+    assert fw is not None
+    with Workspace(js_sample.path, "HEAD", fw) as ws:
+        ws.write_test("test/tricky.test.js", HEADER + body + twins)
+        runner = runner_for(fw)
+        names, first = runner.collect(ws, "test/tricky.test.js")
+        expected = [n.replace("\\\\", "\\") for n in tricky]
+        assert names == [*expected, "one > same", "two > same"]
+        assert first is not None and all(first.values())
+        lines = runner.per_test_lines(ws, "test/tricky.test.js", names)
+        for name in expected:  # each ran alone and ran the clamp (line 5)
+            assert 5 in lines[name]["lib/prices.js"]
+        # a leaf name shared by two tests selects both: neither can be measured alone
+        assert "one > same" not in lines and "two > same" not in lines
