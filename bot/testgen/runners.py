@@ -11,7 +11,6 @@ import ast
 import json
 import re
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
@@ -33,7 +32,6 @@ class PruneFailed(ValueError):
 
 class Runner:
     language = ""
-    comment = "#"
 
     def __init__(self, fw: Framework) -> None:
         self.fw = fw
@@ -80,7 +78,6 @@ def _relative(ws: Workspace, name: str) -> str:
 
 class PytestRunner(Runner):
     language = "python"
-    comment = "#"
 
     def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
         run = ws.run([*self.fw.run_files, "--collect-only", rel], timeout=120)
@@ -92,7 +89,7 @@ class PytestRunner(Runner):
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "junit.xml"
             ws.run([*self.fw.run_files, f"--junitxml={report}", "-p", "no:randomly",
-                           *(f"{rel}::{n}" for n in names)], timeout=300)
+                    *(f"{rel}::{n}" for n in names)], timeout=300)
             if not report.is_file():
                 return {}
             root = ElementTree.parse(report).getroot()
@@ -110,11 +107,10 @@ class PytestRunner(Runner):
             rc, data, report = (Path(tmp) / n for n in ("rc", "data", "cov.json"))
             rc.write_text("[run]\ndynamic_context = test_function\n")
             python = self.fw.run_files[0]
-            ws.run([python, "-m", "coverage", "run", f"--rcfile={rc}",
-                           f"--data-file={data}", *self.fw.run_files[1:],
-                           *(f"{rel}::{n}" for n in names)], timeout=300)
+            ws.run([python, "-m", "coverage", "run", f"--rcfile={rc}", f"--data-file={data}",
+                    *self.fw.run_files[1:], *(f"{rel}::{n}" for n in names)], timeout=300)
             out = ws.run([python, "-m", "coverage", "json", f"--rcfile={rc}",
-                                 f"--data-file={data}", "--show-contexts", "-o", str(report)])
+                          f"--data-file={data}", "--show-contexts", "-o", str(report)])
             if not out.passed:
                 return {}
             files = json.loads(report.read_text()).get("files", {})
@@ -139,11 +135,11 @@ class PytestRunner(Runner):
             data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
             python = self.fw.run_files[0]
             run = ws.run([python, "-m", "coverage", "run", f"--data-file={data}",
-                                 *self.fw.run_files[1:], *test_args], timeout=timeout)
+                          *self.fw.run_files[1:], *test_args], timeout=timeout)
             if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
                 return None
             json_run = ws.run([python, "-m", "coverage", "json", f"--data-file={data}",
-                                      "-o", report])
+                               "-o", report])
             if not json_run.passed:
                 return None
             files = json.loads(Path(report).read_text()).get("files", {})
@@ -210,12 +206,6 @@ class _Node:
     skipped: bool = False
     children: list[_Node] = field(default_factory=list)
 
-    def leaves(self) -> Iterator[_Node]:
-        if not self.suite and not self.children:
-            yield self
-        for child in self.children:
-            yield from child.leaves()
-
 
 @dataclass
 class _NodeRun:
@@ -256,7 +246,6 @@ def _tree(events: list[dict[str, object]], file: Path) -> list[_Node]:
 
 class NodeTestRunner(Runner):
     language = "javascript"
-    comment = "//"
 
     def _run(self, ws: Workspace, args: list[str], *, coverage: bool = False,
              timeout: float = 300.0, file: str | None = None) -> _NodeRun:
@@ -264,9 +253,9 @@ class NodeTestRunner(Runner):
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "events.jsonl"
             run = ws.run([node, *rest, f"--test-reporter={REPORTER}",
-                                 f"--test-reporter-destination={out}",
-                                 *(["--experimental-test-coverage"] if coverage else []),
-                                 *args], timeout=timeout)
+                          f"--test-reporter-destination={out}",
+                          *(["--experimental-test-coverage"] if coverage else []), *args],
+                         timeout=timeout)
             raw = out.read_text(encoding="utf-8", errors="replace") if out.is_file() else ""
         events: list[dict[str, object]] = []
         for row in raw.splitlines():
