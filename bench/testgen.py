@@ -32,53 +32,20 @@ from tests.servers.openai_server import FakeOpenAI, Reply  # noqa: E402
 
 
 def python_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
-    repo = GitRepo(path)
-    repo.write("pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n")
-    repo.write("shop/__init__.py", "")
-    repo.write("shop/prices.py", py.OLD)
-    repo.write("tests/test_prices.py", "from shop.prices import discount\n\n\n"
-                                       "def test_half():\n    assert discount(100, 50) == 50\n")
-    repo.commit("base")
-    repo.write("shop/prices.py", py.NEW)
-    repo.commit("Discounts never go below zero")
-    head = py.HEADER
-    return repo, py.write_run_fix("tests/test_nova_discount.py",
-                                  head + py.GOOD + py.WRONG + py.FLAKY + py.USELESS,
-                                  head + py.GOOD + py.FIXED + py.FLAKY + py.USELESS,
-                                  ["../../etc/nova_pwned.py"])
+    return py.build_python_sample(GitRepo(path)), py.write_run_fix(
+        "tests/test_nova_discount.py", py.HEADER + py.GOOD + py.WRONG + py.FLAKY + py.USELESS,
+        py.HEADER + py.GOOD + py.FIXED + py.FLAKY + py.USELESS, ["../../etc/nova_pwned.py"])
 
 
 def js_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
-    repo = GitRepo(path)
-    repo.write("package.json", '{"name": "shop", "scripts": {"test": "node --test"}}\n')
-    repo.write("lib/prices.js", js.OLD)
-    repo.write("test/prices.test.js", 'const test = require("node:test");\n'
-                                      'const assert = require("node:assert/strict");\n'
-                                      'const { discount } = require("../lib/prices");\n'
-                                      'test("half price", () => {\n'
-                                      '  assert.equal(discount(100, 50), 50);\n});\n')
-    repo.commit("base")
-    repo.write("lib/prices.js", js.NEW)
-    repo.commit("Discounts never go below zero")
-    head = js.HEADER
-    return repo, py.write_run_fix("test/nova_discount.test.js",
-                                  head + js.GOOD + js.WRONG + js.FLAKY + js.USELESS,
-                                  head + js.GOOD + js.FIXED + js.FLAKY + js.USELESS,
-                                  ["../../etc/nova_pwned.test.js"])
+    return js.build_js_sample(GitRepo(path)), py.write_run_fix(
+        "test/nova_discount.test.js", js.HEADER + js.GOOD + js.WRONG + js.FLAKY + js.USELESS,
+        js.HEADER + js.GOOD + js.FIXED + js.FLAKY + js.USELESS,
+        ["../../etc/nova_pwned.test.js"])
 
 
 def ghostwriter_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
-    repo = GitRepo(path)
-    repo.write("pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n")
-    repo.write("codec/__init__.py", "")
-    repo.write("codec/text.py", "def encode(s: str) -> str:\n    return s[::-1] + '!'\n\n\n"
-                                "def decode(s: str) -> str:\n    return s[::-1]\n")
-    repo.write("tests/test_text.py", "def test_nothing_yet():\n    assert True\n")
-    repo.commit("base")
-    repo.write("codec/text.py", "def encode(s: str) -> str:\n    return s[::-1] + '!'\n\n\n"
-                                "def decode(s: str) -> str:\n    return s[:-1][::-1]\n")
-    repo.commit("decode drops the bang")
-    return repo, []
+    return py.build_codec_sample(GitRepo(path)), []
 
 
 SCENARIOS = {"python": python_repo, "javascript": js_repo, "ghostwriter": ghostwriter_repo}

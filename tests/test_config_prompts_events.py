@@ -68,14 +68,16 @@ def test_secrets_are_redacted_everywhere() -> None:
 
 
 def test_every_template_renders() -> None:
+    from bot.testgen.matrix import Target
+
     ctx = {"style": "compact", "has_tools": True, "extra_instructions": "x", "title": "t",
            "description": "d", "batch_index": 1, "batch_count": 2, "diff": "1 + a\n",
            "findings": [], "error": "bad", "max_iterations": 3, "example": "def test(): ...",
            "example_path": "tests/test_a.py",
            "framework": {"name": "pytest", "language": "python", "test_dirs": ["tests"],
                          "name_patterns": ["test_*.py"]},
-           "matrix": [{"target": "a.py::f", "change_kind": "modified", "changed_lines": [3],
-                       "existing_tests": [], "uncovered_changed_lines": None}]}
+           # the real rows: a field the template uses must exist
+           "matrix": [Target("a.py", "f", "modified", [3]).to_dict()]}
     names = template_names()
     assert {"review/system.j2", "review/user.j2", "review/repair.j2", "testgen/system.j2",
             "testgen/user.j2"} <= set(names)

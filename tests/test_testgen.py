@@ -63,6 +63,12 @@ HEADER = "import pathlib\n\nimport pytest\n\nfrom shop.prices import discount\n"
 
 @pytest.fixture
 def sample(repo: GitRepo) -> GitRepo:
+    return build_python_sample(repo)
+
+
+def build_python_sample(repo: GitRepo) -> GitRepo:
+    """A package whose last commit changes a function's behaviour (and adds a source file
+    with a prompt injection)."""
     repo.write("pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n")
     repo.write("shop/__init__.py", "")
     repo.write("shop/prices.py", OLD)
@@ -135,7 +141,8 @@ def test_only_tests_with_evidence_are_kept(sample: GitRepo, llm_env: FakeOpenAI,
     assert sample.git("worktree", "list").count("\n") == 1
 
 
-def test_ghostwriter_without_a_model(repo: GitRepo, tmp_path: Path) -> None:
+def build_codec_sample(repo: GitRepo) -> GitRepo:
+    """One half of a round trip changes: the ghostwriter's case."""
     repo.write("pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n")
     repo.write("codec/__init__.py", "")
     repo.write("codec/text.py", "def encode(s: str) -> str:\n    return s[::-1] + '!'\n\n\n"
@@ -145,6 +152,11 @@ def test_ghostwriter_without_a_model(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("codec/text.py", "def encode(s: str) -> str:\n    return s[::-1] + '!'\n\n\n"
                                 "def decode(s: str) -> str:\n    return s[:-1][::-1]\n")
     repo.commit("decode drops the bang")
+    return repo
+
+
+def test_ghostwriter_without_a_model(repo: GitRepo, tmp_path: Path) -> None:
+    build_codec_sample(repo)
     result = nova_testgen(repo, tmp_path, "-o", "json")
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)

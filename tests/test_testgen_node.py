@@ -78,6 +78,12 @@ test("unrelated", () => {
 
 @pytest.fixture
 def js_sample(repo: GitRepo) -> GitRepo:
+    return build_js_sample(repo)
+
+
+def build_js_sample(repo: GitRepo) -> GitRepo:
+    """The JavaScript twin of the Python sample: a node:test package whose last commit
+    changes a function's behaviour (and adds a file with a prompt injection)."""
     repo.write("package.json", '{"name": "shop", "version": "1.0.0", '
                                '"scripts": {"test": "node --test"}}\n')
     repo.write("lib/prices.js", OLD)
