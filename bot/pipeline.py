@@ -299,7 +299,7 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
 
 def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenResult
                  ) -> None:
-    from bot.testgen.gates import TestCase, evaluate
+    from bot.testgen.gates import TestCase, evaluate, keep_whole_units
     from bot.testgen.runners import PruneFailed
 
     parent = result.change.base_ref
@@ -315,9 +315,10 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
                                                    "name") for n in sorted(twins)]
         cases = [TestCase(rel, name) for name in dict.fromkeys(names) if name not in twins]
         evaluate(ws, runner, rel, cases, result.matrix, job.runs, parent, first_run)
+        keep_whole_units(cases, runner.unit)
         keep = {c.name for c in cases if not c.reason}
         try:
-            pruned = runner.prune(ws, rel, keep) if keep else None
+            pruned = runner.prune(ws, rel, keep, names) if keep else None
         except PruneFailed as exc:
             for c in cases:
                 c.reason = c.reason or f"the dropped tests could not be cut out of the file: {exc}"

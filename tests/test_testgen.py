@@ -357,3 +357,74 @@ def test_matrix_targets_the_innermost_function_and_knows_classes_from_the_ast() 
     (f,) = parse_diff(diff)
     targets = {t.qualname: (t.kind, t.lines) for t in _python_targets(f, [2, 5], new, old)}
     assert targets == {"cart": ("modified", [2]), "cart.Total": ("modified", [5])}
+
+
+def test_pruning_python_removes_exactly_the_dropped_tests() -> None:
+    from bot.testgen.runners import prune_python
+
+    text = '''import unittest
+
+import pytest
+
+
+def helper():
+    return 1
+
+
+def test_keep():
+    assert helper()
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_param(n):
+    assert n
+
+
+class TestMixed:
+    def setup_method(self):
+        self.x = 1
+
+    def test_good(self):
+        assert self.x
+
+    @pytest.mark.skipif(False, reason="")
+    def test_bad(self):
+        assert self.x
+
+    class TestInner:
+        def test_deep(self):
+            assert True
+
+
+class CartTests(unittest.TestCase):
+    def test_old_style(self):
+        self.assertTrue(True)
+'''
+    collected = ["test_keep", "test_param[1]", "test_param[2]", "TestMixed::test_good",
+                 "TestMixed::test_bad", "TestMixed::TestInner::test_deep",
+                 "CartTests::test_old_style"]
+    out = prune_python(text, {"test_param[1]", "test_param[2]", "TestMixed::test_good"},
+                       collected)
+    assert out is not None
+    compile(out, "pruned.py", "exec")
+    for present in ("def helper", "def test_param", "def setup_method", "def test_good"):
+        assert present in out
+    for gone in ("def test_keep", "def test_bad", "skipif", "TestInner", "CartTests"):
+        assert gone not in out
+    assert prune_python(text, set(), collected) is None
+    # a kept parametrized case keeps its function (the old pruning lost it)
+    assert "def test_param" in (prune_python(text, {"test_param[2]"}, collected) or "")
+
+
+def test_parametrized_cases_are_kept_or_dropped_together() -> None:
+    from bot.testgen.gates import TestCase, keep_whole_units
+    from bot.testgen.runners import PytestRunner
+
+    fw = detect_framework(Path(__file__).resolve().parents[1])
+    assert fw is not None
+    cases = [TestCase("t.py", "test_p[1]"), TestCase("t.py", "test_p[2]", reason="fails"),
+             TestCase("t.py", "test_q[1]"), TestCase("t.py", "TestC::test_r[a-b]")]
+    keep_whole_units(cases, PytestRunner(fw).unit)
+    reasons = [c.reason for c in cases]
+    assert reasons[0] == "kept only with all its cases, and test_p[2] was dropped (fails)"
+    assert reasons[1] == "fails" and reasons[2] is None and reasons[3] is None

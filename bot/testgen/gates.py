@@ -10,7 +10,7 @@ framework's ``Runner``; the decisions are here, the same for every language.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from bot.testgen.jsscan import JsScanError, matching_close
@@ -18,7 +18,7 @@ from bot.testgen.matrix import Target
 from bot.testgen.runners import Runner
 from bot.testgen.workspace import Workspace
 
-__all__ = ["TestCase", "evaluate", "mutants"]
+__all__ = ["TestCase", "evaluate", "keep_whole_units", "mutants"]
 
 _FLIPS = {
     "python": [(" == ", " != "), (" != ", " == "), (" <= ", " > "), (" >= ", " < "),
@@ -185,3 +185,19 @@ def _parent_round(ws: Workspace, runner: Runner, rel: str, alive: list[TestCase]
         outcome = runner.outcomes(ws, rel, [c.name for c in alive])
     for c in alive:
         c.evidence["fails_on_parent"] = outcome.get(c.name) is False
+
+
+def keep_whole_units(cases: list[TestCase], unit: Callable[[str], str]) -> None:
+    """Tests that can only be cut out together (the cases of one parametrized test) are
+    kept together or dropped together."""
+    groups: dict[str, list[TestCase]] = {}
+    for c in cases:
+        groups.setdefault(unit(c.name), []).append(c)
+    for group in groups.values():
+        gone = next((c for c in group if c.reason), None)
+        if gone is None:
+            continue
+        for c in group:
+            if not c.reason:
+                c.reason = (f"kept only with all its cases, and {gone.name} was dropped "
+                            f"({gone.reason})")

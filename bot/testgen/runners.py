@@ -60,10 +60,29 @@ class Runner:
         skipped: every test would "kill" them)."""
         raise NotImplementedError
 
-    def prune(self, ws: Workspace, rel: str, keep: set[str]) -> str | None:
-        """The file's text without the tests not in ``keep``; None when none is left.
-        Raises ``PruneFailed`` when that cannot be done safely."""
+    def unit(self, name: str) -> str:
+        """The smallest part of a file that holds this test and can be cut out alone."""
+        return name
+
+    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
+            ) -> str | None:
+        """The file's text without the ``collected`` tests not in ``keep``; None when none
+        is left."""
         raise NotImplementedError
+
+    def prune(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
+              ) -> str | None:
+        """``cut``, then proved: the new file's tests are exactly ``keep``, or
+        ``PruneFailed``."""
+        text = self.cut(ws, rel, keep, collected)
+        if text is None:
+            return None
+        with ws.replaced({rel: text}):
+            left = set(self.collect(ws, rel)[0])
+        if left != keep:
+            raise PruneFailed(f"after removing the dropped tests the file has "
+                              f"{sorted(left)}, not {sorted(keep)}")
+        return text
 
 
 def _relative(ws: Workspace, name: str) -> str:
@@ -158,31 +177,56 @@ class PytestRunner(Runner):
             return False
         return True
 
-    def prune(self, ws: Workspace, rel: str, keep: set[str]) -> str | None:
-        return prune_python(ws.written.get(rel) or ws.read(rel) or "", keep)
+    def unit(self, name: str) -> str:
+        """Parametrized cases share one function: it is kept whole or not at all."""
+        return name.split("[", 1)[0]
+
+    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
+            ) -> str | None:
+        return prune_python(ws.read(rel) or "", keep, collected)
 
 
-def prune_python(text: str, keep: set[str]) -> str | None:
-    """``text`` without the top-level test functions (or test classes) not in ``keep``;
-    None when no test is left."""
-    tree = ast.parse(text)
-    rows = text.split("\n")
+def prune_python(text: str, keep: set[str], collected: list[str]) -> str | None:
+    """``text`` without the tests (functions, methods of test classes, classes left empty)
+    that were ``collected`` but are not in ``keep``; None when no test is left. Names are
+    pytest's (``test_x``, ``TestY::test_z``, ``test_p[1]``)."""
+    kept = {k.split("[", 1)[0] for k in keep}
+    known = {c.split("[", 1)[0] for c in collected}
+    containers = {"::".join(parts[:i]) for name in known
+                  for parts in [name.split("::")] for i in range(1, len(parts))}
     drop: list[tuple[int, int]] = []
-    left = 0
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and \
-                node.name.startswith(("test", "Test")):
-            names = [node.name] if not isinstance(node, ast.ClassDef) else [
-                f"{node.name}::{m.name}" for m in node.body
-                if isinstance(m, ast.FunctionDef) and m.name.startswith("test")]
-            if any(n in keep for n in names):
-                left += 1
+
+    def span(node: ast.stmt) -> tuple[int, int]:
+        decorators = getattr(node, "decorator_list", [])
+        return (min([node.lineno, *(d.lineno for d in decorators)]),
+                node.end_lineno or node.lineno)
+
+    def walk(body: list[ast.stmt], prefix: str) -> int:
+        """Drop what is not kept in ``body``; return how many kept tests are left."""
+        left = 0
+        for node in body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 continue
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            drop.append((first, node.end_lineno or node.lineno))
-    if not left:
+            name = prefix + node.name
+            if isinstance(node, ast.ClassDef) and name in containers:
+                inside = walk(node.body, name + "::")
+                if not inside:
+                    drop.append(span(node))
+                left += inside
+            elif name in known:
+                if name in kept:
+                    left += 1
+                else:
+                    drop.append(span(node))
+        return left
+
+    rows = text.split("\n")
+    if not walk(ast.parse(text).body, ""):
         return None
-    for first, last in sorted(drop, reverse=True):
+    # a class emptied of its tests is dropped whole, so spans never overlap badly: remove
+    # the outermost ones only
+    outer = [d for d in drop if not any(o != d and o[0] <= d[0] and d[1] <= o[1] for o in drop)]
+    for first, last in sorted(outer, reverse=True):
         del rows[first - 1:last]
     return "\n".join(rows)
 
@@ -310,7 +354,8 @@ class NodeTestRunner(Runner):
     def syntax_ok(self, ws: Workspace, rel: str) -> bool:
         return ws.run([self.fw.run_files[0], "--check", rel], timeout=60).passed
 
-    def prune(self, ws: Workspace, rel: str, keep: set[str]) -> str | None:
+    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
+            ) -> str | None:
         text = ws.read(rel) or ""
         nodes = self._run(ws, [rel], file=rel).nodes
         kept = [n for n in nodes if n.full in keep and not n.suite and not n.children]
@@ -325,13 +370,7 @@ class NodeTestRunner(Runner):
         # remove each biggest subtree without a kept test
         gone = [n for n in nodes if id(n) not in alive
                 and (n.parent is None or id(n.parent) in alive)]
-        pruned = _remove_calls(text, [(n.line, n.column) for n in gone])
-        with ws.replaced({rel: pruned}):
-            left = set(self.collect(ws, rel)[0])
-        if left != keep:
-            raise PruneFailed(f"after removing the dropped tests the file has "
-                              f"{sorted(left)}, not {sorted(keep)}")
-        return pruned
+        return _remove_calls(text, [(n.line, n.column) for n in gone])
 
 
 def _passed(leaves: list[_Node], wanted: set[str]) -> dict[str, bool]:
