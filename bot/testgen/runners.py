@@ -74,6 +74,8 @@ class Runner:
               ) -> str | None:
         """``cut``, then proved: the new file's tests are exactly ``keep``, or
         ``PruneFailed``."""
+        if keep == set(collected):
+            return ws.read(rel)  # nothing to cut
         text = self.cut(ws, rel, keep, collected)
         if text is None:
             return None
