@@ -45,14 +45,13 @@ class Workspace:
     def __post_init__(self) -> None:
         self._tmp = Path(tempfile.mkdtemp(prefix="nova-testgen-"))
         self.root = self._tmp / "tree"
-        self.pycache = self._tmp / "pycache"  # bytecode of every run, outside the tree
         self._stamp = 0
         _git(self.repo, "worktree", "add", "--detach", "--quiet", str(self.root), self.head)
 
     def run(self, cmd: list[str], timeout: float = 120.0, env: dict[str, str] | None = None
             ) -> RunResult:
         """Run ``cmd`` in the tree, sandboxed (``env``: extra variables)."""
-        return run_sandboxed(cmd, self.root, timeout=timeout, env=env, pycache=self.pycache)
+        return run_sandboxed(cmd, self.root, timeout=timeout, env=env)
 
     def _write(self, path: Path, text: str) -> None:
         """Write a file with a new mtime, a whole second later than any before it: cached
