@@ -218,3 +218,26 @@ def test_each_test_is_measured_alone_even_with_regex_characters_in_its_name(
             assert 5 in lines[name]["lib/prices.js"]
         # a leaf name shared by two tests selects both: neither can be measured alone
         assert "one > same" not in lines and "two > same" not in lines
+
+
+def test_the_symbol_scan_finds_javascript_functions_methods_and_arrows() -> None:
+    from bot.diff import parse_diff
+    from bot.testgen.matrix import _scanned_targets
+
+    old = "export const total = (xs) => {\n  return 0;\n};\n"
+    new = ("export const total = (xs) => {\n  return xs.length;\n};\n\n"
+           "class Cart {\n  static async add(item) {\n    if (item) {\n"
+           "      this.items.push(item);\n    }\n  }\n}\n\n"
+           "export default function* ids() {\n  yield 1;\n}\n")
+    diff = "".join(["diff --git a/c.js b/c.js\n--- a/c.js\n+++ b/c.js\n",
+                    "@@ -1,3 +1,15 @@\n export const total = (xs) => {\n-  return 0;\n",
+                    "+  return xs.length;\n };\n",
+                    *("+" + row + "\n" for row in new.split("\n")[3:-1])])
+    (f,) = parse_diff(diff)
+    added = [ln.new_no for h in f.hunks for ln in h.lines
+             if ln.kind == "added" and ln.text.strip()]
+    got = {t.qualname: (t.kind, t.lines) for t in _scanned_targets(f, added, new, old)}
+    # `if (item) {` inside the method is not a symbol: its lines belong to `add` (and so
+    # does the class's closing brace: the scan takes the nearest symbol above)
+    assert got == {"total": ("modified", [2]), "Cart": ("added", [5]),
+                   "add": ("added", [6, 7, 8, 9, 10, 11]), "ids": ("added", [13, 14, 15])}
