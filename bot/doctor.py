@@ -116,8 +116,44 @@ def _task_manager(s: Settings) -> Check:
     return Check("task manager", s.task_manager_url, False, str(result["error"]))
 
 
+def _node(s: Settings) -> Check:
+    """For `nova testgen` on node:test projects (never an error: Python needs no node)."""
+    import subprocess
+
+    from bot.testgen.frameworks import node_binary
+
+    node = node_binary()
+    if node is None:
+        return Check("node", "node", None, "not found: testgen for node:test projects needs "
+                                           "Node >= 20.18 (pip install \"nova-bot[node]\")")
+    try:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True,
+                                 timeout=TIMEOUT).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check("node", node, False, f"does not run: {exc}"[:160])
+    parts = tuple(int(p) for p in version.lstrip("v").split(".")[:2] if p.isdigit())
+    if parts < (20, 18):
+        return Check("node", node, None, f"{version or 'unknown version'}: testgen for "
+                                         "node:test projects needs Node >= 20.18 (per-line "
+                                         "coverage)")
+    return Check("node", node, True, version)
+
+
+def _sandbox(s: Settings) -> Check:
+    """Whether generated tests run without network on this machine."""
+    from bot.testgen.sandbox import network_isolation
+
+    prefix = network_isolation()
+    if prefix:
+        return Check("test sandbox", " ".join(prefix), True, "generated tests run without "
+                                                             "network")
+    return Check("test sandbox", "unshare", None, "no network isolation here (unshare --net "
+                                                  "is not allowed): generated tests run with "
+                                                  "the job's network")
+
+
 CHECKS: tuple[Callable[[Settings], Check], ...] = (_model, _github, _phabricator,
-                                                    _task_manager)
+                                                    _task_manager, _node, _sandbox)
 
 
 def run_checks(settings: Settings) -> list[Check]:

@@ -10,7 +10,8 @@ from bot.cli.common import load_from_flags
 @click.command()
 def doctor() -> None:
     """Check each configured service (model endpoint, GitHub, Phabricator, Task Manager)
-    and say what is missing. Tokens are never printed.
+    and say what is missing; then what `nova testgen` finds on this machine (node, network
+    isolation for generated tests). Tokens are never printed.
 
     Exit codes: 0 every configured service is reachable, 3 one is not.
     """
