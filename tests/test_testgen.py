@@ -271,6 +271,20 @@ def test_a_same_size_mutant_in_the_same_second_never_runs_stale_bytecode(
         assert ws.run([*fw.run_files, "tests"]).passed
 
 
+def test_the_trees_code_runs_even_in_a_src_layout(repo: GitRepo) -> None:
+    """An editable install points at the user's checkout; mutants live in the tree."""
+    repo.write("pyproject.toml", "[tool.pytest.ini_options]\n")
+    repo.write("src/shop/__init__.py", "")
+    repo.write("src/shop/m.py", "X = 1\n")
+    repo.write("tests/test_m.py", "from shop.m import X\n\n\ndef test_x():\n    assert X == 1\n")
+    repo.commit("src layout")
+    fw = detect_framework(repo.path)
+    with Workspace(repo.path, "HEAD", fw) as ws:
+        assert ws.run([*fw.run_files, "tests"]).passed
+        with ws.replaced({"src/shop/m.py": "X = 7\n"}):
+            assert not ws.run([*fw.run_files, "tests"]).passed
+
+
 def test_sandbox_timeout_kills_what_the_test_run_started(tmp_path: Path) -> None:
     """node --test and pytest-xdist start workers: a timeout must not leave them running
     (nor wait for them: they hold the output pipe)."""

@@ -241,3 +241,25 @@ def test_the_symbol_scan_finds_javascript_functions_methods_and_arrows() -> None
     # does the class's closing brace: the scan takes the nearest symbol above)
     assert got == {"total": ("modified", [2]), "Cart": ("added", [5]),
                    "add": ("added", [6, 7, 8, 9, 10, 11]), "ids": ("added", [13, 14, 15])}
+
+
+@needs_node
+def test_the_checkouts_installed_modules_are_seen_and_survive(repo: GitRepo) -> None:
+    from bot.testgen.workspace import Workspace
+
+    repo.write(".gitignore", "node_modules/\n")
+    repo.write("package.json", '{"scripts": {"test": "node --test"}}\n')
+    repo.write("node_modules/tiny-max/index.js", "module.exports = Math.max;\n")
+    repo.write("lib/clamp.js", 'const max = require("tiny-max");\n'
+                               "module.exports = (x) => max(0, x);\n")
+    repo.commit("clamp")
+    fw = detect_framework(repo.path)
+    assert fw is not None
+    with Workspace(repo.path, "HEAD", fw) as ws:
+        ws.write_test("test/clamp.test.js", 'const test = require("node:test");\n'
+                                            'const assert = require("node:assert");\n'
+                                            'const clamp = require("../lib/clamp");\n'
+                                            'test("clamps", () => assert.equal(clamp(-1), 0));\n')
+        names, first = runner_for(fw).collect(ws, "test/clamp.test.js")
+        assert names == ["clamps"] and first == {"clamps": True}
+    assert (repo.path / "node_modules/tiny-max/index.js").is_file()  # only the link went

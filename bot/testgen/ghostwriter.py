@@ -99,9 +99,7 @@ def generate_with_ghostwriter(ws: Workspace, fw: Framework, targets: list[Target
         excepts = sorted({e for n in names for e in documented_exceptions(source, n)})
         module = _module_name(path)
         plan = {"module": module, "functions": names, "excepts": excepts}
-        extra = {"PYTHONPATH": f"{ws.root}:{ws.root / 'src'}"}
-        run = ws.run([fw.run_files[0], "-c", _SCRIPT, json.dumps(plan)], env=extra,
-                     timeout=120)
+        run = ws.run([fw.run_files[0], "-c", _SCRIPT, json.dumps(plan)], timeout=120)
         if not run.passed:
             last = run.output.strip().splitlines()[-1:] or ["no output"]
             notes.append(f"ghostwriter could not write tests for {path}: {last[0][:200]}")

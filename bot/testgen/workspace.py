@@ -47,11 +47,19 @@ class Workspace:
         self.root = self._tmp / "tree"
         self._stamp = 0
         _git(self.repo, "worktree", "add", "--detach", "--quiet", str(self.root), self.head)
+        # installed JavaScript dependencies are not in git: the tree sees the checkout's
+        modules = self.repo / "node_modules"
+        if modules.is_dir() and not (self.root / "node_modules").exists():
+            (self.root / "node_modules").symlink_to(modules.resolve(), target_is_directory=True)
 
     def run(self, cmd: list[str], timeout: float = 120.0, env: dict[str, str] | None = None
             ) -> RunResult:
-        """Run ``cmd`` in the tree, sandboxed (``env``: extra variables)."""
-        return run_sandboxed(cmd, self.root, timeout=timeout, env=env)
+        """Run ``cmd`` in the tree, sandboxed (``env``: extra variables). The tree's own
+        code comes first on PYTHONPATH (and its ``src/``): an editable install of the
+        project points at the user's checkout, where mutants and the parent's code are not."""
+        paths = [str(self.root / "src")] if (self.root / "src").is_dir() else []
+        extra = {"PYTHONPATH": os.pathsep.join([str(self.root), *paths])}
+        return run_sandboxed(cmd, self.root, timeout=timeout, env=extra | (env or {}))
 
     def _write(self, path: Path, text: str) -> None:
         """Write a file with a new mtime, a whole second later than any before it: cached
