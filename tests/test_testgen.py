@@ -249,17 +249,28 @@ def test_sandbox_hides_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert slow.timed_out and not slow.passed
 
 
+def one_constant(repo: GitRepo, module: str, dotted: str) -> Workspace:
+    """A repo whose only test checks ``X == 1`` in ``module``; a workspace on it, where
+    that test passes."""
+    repo.write("pyproject.toml", "[tool.pytest.ini_options]\n")
+    repo.write(module, "X = 1\n")
+    if module.startswith("src/"):
+        repo.write(module.rsplit("/", 1)[0] + "/__init__.py", "")
+    repo.write("tests/test_m.py", f"from {dotted} import X\n\n\ndef test_x():\n"
+                                  "    assert X == 1\n")
+    repo.commit("X is one")
+    ws = Workspace(repo.path, "HEAD", detect_framework(repo.path))
+    assert ws.framework is not None and ws.run([*ws.framework.run_files, "tests"]).passed
+    return ws
+
+
 def test_a_same_size_mutant_in_the_same_second_never_runs_stale_bytecode(
         repo: GitRepo) -> None:
     """Runs cache bytecode (for speed); a mutant of the same size written within the same
     second as the original must still be the code that runs."""
-    repo.write("pyproject.toml", "[tool.pytest.ini_options]\n")
-    repo.write("m.py", "X = 1\n")
-    repo.write("tests/test_m.py", "from m import X\n\n\ndef test_x():\n    assert X == 1\n")
-    repo.commit("base")
-    fw = detect_framework(repo.path)
-    with Workspace(repo.path, "HEAD", fw) as ws:
-        assert ws.run([*fw.run_files, "tests"]).passed
+    with one_constant(repo, "m.py", "m") as ws:
+        fw = ws.framework
+        assert fw is not None
         source = ws.root / "m.py"
         cached = Path(importlib.util.cache_from_source(str(source)))
         assert cached.is_file()  # bytecode is cached
@@ -273,14 +284,9 @@ def test_a_same_size_mutant_in_the_same_second_never_runs_stale_bytecode(
 
 def test_the_trees_code_runs_even_in_a_src_layout(repo: GitRepo) -> None:
     """An editable install points at the user's checkout; mutants live in the tree."""
-    repo.write("pyproject.toml", "[tool.pytest.ini_options]\n")
-    repo.write("src/shop/__init__.py", "")
-    repo.write("src/shop/m.py", "X = 1\n")
-    repo.write("tests/test_m.py", "from shop.m import X\n\n\ndef test_x():\n    assert X == 1\n")
-    repo.commit("src layout")
-    fw = detect_framework(repo.path)
-    with Workspace(repo.path, "HEAD", fw) as ws:
-        assert ws.run([*fw.run_files, "tests"]).passed
+    with one_constant(repo, "src/shop/m.py", "shop.m") as ws:
+        fw = ws.framework
+        assert fw is not None
         with ws.replaced({"src/shop/m.py": "X = 7\n"}):
             assert not ws.run([*fw.run_files, "tests"]).passed
 
