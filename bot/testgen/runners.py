@@ -11,6 +11,7 @@ import ast
 import json
 import re
 import tempfile
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
@@ -30,45 +31,47 @@ class PruneFailed(ValueError):
     """Dropped tests could not be removed from a file without touching the kept ones."""
 
 
-class Runner:
+class Runner(ABC):
+    """The interface; ``PytestRunner`` and ``NodeTestRunner`` implement all of it."""
+
     language = ""
 
     def __init__(self, fw: Framework) -> None:
         self.fw = fw
 
+    @abstractmethod
     def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
         """The tests in ``rel`` (their names inside the file; empty when it cannot load),
         and their outcomes when collecting had to run them (that counts as a run)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
         """Run the named tests of ``rel`` once: pass/fail per name (absent: did not run)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:
         """Lines each test executes (absent: it could not be measured on its own)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def line_coverage(self, ws: Workspace, test_args: list[str], timeout: float = 300.0
                       ) -> tuple[Lines, Lines] | None:
         """(executed, not executed) lines per file while running ``test_args`` (the whole
         suite when empty), or None when the run could not be measured."""
-        raise NotImplementedError
 
+    @abstractmethod
     def syntax_ok(self, ws: Workspace, rel: str) -> bool:
         """Whether the file as it is now in the workspace parses (mutants that do not are
         skipped: every test would "kill" them)."""
-        raise NotImplementedError
 
     def unit(self, name: str) -> str:
         """The smallest part of a file that holds this test and can be cut out alone."""
         return name
 
+    @abstractmethod
     def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
             ) -> str | None:
         """The file's text without the ``collected`` tests not in ``keep``; None when none
         is left."""
-        raise NotImplementedError
 
     def prune(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
               ) -> str | None:
