@@ -87,7 +87,7 @@ def _phabricator(s: Settings) -> Check:
     if not s.phabricator_url or not s.phabricator_token:
         return Check("phabricator", s.phabricator_url or "PHABRICATOR_URL", None,
                      "not configured (PHABRICATOR_URL + PHABRICATOR_API_TOKEN, or ~/.arcrc)")
-    from bot.sources.phabricator import ConduitClient, api_url
+    from bot.hosts.phabricator.source import ConduitClient, api_url
 
     target = api_url(s.phabricator_url)
     try:

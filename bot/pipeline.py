@@ -15,8 +15,8 @@ from bot.config import Settings
 from bot.diff.anchor import anchor
 from bot.errors import AnalyzerError, ModelError, NovaError, UsageError
 from bot.events import DoneEvent, EventBus
+from bot.hosts.base import Source
 from bot.models import Change, Comment, ReviewResult, severity_rank
-from bot.sources.base import Source
 from bot.taskmanager.tracker import StepTracker
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ class TestgenJob:
 def run_testgen(job: TestgenJob) -> TestgenResult:
     """fetch-change → detect-test-framework → analyze-test-matrix → generate-tests →
     check-tests → run-full-suite → propose."""
-    from bot.sources.git import GitSource
+    from bot.hosts.git.source import GitSource
     from bot.testgen.frameworks import detect_framework
     from bot.testgen.report import TestgenResult
     from bot.testgen.workspace import Workspace

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.errors import AnalyzerError
+from bot.hosts.base import TreeReader
 from bot.models import Comment, FileDiff, Severity
-from bot.sources.base import TreeReader
 
 __all__ = ["ruff_binary", "run_ruff"]
 

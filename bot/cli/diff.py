@@ -26,7 +26,7 @@ def diff(change: str | None, staged: bool, repo: Path, fmt: str, style: str) -> 
     """
     from bot.cli.common import load_from_flags
     from bot.diff.render import diff_to_dict, render_files
-    from bot.sources import resolve
+    from bot.hosts import resolve
 
     ref = change_ref(change, staged)
     source = resolve(ref, repo=repo, settings=load_from_flags({}, repo))

@@ -58,8 +58,8 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     error, 3 an external service (the model, GitHub, Conduit, an analyzer) failed
     or does not know the change.
     """
+    from bot.hosts import resolve
     from bot.pipeline import ReviewJob, exit_code_for, run_review
-    from bot.sources import resolve
     from bot.taskmanager import tracker_for
 
     if no_llm:
@@ -69,7 +69,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     flags["harbormaster_target"] = harbormaster_target
     settings = load_from_flags(dict(flags), repo)
     if change is None and not staged:
-        from bot.sources.github import pr_from_event
+        from bot.hosts.github.source import pr_from_event
 
         change = pr_from_event(settings)
     ref = change_ref(change, staged)
@@ -98,8 +98,8 @@ def _publishers(settings, source, output: str, output_file: Path | None, publish
     publishers: list = [LocalPublisher(output, output_file)]
     github = None
     if publish == "github":
-        from bot.publishers.github import GitHubPublisher
-        from bot.sources.github import GitHubSource
+        from bot.hosts.github.publisher import GitHubPublisher
+        from bot.hosts.github.source import GitHubSource
 
         if not isinstance(source, GitHubSource):
             raise UsageError("--publish github needs a GitHub pull request (owner/repo#12, a "
@@ -107,14 +107,14 @@ def _publishers(settings, source, output: str, output_file: Path | None, publish
         github = GitHubPublisher(source, settings, force=force)
         publishers.append(github)
     if publish == "phabricator":
-        from bot.publishers.phabricator import PhabricatorPublisher
-        from bot.sources.phabricator import PhabricatorSource
+        from bot.hosts.phabricator.publisher import PhabricatorPublisher
+        from bot.hosts.phabricator.source import PhabricatorSource
 
         if not isinstance(source, PhabricatorSource):
             raise UsageError("--publish phabricator needs a revision (D123 or D123:4567)")
         publishers.append(PhabricatorPublisher(source, settings, force=force))
     if settings.github_step_summary or settings.github_output:
-        from bot.publishers.actions import ActionsPublisher
+        from bot.hosts.github.actions import ActionsPublisher
 
         publishers.append(ActionsPublisher(settings, github))
     return publishers

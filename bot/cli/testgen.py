@@ -48,8 +48,8 @@ def testgen(change: str, repo: Path, generator: str | None, max_iterations: int,
     Exit codes: 0 tests proposed (or nothing to do), 1 none kept, 2 usage error,
     3 a service failed.
     """
+    from bot.hosts import resolve
     from bot.pipeline import TestgenJob, run_testgen
-    from bot.sources import resolve
     from bot.taskmanager import tracker_for
 
     settings = load_from_flags(dict(flags), repo)

@@ -151,7 +151,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
     def fetch(change: str):
         if change.strip() == "-":
             raise UsageError("'-' (a diff on stdin) is not available over MCP")
-        from bot.sources import resolve
+        from bot.hosts import resolve
 
         source = resolve(change, repo=repo)
         return source, source.fetch(change)

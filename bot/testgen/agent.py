@@ -19,7 +19,7 @@ __all__ = ["generate_with_llm", "testgen_tools"]
 
 
 def testgen_tools(ws: Workspace, fw: Framework, max_iterations: int) -> list[ContextTool]:
-    from bot.sources.git import GitTree, _open_repo
+    from bot.hosts.git.source import GitTree, _open_repo
 
     tree = GitTree(_open_repo(ws.root), None)  # the worktree as it is now, tests included
     read = next(t for t in context_tools(tree) if t.name == "read_file")

@@ -41,7 +41,7 @@ def _github_pull(result: TestgenResult, ws: Workspace, settings: Settings,
     import git
     from github import GithubException
 
-    from bot.sources.github import github_client, github_error
+    from bot.hosts.github.source import github_client, github_error
 
     try:
         git.Repo(ws.root).remote("origin").push(f"{branch}:{branch}", force=True)
@@ -59,7 +59,7 @@ def _github_pull(result: TestgenResult, ws: Workspace, settings: Settings,
 
 
 def _phabricator_revision(result: TestgenResult, settings: Settings, patch: str) -> str:
-    from bot.sources.phabricator import ConduitClient
+    from bot.hosts.phabricator.source import ConduitClient
 
     conduit = ConduitClient(settings)
     diff = conduit.call("differential.createrawdiff", write=True, diff=patch)

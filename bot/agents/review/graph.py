@@ -20,10 +20,10 @@ from bot.agents.review.tools import ContextTool, context_tools
 from bot.config import Settings
 from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
+from bot.hosts.base import TreeReader
 from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
 from bot.models import Change, Comment, Stats
 from bot.prompts import render_prompt
-from bot.sources.base import TreeReader
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

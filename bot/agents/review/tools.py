@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.sources.base import TreeReader
+from bot.hosts.base import TreeReader
 
 __all__ = ["ContextTool", "context_tools"]
 

@@ -8,8 +8,8 @@ from typing import IO
 
 from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import ChangeNotFound, SourceError
+from bot.hosts.base import GrepHit
 from bot.models import Change
-from bot.sources.base import GrepHit
 
 __all__ = ["GitSource", "GitTree", "STAGED", "STDIN"]
 

@@ -26,12 +26,12 @@ from typing import Any
 
 from bot.config import Settings
 from bot.errors import redact
+from bot.hosts.phabricator.source import ConduitError, PhabricatorSource
 from bot.models import Placement, ReviewResult
 from bot.pipeline import exit_code_for
 from bot.publishers.fingerprint import fingerprint, line_texts
 from bot.publishers.local import summary_text
 from bot.publishers.untrusted import clean_suggestion, clean_text
-from bot.sources.phabricator import ConduitError, PhabricatorSource
 
 __all__ = ["EXTENSION_METHOD", "PhabricatorPublisher"]
 

@@ -21,8 +21,8 @@ from typing import Any
 from bot.config import Settings
 from bot.diff.parse import parse_diff
 from bot.errors import ConfigError, RemoteChangeNotFound, ServiceError, SourceError, redact
+from bot.hosts.base import TreeReader
 from bot.models import Change
-from bot.sources.base import TreeReader
 
 __all__ = ["ConduitClient", "PhabricatorSource", "api_url", "parse_revision_ref"]
 
@@ -213,13 +213,13 @@ class PhabricatorSource:
         """The CI checkout, when the build fetched the staging ref of this diff."""
         if self.repo_path is None or change.head_ref is None:
             return None
-        from bot.sources.git import GitSource
+        from bot.hosts.git.source import GitSource
 
         source = GitSource(self.repo_path)
         try:
             commit = source._commit(change.head_ref)
         except SourceError:
             return None
-        from bot.sources.git import GitTree
+        from bot.hosts.git.source import GitTree
 
         return GitTree(source.repo, commit.hexsha)

@@ -24,8 +24,8 @@ from bot.errors import (
     UsageError,
     redact,
 )
+from bot.hosts.base import GrepHit, TreeReader
 from bot.models import Change
-from bot.sources.base import GrepHit, TreeReader
 
 if TYPE_CHECKING:
     from github import Github
@@ -191,7 +191,7 @@ class GitHubSource:
         """The local git repository when it has every one of ``shas``, else None."""
         if self.repo_path is None:
             return None
-        from bot.sources.git import GitSource
+        from bot.hosts.git.source import GitSource
 
         source = GitSource(self.repo_path)
         try:

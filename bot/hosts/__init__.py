@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from bot.config import Settings
-from bot.sources.base import Source, TreeReader
+from bot.hosts.base import Source, TreeReader
 
 __all__ = ["Source", "TreeReader", "classify", "resolve"]
 
@@ -35,13 +35,13 @@ def resolve(spec: str, *, repo: Path, settings: Settings | None = None,
             stdin: IO[str] | None = None) -> Source:
     kind = classify(spec)
     if kind == "git":
-        from bot.sources.git import GitSource
+        from bot.hosts.git.source import GitSource
 
         return GitSource(repo, stdin=stdin)
     if kind == "github":
-        from bot.sources.github import GitHubSource
+        from bot.hosts.github.source import GitHubSource
 
         return GitHubSource(settings or Settings(), repo)
-    from bot.sources.phabricator import PhabricatorSource
+    from bot.hosts.phabricator.source import PhabricatorSource
 
     return PhabricatorSource(settings or Settings(), repo)

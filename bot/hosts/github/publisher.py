@@ -25,11 +25,11 @@ from typing import IO, Any
 
 from bot.config import Settings
 from bot.errors import redact
+from bot.hosts.github.source import GitHubSource, github_error
 from bot.models import Placement, ReviewResult, severity_rank
 from bot.publishers.fingerprint import fingerprint, line_key, line_texts
 from bot.publishers.local import summary_text
 from bot.publishers.untrusted import clean_suggestion, clean_text
-from bot.sources.github import GitHubSource, github_error
 
 __all__ = ["GitHubPublisher", "fingerprint", "line_key", "workflow_annotations"]
 
