@@ -125,6 +125,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("github_write_interval", "NOVA_GITHUB_WRITE_INTERVAL",
                 "Seconds between two GitHub writes (keeps under the secondary rate limits of "
                 "~80 content writes a minute).", 1.0, float),
+    SettingSpec("github_timeout", "NOVA_GITHUB_TIMEOUT",
+                "Seconds per GitHub request; a write that times out is read back, never "
+                "posted twice.", 30.0, float),
     SettingSpec("phabricator_url", "PHABRICATOR_URL",
                 "Phabricator / Phorge base URL (…/api/ is added); else the host in ~/.arcrc."),
     SettingSpec("phabricator_token", "PHABRICATOR_API_TOKEN",
@@ -134,6 +137,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "and its findings as lint messages to it."),
     SettingSpec("phabricator_timeout", "NOVA_PHABRICATOR_TIMEOUT",
                 "Seconds per Conduit call.", 30.0, float),
+    SettingSpec("ci", "CI", "Set by CI systems: Nova never asks a question then (--confirm).",
+                False, _bool),
     SettingSpec("use_mock_client", "USE_MOCK_CLIENT",
                 "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
                 False, lambda v: v.lower() == "true"),
@@ -173,10 +178,12 @@ class Settings:
     request_changes: bool = False
     max_inline_comments: int = 30
     github_write_interval: float = 1.0
+    github_timeout: float = 30.0
     phabricator_url: str | None = None
     phabricator_token: str | None = field(default=None, repr=False)
     harbormaster_target: str | None = None
     phabricator_timeout: float = 30.0
+    ci: bool = False
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property

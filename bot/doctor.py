@@ -7,32 +7,22 @@ credentials, is.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import httpx
 
 from bot.config import Settings
-from bot.errors import NovaError, redact
+from bot.errors import redact
+from bot.hosts.base import Check
 
 __all__ = ["Check", "run_checks"]
 
 TIMEOUT = 5.0
 
 
-@dataclass(frozen=True)
-class Check:
-    name: str
-    target: str
-    ok: bool | None  # None: not configured
-    detail: str
-
-
-def _http_get(url: str, headers: dict[str, str] | None = None) -> httpx.Response:
+def http_get(url: str, headers: dict[str, str] | None = None) -> httpx.Response:
     return httpx.get(url, headers=headers or {}, timeout=TIMEOUT, follow_redirects=True)
 
 
-def _describe_failure(exc: Exception) -> str:
+def describe_failure(exc: Exception) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return f"timed out after {TIMEOUT:g}s"
     if isinstance(exc, httpx.ConnectError):
@@ -56,46 +46,14 @@ def _model(s: Settings) -> Check:
     if s.provider == "anthropic" and s.llm_api_key:
         headers = {"x-api-key": s.llm_api_key, "anthropic-version": "2023-06-01"}
     try:
-        response = _http_get(f"{base}/models", headers)
+        response = http_get(f"{base}/models", headers)
     except httpx.HTTPError as exc:
-        return Check("model", f"{s.llm_model} at {base}", False, _describe_failure(exc))
+        return Check("model", f"{s.llm_model} at {base}", False, describe_failure(exc))
     if response.status_code in (401, 403):
         return Check("model", f"{s.llm_model} at {base}", False,
                      f"reachable, but the key was refused (HTTP {response.status_code})")
     return Check("model", f"{s.llm_model} at {base}", True,
                  f"reachable (GET /models: HTTP {response.status_code})")
-
-
-def _github(s: Settings) -> Check:
-    api = s.github_api_url.rstrip("/")
-    if not s.github_token:
-        return Check("github", api, None, "not configured (GITHUB_TOKEN)")
-    try:
-        response = _http_get(f"{api}/rate_limit", {"Authorization": f"Bearer {s.github_token}",
-                                                   "Accept": "application/vnd.github+json"})
-    except httpx.HTTPError as exc:
-        return Check("github", api, False, _describe_failure(exc))
-    if response.status_code == 401:
-        return Check("github", api, False, "reachable, but the token was refused (HTTP 401)")
-    if response.status_code >= 400:
-        return Check("github", api, False, f"answered HTTP {response.status_code}")
-    left = (response.json().get("resources", {}).get("core", {}) or {}).get("remaining", "?")
-    return Check("github", api, True, f"reachable, token accepted ({left} requests left)")
-
-
-def _phabricator(s: Settings) -> Check:
-    if not s.phabricator_url or not s.phabricator_token:
-        return Check("phabricator", s.phabricator_url or "PHABRICATOR_URL", None,
-                     "not configured (PHABRICATOR_URL + PHABRICATOR_API_TOKEN, or ~/.arcrc)")
-    from bot.hosts.phabricator.source import ConduitClient, api_url
-
-    target = api_url(s.phabricator_url)
-    try:
-        who = ConduitClient(s.with_(phabricator_timeout=TIMEOUT)).call("user.whoami")
-    except NovaError as exc:
-        return Check("phabricator", target, False, str(exc))
-    return Check("phabricator", target, True,
-                 f"reachable, token accepted (user {who.get('userName', '?')})")
 
 
 def _task_manager(s: Settings) -> Check:
@@ -152,9 +110,13 @@ def _sandbox(s: Settings) -> Check:
                                                   "the job's network")
 
 
-CHECKS: tuple[Callable[[Settings], Check], ...] = (_model, _github, _phabricator,
-                                                    _task_manager, _node, _sandbox)
+def _hosts(s: Settings) -> list[Check]:
+    from bot.hosts import hosts
+
+    return [check for host in hosts() for check in host.checks(s)]
 
 
 def run_checks(settings: Settings) -> list[Check]:
-    return [check(settings) for check in CHECKS]
+    """The model, every registered code host, the Task Manager, then testgen's tools."""
+    return [_model(settings), *_hosts(settings), _task_manager(settings), _node(settings),
+            _sandbox(settings)]

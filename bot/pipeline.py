@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,8 +15,8 @@ from bot.config import Settings
 from bot.diff.anchor import anchor
 from bot.errors import AnalyzerError, ModelError, NovaError, UsageError
 from bot.events import DoneEvent, EventBus
-from bot.hosts.base import Source
-from bot.models import Change, Comment, ReviewResult, severity_rank
+from bot.hosts.base import BuildStatus, LocalTree, Publisher, RerunGuard, Source, TreeReader
+from bot.models import Change, Comment, PriorReview, ReviewResult, exit_code_for
 from bot.taskmanager.tracker import StepTracker
 
 if TYPE_CHECKING:
@@ -24,14 +24,17 @@ if TYPE_CHECKING:
     from bot.testgen.runners import Runner
     from bot.testgen.workspace import Workspace
 
-__all__ = ["Publisher", "ReviewJob", "TestgenJob", "exit_code_for", "run_review", "run_testgen"]
+__all__ = ["Output", "ReviewJob", "TestgenJob", "exit_code_for", "run_review", "run_testgen"]
 
 LLM_OFF_NOTE = ("LLM review is off: no model is configured, so only static analyzers ran. "
                 "Turn it on with NOVA_LLM_MODEL=provider:model (e.g. openai:gpt-4o-mini, plus "
                 "NOVA_LLM_API_KEY; or NOVA_LLM_BASE_URL for an OpenAI-compatible server).")
 
 
-class Publisher(Protocol):
+class Output(Protocol):
+    """Where the review is written after the hosts published (stdout, a file, the Actions job
+    summary): always written, also when a stage failed."""
+
     def publish(self, result: ReviewResult) -> None: ...
 
 
@@ -45,9 +48,11 @@ class ReviewJob:
     tracker: StepTracker
     session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
     force: bool = False  # review again a change a publisher says was already reviewed
+    confirm: Callable[[ReviewResult], bool] | None = None  # asked before hosts publish
 
 
-def _analyze(job: ReviewJob, change: Change, tree, notes: list[str]) -> list[Comment]:
+def _analyze(job: ReviewJob, change: Change, tree: TreeReader | None,
+             notes: list[str]) -> list[Comment]:
     with job.tracker.step("analyze") as step:
         if job.settings.analyzers == "none":
             step.skip("analyzers disabled (NOVA_ANALYZERS=none)")
@@ -56,8 +61,9 @@ def _analyze(job: ReviewJob, change: Change, tree, notes: list[str]) -> list[Com
             step.skip("repository files are not available")
             notes.append("ruff did not run: the repository files are not available")
             return []
+        root = tree.root if isinstance(tree, LocalTree) else job.repo
         try:
-            found = run_ruff(change.files, tree, getattr(tree, "root", job.repo))
+            found = run_ruff(change.files, tree, root)
         except AnalyzerError as exc:
             notes.append(f"ruff did not run: {exc}")
             step.skip(str(exc))
@@ -66,8 +72,8 @@ def _analyze(job: ReviewJob, change: Change, tree, notes: list[str]) -> list[Com
         return found
 
 
-def _llm_review(job: ReviewJob, change: Change, tree, findings: list[Comment],
-                result: ReviewResult) -> list[Comment]:
+def _llm_review(job: ReviewJob, change: Change, tree: TreeReader | None,
+                findings: list[Comment], result: ReviewResult) -> list[Comment]:
     with job.tracker.step("review") as step:
         if not job.settings.llm_enabled:
             step.skip("no model configured" if not job.settings.llm_model else "disabled")
@@ -91,54 +97,113 @@ def _llm_review(job: ReviewJob, change: Change, tree, findings: list[Comment],
         return outcome.comments
 
 
-def _already_reviewed(job: ReviewJob, change: Change,
-                      publishers: Sequence[Publisher]) -> str | None:
-    """A publisher's word that this exact change was reviewed before (optional capability,
-    e.g. the head SHA in a pull request's summary comment)."""
+def _prior_review(job: ReviewJob, change: Change,
+                  publishers: Sequence[Publisher]) -> PriorReview | None:
+    """A host's word (from Nova's own summary) that this exact head was reviewed before."""
     if job.force:
         return None
     for publisher in publishers:
-        check = getattr(publisher, "already_reviewed", None)
-        if check is not None and check(change):
-            return (f"{change.id} at {(change.head_ref or '')[:12]} was already reviewed; "
-                    "nothing was posted (use --force to review it again)")
+        if isinstance(publisher, RerunGuard):
+            prior = publisher.prior_review(change)
+            if prior is not None:
+                return prior
     return None
 
 
-def run_review(job: ReviewJob, publishers: Sequence[Publisher]) -> ReviewResult:
-    """fetch-change → analyze → review → anchor → publish."""
+def run_review(job: ReviewJob, publishers: Sequence[Publisher],
+               outputs: Sequence[Output] = ()) -> ReviewResult:
+    """fetch-change → analyze → review → anchor → publish (hosts) → outputs."""
     started = time.monotonic()
     job.tracker.start(job.session_id, str(job.repo.resolve()) if job.repo else None)
-    with job.tracker.step("fetch-change") as step:
-        change = job.source.fetch(job.ref)
-        step.note(f"{len(change.files)} files")
-        seen = _already_reviewed(job, change, publishers)
-    result = ReviewResult(change=change, summary="", notes=list(change.notes))
-    if seen:
-        result.notes.append(seen)
-        for name in ("analyze", "review", "anchor", "publish"):
-            with job.tracker.step(name) as skipped:
-                skipped.skip("already reviewed")
-        publishers[0].publish(result)
-        return result
-    for publisher in publishers:  # optional capability: e.g. a build reports "working"
-        begin = getattr(publisher, "begin", None)
-        if begin is not None:
-            begin(change)
     try:
-        _review_and_publish(job, change, result, publishers, started)
-    except Exception as exc:  # tell a waiting build the run died, then let it propagate
-        for publisher in publishers:
-            abort = getattr(publisher, "abort", None)
-            if abort is not None:
-                with suppress(NovaError):  # the original error matters more
-                    abort(str(exc))
+        with job.tracker.step("fetch-change") as step:
+            change = job.source.fetch(job.ref)
+            step.note(f"{len(change.files)} files")
+            prior = _prior_review(job, change, publishers)
+    except NovaError as exc:
+        write_error_outputs(outputs, job.ref, exc)
         raise
+    result = ReviewResult(change=change, summary="", notes=list(change.notes))
+    try:
+        if prior is not None:
+            _skip_reviewed(job, result, prior, publishers)
+        else:
+            _review_and_publish(job, result, publishers, started)
+    except NovaError as exc:  # the output (e.g. -o json) still says what happened
+        result.errors.append(str(exc))
+        for output in outputs:
+            output.publish(result)
+        raise
+    for output in outputs:
+        output.publish(result)
     return result
 
 
-def _review_and_publish(job: ReviewJob, change: Change, result: ReviewResult,
+def write_error_outputs(outputs: Sequence[Output], ref: str, exc: NovaError) -> None:
+    """The run ended before a review existed: the output (e.g. -o json) still says why."""
+    result = ReviewResult(change=Change(id=ref, source="?"), summary="", errors=[str(exc)])
+    for output in outputs:
+        with suppress(NovaError):
+            output.publish(result)
+
+
+def _skip_reviewed(job: ReviewJob, result: ReviewResult, prior: PriorReview,
+                   publishers: Sequence[Publisher]) -> None:
+    """Skip the model, post nothing, and exit as the first review of this head did."""
+    result.prior = prior
+    failing = prior.reaches(job.settings.fail_on)
+    result.notes.append(
+        f"{result.change.id} at {prior.head[:12]} was already reviewed; nothing was posted "
+        f"(use --force to review it again). That review had {len(prior.severities)} "
+        f"finding(s){'; some reach --fail-on ' + job.settings.fail_on if failing else ''}.")
+    for name in ("analyze", "review", "anchor", "publish"):
+        with job.tracker.step(name) as skipped:
+            skipped.skip("already reviewed")
+    for publisher in publishers:
+        if isinstance(publisher, BuildStatus):
+            try:
+                publisher.finish(not failing, "already reviewed: "
+                                 f"{len(prior.severities)} finding(s) in the first review")
+            except NovaError as exc:
+                result.errors.append(f"reporting the build status failed: {exc}")
+
+
+def _review_and_publish(job: ReviewJob, result: ReviewResult,
                         publishers: Sequence[Publisher], started: float) -> None:
+    builds = [p for p in publishers if isinstance(p, BuildStatus)]
+    for build in builds:  # reporting status never stops the review
+        try:
+            build.begin(result.change)
+        except NovaError as exc:
+            result.notes.append(f"could not tell the build it started: {exc}")
+    try:
+        _review(job, result)
+        result.stats.seconds = round(time.monotonic() - started, 3)
+        if publishers and job.confirm is not None and not job.confirm(result):
+            result.notes.append("publishing was declined (--confirm): nothing was posted")
+            publishers = []
+        with job.tracker.step("publish"):
+            for publisher in publishers:
+                try:
+                    report = publisher.publish(result)
+                except NovaError as exc:
+                    result.errors.append(str(exc))
+                    continue
+                result.reports.append(report)
+                result.notes += report.notes
+                result.errors += report.errors
+    except Exception as exc:  # tell a waiting build the run died, then let it propagate
+        for build in builds:
+            with suppress(NovaError):  # the original error matters more
+                build.abort(str(exc))
+        raise
+    job.bus.emit(DoneEvent(token_usage={
+        "llm_calls": result.stats.llm_calls, "prompt_tokens": result.stats.prompt_tokens,
+        "completion_tokens": result.stats.completion_tokens}))
+
+
+def _review(job: ReviewJob, result: ReviewResult) -> None:
+    change = result.change
     tree = job.source.tree(change)
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
@@ -150,24 +215,6 @@ def _review_and_publish(job: ReviewJob, change: Change, result: ReviewResult,
     with job.tracker.step("anchor") as step:
         result.placements = anchor(findings + llm_comments, change.files)
         step.note(f"{len(result.placed)} placed, {len(result.unplaced)} in the summary")
-    result.stats.seconds = round(time.monotonic() - started, 3)
-    with job.tracker.step("publish"):
-        for publisher in publishers:
-            publisher.publish(result)
-    job.bus.emit(DoneEvent(token_usage={
-        "llm_calls": result.stats.llm_calls, "prompt_tokens": result.stats.prompt_tokens,
-        "completion_tokens": result.stats.completion_tokens}))
-
-
-def exit_code_for(result: ReviewResult, fail_on: str) -> int:
-    """3 when a service failed, 1 when a finding reaches ``fail_on``, else 0."""
-    if result.errors:
-        return 3
-    if fail_on != "never":
-        threshold = severity_rank(fail_on)
-        if any(severity_rank(p.comment.severity) >= threshold for p in result.placements):
-            return 1
-    return 0
 
 
 @dataclass

@@ -19,7 +19,7 @@ NOT_INPUTS = {"repo": "the workspace", "publish": "always github", "output-file"
               "events-file": "local use", "quiet": "logs wanted", "no-llm": "empty model",
               "staged": "a pull request", "help": "-",
               "harbormaster-target": "Phabricator only", "open-mr": "always github",
-              "patch-dir": "the PR carries the tests"}
+              "patch-dir": "the PR carries the tests", "confirm": "CI never asks"}
 
 
 def _action() -> dict:

@@ -11,6 +11,7 @@ import pytest
 from bot.config import SETTINGS, Settings, load_settings
 from bot.errors import ConfigError, ModelError, redact, register_secret
 from bot.events import EventBus, JsonLinesSink, PlainSink, StepEvent, event_from_dict
+from bot.hosts import hosts
 from bot.prompts import render_prompt, template_names
 
 
@@ -50,10 +51,12 @@ def test_bad_values_name_the_variable() -> None:
 def test_every_setting_is_a_field_and_has_a_nova_variable() -> None:
     names = set(Settings.__dataclass_fields__) - {"origins"}
     assert {s.name for s in SETTINGS} == names
-    # USE_MOCK_CLIENT keeps the name the Task Manager tooling already uses; GITHUB_* are
-    # the names GitHub Actions sets; PHABRICATOR_* the ones arc users already have.
-    assert all((s.env.startswith(("NOVA_", "GITHUB_", "PHABRICATOR_"))
-                or s.env == "USE_MOCK_CLIENT") and s.help for s in SETTINGS)
+    # USE_MOCK_CLIENT keeps the name the Task Manager tooling already uses, CI the one every
+    # CI system sets; a host's variables keep the names its CI or tools already use
+    # (GITHUB_* from Actions, PHABRICATOR_* from arc), declared by the host.
+    prefixes = ("NOVA_", *(p for h in hosts() for p in h.env_prefixes))
+    assert all((s.env.startswith(prefixes) or s.env in ("USE_MOCK_CLIENT", "CI")) and s.help
+               for s in SETTINGS)
 
 
 def test_secrets_are_redacted_everywhere() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,10 +17,30 @@ from bot.cli.common import (
     repo_option,
     setting_options,
 )
+from bot.config import Settings
+from bot.errors import NovaError, UsageError
+from bot.hosts import hosts, publish_choices
 from bot.publishers.local import FORMATS
 
+if TYPE_CHECKING:
+    from bot.hosts.base import HostSession, Publisher
+    from bot.models import ReviewResult
+    from bot.pipeline import Output
 
-@click.command(epilog=env_epilog())
+HELP = """Review CHANGE (default HEAD) and print comments placed on NEW-file lines.
+
+\b
+CHANGE, one of:
+{references}
+In a CI job for a pull / merge request, no CHANGE means that one.
+\b
+Exit codes: 0 ok, 1 a finding reaches --fail-on (a re-run on a reviewed head
+exits as its first review did), 2 usage or configuration error, 3 an external
+service (the model, the code host, an analyzer) failed or does not know the change.
+""".format(references="\n".join(f"  {h.references} ({h.title})" for h in hosts()))
+
+
+@click.command(help=HELP, epilog=env_epilog())
 @change_argument
 @repo_option
 @click.option("--output", "-o", "output", type=click.Choice(FORMATS), default="text",
@@ -29,37 +51,33 @@ from bot.publishers.local import FORMATS
               help="Write every execution event as a JSON line to this file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option("--no-llm", is_flag=True, help="Run only the static analyzers.")
-@click.option("--publish", type=click.Choice(["local", "github", "phabricator"]),
+@click.option("--publish", type=click.Choice(publish_choices()),
               default="local", show_default=True,
               help="Where the review goes besides --output: github posts one review and a "
                    "summary comment on the pull request; phabricator posts to the revision "
                    "(lint messages on the build, inline comments with Nova's extension, and "
                    "always a summary comment).")
+@click.option("--confirm", is_flag=True,
+              help="On a terminal, show what will be posted (counts, the summary, each inline "
+                   "location) and ask before publishing. Never asks in CI; declined: nothing "
+                   "is posted, exit 0.")
 @click.option("--harbormaster-target", "harbormaster_target", default=None,
               help="Harbormaster build target PHID (PHID-HMBT-…) to report work/pass/fail "
                    "and lint messages to. [env: NOVA_HARBORMASTER_TARGET]")
 @click.option("--force", is_flag=True,
-              help="Review again a head SHA that was already reviewed (GitHub).")
+              help="Review again a head that was already reviewed (a re-run otherwise posts "
+                   "nothing and exits as the first review did).")
 @click.option("--request-changes", is_flag=True, default=None,
               help="GitHub: submit REQUEST_CHANGES when a finding reaches --fail-on. "
                    "[env: NOVA_REQUEST_CHANGES]")
 @setting_options
 def review(change: str | None, staged: bool, repo: Path, output: str,
            output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
-           publish: str, force: bool, request_changes: bool | None,
+           publish: str, confirm: bool, force: bool, request_changes: bool | None,
            harbormaster_target: str | None, **flags: object) -> None:
-    """Review CHANGE (default HEAD) and print comments placed on NEW-file lines.
-
-    \b
-    CHANGE: HEAD, a SHA, A..B, A...B, - (a unified diff on stdin), owner/repo#12
-    or a pull request URL, D123 (latest diff) or D123:4567 (Phabricator).
-    In GitHub Actions on a pull_request event, no CHANGE means that pull request.
-    Exit codes: 0 ok, 1 a finding reaches --fail-on, 2 usage or configuration
-    error, 3 an external service (the model, GitHub, Conduit, an analyzer) failed
-    or does not know the change.
-    """
-    from bot.hosts import resolve
-    from bot.pipeline import ReviewJob, exit_code_for, run_review
+    from bot.hosts import open_session, ref_from_ci
+    from bot.models import exit_code_for
+    from bot.pipeline import ReviewJob, run_review
     from bot.taskmanager import tracker_for
 
     if no_llm:
@@ -69,18 +87,22 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     flags["harbormaster_target"] = harbormaster_target
     settings = load_from_flags(dict(flags), repo)
     if change is None and not staged:
-        from bot.hosts.github.source import pr_from_event
-
-        change = pr_from_event(settings)
+        change = ref_from_ci(settings)
     ref = change_ref(change, staged)
+    outputs = _outputs(settings, output, output_file)
+    try:
+        session = open_session(ref, repo=repo, settings=settings)
+        publishers = _publishers(session, publish, force)
+    except NovaError as exc:
+        _error_output(outputs, ref, exc)
+        raise
     bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
+    job = ReviewJob(settings=settings, source=session.source, ref=ref, repo=repo, bus=bus,
+                    tracker=tracker, force=force,
+                    confirm=_ask if confirm and _can_ask(settings) else None)
     try:
-        source = resolve(ref, repo=repo, settings=settings)
-        job = ReviewJob(settings=settings, source=source, ref=ref, repo=repo, bus=bus,
-                        tracker=tracker, force=force)
-        result = run_review(job, _publishers(settings, source, output, output_file, publish,
-                                             force))
+        result = run_review(job, publishers, outputs)
     finally:
         tracker.close()
         bus.close()
@@ -90,31 +112,51 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     click.get_current_context().exit(code)
 
 
-def _publishers(settings, source, output: str, output_file: Path | None, publish: str,
-                force: bool) -> list:
-    from bot.errors import UsageError
+def _outputs(settings: Settings, output: str, output_file: Path | None) -> list[Output]:
     from bot.publishers.local import LocalPublisher
 
-    publishers: list = [LocalPublisher(output, output_file)]
-    github = None
-    if publish == "github":
-        from bot.hosts.github.publisher import GitHubPublisher
-        from bot.hosts.github.source import GitHubSource
-
-        if not isinstance(source, GitHubSource):
-            raise UsageError("--publish github needs a GitHub pull request (owner/repo#12, a "
-                             "pull request URL, or a pull_request event in Actions)")
-        github = GitHubPublisher(source, settings, force=force)
-        publishers.append(github)
-    if publish == "phabricator":
-        from bot.hosts.phabricator.publisher import PhabricatorPublisher
-        from bot.hosts.phabricator.source import PhabricatorSource
-
-        if not isinstance(source, PhabricatorSource):
-            raise UsageError("--publish phabricator needs a revision (D123 or D123:4567)")
-        publishers.append(PhabricatorPublisher(source, settings, force=force))
+    outputs: list[Output] = [LocalPublisher(output, output_file)]
     if settings.github_step_summary or settings.github_output:
-        from bot.hosts.github.actions import ActionsPublisher
+        from bot.hosts.github.actions import ActionsOutput
 
-        publishers.append(ActionsPublisher(settings, github))
-    return publishers
+        outputs.append(ActionsOutput(settings))
+    return outputs
+
+
+def _error_output(outputs: list[Output], ref: str, exc: NovaError) -> None:
+    from bot.pipeline import write_error_outputs
+
+    write_error_outputs(outputs, ref, exc)
+
+
+def _publishers(session: HostSession, publish: str, force: bool) -> list[Publisher]:
+    from bot.hosts import host_named
+
+    if publish == "local":
+        return []
+    host = host_named(publish)
+    publisher: Publisher | None = session.publisher(force=force)
+    if publisher is None or session.source.name != host.name:
+        raise UsageError(f"--publish {publish} needs a {host.title} {host.noun} "
+                         f"({host.references})")
+    return [publisher]
+
+
+def _can_ask(settings: Settings) -> bool:
+    return not settings.ci and sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _ask(result: ReviewResult) -> bool:
+    """Show what will be posted and ask (``--confirm``)."""
+    from bot.publishers.local import summary_text
+
+    click.echo(f"About to publish the review of {result.change.id}: "
+               f"{len(result.placed)} inline, {len(result.unplaced)} in the summary only.",
+               err=True)
+    for p in result.placed:
+        click.echo(f"  {p.path}:{p.line} [{p.comment.severity}] "
+                   f"{p.comment.body.splitlines()[0][:100] if p.comment.body else ''}", err=True)
+    summary = summary_text(result)
+    if summary:
+        click.echo("Summary:\n  " + "\n  ".join(summary.splitlines()[:20]), err=True)
+    return click.confirm("Publish?", default=False, err=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from bot.cli.common import event_bus, load_from_flags, repo_option, setting_options
+from bot.hosts import proposal_choices
 
 
 @click.command()
@@ -19,7 +20,7 @@ from bot.cli.common import event_bus, load_from_flags, repo_option, setting_opti
               help="Test runs the agent may make to fix its tests.")
 @click.option("--runs", type=click.IntRange(1, 20), default=3, show_default=True,
               help="A kept test must pass this many runs in a row (flaky ones are dropped).")
-@click.option("--open-mr", "open_mr", type=click.Choice(["local", "github", "phabricator"]),
+@click.option("--open-mr", "open_mr", type=click.Choice(proposal_choices()),
               default="local", show_default=True,
               help="local: a branch nova/tests/<sha> and nova-tests-<sha>.patch; github: push "
                    "the branch and open a pull request (GITHUB_REPOSITORY); phabricator: a "

@@ -1,47 +1,87 @@
-"""Change sources: ``resolve(spec)`` picks one from the change reference.
+"""The registry of code hosts: a reference (or the CI environment) finds its host.
 
-| reference                                        | source      |
-|--------------------------------------------------|-------------|
-| ``HEAD`` (default), a SHA, ``A..B``, ``A...B``, ``:staged``, ``-`` (stdin) | git |
-| ``D123``, ``D123:4567``                          | Phabricator |
-| ``owner/repo#12``, a pull request URL            | GitHub      |
+| reference                                                            | host        |
+|----------------------------------------------------------------------|-------------|
+| ``owner/repo#12``, a pull request URL, an Actions ``pull_request``   | github      |
+| ``D123``, ``D123:4567``                                              | phabricator |
+| ``HEAD`` (default), a SHA, ``A..B``, ``A...B``, ``:staged``, ``-``   | git         |
+
+Adding a host is one package under ``bot/hosts/`` with a ``HOST`` (see ``base.Host``) and one
+entry in ``_HOST_MODULES``; the CLI's ``--publish`` / ``--open-mr`` choices, ``nova doctor``
+and the docs' table come from here. Host packages import their clients lazily, so reading the
+registry stays cheap (``nova --help``).
 """
 
 from __future__ import annotations
 
-import re
+import importlib
+from functools import cache
 from pathlib import Path
 from typing import IO
 
 from bot.config import Settings
-from bot.hosts.base import Source, TreeReader
+from bot.errors import UsageError
+from bot.hosts.base import Host, HostSession, Proposer, Source, TreeReader
 
-__all__ = ["Source", "TreeReader", "classify", "resolve"]
+__all__ = ["Host", "HostSession", "Source", "TreeReader", "classify", "host_for", "host_named",
+           "hosts", "open_session", "proposer_named", "publish_choices", "proposal_choices",
+           "ref_from_ci", "resolve"]
 
-_PHAB = re.compile(r"^D\d+(?::\d+)?$")
-_GITHUB = re.compile(r"^[\w.-]+/[\w.-]+#\d+$|^https?://[^/]+/[\w.-]+/[\w.-]+/pull/\d+")
+# Order matters: the first host whose grammar matches a reference takes it; git takes the rest.
+_HOST_MODULES = ("bot.hosts.github", "bot.hosts.phabricator", "bot.hosts.git")
+
+
+@cache
+def hosts() -> tuple[Host, ...]:
+    return tuple(importlib.import_module(m).HOST for m in _HOST_MODULES)
+
+
+def host_for(spec: str) -> Host:
+    return next(h for h in hosts() if h.matches(spec))
+
+
+def host_named(name: str) -> Host:
+    for host in hosts():
+        if host.name == name:
+            return host
+    raise UsageError(f"unknown host {name!r}; known: {', '.join(h.name for h in hosts())}")
 
 
 def classify(spec: str) -> str:
-    """'phabricator', 'github' or 'git' for a change reference."""
-    if _PHAB.match(spec):
-        return "phabricator"
-    if _GITHUB.match(spec):
-        return "github"
-    return "git"
+    """The name of the host a change reference belongs to."""
+    return host_for(spec).name
+
+
+def publish_choices() -> list[str]:
+    return ["local", *(h.name for h in hosts() if h.publishes)]
+
+
+def proposal_choices() -> list[str]:
+    return ["local", *(h.name for h in hosts() if isinstance(h, Proposer))]
+
+
+def proposer_named(name: str) -> Proposer:
+    host = host_named(name)
+    if not isinstance(host, Proposer):
+        raise UsageError(f"{host.title} cannot open a pull request for tests")
+    return host
+
+
+def ref_from_ci(settings: Settings) -> str | None:
+    """The change of the CI job this runs in (a pull request / merge request event)."""
+    for host in hosts():
+        ref = host.ref_from_ci(settings)
+        if ref:
+            return ref
+    return None
+
+
+def open_session(spec: str, *, repo: Path, settings: Settings | None = None,
+                 stdin: IO[str] | None = None) -> HostSession:
+    return host_for(spec).open(settings or Settings(), repo, stdin=stdin)
 
 
 def resolve(spec: str, *, repo: Path, settings: Settings | None = None,
             stdin: IO[str] | None = None) -> Source:
-    kind = classify(spec)
-    if kind == "git":
-        from bot.hosts.git.source import GitSource
-
-        return GitSource(repo, stdin=stdin)
-    if kind == "github":
-        from bot.hosts.github.source import GitHubSource
-
-        return GitHubSource(settings or Settings(), repo)
-    from bot.hosts.phabricator.source import PhabricatorSource
-
-    return PhabricatorSource(settings or Settings(), repo)
+    """The source of a change reference (``nova diff``, the MCP server, testgen)."""
+    return open_session(spec, repo=repo, settings=settings, stdin=stdin).source

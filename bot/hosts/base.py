@@ -1,12 +1,51 @@
-"""The CodeChangeSource contract and the reader the agent's context tools use."""
+"""The host seam: what every code host provides, and the optional abilities some have.
+
+A *host* (git, GitHub, GitLab, Phabricator) is one package under ``bot/hosts/`` with a
+``HOST`` object registered in ``bot.hosts``. It knows its reference grammar (``matches``),
+how to find the change from a CI environment (``ref_from_ci``), and opens a ``HostSession``
+that owns the client and what was fetched; the session's ``source`` and ``publisher()`` share
+it explicitly, never through each other's private attributes.
+
+Optional abilities are named protocols, checked with ``isinstance`` (never ``getattr``):
+
+- ``RerunGuard``  — a publisher that can read back Nova's own earlier review of a head;
+- ``BuildStatus`` — a publisher that reports a build (Harbormaster) as working / done / broken;
+- ``LocalTree``   — a tree reader that is a real checkout (analyzers run in its ``root``);
+- ``Proposer``    — a host that opens a pull / merge request or revision (``--open-mr``).
+
+Trust rules every host keeps: only comments authored by Nova's own identity count (markers
+from anyone else are ignored); a write that timed out may have landed (re-read, never blindly
+re-POST); the summary is always attempted whatever failed before it; bodies are capped to
+the host's limit; a re-run on a reviewed head exits as the first run did.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Protocol, runtime_checkable
 
-from bot.models import Change
+from bot.models import Change, PriorReview, PublishReport, ReviewResult
 
-__all__ = ["GrepHit", "Source", "TreeReader"]
+if TYPE_CHECKING:
+    from bot.config import Settings
+    from bot.testgen.report import TestgenResult
+    from bot.testgen.workspace import Workspace
+
+__all__ = [
+    "BuildStatus",
+    "Check",
+    "GrepHit",
+    "Host",
+    "HostSession",
+    "LocalTree",
+    "Proposer",
+    "Publisher",
+    "RerunGuard",
+    "Source",
+    "TreeReader",
+]
 
 GrepHit = tuple[str, int, str]  # path, line number, text
 
@@ -24,6 +63,14 @@ class TreeReader(Protocol):
         """Lines matching ``pattern`` (fixed string unless ``regex``)."""
 
 
+@runtime_checkable
+class LocalTree(TreeReader, Protocol):
+    """A tree that is a checkout on disk: analyzers run in ``root``."""
+
+    @property
+    def root(self) -> Path: ...
+
+
 class Source(Protocol):
     name: str
 
@@ -32,3 +79,76 @@ class Source(Protocol):
 
     def tree(self, change: Change) -> TreeReader | None:
         """A reader of the change's head revision, or None when the files are not at hand."""
+
+
+class Publisher(Protocol):
+    def publish(self, result: ReviewResult) -> PublishReport:
+        """Post the review; return what was posted. Never mutates ``result``."""
+
+
+@runtime_checkable
+class RerunGuard(Protocol):
+    def prior_review(self, change: Change) -> PriorReview | None:
+        """Nova's own earlier review of this exact head (read from its summary), if any."""
+
+
+@runtime_checkable
+class BuildStatus(Protocol):
+    def begin(self, change: Change) -> None:
+        """The build is working on ``change``."""
+
+    def finish(self, passed: bool, detail: str) -> None:
+        """Report the build's outcome without publishing anything else (a skipped re-run)."""
+
+    def abort(self, reason: str) -> None:
+        """The run died: the build is broken."""
+
+
+class HostSession(Protocol):
+    """One change on one host: the client and fetched objects its parts share."""
+
+    @property
+    def source(self) -> Source: ...
+
+    def publisher(self, *, force: bool) -> Publisher | None:
+        """The host's publisher, or None for a host that publishes nowhere (git)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of ``nova doctor``; ``ok`` is None when the service is not configured."""
+
+    name: str
+    target: str
+    ok: bool | None
+    detail: str
+
+
+class Host(Protocol):
+    name: str
+    title: str  # "GitHub"
+    noun: str  # what a change is called there: "pull request"
+    references: str  # what a reference looks like, for --help and errors
+    env_prefixes: tuple[str, ...]  # prefixes of its settings' variables (GITHUB_)
+    publishes: bool  # may be a --publish target
+
+    def matches(self, spec: str) -> bool:
+        """True when ``spec`` is a reference of this host."""
+
+    def ref_from_ci(self, settings: Settings) -> str | None:
+        """The change of the CI job this runs in, when it runs in this host's CI."""
+
+    def open(self, settings: Settings, repo: Path | None, *,
+             stdin: IO[str] | None = None) -> HostSession:
+        """A session for one change (nothing is fetched yet)."""
+
+    def checks(self, settings: Settings) -> Sequence[Check]:
+        """``nova doctor``'s checks of this host (none for git)."""
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    def propose(self, settings: Settings, result: TestgenResult, ws: Workspace,
+                branch: str) -> str:
+        """Push ``branch`` (already committed in ``ws``) and open a pull / merge request or
+        revision with the kept tests; return its URL."""

@@ -1,28 +1,52 @@
-"""Identities that let re-runs recognise what Nova already posted, whatever the wording."""
+"""Identities that let re-runs recognise what Nova already posted, whatever the wording.
+
+A finding's identity is its file, the text of its line, *which* line of that text it is
+(the occurrence among the change's new-file lines with the same text, top to bottom), its
+origin and its rule — never the model's words. So a reworded finding is recognised, a push
+that moves the line keeps it, and findings on three different ``if a:`` lines stay three.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 
 from bot.diff.anchor import normalize_code
 from bot.models import Change, Placement
 
-__all__ = ["fingerprint", "line_key", "line_texts"]
+__all__ = ["LineIds", "fingerprint", "line_ids", "line_key", "line_texts"]
+
+LineIds = dict[tuple[str | None, int | None], tuple[str, int]]  # (path, line) -> (text, nth)
 
 
-def fingerprint(p: Placement, line_text: str) -> str:
-    """File + the text of the line + origin + rule: never the model's words."""
-    key = "\0".join([p.path or "", normalize_code(line_text), p.comment.origin,
-                     p.comment.rule or ""])
+def fingerprint(p: Placement, line_text: str, occurrence: int = 0) -> str:
+    """File + the text of the line + its occurrence + origin + rule: never the model's words."""
+    key = "\0".join([p.path or "", normalize_code(line_text), str(occurrence),
+                     p.comment.origin, p.comment.rule or ""])
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 
 
-def line_key(path: str, line_text: str) -> str:
-    """Identity of a line by its content: stays the same when lines above it move."""
-    return hashlib.sha1(f"{path}\0{normalize_code(line_text)}".encode()).hexdigest()[:12]
+def line_key(path: str, line_text: str, occurrence: int = 0) -> str:
+    """Identity of a line by its content and occurrence: stays when lines above it move."""
+    key = f"{path}\0{normalize_code(line_text)}\0{occurrence}"
+    return hashlib.sha1(key.encode()).hexdigest()[:12]
 
 
 def line_texts(change: Change) -> dict[tuple[str | None, int | None], str]:
     """(path, new line) -> text, for every line of the change that is in the new file."""
     return {(f.path, ln.new_no): ln.text for f in change.files for h in f.hunks
             for ln in h.lines if ln.new_no is not None}
+
+
+def line_ids(change: Change) -> LineIds:
+    """(path, new line) -> (text, occurrence of that text in the file's new lines)."""
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    out: LineIds = {}
+    for f in change.files:
+        rows = sorted((ln.new_no, ln.text) for h in f.hunks for ln in h.lines
+                      if ln.new_no is not None)
+        for number, text in rows:
+            key = (f.path, normalize_code(text))
+            out[(f.path, number)] = (text, seen[key])
+            seen[key] += 1
+    return out

@@ -12,7 +12,7 @@ import re
 
 from bot.errors import redact
 
-__all__ = ["clean_suggestion", "clean_text"]
+__all__ = ["cap", "clean_suggestion", "clean_text"]
 
 _MENTION = re.compile(r"(?<![\w@`])@(?=[A-Za-z0-9_-])")
 _MARKER = re.compile(r"nova:(?=fp|head|diff|line|summary)", re.IGNORECASE)
@@ -32,3 +32,12 @@ def clean_suggestion(suggestion: str | None) -> str | None:
     if suggestion is None or "```" in suggestion or "<!--" in suggestion:
         return None
     return redact(suggestion)
+
+
+def cap(text: str, limit: int, *, where: str) -> str:
+    """``text`` cut to at most ``limit`` characters, saying so (hosts reject longer bodies,
+    and one oversized model answer must not take every other finding down with it)."""
+    if len(text) <= limit:
+        return text
+    note = f"\n\n… (cut: {len(text) - limit:,}+ characters over {where}'s limit)"
+    return text[:max(0, limit - len(note))] + note

@@ -62,10 +62,23 @@ class PullSpec:
     changed_files: int | None = None  # more than len(files): the files API was cut short
 
 
+BODY_LIMIT = 65_536
+
+
 class FakeGitHub(LocalHTTPServer):
-    def __init__(self, token: str = "ghs_testtoken0000000000000000000000", prefix: str = ""):
+    def __init__(self, token: str = "ghs_testtoken0000000000000000000000", prefix: str = "",
+                 login: str = "nova-bot[bot]", actions_token: bool = False):
         self.token = token
         self.prefix = prefix  # "/api/v3" for GitHub Enterprise
+        # Who the token writes as. An Actions installation token cannot read GET /user (403)
+        # and writes as github-actions[bot].
+        self.actions_token = actions_token
+        self.login = "github-actions[bot]" if actions_token else login
+        # Fault modes for writes (POST/PATCH), consumed one per matching write:
+        # (method, path regex, kind) with kind "slow" (stored, answered after slow_seconds),
+        # or an HTTP status (answered without storing anything).
+        self.write_faults: list[tuple[str, str, str | int]] = []
+        self.slow_seconds = 3.0
         self.pulls: dict[tuple[str, int], PullSpec] = {}
         self.review_comments: list[dict[str, Any]] = []
         self.issue_comments: list[dict[str, Any]] = []
@@ -106,6 +119,9 @@ class FakeGitHub(LocalHTTPServer):
                 body = json.loads(raw) if raw else None
                 status, payload, headers = owner._route(self.command, self.path, body,
                                                         dict(self.headers))
+                delay = headers.pop("x-test-delay", None)
+                if delay:  # a write GitHub stored but answers late (the client times out)
+                    owner.stopping.wait(float(delay))
                 self.send_json(status, payload, headers, "application/json; charset=utf-8")
 
             do_GET = do_POST = do_PATCH = do_DELETE = _handle  # noqa: N815
@@ -136,12 +152,39 @@ class FakeGitHub(LocalHTTPServer):
                 if self.read_only:
                     return 403, {"message": "Resource not accessible by integration",
                                  "documentation_url": DOCS}, {}
+                too_long = self._too_long(body)
+                if too_long:
+                    return self._unprocessable(too_long)
+                fault = self._take_fault(method, path)
+                if isinstance(fault, int):
+                    return fault, {"message": "Server Error"}, {}
+                if fault == "slow":
+                    status, payload, headers = self._dispatch(method, path, query, body)
+                    return status, payload, {**headers, "x-test-delay": str(self.slow_seconds)}
             return self._dispatch(method, path, query, body)
+
+    def _take_fault(self, method: str, path: str) -> str | int | None:
+        for i, (verb, pattern, kind) in enumerate(self.write_faults):
+            if verb == method and re.search(pattern, path):
+                del self.write_faults[i]
+                return kind
+        return None
+
+    @staticmethod
+    def _too_long(body: Any) -> str | None:
+        """GitHub's limit on a comment or review body."""
+        bodies = [body.get("body")] if isinstance(body, dict) else []
+        if isinstance(body, dict):
+            bodies += [c.get("body") for c in body.get("comments") or []]
+        if any(isinstance(b, str) and len(b) > BODY_LIMIT for b in bodies):
+            return f"Body is too long (maximum is {BODY_LIMIT} characters)"
+        return None
 
     def _dispatch(self, method: str, path: str, query: dict[str, str],
                   body: Any) -> tuple[int, Any, dict[str, str]]:
         routes = [
             ("GET", r"^/rate_limit$", self._rate_limit),
+            ("GET", r"^/user$", self._get_user),
             ("GET", r"^/repos/([^/]+/[^/]+)$", self._get_repo),
             ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$", self._get_pull),
             ("POST", r"^/repos/([^/]+/[^/]+)/pulls$", self._create_pull),
@@ -192,6 +235,20 @@ class FakeGitHub(LocalHTTPServer):
     def _rate_limit(self, **_: Any):
         core = {"limit": 5000, "remaining": 4999, "reset": 0, "used": 1}
         return 200, {"resources": {"core": core}, "rate": core}, {}
+
+    def _get_user(self, **_: Any):
+        if self.actions_token:
+            return 403, {"message": "Resource not accessible by integration",
+                         "documentation_url": DOCS}, {}
+        return 200, {"login": self.login, "id": 1, "type": "Bot"}, {}
+
+    def add_issue_comment(self, repo: str, number: int, body: str,
+                          login: str = "someone") -> dict[str, Any]:
+        """A comment written by another user (e.g. one forging Nova's markers)."""
+        comment = {"id": self._id(), "pull": (repo, number), "body": body,
+                   "user": {"login": login}}
+        self.issue_comments.append(comment)
+        return comment
 
     def _get_repo(self, repo: str, **_: Any):
         if not any(r == repo for r, _n in self.pulls):
@@ -273,7 +330,7 @@ class FakeGitHub(LocalHTTPServer):
         review = {"id": self._id(), "body": body.get("body", ""), "state": {
             "COMMENT": "COMMENTED", "REQUEST_CHANGES": "CHANGES_REQUESTED"}.get(
             body.get("event") or "COMMENT", "COMMENTED"), "commit_id": pr.head_sha,
-            "user": {"login": "nova-bot[bot]"}}
+            "user": {"login": self.login}}
         self.reviews.append({**review, "pull": (repo, int(number))})
         for c in body.get("comments", []):
             self.review_comments.append({
@@ -281,7 +338,7 @@ class FakeGitHub(LocalHTTPServer):
                 "line": c["line"], "start_line": c.get("start_line"), "side": "RIGHT",
                 "body": c["body"], "commit_id": pr.head_sha,
                 "original_commit_id": pr.head_sha, "in_reply_to_id": None,
-                "pull_request_review_id": review["id"], "user": {"login": "nova-bot[bot]"}})
+                "pull_request_review_id": review["id"], "user": {"login": self.login}})
         return 200, {**review, "pull_request_url": self._api(f"/repos/{repo}/pulls/{number}")}, {}
 
     def _edit_review_comment(self, repo: str, cid: str, body: Any, **_: Any):
@@ -304,7 +361,7 @@ class FakeGitHub(LocalHTTPServer):
 
     def _create_issue_comment(self, repo: str, number: str, body: Any, **_: Any):
         comment = {"id": self._id(), "pull": (repo, int(number)), "body": body["body"],
-                   "user": {"login": "nova-bot[bot]"}}
+                   "user": {"login": self.login}}
         self.issue_comments.append(comment)
         return 201, self._issue_json(comment), {}
 

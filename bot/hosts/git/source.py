@@ -57,7 +57,7 @@ class GitSource:
             detail = (exc.stderr or "").strip().splitlines()
             raise SourceError(f"git {args[0]} failed: {detail[-1] if detail else exc}") from exc
 
-    def _commit(self, ref: str):
+    def commit(self, ref: str):
         import git
         from gitdb.exc import BadName, BadObject
 
@@ -74,13 +74,13 @@ class GitSource:
         if ".." in ref:
             sep = "..." if "..." in ref else ".."
             base_ref, head_ref = ref.split(sep, 1)
-            base = self._commit(base_ref or "HEAD")
-            head = self._commit(head_ref or "HEAD")
+            base = self.commit(base_ref or "HEAD")
+            head = self.commit(head_ref or "HEAD")
             if sep == "...":
                 merge_base = self.repo.merge_base(base, head)
                 base = merge_base[0] if merge_base else base
             return self._change(ref, base.hexsha, head)
-        commit = self._commit(ref)
+        commit = self.commit(ref)
         parent = commit.parents[0].hexsha if commit.parents else EMPTY_TREE
         return self._change(commit.hexsha[:12], parent, commit)
 

@@ -1,5 +1,9 @@
-"""Inside GitHub Actions: the job summary ($GITHUB_STEP_SUMMARY) and step outputs
-($GITHUB_OUTPUT: comments, unplaced, errors, inline_posted)."""
+"""Inside GitHub Actions: workflow annotations, the job summary ($GITHUB_STEP_SUMMARY) and step
+outputs ($GITHUB_OUTPUT: comments, unplaced, errors, inline_posted).
+
+The runner executes any stdout line that starts with ``::``. Every untrusted value that goes
+into a workflow command is escaped (data: ``%``, CR, LF; properties also ``:`` and ``,``).
+"""
 
 from __future__ import annotations
 
@@ -8,21 +12,44 @@ from pathlib import Path
 from bot.config import Settings
 from bot.models import ReviewResult
 from bot.publishers.local import format_result
+from bot.publishers.untrusted import clean_text
 
-__all__ = ["ActionsPublisher"]
+__all__ = ["ActionsOutput", "escape_data", "escape_property", "workflow_annotations"]
 
 
-class ActionsPublisher:
-    def __init__(self, settings: Settings, inline_posted: object = None) -> None:
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_annotations(result: ReviewResult) -> list[str]:
+    """``::warning file=…,line=…::`` lines: Actions shows them on the diff without a token."""
+    level = {"error": "error", "warning": "warning", "info": "notice"}
+    out = []
+    for p in result.placements:
+        where = f"file={escape_property(clean_text(p.path or p.comment.path))}"
+        if p.placed:
+            where += f",line={p.line}" + (f",endLine={p.end_line}" if p.end_line else "")
+        text = p.comment.body if p.placed else f"{p.comment.body} (not placed: {p.reason})"
+        out.append(f"::{level[p.comment.severity]} {where},title=Nova::"
+                   f"{escape_data(clean_text(text))}")
+    return out
+
+
+class ActionsOutput:
+    """Writes the job summary and step outputs after the hosts have published."""
+
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.inline_posted = inline_posted  # a GitHubPublisher (its .posted), if any
 
     def publish(self, result: ReviewResult) -> None:
         if self.settings.github_step_summary:
             with Path(self.settings.github_step_summary).open("a", encoding="utf-8") as f:
-                f.write(format_result(result, "markdown") + "\n")
+                f.write(clean_text(format_result(result, "markdown")) + "\n")
         if self.settings.github_output:
-            posted = getattr(self.inline_posted, "posted", 0)
             with Path(self.settings.github_output).open("a", encoding="utf-8") as f:
                 f.write(f"comments={len(result.placed)}\nunplaced={len(result.unplaced)}\n"
-                        f"errors={len(result.errors)}\ninline_posted={posted}\n")
+                        f"errors={len(result.errors)}\ninline_posted={result.inline_posted}\n")

@@ -4,16 +4,18 @@ One review per run with inline comments (``line``/``side: RIGHT``, ``start_line`
 ranges, ``commit_id`` = head), at most ``max_inline_comments`` (GitHub's abuse detection),
 most severe first; the rest go to one summary comment that is edited in place.
 
-Re-runs never duplicate: every inline comment carries a hidden fingerprint made from the
-file, the text of its line, the origin and the rule, never from the model's wording, so a
-finding reworded on the next run is still recognised. A head SHA already reviewed is not
-reviewed again (``--force`` overrides). A Nova comment whose line changed (its line's
-content is no longer in the diff) is marked outdated, never deleted; one the model merely
-did not repeat stays as it is (models are not deterministic).
+Re-runs never duplicate: every inline comment carries a hidden fingerprint (file, the text of
+its line and which line of that text it is, origin, rule — never the model's wording). Only
+comments written by Nova's own login count: a marker anyone else writes is ignored. A head
+already reviewed is not reviewed again (``--force`` overrides), and the re-run exits by the
+verdict that review recorded. A Nova comment whose line left the diff is marked outdated,
+never deleted.
 
-Failures lose nothing: a 422 (GitHub rejects the whole review) moves every inline comment
-into the summary; a 403 on a read-only token (fork pull requests) falls back to workflow
-annotations (``::warning file=…,line=…::``) and the job summary.
+Failures lose nothing: a 422 or 5xx on the review moves its comments into the summary; a
+write that timed out may have landed, so Nova re-reads its own comments instead of posting
+again; the summary is attempted whatever failed before it; bodies are capped at GitHub's
+65,536 characters; a 403 on a read-only token (fork pull requests) falls back to workflow
+annotations and the job summary.
 """
 
 from __future__ import annotations
@@ -21,42 +23,39 @@ from __future__ import annotations
 import re
 import sys
 from collections import defaultdict
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from bot.config import Settings
-from bot.errors import redact
-from bot.hosts.github.source import GitHubSource, github_error
-from bot.models import Placement, ReviewResult, severity_rank
-from bot.publishers.fingerprint import fingerprint, line_key, line_texts
+from bot.errors import NovaError, redact
+from bot.hosts.github.actions import workflow_annotations
+from bot.hosts.github.client import github_error, is_write_timeout
+from bot.models import (
+    Change,
+    Placement,
+    PriorReview,
+    PublishReport,
+    ReviewResult,
+    parse_verdict,
+    severity_rank,
+    verdict_marker,
+)
+from bot.publishers.fingerprint import LineIds, fingerprint, line_ids, line_key
 from bot.publishers.local import summary_text
-from bot.publishers.untrusted import clean_suggestion, clean_text
+from bot.publishers.untrusted import cap, clean_suggestion, clean_text
 
-__all__ = ["GitHubPublisher", "fingerprint", "line_key", "workflow_annotations"]
+if TYPE_CHECKING:
+    from bot.hosts.github.session import GitHubSession
 
+__all__ = ["BODY_LIMIT", "GitHubPublisher"]
+
+BODY_LIMIT = 65_536  # GitHub rejects a comment or review body longer than this (422)
 SUMMARY_MARK = "<!-- nova:summary -->"
 _FP = re.compile(r"<!-- nova:fp:([0-9a-f]{16}) -->")
 _HEAD = re.compile(r"<!-- nova:head:([0-9a-f]{7,40}) -->")
+_VERDICT = re.compile(r"<!-- nova:verdict:([a-z0-9=,]+) -->")
 _LINE = re.compile(r"<!-- nova:line:([0-9a-f]{12}) -->")
 OUTDATED = "> **Outdated**: Nova no longer reports this"
 _ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
-
-
-def _escape_annotation(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def workflow_annotations(result: ReviewResult) -> list[str]:
-    """``::warning file=…,line=…::`` lines: Actions shows them on the diff without a token."""
-    level = {"error": "error", "warning": "warning", "info": "notice"}
-    out = []
-    for p in result.placements:
-        where = f"file={p.path or p.comment.path}"
-        if p.placed:
-            where += f",line={p.line}" + (f",endLine={p.end_line}" if p.end_line else "")
-        text = p.comment.body if p.placed else f"{p.comment.body} (not placed: {p.reason})"
-        out.append(f"::{level[p.comment.severity]} {where},title=Nova::"
-                   f"{_escape_annotation(clean_text(text))}")
-    return out
+Group = tuple[str, list[Placement]]
 
 
 def _inline_body(group: list[Placement], fp: str, key: str) -> str:
@@ -68,73 +67,94 @@ def _inline_body(group: list[Placement], fp: str, key: str) -> str:
         suggestion = clean_suggestion(p.suggestion)
         if suggestion is not None:
             parts.append(f"```suggestion\n{suggestion}\n```")
-    return "\n\n".join(parts) + f"\n\n<!-- nova:fp:{fp} --><!-- nova:line:{key} -->"
+    marks = f"\n\n<!-- nova:fp:{fp} --><!-- nova:line:{key} -->"
+    return cap("\n\n".join(parts), BODY_LIMIT - len(marks), where="GitHub") + marks
 
 
 class GitHubPublisher:
-    def __init__(self, source: GitHubSource, settings: Settings, *, force: bool = False,
+    def __init__(self, session: GitHubSession, *, force: bool = False,
                  annotations: IO[str] | None = None) -> None:
-        self.source = source
-        self.settings = settings
+        self.session = session
+        self.settings = session.settings
         self.force = force
         self.annotations = annotations or sys.stdout
-        self.posted = 0
-        self.fallback = False
+        self.fallback = False  # the token is read-only: annotations instead of comments
 
-    def _pr(self, change: Any) -> Any:
-        """The pull request the source fetched (no second request)."""
-        assert self.source.pull is not None, "fetch the change first"
-        return self.source.pull
+    @property
+    def _pr(self) -> Any:
+        assert self.session.pull is not None, "fetch the change first"
+        return self.session.pull
 
-    def _summary_comment(self, pr: Any) -> Any:
-        for comment in pr.get_issue_comments():
-            if SUMMARY_MARK in (comment.body or ""):
+    # -- reading back Nova's own comments ---------------------------------------------
+    def _summary_comment(self) -> Any:
+        for comment in self._pr.get_issue_comments():
+            if SUMMARY_MARK in (comment.body or "") and self.session.is_mine(comment):
                 return comment
         return None
 
-    def already_reviewed(self, change: Any) -> bool:
-        """True when the summary says this head SHA was reviewed (and not ``--force``)."""
-        if self.force:
-            return False
+    def _own_review_comments(self) -> list[Any]:
         from github import GithubException
 
         try:
-            comment = self._summary_comment(self._pr(change))
+            return [c for c in self._pr.get_review_comments()
+                    if _FP.search(c.body or "") and self.session.is_mine(c)]
+        except GithubException as exc:
+            raise github_error(exc, "listing review comments") from exc
+
+    def prior_review(self, change: Change) -> PriorReview | None:
+        """Nova's own summary says it finished a review of this head (not with --force)."""
+        if self.force or not change.head_ref:
+            return None
+        from github import GithubException
+
+        try:
+            comment = self._summary_comment()
         except GithubException as exc:
             raise github_error(exc, f"reading comments of {change.id}") from exc
-        m = _HEAD.search(comment.body or "") if comment is not None else None
-        return bool(m and change.head_ref and change.head_ref.startswith(m.group(1)))
+        body = comment.body or "" if comment is not None else ""
+        head, verdict = _HEAD.search(body), _VERDICT.search(body)
+        if not head or not verdict or not change.head_ref.startswith(head.group(1)):
+            return None
+        prior = parse_verdict(change.head_ref, verdict.group(1))
+        return prior if prior is not None and not prior.errors else None
 
-    def publish(self, result: ReviewResult) -> None:
-        from github import GithubException
-
-        pr = self._pr(result.change)
+    # -- publishing --------------------------------------------------------------------
+    def publish(self, result: ReviewResult) -> PublishReport:
+        notes: list[str] = []
+        errors: list[str] = []
+        ids = line_ids(result.change)
+        groups = self._groups(result, ids)
         try:
-            existing = [c for c in pr.get_review_comments() if _FP.search(c.body or "")]
-        except GithubException as exc:
-            raise github_error(exc, f"listing review comments of {result.change.id}") from exc
-        known = {_FP.search(c.body).group(1): c for c in existing}  # type: ignore[union-attr]
-        groups = self._groups(result)
-        fresh = [(fp, g) for fp, g in groups if fp not in known]
-        limit = max(0, self.settings.max_inline_comments)
-        inline, overflow = fresh[:limit], fresh[limit:]
-        notes = [f"{len(groups) - len(fresh)} finding(s) were already posted on an earlier run"
-                 ] if len(groups) > len(fresh) else []
-        rejected = self._post_review(pr, result, inline)
-        if rejected is not None:
-            notes.append(f"GitHub rejected the inline comments ({rejected}); they are listed "
-                         "below instead")
-            overflow = inline + overflow
-            inline = []
-        if not self.fallback:
-            self._mark_outdated(existing, result)
-        self._upsert_summary(pr, result, overflow, notes)
+            existing: list[Any] | None = self._own_review_comments()
+        except NovaError as exc:
+            errors.append(str(exc))
+            existing = None
+        if existing is None:  # cannot tell what is there: post nothing twice, list it all
+            inline, overflow = [], groups
+        else:
+            known = {m.group(1) for c in existing if (m := _FP.search(c.body or ""))}
+            fresh = [(fp, g) for fp, g in groups if fp not in known]
+            if len(groups) > len(fresh):
+                notes.append(f"{len(groups) - len(fresh)} finding(s) were already posted on an "
+                             "earlier run")
+            limit = max(0, self.settings.max_inline_comments)
+            inline, overflow = fresh[:limit], fresh[limit:]
+        posted, rejected = self._post_review(result, inline, ids, notes, errors)
+        overflow = rejected + overflow
+        if existing is not None and not self.fallback:
+            self._mark_outdated(existing, ids, errors)
+        summary_posted = self._upsert_summary(result, posted, overflow, notes, errors)
+        if self.fallback:
+            notes.append("the GitHub token is read-only (a fork pull request?): findings are "
+                         "shown as workflow annotations and in the job summary")
+        return PublishReport("github", inline_posted=posted, summary_posted=summary_posted,
+                             notes=tuple(notes), errors=tuple(errors))
 
-    def _groups(self, result: ReviewResult) -> list[tuple[str, list[Placement]]]:
-        texts = line_texts(result.change)
+    def _groups(self, result: ReviewResult, ids: LineIds) -> list[Group]:
         grouped: dict[str, list[Placement]] = defaultdict(list)
         for p in result.placed:
-            grouped[fingerprint(p, texts.get((p.path, p.line), ""))].append(p)
+            text, nth = ids.get((p.path, p.line), ("", 0))
+            grouped[fingerprint(p, text, nth)].append(p)
         return sorted(grouped.items(), key=lambda kv: (
             -max(severity_rank(p.comment.severity) for p in kv[1]), kv[1][0].path or "",
             kv[1][0].line or 0))
@@ -147,38 +167,65 @@ class GitHubPublisher:
             return "REQUEST_CHANGES"
         return "COMMENT"
 
-    def _post_review(self, pr: Any, result: ReviewResult,
-                     inline: list[tuple[str, list[Placement]]]) -> str | None:
-        """Post the review; return GitHub's reason when it rejected it (422)."""
+    def _post_review(self, result: ReviewResult, inline: list[Group], ids: LineIds,
+                     notes: list[str], errors: list[str]) -> tuple[int, list[Group]]:
+        """Post one review; return (inline comments now on the PR, groups moved to the
+        summary). A rejected, failed or timed-out review never loses or doubles a finding."""
         from github import GithubException
+        from requests import RequestException
 
         event = self._event(result)
         if not inline and event == "COMMENT":
-            return None
+            return 0, []
         comments = []
-        texts = line_texts(result.change)
         for fp, group in inline:
             p = group[0]
-            key = line_key(p.path or "", texts.get((p.path, p.line), ""))
+            text, nth = ids.get((p.path, p.line), ("", 0))
             entry: dict[str, Any] = {"path": p.path, "line": p.end_line or p.line,
-                                     "side": "RIGHT", "body": _inline_body(group, fp, key)}
+                                     "side": "RIGHT",
+                                     "body": _inline_body(group, fp, line_key(p.path or "",
+                                                                              text, nth))}
             if p.end_line:
                 entry.update(start_line=p.line, start_side="RIGHT")
             comments.append(entry)
         body = f"Nova found {len(result.placements)} issue(s); see the summary comment."
         try:
-            commit = self.source._gh_repo.get_commit(result.change.head_ref)
-            pr.create_review(commit=commit, body=body, event=event, comments=comments)
+            commit = self.session.repo.get_commit(result.change.head_ref)
+            self._pr.create_review(commit=commit, body=body, event=event, comments=comments)
         except GithubException as exc:
             if exc.status == 403:
                 self._fall_back(result)
-                return None
+                return 0, inline
+            data = exc.data if isinstance(exc.data, dict) else {}
+            why = redact(str((data.get("errors") or [data.get("message")])[0]))
             if exc.status == 422:
-                data = exc.data if isinstance(exc.data, dict) else {}
-                return redact(str((data.get("errors") or [data.get("message")])[0]))
-            raise github_error(exc, f"posting the review on {result.change.id}") from exc
-        self.posted = len(comments)
-        return None
+                notes.append(f"GitHub rejected the inline comments ({why}); they are listed "
+                             "below instead")
+                return 0, inline
+            return self._settle(inline, f"GitHub answered HTTP {exc.status} to the review",
+                                notes, errors)
+        except RequestException as exc:
+            what = ("timed out" if is_write_timeout(exc)
+                    else f"failed ({type(exc).__name__})")
+            return self._settle(inline, f"posting the review {what}", notes, errors)
+        return len(comments), []
+
+    def _settle(self, inline: list[Group], what: str, notes: list[str],
+                errors: list[str]) -> tuple[int, list[Group]]:
+        """The review POST failed in a way that may still have stored it: read back what
+        landed (never POST again blindly) and list the rest in the summary."""
+        try:
+            landed = {m.group(1) for c in self._own_review_comments()
+                      if (m := _FP.search(c.body or ""))}
+        except NovaError as exc:
+            errors.append(f"{what}, and reading it back failed: {exc}")
+            return 0, inline
+        missing = [(fp, g) for fp, g in inline if fp not in landed]
+        if missing:
+            notes.append(f"{what}; {len(missing)} inline comment(s) are listed below instead")
+        else:
+            notes.append(f"{what}, but GitHub had stored it")
+        return len(inline) - len(missing), missing
 
     def _fall_back(self, result: ReviewResult) -> None:
         """Read-only token (fork pull request): annotations still show every finding."""
@@ -188,31 +235,27 @@ class GitHubPublisher:
         for line in workflow_annotations(result):
             print(line, file=self.annotations)
         self.annotations.flush()
-        result.notes.append("the GitHub token is read-only (a fork pull request?): findings "
-                            "are shown as workflow annotations and in the job summary")
 
-    def _mark_outdated(self, existing: list[Any], result: ReviewResult) -> None:
+    def _mark_outdated(self, existing: list[Any], ids: LineIds, errors: list[str]) -> None:
         from github import GithubException
 
-        sha = (result.change.head_ref or "")[:7]
-        current = {line_key(path or "", text)
-                   for (path, _n), text in line_texts(result.change).items()}
+        current = {line_key(path or "", text, nth) for (path, _n), (text, nth) in ids.items()}
         for c in existing:
             key = _LINE.search(c.body)
             if (key and key.group(1) in current) or c.body.startswith(OUTDATED):
                 continue
             try:
-                c.edit(f"{OUTDATED} at `{sha}`.\n\n{c.body}")
+                c.edit(f"{OUTDATED}.\n\n{c.body}")
             except GithubException as exc:
-                if exc.status == 403:
-                    return
-                raise github_error(exc, "marking an outdated comment") from exc
+                if exc.status != 403:
+                    errors.append(str(github_error(exc, "marking an outdated comment")))
+                return
 
-    def _summary_body(self, result: ReviewResult,
-                      overflow: list[tuple[str, list[Placement]]], notes: list[str]) -> str:
+    def _summary_body(self, result: ReviewResult, posted: int, overflow: list[Group],
+                      notes: list[str]) -> str:
         c = result.change
-        out = [SUMMARY_MARK, f"## Nova review of `{(c.head_ref or '')[:7]}`", ""]
-        out.append(f"Reviewed {len(c.files)} file(s): {self.posted} new inline comment(s), "
+        out = [f"## Nova review of `{(c.head_ref or '')[:7]}`", ""]
+        out.append(f"Reviewed {len(c.files)} file(s): {posted} new inline comment(s), "
                    f"{len(result.unplaced)} finding(s) not placed on a line.")
         text = summary_text(result)
         if text:
@@ -222,31 +265,46 @@ class GitHubPublisher:
             for _fp, group in overflow:
                 for p in group:
                     out.append(f"- `{p.path}:{p.line}` **{p.comment.severity}** "
-                               f"{clean_text(p.comment.body)}")
+                               f"{cap(clean_text(p.comment.body), 4000, where='a summary row')}")
         if result.unplaced:
             out += ["", "### Not placed on a line", ""]
             for p in result.unplaced:
                 out.append(f"- `{clean_text(p.path or p.comment.path)}:{p.comment.line or '?'}`"
-                           f" **{p.comment.severity}** {clean_text(p.comment.body)} "
+                           f" **{p.comment.severity}** "
+                           f"{cap(clean_text(p.comment.body), 4000, where='a summary row')} "
                            f"_({clean_text(p.reason or '')})_")
         if notes:
             out += ["", *[f"_{clean_text(n)}_" for n in notes]]
-        out += ["", f"<!-- nova:head:{c.head_ref} -->"]
-        return "\n".join(out)
+        marks = (f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict_marker(result)} "
+                 "-->")
+        body = cap("\n".join(out), BODY_LIMIT - len(SUMMARY_MARK) - len(marks) - 4,
+                   where="GitHub")
+        return f"{SUMMARY_MARK}\n{body}\n\n{marks}"
 
-    def _upsert_summary(self, pr: Any, result: ReviewResult,
-                        overflow: list[tuple[str, list[Placement]]], notes: list[str]) -> None:
+    def _upsert_summary(self, result: ReviewResult, posted: int, overflow: list[Group],
+                        notes: list[str], errors: list[str]) -> bool:
+        """Create or edit Nova's one summary comment. Editing is idempotent; a create that
+        timed out is looked for before it is tried once more."""
         from github import GithubException
+        from requests import RequestException
 
-        body = self._summary_body(result, overflow, notes)
-        try:
-            comment = self._summary_comment(pr)
-            if comment is None:
-                pr.create_issue_comment(body)
-            else:
-                comment.edit(body)
-        except GithubException as exc:
-            if exc.status == 403:
-                self._fall_back(result)
-                return
-            raise github_error(exc, f"posting the summary on {result.change.id}") from exc
+        body = self._summary_body(result, posted, overflow, notes)
+        for attempt in range(2):
+            try:
+                comment = self._summary_comment()
+                if comment is None:
+                    self._pr.create_issue_comment(body)
+                else:
+                    comment.edit(body)
+                return True
+            except GithubException as exc:
+                if exc.status == 403:
+                    self._fall_back(result)
+                    return False
+                failure = str(github_error(exc, f"posting the summary on {result.change.id}"))
+            except RequestException as exc:
+                failure = (f"posting the summary on {result.change.id} "
+                           f"{'timed out' if is_write_timeout(exc) else 'failed'}")
+            if attempt == 1:
+                errors.append(failure)
+        return False

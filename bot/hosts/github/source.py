@@ -8,108 +8,21 @@ otherwise the files without a patch are listed as skipped, with what to do about
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.config import Settings
 from bot.diff.parse import parse_diff
-from bot.errors import (
-    ConfigError,
-    RemoteChangeNotFound,
-    ServiceError,
-    SourceError,
-    UsageError,
-    redact,
-)
+from bot.errors import SourceError
 from bot.hosts.base import GrepHit, TreeReader
+from bot.hosts.github.client import github_client, github_error, parse_pr_ref
 from bot.models import Change
 
 if TYPE_CHECKING:
-    from github import Github
+    from bot.hosts.git.source import GitSource
+    from bot.hosts.github.session import GitHubSession
 
-__all__ = ["GitHubSource", "GitHubTree", "github_client", "parse_pr_ref", "pr_from_event"]
-
-_REF = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<num>\d+)$")
-_URL = re.compile(r"^(?P<scheme>https?)://(?P<host>[^/]+)/(?P<repo>[\w.-]+/[\w.-]+)/pull/"
-                  r"(?P<num>\d+)")
-PUBLIC_API = "https://api.github.com"
-
-
-def parse_pr_ref(spec: str, api_url: str = PUBLIC_API) -> tuple[str, int, str]:
-    """(owner/repo, number, API base URL) of ``owner/repo#12`` or a pull request URL.
-    A URL on another host than github.com means GitHub Enterprise at https://HOST/api/v3
-    unless ``api_url`` already names a non-default API."""
-    m = _REF.match(spec)
-    if m:
-        return m.group("repo"), int(m.group("num")), api_url
-    m = _URL.match(spec)
-    if m:
-        host = m.group("host")
-        if host not in ("github.com", "www.github.com") and api_url == PUBLIC_API:
-            api_url = f"{m.group('scheme')}://{host}/api/v3"
-        return m.group("repo"), int(m.group("num")), api_url
-    raise UsageError(f"{spec!r} is not a pull request reference (owner/repo#12 or a PR URL)")
-
-
-def pr_from_event(settings: Settings) -> str | None:
-    """``owner/repo#N`` of the pull request in the GitHub Actions event, if any."""
-    if not settings.github_event_path:
-        return None
-    try:
-        event = json.loads(Path(settings.github_event_path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"GITHUB_EVENT_PATH {settings.github_event_path}: {exc}") from exc
-    pr = event.get("pull_request") or {}
-    number = pr.get("number") or event.get("number")
-    repo = ((pr.get("base") or {}).get("repo") or {}).get("full_name") \
-        or settings.github_repository
-    if number and repo:
-        return f"{repo}#{number}"
-    return None
-
-
-def github_client(settings: Settings, api_url: str | None = None) -> Github:
-    """PyGithub with GitHub's retry rules: 403/429 with ``retry-after`` or a rate-limit
-    message and ``x-ratelimit-reset`` are waited out (at most 120 s). POST is not retried
-    on a plain 500, which could post a review twice."""
-    if not settings.github_token:
-        raise ConfigError("GITHUB_TOKEN is not set",
-                          hint="in Actions pass secrets.GITHUB_TOKEN; by hand use a token "
-                               "with pull-requests: write")
-    from github import Auth, Github, GithubRetry
-
-    retry = GithubRetry(total=3, backoff_factor=0.5, status_forcelist=[429, 502, 503, 504],
-                        secondary_rate_wait=5, max_rate_limit_wait=120)
-    # PyGithub spaces every request by 0.25 s by default; only writes need spacing.
-    return Github(auth=Auth.Token(settings.github_token),
-                  base_url=(api_url or settings.github_api_url).rstrip("/"), timeout=30,
-                  retry=retry, per_page=100, seconds_between_requests=0,
-                  seconds_between_writes=settings.github_write_interval)
-
-
-def github_error(exc: BaseException, what: str) -> Exception:
-    """Wrap a PyGithub / requests exception once, at the edge."""
-    from github import BadCredentialsException, GithubException, UnknownObjectException
-    from requests import RequestException
-
-    if isinstance(exc, UnknownObjectException):
-        return RemoteChangeNotFound(f"{what}: not found (or the token cannot see it)")
-    if isinstance(exc, BadCredentialsException):
-        return ConfigError(f"{what}: GitHub refused the token (HTTP 401)",
-                           hint="check GITHUB_TOKEN")
-    if isinstance(exc, GithubException):
-        data = exc.data if isinstance(exc.data, dict) else {}
-        detail = data.get("message") or str(exc.data)
-        errors = data.get("errors")
-        if errors:
-            detail += f": {errors[0] if isinstance(errors[0], str) else json.dumps(errors[0])}"
-        return ServiceError(redact(f"{what}: GitHub answered HTTP {exc.status}: {detail}"))
-    if isinstance(exc, RequestException):
-        return ServiceError(redact(f"{what}: GitHub API unreachable ({type(exc).__name__})"))
-    return ServiceError(redact(f"{what}: {exc}"))
+__all__ = ["GitHubSource", "GitHubTree"]
 
 
 def _file_diff(f: Any) -> tuple[str, bool]:
@@ -138,22 +51,20 @@ def _file_diff(f: Any) -> tuple[str, bool]:
 class GitHubSource:
     name = "github"
 
-    def __init__(self, settings: Settings, repo: Path | None = None) -> None:
-        self.settings = settings
-        self.repo_path = repo
-        self._gh_repo: Any = None
-        self.pull: Any = None  # the PyGithub PullRequest of the last fetch
+    def __init__(self, session: GitHubSession) -> None:
+        self.session = session
 
     def fetch(self, ref: str) -> Change:
-        repo_name, number, api_url = parse_pr_ref(ref, self.settings.github_api_url)
+        session = self.session
+        repo_name, number, api_url = parse_pr_ref(ref, session.settings.github_api_url)
         what = f"pull request {repo_name}#{number}"
         from github import GithubException
         from requests import RequestException
 
         try:
-            gh = github_client(self.settings, api_url)
-            self._gh_repo = gh.get_repo(repo_name)
-            pr = self.pull = self._gh_repo.get_pull(number)
+            session.client = github_client(session.settings, api_url)
+            session.repo = session.client.get_repo(repo_name)
+            pr = session.pull = session.repo.get_pull(number)
             files = list(pr.get_files())
         except (GithubException, RequestException) as exc:
             raise github_error(exc, what) from exc
@@ -187,16 +98,16 @@ class GitHubSource:
                       base_ref=pr.base.sha, head_ref=pr.head.sha, url=pr.html_url,
                       files=change_files, raw_diff=raw, notes=tuple(notes))
 
-    def _local_checkout(self, *shas: str):
+    def _local_checkout(self, *shas: str) -> GitSource | None:
         """The local git repository when it has every one of ``shas``, else None."""
-        if self.repo_path is None:
+        if self.session.repo_path is None:
             return None
         from bot.hosts.git.source import GitSource
 
-        source = GitSource(self.repo_path)
+        source = GitSource(self.session.repo_path)
         try:
             for sha in shas:
-                source._commit(sha)
+                source.commit(sha)
         except SourceError:
             return None
         return source
@@ -211,9 +122,9 @@ class GitHubSource:
         local = self._local_checkout(change.head_ref)
         if local is not None:
             return local.tree(change)
-        if self._gh_repo is None:
+        if self.session.repo is None:
             return None
-        return GitHubTree(self._gh_repo, change.head_ref, [f.path for f in change.files])
+        return GitHubTree(self.session.repo, change.head_ref, [f.path for f in change.files])
 
 
 class GitHubTree:

@@ -1,0 +1,138 @@
+"""GitHub's reference grammar, its client (PyGithub) and its errors, wrapped once here."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.config import Settings
+from bot.errors import (
+    ConfigError,
+    RemoteChangeNotFound,
+    ServiceError,
+    UsageError,
+    redact,
+)
+
+if TYPE_CHECKING:
+    from github import Github
+
+__all__ = ["PUBLIC_API", "github_client", "github_error", "is_pr_ref", "parse_pr_ref",
+           "pr_from_event"]
+
+_REF = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<num>\d+)$")
+_URL = re.compile(r"^(?P<scheme>https?)://(?P<host>[^/]+)/(?P<repo>[\w.-]+/[\w.-]+)/pull/"
+                  r"(?P<num>\d+)")
+PUBLIC_API = "https://api.github.com"
+
+
+def is_pr_ref(spec: str) -> bool:
+    return bool(_REF.match(spec) or _URL.match(spec))
+
+
+def parse_pr_ref(spec: str, api_url: str = PUBLIC_API) -> tuple[str, int, str]:
+    """(owner/repo, number, API base URL) of ``owner/repo#12`` or a pull request URL.
+    A URL on another host than github.com means GitHub Enterprise at https://HOST/api/v3
+    unless ``api_url`` already names a non-default API."""
+    m = _REF.match(spec)
+    if m:
+        return m.group("repo"), int(m.group("num")), api_url
+    m = _URL.match(spec)
+    if m:
+        host = m.group("host")
+        if host not in ("github.com", "www.github.com") and api_url == PUBLIC_API:
+            api_url = f"{m.group('scheme')}://{host}/api/v3"
+        return m.group("repo"), int(m.group("num")), api_url
+    raise UsageError(f"{spec!r} is not a pull request reference (owner/repo#12 or a PR URL)")
+
+
+def pr_from_event(settings: Settings) -> str | None:
+    """``owner/repo#N`` of the pull request in the GitHub Actions event, if any."""
+    if not settings.github_event_path:
+        return None
+    try:
+        event = json.loads(Path(settings.github_event_path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"GITHUB_EVENT_PATH {settings.github_event_path}: {exc}") from exc
+    pr = event.get("pull_request") or {}
+    number = pr.get("number") or event.get("number")
+    repo = ((pr.get("base") or {}).get("repo") or {}).get("full_name") \
+        or settings.github_repository
+    if number and repo:
+        return f"{repo}#{number}"
+    return None
+
+
+def github_client(settings: Settings, api_url: str | None = None) -> Github:
+    """PyGithub with GitHub's retry rules: 403/429 with ``retry-after`` or a rate-limit
+    message and ``x-ratelimit-reset`` are waited out (at most 120 s). A write is retried
+    only when GitHub did not take it (a refused connection, 429, a rate-limit 403): a POST
+    that timed out or got a 5xx may have been stored, so the caller re-reads instead."""
+    if not settings.github_token:
+        raise ConfigError("GITHUB_TOKEN is not set",
+                          hint="in Actions pass secrets.GITHUB_TOKEN; by hand use a token "
+                               "with pull-requests: write")
+    from github import Auth, Github
+
+    retry = _write_safe_retry()(total=3, read=0, backoff_factor=0.5,
+                                status_forcelist=[429, 502, 503, 504],
+                                secondary_rate_wait=5, max_rate_limit_wait=120)
+    # PyGithub spaces every request by 0.25 s by default; only writes need spacing.
+    return Github(auth=Auth.Token(settings.github_token),
+                  base_url=(api_url or settings.github_api_url).rstrip("/"),
+                  timeout=max(1, round(settings.github_timeout)), retry=retry, per_page=100,
+                  seconds_between_requests=0,
+                  seconds_between_writes=settings.github_write_interval)
+
+
+@lru_cache(maxsize=1)
+def _write_safe_retry() -> type:
+    """GithubRetry that never repeats a write GitHub may have stored (a 5xx on POST)."""
+    from github import GithubRetry
+
+    class WriteSafeRetry(GithubRetry):
+        def is_retry(self, method: str, status_code: int,
+                     has_retry_after: bool = False) -> bool:
+            if method in ("POST", "PATCH", "PUT", "DELETE") and status_code >= 500:
+                return False
+            return bool(super().is_retry(method, status_code, has_retry_after))
+
+    return WriteSafeRetry
+
+
+def is_write_timeout(exc: BaseException) -> bool:
+    """requests reports a read timeout after retries as a ConnectionError around it."""
+    import requests
+    from urllib3.exceptions import ReadTimeoutError
+
+    if isinstance(exc, requests.Timeout):
+        return True
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, ReadTimeoutError | TimeoutError)
+
+
+def github_error(exc: BaseException, what: str) -> Exception:
+    """Wrap a PyGithub / requests exception once, at the edge."""
+    from github import BadCredentialsException, GithubException, UnknownObjectException
+    from requests import RequestException
+
+    if isinstance(exc, UnknownObjectException):
+        return RemoteChangeNotFound(f"{what}: not found (or the token cannot see it)")
+    if isinstance(exc, BadCredentialsException):
+        return ConfigError(f"{what}: GitHub refused the token (HTTP 401)",
+                           hint="check GITHUB_TOKEN")
+    if isinstance(exc, GithubException):
+        data = exc.data if isinstance(exc.data, dict) else {}
+        detail = data.get("message") or str(exc.data)
+        errors = data.get("errors")
+        if errors:
+            detail += f": {errors[0] if isinstance(errors[0], str) else json.dumps(errors[0])}"
+        return ServiceError(redact(f"{what}: GitHub answered HTTP {exc.status}: {detail}"))
+    if isinstance(exc, RequestException):
+        return ServiceError(redact(f"{what}: GitHub API unreachable ({type(exc).__name__})"))
+    return ServiceError(redact(f"{what}: {exc}"))
+
+

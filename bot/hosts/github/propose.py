@@ -1,0 +1,37 @@
+"""testgen's ``--open-mr github``: push the branch and open a pull request."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bot.config import Settings
+from bot.errors import ConfigError, ServiceError
+from bot.hosts.github.client import github_client, github_error
+from bot.publishers.untrusted import clean_text
+
+if TYPE_CHECKING:
+    from bot.testgen.report import TestgenResult
+    from bot.testgen.workspace import Workspace
+
+__all__ = ["open_pull"]
+
+
+def open_pull(settings: Settings, result: TestgenResult, ws: Workspace, branch: str) -> str:
+    if not settings.github_repository:
+        raise ConfigError("--open-mr github needs the repository (GITHUB_REPOSITORY=owner/repo)")
+    import git
+    from github import GithubException
+
+    try:
+        git.Repo(ws.root).remote("origin").push(f"{branch}:{branch}", force=True)
+    except (git.GitCommandError, ValueError) as exc:
+        raise ServiceError(f"pushing {branch} to origin failed: {exc}") from exc
+    try:
+        repo = github_client(settings).get_repo(settings.github_repository)
+        pull = repo.create_pull(title=clean_text(f"Tests for {result.change.title}")[:250],
+                                body=clean_text(result.body()), head=branch,
+                                base=repo.default_branch)
+    except GithubException as exc:
+        raise github_error(exc, f"opening a pull request on {settings.github_repository}"
+                           ) from exc
+    return str(pull.html_url)

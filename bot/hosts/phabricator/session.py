@@ -1,0 +1,45 @@
+"""One Differential revision: the Conduit client and the fetched revision and diff that the
+source and the publisher share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.config import Settings
+from bot.hosts.phabricator.conduit import ConduitClient
+from bot.hosts.phabricator.source import PhabricatorSource
+
+__all__ = ["PhabricatorSession"]
+
+
+@dataclass
+class PhabricatorSession:
+    settings: Settings
+    repo_path: Path | None = None
+    revision: dict[str, Any] = field(default_factory=dict)  # differential.revision.search row
+    diff_id: int | None = None  # the diff under review, set by fetch
+    _conduit: ConduitClient | None = field(default=None, repr=False)
+    _me: str | None = field(default=None, repr=False)
+    source: PhabricatorSource = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.source = PhabricatorSource(self)
+
+    @property
+    def conduit(self) -> ConduitClient:
+        if self._conduit is None:
+            self._conduit = ConduitClient(self.settings)
+        return self._conduit
+
+    def whoami(self) -> str:
+        """Nova's own user PHID: only its comments count."""
+        if self._me is None:
+            self._me = str(self.conduit.call("user.whoami").get("phid", ""))
+        return self._me
+
+    def publisher(self, *, force: bool):  # -> PhabricatorPublisher
+        from bot.hosts.phabricator.publisher import PhabricatorPublisher
+
+        return PhabricatorPublisher(self, force=force)
