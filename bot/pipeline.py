@@ -11,11 +11,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from bot.analyzers.ruff import run_ruff
-from bot.config import Settings
+from bot.config import Settings, with_repo_config
 from bot.diff.anchor import anchor
 from bot.errors import AnalyzerError, ModelError, NovaError, UsageError
 from bot.events import DoneEvent, EventBus
-from bot.hosts.base import BuildStatus, LocalTree, Publisher, RerunGuard, Source, TreeReader
+from bot.hosts.base import (
+    BuildStatus,
+    HostSession,
+    LocalTree,
+    Publisher,
+    RerunGuard,
+    Source,
+    TreeReader,
+)
 from bot.models import Change, Comment, PriorReview, ReviewResult, exit_code_for
 from bot.taskmanager.tracker import StepTracker
 
@@ -26,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Output", "ReviewJob", "TestgenJob", "exit_code_for", "run_review", "run_testgen"]
 
+CONFIG_FILE = ".nova.toml"
 LLM_OFF_NOTE = ("LLM review is off: no model is configured, so only static analyzers ran. "
                 "Turn it on with NOVA_LLM_MODEL=provider:model (e.g. openai:gpt-4o-mini, plus "
                 "NOVA_LLM_API_KEY; or NOVA_LLM_BASE_URL for an OpenAI-compatible server).")
@@ -40,8 +49,8 @@ class Output(Protocol):
 
 @dataclass
 class ReviewJob:
-    settings: Settings
-    source: Source
+    settings: Settings  # flags > environment; the base revision's .nova.toml is added later
+    session: HostSession
     ref: str
     repo: Path | None
     bus: EventBus
@@ -49,6 +58,10 @@ class ReviewJob:
     session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
     force: bool = False  # review again a change a publisher says was already reviewed
     confirm: Callable[[ReviewResult], bool] | None = None  # asked before hosts publish
+
+    @property
+    def source(self) -> Source:
+        return self.session.source
 
 
 def _analyze(job: ReviewJob, change: Change, tree: TreeReader | None,
@@ -97,6 +110,20 @@ def _llm_review(job: ReviewJob, change: Change, tree: TreeReader | None,
         return outcome.comments
 
 
+def _repo_config(job: ReviewJob, change: Change) -> list[str]:
+    """Apply the repository's ``.nova.toml`` from the change's BASE revision: a change must
+    not configure its own review (it could turn the analyzers off). Say when it edits it."""
+    base = job.source.read_base(change, CONFIG_FILE)
+    if base is not None:
+        job.settings = with_repo_config(job.settings, base, f"{CONFIG_FILE} (base)")
+        job.session.settings = job.settings
+    if not any(f.path == CONFIG_FILE or f.old_path == CONFIG_FILE for f in change.files):
+        return []
+    return [f"this change edits {CONFIG_FILE}; its settings apply to later changes once it is "
+            f"merged: this review used the base revision's "
+            f"{CONFIG_FILE if base is not None else '(none)'}"]
+
+
 def _prior_review(job: ReviewJob, change: Change,
                   publishers: Sequence[Publisher]) -> PriorReview | None:
     """A host's word (from Nova's own summary) that this exact head was reviewed before."""
@@ -119,11 +146,12 @@ def run_review(job: ReviewJob, publishers: Sequence[Publisher],
         with job.tracker.step("fetch-change") as step:
             change = job.source.fetch(job.ref)
             step.note(f"{len(change.files)} files")
+            config_notes = _repo_config(job, change)
             prior = _prior_review(job, change, publishers)
     except NovaError as exc:
         write_error_outputs(outputs, job.ref, exc)
         raise
-    result = ReviewResult(change=change, summary="", notes=list(change.notes))
+    result = ReviewResult(change=change, summary="", notes=[*change.notes, *config_notes])
     try:
         if prior is not None:
             _skip_reviewed(job, result, prior, publishers)

@@ -85,7 +85,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     if request_changes:
         flags["request_changes"] = True
     flags["harbormaster_target"] = harbormaster_target
-    settings = load_from_flags(dict(flags), repo)
+    settings = load_from_flags(dict(flags), None)  # .nova.toml: from the base revision
     if change is None and not staged:
         change = ref_from_ci(settings)
     ref = change_ref(change, staged)
@@ -98,7 +98,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
         raise
     bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
-    job = ReviewJob(settings=settings, source=session.source, ref=ref, repo=repo, bus=bus,
+    job = ReviewJob(settings=settings, session=session, ref=ref, repo=repo, bus=bus,
                     tracker=tracker, force=force,
                     confirm=_ask if confirm and _can_ask(settings) else None)
     try:
@@ -106,7 +106,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     finally:
         tracker.close()
         bus.close()
-    code = exit_code_for(result, settings.fail_on)
+    code = exit_code_for(result, job.settings.fail_on)
     for error in result.errors:
         click.echo(f"nova: error: {error}", err=True)
     click.get_current_context().exit(code)

@@ -80,6 +80,11 @@ class Source(Protocol):
     def tree(self, change: Change) -> TreeReader | None:
         """A reader of the change's head revision, or None when the files are not at hand."""
 
+    def read_base(self, change: Change, path: str) -> str | None:
+        """A file at the change's BASE revision (the target branch), None when it is not
+        there or the base is not at hand. The repository's own review settings come from
+        here: a change must not configure its own review."""
+
 
 class Publisher(Protocol):
     def publish(self, result: ReviewResult) -> PublishReport:
@@ -106,6 +111,8 @@ class BuildStatus(Protocol):
 
 class HostSession(Protocol):
     """One change on one host: the client and fetched objects its parts share."""
+
+    settings: Settings  # replaced once the base revision's .nova.toml is known
 
     @property
     def source(self) -> Source: ...

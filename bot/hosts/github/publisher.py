@@ -25,6 +25,7 @@ import sys
 from collections import defaultdict
 from typing import IO, TYPE_CHECKING, Any
 
+from bot.config import Settings
 from bot.errors import NovaError, redact
 from bot.hosts.github.actions import workflow_annotations
 from bot.hosts.github.client import github_error, is_write_timeout
@@ -75,10 +76,13 @@ class GitHubPublisher:
     def __init__(self, session: GitHubSession, *, force: bool = False,
                  annotations: IO[str] | None = None) -> None:
         self.session = session
-        self.settings = session.settings
         self.force = force
         self.annotations = annotations or sys.stdout
         self.fallback = False  # the token is read-only: annotations instead of comments
+
+    @property
+    def settings(self) -> Settings:  # the session's: .nova.toml of the base may change it
+        return self.session.settings
 
     @property
     def _pr(self) -> Any:

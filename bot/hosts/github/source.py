@@ -127,6 +127,17 @@ class GitHubSource:
         return GitHubTree(self.session.repo, change.head_ref, [f.path for f in change.files])
 
 
+    def read_base(self, change: Change, path: str) -> str | None:
+        if change.base_ref is None:
+            return None
+        local = self._local_checkout(change.base_ref)
+        if local is not None:
+            return local.read_base(change, path)
+        if self.session.repo is None:
+            return None
+        return GitHubTree(self.session.repo, change.base_ref, []).read_text(path)
+
+
 class GitHubTree:
     """Files at the head SHA through the contents API (no checkout at hand)."""
 
