@@ -208,6 +208,9 @@ def test_a_quote_of_several_lines_is_placed_only_where_the_claim_singles_one_out
         assert p.line in fi.commentable
     if key and len(matches) > 1:
         assert not p.placed or _singles_out(claimed, p.line, matches, fi), (matches, p)
+        if p.placed and fi.normalized[p.line] != key:  # the quote is only its start
+            assert not [m for m in matches if abs(m - p.line) <= 2
+                        and fi.normalized[m] != fi.normalized[p.line]], (matches, p)
         if not p.placed:
             assert "ambiguous" in p.reason
     if key and len(matches) == 1:

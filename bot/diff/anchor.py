@@ -12,7 +12,9 @@ order (DESIGN.md "Anchoring"):
    One match wins whatever the number. Several matches are ambiguous unless the claim
    singles one out: it names that line (as a new number, or as an old number translated
    to it), or it is within 2 lines of one match and every other match is at least 10 lines
-   further. An ambiguous comment is unplaced with the lines it matched: when the text
+   further. A named line the quote only starts must have no line of other text matching
+   within 2 of it (a cut-short quote may be the whole of a neighbour, the number off by
+   one). An ambiguous comment is unplaced with the lines it matched: when the text
    repeats, the number is all that tells them apart, and a number that does not name a
    line is not to be trusted (old numbers, off by one or two, out of the file).
 3. Without usable ``code``: a commentable claimed number is kept; the old number of a
@@ -127,19 +129,29 @@ _NEAR = 2  # a claim this close to one match singles it out ...
 _APART = 10  # ... when every other match is at least this much further
 
 
-def _single_out(matches: list[int], claimed: int | None,
+def _rivals(line: int, key: str, matches: list[int], fi: FileIndex) -> bool:
+    """Whether a quote that is only the start of ``line`` also matches a line of other text
+    near it: a cut-short quote can be the whole of a neighbour, so naming is not enough."""
+    text = fi.normalized[line]
+    return text != key and any(abs(m - line) <= _NEAR and fi.normalized[m] != text
+                               for m in matches)
+
+
+def _single_out(key: str, matches: list[int], claimed: int | None,
                 fi: FileIndex) -> tuple[int | None, str, str | None]:
     """(line, how, reason): the match the claim singles out, or why none is."""
     if len(matches) == 1:
         return matches[0], "exact" if matches[0] == claimed else "code", None
     if claimed in matches:
-        return claimed, "exact", None
-    if claimed is not None:
+        if not _rivals(claimed, key, matches, fi):
+            return claimed, "exact", None
+    elif claimed is not None:
         near = [m for m in matches if abs(m - claimed) <= _NEAR]
         translated = fi.old_to_new.get(claimed)
-        if translated in matches:
+        if translated is not None and translated in matches:
             # read as a new number, the claim may also point at another twin
-            if not [m for m in near if m != translated]:
+            if not [m for m in near if m != translated] and \
+                    not _rivals(translated, key, matches, fi):
                 return translated, "translated", None
         elif len(near) == 1:
             best = abs(near[0] - claimed)
@@ -153,15 +165,15 @@ def _single_out(matches: list[int], claimed: int | None,
                       f"and {why}")
 
 
-def _quote_matches(code: str, fi: FileIndex) -> list[int]:
-    """Matches of the quote as given, else without a rendering prefix or a trailing ``...``."""
+def _quote_matches(code: str, fi: FileIndex) -> tuple[str, list[int]]:
+    """(quote, its matches), as given, else without a rendering prefix or a trailing ``...``."""
     tries = [code, _RENDER_PREFIX.sub("", code, count=1)]
     tries += [t.rstrip().removesuffix("...").removesuffix("\u2026") for t in tries]
     for text in dict.fromkeys(tries):
         found = fi.matches(text)
         if found:
-            return found
-    return []
+            return normalize_code(text), found
+    return "", []
 
 
 def _place_line(c: Comment, fi: FileIndex) -> tuple[int | None, str, str | None]:
@@ -169,9 +181,9 @@ def _place_line(c: Comment, fi: FileIndex) -> tuple[int | None, str, str | None]
     claimed = c.line
     code = _first_code_line(c.code)
     if code.strip():
-        matches = _quote_matches(code, fi)
+        key, matches = _quote_matches(code, fi)
         if matches:
-            return _single_out(matches, claimed, fi)
+            return _single_out(key, matches, claimed, fi)
         key = normalize_code(code)
         deleted = [o for o, t in fi.removed.items() if normalize_code(t) == key]
         if deleted:
