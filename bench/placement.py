@@ -225,7 +225,7 @@ def release_files(name: str) -> list[FileDiff]:
     """The diff old -> new of release pair ``name``, through Nova's git source."""
     from parse_render import sdist  # bench/ is on sys.path: the same downloads
 
-    from bot.sources.git import GitSource
+    from bot.hosts.git.source import GitSource
 
     package, old, new = RELEASES[name]
     repo = CACHE / "repos" / f"{package}-{old}..{new}"
