@@ -42,7 +42,8 @@ def setting_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def repo_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
                         default=Path("."), show_default=True,
-                        help="Git repository of the change (and of .nova.toml).")(func)
+                        help="Git repository of the change (its .nova.toml is read at the "
+                             "change's base revision).")(func)
 
 
 def change_argument(func: Callable[..., Any]) -> Callable[..., Any]:
