@@ -18,9 +18,11 @@ from bot.events import DoneEvent, EventBus
 from bot.hosts.base import (
     BuildStatus,
     HostSession,
+    IncrementalSource,
     LocalTree,
     Publisher,
     RerunGuard,
+    ReviewHistory,
     Source,
     TreeReader,
 )
@@ -57,6 +59,7 @@ class ReviewJob:
     tracker: StepTracker
     session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
     force: bool = False  # review again a change a publisher says was already reviewed
+    full: bool = False  # review the whole change even when an earlier push was reviewed
     confirm: Callable[[ReviewResult], bool] | None = None  # asked before hosts publish
 
     @property
@@ -205,7 +208,7 @@ def _review_and_publish(job: ReviewJob, result: ReviewResult,
         except NovaError as exc:
             result.notes.append(f"could not tell the build it started: {exc}")
     try:
-        _review(job, result)
+        _review(job, result, publishers)
         result.stats.seconds = round(time.monotonic() - started, 3)
         if publishers and job.confirm is not None and not job.confirm(result):
             result.notes.append("publishing was declined (--confirm): nothing was posted")
@@ -230,9 +233,32 @@ def _review_and_publish(job: ReviewJob, result: ReviewResult,
         "completion_tokens": result.stats.completion_tokens}))
 
 
-def _review(job: ReviewJob, result: ReviewResult) -> None:
+def _scope(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]) -> Change:
+    """What the analyzers and the model see: the whole change, or, when Nova reviewed an
+    earlier push of it, only what the pushes since then changed (placement still uses the
+    whole change's diff: a comment must land on a line the pull request shows)."""
     change = result.change
-    tree = job.source.tree(change)
+    history = next((p for p in publishers if isinstance(p, ReviewHistory)), None)
+    if job.full or history is None or not isinstance(job.source, IncrementalSource):
+        return change
+    last = history.last_reviewed_head(change)
+    if not last or last == change.head_ref:
+        return change
+    since = job.source.changes_since(change, last)
+    if since is None:
+        result.notes.append(f"the last reviewed head {last[:12]} is no longer in this branch "
+                            "(a rebase or force-push?): the whole change was reviewed")
+        return change
+    result.since = last
+    result.notes.append(f"incremental review: only what changed since {last[:12]} "
+                        f"({len(since.files)} file(s)); earlier findings still stand "
+                        "(--full reviews the whole change)")
+    return since
+
+
+def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]) -> None:
+    change = _scope(job, result, publishers)
+    tree = job.source.tree(result.change)
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
     findings = _analyze(job, change, tree, result.notes) if change.files else []
@@ -241,7 +267,7 @@ def _review(job: ReviewJob, result: ReviewResult) -> None:
     except ModelError:
         llm_comments = []  # already in result.errors; the analyzers' findings still publish
     with job.tracker.step("anchor") as step:
-        result.placements = anchor(findings + llm_comments, change.files)
+        result.placements = anchor(findings + llm_comments, result.change.files)
         step.note(f"{len(result.placed)} placed, {len(result.unplaced)} in the summary")
 
 

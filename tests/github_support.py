@@ -16,6 +16,17 @@ TOKEN = "ghs_testtoken0000000000000000000000"
 
 def pull_from_repo(repo: GitRepo, base: str, head: str, number: int = 1, **kw) -> PullSpec:
     """A pull request whose files and patches are git's own diff of base..head."""
+    files = files_between(repo, base, head)
+    contents = {}
+    for path in repo.git("ls-tree", "-r", "--name-only", head).split():
+        blob = repo.git("show", f"{head}:{path}") if not path.endswith(".png") else ""
+        contents[path] = blob
+    return PullSpec(repo=REPO, number=number, head_sha=head, base_sha=base, files=files,
+                    contents=contents, **kw)
+
+
+def files_between(repo: GitRepo, base: str, head: str) -> list[dict]:
+    """The files API's entries (with patches) for git's diff of base..head."""
     files = []
     for row in repo.git("diff", "--name-status", "-M", base, head).splitlines():
         status, *paths = row.split("\t")
@@ -30,12 +41,7 @@ def pull_from_repo(repo: GitRepo, base: str, head: str, number: int = 1, **kw) -
         if kind == "renamed":
             entry["previous_filename"] = old
         files.append(entry)
-    contents = {}
-    for path in repo.git("ls-tree", "-r", "--name-only", head).split():
-        blob = repo.git("show", f"{head}:{path}") if not path.endswith(".png") else ""
-        contents[path] = blob
-    return PullSpec(repo=REPO, number=number, head_sha=head, base_sha=base, files=files,
-                    contents=contents, **kw)
+    return files
 
 
 @pytest.fixture

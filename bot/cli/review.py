@@ -67,13 +67,16 @@ service (the model, the code host, an analyzer) failed or does not know the chan
 @click.option("--force", is_flag=True,
               help="Review again a head that was already reviewed (a re-run otherwise posts "
                    "nothing and exits as the first review did).")
+@click.option("--full", is_flag=True,
+              help="Review the whole change even when Nova reviewed an earlier push of it (by "
+                   "default only what the new pushes changed is reviewed).")
 @click.option("--request-changes", is_flag=True, default=None,
               help="GitHub: submit REQUEST_CHANGES when a finding reaches --fail-on. "
                    "[env: NOVA_REQUEST_CHANGES]")
 @setting_options
 def review(change: str | None, staged: bool, repo: Path, output: str,
            output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
-           publish: str, confirm: bool, force: bool, request_changes: bool | None,
+           publish: str, confirm: bool, force: bool, full: bool, request_changes: bool | None,
            harbormaster_target: str | None, **flags: object) -> None:
     from bot.hosts import open_session, ref_from_ci
     from bot.models import exit_code_for
@@ -99,7 +102,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
     job = ReviewJob(settings=settings, session=session, ref=ref, repo=repo, bus=bus,
-                    tracker=tracker, force=force,
+                    tracker=tracker, force=force, full=full,
                     confirm=_ask if confirm and _can_ask(settings) else None)
     try:
         result = run_review(job, publishers, outputs)

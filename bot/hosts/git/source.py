@@ -117,6 +117,9 @@ class GitSource:
             return GitTree(repo, None)
         return GitTree(repo, change.head_ref)
 
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        return bool(self.repo.is_ancestor(self.commit(older), self.commit(newer)))
+
     def read_base(self, change: Change, path: str) -> str | None:
         """At the base commit; a diff on stdin is taken to be against HEAD."""
         base = change.base_ref if change.source != "stdin" else "HEAD"
