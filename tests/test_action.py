@@ -20,7 +20,8 @@ NOT_INPUTS = {"repo": "the workspace", "publish": "always github", "output-file"
               "events-file": "local use", "quiet": "logs wanted", "no-llm": "empty model",
               "staged": "a pull request", "help": "-",
               "harbormaster-target": "Phabricator only", "open-mr": "always github",
-              "patch-dir": "the PR carries the tests", "confirm": "CI never asks"}
+              "patch-dir": "the PR carries the tests", "confirm": "CI never asks",
+              "full": "new pushes are reviewed incrementally; force: true reviews all"}
 
 
 def _action() -> dict:

@@ -65,8 +65,8 @@ service (the model, the code host, an analyzer) failed or does not know the chan
               help="Harbormaster build target PHID (PHID-HMBT-…) to report work/pass/fail "
                    "and lint messages to. [env: NOVA_HARBORMASTER_TARGET]")
 @click.option("--force", is_flag=True,
-              help="Review again a head that was already reviewed (a re-run otherwise posts "
-                   "nothing and exits as the first review did).")
+              help="Review the whole change again, also a head that was already reviewed (a "
+                   "re-run otherwise posts nothing and exits as the first review did).")
 @click.option("--full", is_flag=True,
               help="Review the whole change even when Nova reviewed an earlier push of it (by "
                    "default only what the new pushes changed is reviewed).")
@@ -102,7 +102,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
     job = ReviewJob(settings=settings, session=session, ref=ref, repo=repo, bus=bus,
-                    tracker=tracker, force=force, full=full,
+                    tracker=tracker, force=force, full=full or force,
                     confirm=_ask if confirm and _can_ask(settings) else None)
     try:
         result = run_review(job, publishers, outputs)
