@@ -91,12 +91,13 @@ function nova_token(PhabricatorUser $user) {
 
 function nova_build_plan(PhabricatorUser $admin, $base_url) {
   $name = 'Nova review';
-  $plan = id(new HarbormasterBuildPlanQuery())
+  $plans = id(new HarbormasterBuildPlanQuery())
     ->setViewer($admin)
-    ->withNames(array($name))
-    ->executeOne();
-  if ($plan) {
-    return $plan;
+    ->execute();
+  foreach ($plans as $plan) {
+    if ($plan->getName() === $name) {
+      return $plan;
+    }
   }
   $plan = HarbormasterBuildPlan::initializeNewBuildPlan($admin)
     ->setName($name);
@@ -134,7 +135,10 @@ function nova_herald_rule(PhabricatorUser $admin, HarbormasterBuildPlan $plan) {
     ->setAuthorPHID($admin->getPHID())
     ->setContentType('differential')
     ->setRuleType(HeraldRuleTypeConfig::RULE_TYPE_GLOBAL)
-    ->setMustMatchAll(1);
+    ->setMustMatchAll(1)
+    ->setRepetitionPolicyStringConstant(HeraldRule::REPEAT_EVERY)
+    ->attachConditions(array())
+    ->attachActions(array());
   $condition = id(new HeraldCondition())
     ->setFieldName(HeraldAlwaysField::FIELDCONST)
     ->setFieldCondition(HeraldAdapter::CONDITION_UNCONDITIONALLY)
@@ -187,6 +191,7 @@ function nova_first_revision(PhabricatorUser $author, $diff_path) {
       array('type' => 'update', 'value' => $diff['phid']),
       array('type' => 'title', 'value' => 'Cart: tax and totals'),
       array('type' => 'summary', 'value' => 'Adds tax to the cart total.'),
+      array('type' => 'testPlan', 'value' => 'Ran the unit tests.'),
     ),
   ));
   return (int)$edit['object']['id'];

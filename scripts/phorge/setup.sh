@@ -51,8 +51,10 @@ ensure_packages() {
   command -v php >/dev/null || missing+=(php-cli)
   command -v mariadbd >/dev/null || missing+=(mariadb-server)
   if command -v php >/dev/null; then
+    local modules
+    modules="$(php -m)"
     for ext in mysqli curl mbstring gd zip dom intl; do
-      php -m | grep -qix "$ext" || missing+=("ext:$ext")
+      grep -qix "$ext" <<<"$modules" || missing+=("ext:$ext")
     done
   fi
   [[ ${#missing[@]} -eq 0 ]] && return 0
@@ -129,16 +131,18 @@ configure() {
 start_web() {
   if alive "$STATE/web.pid"; then return 0; fi
   say "starting php -S on $HOST:$PORT"
-  (cd "$ROOT/webroot" &&
-   setsid php -d variables_order=EGPCS -d post_max_size=32M -S "$HOST:$PORT" \
-     -t "$ROOT/webroot" "$ROOT/webroot/index.php" </dev/null >"$STATE/web.log" 2>&1 &
-   echo $! >"$STATE/web.pid")
+  # The router is webroot/index.php (src/docs/contributor/running_builtin_php_webserver).
+  setsid php -d variables_order=EGPCS -d post_max_size=32M -S "$HOST:$PORT" \
+    -t "$ROOT/webroot" "$ROOT/webroot/index.php" </dev/null >"$STATE/web.log" 2>&1 &
+  echo $! >"$STATE/web.pid"
   wait_for "Phorge on $HOST:$PORT" curl -fsS "http://$HOST:$PORT/status/"
 }
 
 start_daemons() {
   # Harbormaster builds, Herald's build requests and lint messages are daemon work.
-  if "$ROOT/bin/phd" status 2>/dev/null | grep -q "Taskmaster"; then return 0; fi
+  local running
+  running="$("$ROOT/bin/phd" status 2>/dev/null || true)"
+  if grep -q "phd-daemon" <<<"$running"; then return 0; fi
   say "starting Phorge daemons"
   "$ROOT/bin/phd" start >"$STATE/phd-start.log" 2>&1 || die "bin/phd start failed" 3
 }

@@ -5,11 +5,10 @@ built from ``differential.querydiffs`` hunks (the only method that returns them;
 number in them is a string), so new line numbers are exact. ``getrawdiff`` is not used:
 it re-renders the diff and may reorder files.
 
-python-phabricator is wrapped once here (``ConduitClient``): methods are called through
-``Resource`` (its 2017 method list routes newer three-part names to the wrong endpoint),
-host and token are passed explicitly, writes are retried only when the connection was
-refused (its own session retries every POST, so a slow ``createinline`` could be posted
-twice), and its errors become Nova's.
+python-phabricator is wrapped once, in ``conduit.py`` (``ConduitClient``). The source
+also keeps each file's changeset ID (``changesets``): the publisher links a finding to its
+line on the revision page with it (``/D123?id=<diff>#C<changeset>NL<line>``, the id
+Differential gives the new-file line number cell).
 """
 
 from __future__ import annotations
@@ -20,11 +19,12 @@ from typing import Any
 
 from bot.config import Settings
 from bot.diff.parse import parse_diff
-from bot.errors import ConfigError, RemoteChangeNotFound, ServiceError, SourceError, redact
+from bot.errors import RemoteChangeNotFound, ServiceError, SourceError
 from bot.hosts.base import TreeReader
+from bot.hosts.phabricator.conduit import ConduitClient, ConduitError, api_url
 from bot.models import Change
 
-__all__ = ["ConduitClient", "PhabricatorSource", "api_url", "parse_revision_ref"]
+__all__ = ["ConduitClient", "ConduitError", "PhabricatorSource", "api_url", "parse_revision_ref"]
 
 _REF = re.compile(r"^D(\d+)(?::(\d+))?$")
 STAGING_REF = "refs/tags/phabricator/diff/{}"
@@ -38,84 +38,6 @@ def parse_revision_ref(spec: str) -> tuple[int, int | None]:
     if not m:
         raise SourceError(f"{spec!r} is not a revision reference (D123 or D123:4567)")
     return int(m.group(1)), int(m.group(2)) if m.group(2) else None
-
-
-def api_url(url: str) -> str:
-    """python-phabricator wants the host URL ending in /api/."""
-    base = url.strip().rstrip("/")
-    return (base if base.endswith("/api") else base + "/api") + "/"
-
-
-class ConduitClient:
-    def __init__(self, settings: Settings) -> None:
-        if not settings.phabricator_url or not settings.phabricator_token:
-            raise ConfigError("Phabricator is not configured",
-                              hint="set PHABRICATOR_URL and PHABRICATOR_API_TOKEN (or log in "
-                                   "with arc so that ~/.arcrc holds the host and token)")
-        import phabricator
-
-        self.url = api_url(settings.phabricator_url)
-        self.timeout = settings.phabricator_timeout
-        self._phab = phabricator.Phabricator(host=self.url, token=settings.phabricator_token,
-                                             timeout=settings.phabricator_timeout)
-        self._methods: set[str] | None = None
-
-    def call(self, method: str, *, write: bool = False, **params: Any) -> Any:
-        """Call a Conduit method; ``write`` calls are retried only when never sent."""
-        import phabricator
-        import requests
-        from requests.adapters import HTTPAdapter
-        from urllib3.util.retry import Retry
-
-        group, _, name = method.rpartition(".")
-        resource = phabricator.Resource(self._phab, {}, name, group)
-        # Conduit is all POST. A refused connection never reached the server, so it is safe
-        # to retry; a read timeout on a write may have been applied, so it is not.
-        retry = Retry(total=3, connect=2, read=0 if write else 1, status=0, redirect=0,
-                      backoff_factor=0.3, allowed_methods=frozenset({"POST"}))
-        for prefix in ("http://", "https://"):
-            resource.session.mount(prefix, HTTPAdapter(max_retries=retry))
-        try:
-            result = resource(**params)
-        except phabricator.APIError as exc:
-            code, info = exc.code, redact(str(exc.message))
-            if code == "ERR-INVALID-AUTH":
-                raise ConfigError(f"Phabricator refused the API token ({code}: {info})",
-                                  hint="check PHABRICATOR_API_TOKEN") from exc
-            raise ConduitError(method, code, info) from exc
-        except (requests.Timeout, requests.ConnectionError) as exc:
-            if _timed_out(exc):
-                raise ServiceError(f"Conduit {method} timed out after {self.timeout:g}s "
-                                   "(NOVA_PHABRICATOR_TIMEOUT)") from exc
-            raise ServiceError(f"Phabricator at {self.url} is unreachable ({method})") from exc
-        except requests.HTTPError as exc:
-            raise ServiceError(f"Conduit {method} failed: {redact(str(exc))}") from exc
-        except ValueError as exc:  # not JSON: a proxy or login page instead of Conduit
-            raise ServiceError(f"Conduit {method}: the answer is not JSON") from exc
-        return result.response if hasattr(result, "response") else result
-
-    def methods(self) -> set[str]:
-        if self._methods is None:
-            self._methods = set(self.call("conduit.query") or {})
-        return self._methods
-
-
-def _timed_out(exc: BaseException) -> bool:
-    """requests reports a read timeout after retries as a ConnectionError around it."""
-    import requests
-    from urllib3.exceptions import ReadTimeoutError
-
-    if isinstance(exc, requests.Timeout):
-        return True
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    return isinstance(reason, ReadTimeoutError | TimeoutError)
-
-
-class ConduitError(ServiceError):
-    def __init__(self, method: str, code: str, info: str) -> None:
-        super().__init__(f"Conduit {method}: {code}: {info}")
-        self.code = code
-        self.info = info
 
 
 def _num(value: Any, default: int = 0) -> int:
@@ -167,6 +89,7 @@ class PhabricatorSource:
         self._conduit: ConduitClient | None = None
         self.revision: dict[str, Any] = {}
         self.diff_id: int | None = None
+        self.changesets: dict[str, int] = {}  # path in the new file -> changeset ID
 
     @property
     def conduit(self) -> ConduitClient:
@@ -191,6 +114,9 @@ class PhabricatorSource:
             raise RemoteChangeNotFound(f"{which}D{rev_id} not found")
         diff = max(diffs, key=lambda d: _num(d.get("id")))
         self.diff_id = _num(diff.get("id"))
+        self.changesets = {str(c.get("currentPath")): _num(c.get("id"))
+                           for c in diff.get("changes") or []
+                           if c.get("currentPath") and _num(c.get("id"))}
         parts = [t for t in (_change_text(c) for c in diff.get("changes") or []) if t]
         raw = "\n".join(parts) + ("\n" if parts else "")
         return Change(

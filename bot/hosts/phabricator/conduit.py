@@ -1,0 +1,114 @@
+"""The one wrapper around python-phabricator: Nova's Conduit client.
+
+Methods are called through ``Resource`` (the library's 2017 method list routes newer
+three-part names to the wrong endpoint); host and token are passed explicitly; writes are
+retried only when the connection was refused (the library's own session retries every POST,
+so a slow write could land twice); its errors become Nova's.
+
+Every request also carries ``__conduit__=1`` in its URL. python-phabricator puts the token
+inside ``params`` only, and without that flag Phorge renders a PHP error (an ``Error``, not
+an ``Exception``: a call to an undefined method, a type error) as an HTML 500 page. With it,
+Phorge's Conduit exception handler answers JSON, ``{"error_code": "Error", "error_info":
+"Call to undefined method …"}``, so Nova can say what the server said.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.config import Settings
+from bot.errors import ConfigError, ServiceError, redact
+
+__all__ = ["ConduitClient", "ConduitError", "api_url"]
+
+
+def api_url(url: str) -> str:
+    """python-phabricator wants the host URL ending in /api/."""
+    base = url.strip().rstrip("/")
+    return (base if base.endswith("/api") else base + "/api") + "/"
+
+
+class ConduitClient:
+    def __init__(self, settings: Settings) -> None:
+        if not settings.phabricator_url or not settings.phabricator_token:
+            raise ConfigError("Phabricator is not configured",
+                              hint="set PHABRICATOR_URL and PHABRICATOR_API_TOKEN (or log in "
+                                   "with arc so that ~/.arcrc holds the host and token)")
+        import phabricator
+
+        self.url = api_url(settings.phabricator_url)
+        self.timeout = settings.phabricator_timeout
+        self._phab = phabricator.Phabricator(host=self.url, token=settings.phabricator_token,
+                                             timeout=settings.phabricator_timeout)
+        self._methods: set[str] | None = None
+
+    def call(self, method: str, *, write: bool = False, **params: Any) -> Any:
+        """Call a Conduit method; ``write`` calls are retried only when never sent."""
+        import phabricator
+        import requests
+        from urllib3.util.retry import Retry
+
+        group, _, name = method.rpartition(".")
+        resource = phabricator.Resource(self._phab, {}, name, group)
+        # Conduit is all POST. A refused connection never reached the server, so it is safe
+        # to retry; a read timeout on a write may have been applied, so it is not.
+        retry = Retry(total=3, connect=2, read=0 if write else 1, status=0, redirect=0,
+                      backoff_factor=0.3, allowed_methods=frozenset({"POST"}))
+        for prefix in ("http://", "https://"):
+            resource.session.mount(prefix, _conduit_adapter(retry))
+        try:
+            result = resource(**params)
+        except phabricator.APIError as exc:
+            code, info = exc.code, redact(str(exc.message))
+            if code == "ERR-INVALID-AUTH":
+                raise ConfigError(f"Phabricator refused the API token ({code}: {info})",
+                                  hint="check PHABRICATOR_API_TOKEN") from exc
+            raise ConduitError(method, code, info) from exc
+        except (requests.Timeout, requests.ConnectionError) as exc:
+            if _timed_out(exc):
+                raise ServiceError(f"Conduit {method} timed out after {self.timeout:g}s "
+                                   "(NOVA_PHABRICATOR_TIMEOUT)") from exc
+            raise ServiceError(f"Phabricator at {self.url} is unreachable ({method})") from exc
+        except requests.HTTPError as exc:  # a proxy's or a crashed PHP's page, not Conduit
+            raise ServiceError(f"Conduit {method} failed: {redact(str(exc))} (the server "
+                               "answered without a Conduit error; see its error log)") from exc
+        except ValueError as exc:  # not JSON: a proxy or login page instead of Conduit
+            raise ServiceError(f"Conduit {method}: the answer is not JSON") from exc
+        return result.response if hasattr(result, "response") else result
+
+    def methods(self) -> set[str]:
+        if self._methods is None:
+            self._methods = set(self.call("conduit.query") or {})
+        return self._methods
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """requests reports a read timeout after retries as a ConnectionError around it."""
+    import requests
+    from urllib3.exceptions import ReadTimeoutError
+
+    if isinstance(exc, requests.Timeout):
+        return True
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, ReadTimeoutError | TimeoutError)
+
+
+class ConduitError(ServiceError):
+    def __init__(self, method: str, code: str, info: str) -> None:
+        super().__init__(f"Conduit {method}: {code}: {info}")
+        self.code = code
+        self.info = info
+
+
+def _conduit_adapter(retry: Any) -> Any:
+    """An HTTPAdapter that flags each request as Conduit's (``?__conduit__=1``)."""
+    from requests.adapters import HTTPAdapter
+
+    class ConduitAdapter(HTTPAdapter):
+        def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+            if "__conduit__=" not in (request.url or ""):
+                sep = "&" if "?" in request.url else "?"
+                request.url = f"{request.url}{sep}__conduit__=1"
+            return super().send(request, *args, **kwargs)
+
+    return ConduitAdapter(max_retries=retry)
