@@ -165,6 +165,18 @@ def test_after_a_failed_run_a_rerun_shows_each_finding_once(
     assert phab.drafts(123) == []
 
 
+def test_a_timed_out_publish_that_landed_is_not_posted_again(
+        revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    phab.extension = True
+    phab.delay, phab.slow_methods = 3, {"nova.differential.publish"}
+    monkeypatch.setenv("NOVA_PHABRICATOR_TIMEOUT", "0.5")
+    llm_env.enqueue(text(answer()))
+    assert review(tmp_path, "D123", "--publish", "phabricator").exit_code == 0
+    assert len(phab.comments(123)) == 1 and len(phab.visible_inlines(123)) == 3
+    assert not [m for m, _ in phab.calls if m == "differential.revision.edit"]
+
+
 def test_stale_drafts_of_older_nova_are_discarded_never_published(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     phab.extension = True

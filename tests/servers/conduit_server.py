@@ -108,6 +108,7 @@ class FakeConduit(LocalHTTPServer):
     daemons: bool = True  # process build messages at once
     targets: dict[str, str] = field(default_factory=dict)  # target PHID -> status
     delay: float = 0.0
+    slow_methods: set[str] = field(default_factory=set)  # applied, answered after `delay`
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -145,7 +146,9 @@ class FakeConduit(LocalHTTPServer):
                 form = parse_qs(self.read_body().decode())
                 flagged = "__conduit__" in form or "__conduit__" in parse_qs(url.query)
                 status, payload = owner._handle(url.path, form, flagged)
-                if owner.delay and owner.stopping.wait(owner.delay):
+                slow = not owner.slow_methods or url.path.removeprefix("/api/").strip("/") \
+                    in owner.slow_methods
+                if owner.delay and slow and owner.stopping.wait(owner.delay):
                     return
                 if isinstance(payload, str):
                     self.send_json(status, payload, content_type="text/html")

@@ -22,6 +22,7 @@ summary has landed; a failure to post the summary is raised after the build got 
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from bot.config import Settings
@@ -93,7 +94,8 @@ class PhabricatorPublisher:
                 self._post(change, summary, failures)
             except NovaError as exc:
                 failures.append(f"the summary comment could not be posted: {exc}")
-                self._finish_build(result, failures)
+                with suppress(NovaError):  # the summary's failure is the one to report
+                    self._finish_build(result, failures)
                 raise
         self._finish_build(result, failures)
         result.errors.extend(f"Phabricator: {f}" for f in failures)
