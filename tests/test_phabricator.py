@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.cli import cli
 from tests.conftest import GitRepo
@@ -325,3 +327,25 @@ def test_arcrc_fallback(revision: Revision, phab: FakeConduit, tmp_path: Path,
     (home / ".arcrc").unlink()
     missing = review(tmp_path, "D123")
     assert missing.exit_code == 2 and "PHABRICATOR_URL" in missing.stderr
+
+
+@given(bodies=st.lists(st.text(max_size=80), min_size=1, max_size=5),
+       summary=st.text(max_size=80), failure=st.text(max_size=80),
+       diff_id=st.integers(min_value=1, max_value=10**6))
+def test_summary_markers_say_only_what_nova_put_there(bodies: list[str], summary: str,
+                                                      failure: str, diff_id: int) -> None:
+    """Model and server text never forges a diff or fingerprint marker; links stay on
+    their line."""
+    from bot.hosts.phabricator.summary import DIFF_MARK, FP_MARK, Summary
+    from bot.models import Change, Comment, Placement, ReviewResult
+
+    change = Change(id="D7", source="phabricator", url="http://127.0.0.1:1/D7")
+    placed = [(f"{n:016x}", Placement(Comment("a.py", n + 1, body), path="a.py", line=n + 1))
+              for n, body in enumerate(bodies)]
+    result = ReviewResult(change=change, summary=summary)
+    text = Summary(result, diff_id, {"a.py": 42}, mode="inline", placed=placed,
+                   all_fps=[fp for fp, _ in placed], failures=[failure]).text()
+    assert DIFF_MARK.findall(text) == [str(diff_id)]
+    assert FP_MARK.findall(text) == [",".join(fp for fp, _ in placed)]
+    for n in range(len(bodies)):
+        assert f"?id={diff_id}#C42NL{n + 1} | a.py:{n + 1} ]]" in text
