@@ -219,6 +219,9 @@ def _review_and_publish(job: ReviewJob, result: ReviewResult,
                     report = publisher.publish(result)
                 except NovaError as exc:
                     result.errors.append(str(exc))
+                    if isinstance(publisher, BuildStatus):  # a waiting build hears of it
+                        with suppress(NovaError):
+                            publisher.abort(str(exc))
                     continue
                 result.reports.append(report)
                 result.notes += report.notes
