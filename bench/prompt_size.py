@@ -137,7 +137,8 @@ def report(run: dict[str, Any], repo: Path) -> None:
     missing = [p for p in wanted if f"File: {p} (" not in joined]
     keys = [c for c in result.get("comments", []) + result.get("unplaced", [])
             if c.get("origin") == "secrets"]
-    modes = [e for e in result.get("notes", []) if "structured" in e]
+    notes = [ln[6:] for ln in result.get("summary", "").splitlines() if ln.startswith("Note: ")]
+    modes = [n for n in notes if "structured" in n]
     print(f"{len(files)} files changed; model calls {len(prompts)}; prompt characters "
           f"{total:,} ({total / PR_AGENT:.2f}x PR-Agent's {PR_AGENT:,}; target <= "
           f"{int(PR_AGENT * 0.7):,})")
@@ -147,8 +148,9 @@ def report(run: dict[str, Any], repo: Path) -> None:
           f"({sum(1 for c in keys if c.get('severity') == 'error')} error)")
     print(f"  code/doc files with added lines: {len(wanted)}, in no prompt: {len(missing)} "
           f"{missing if missing else ''}")
-    skipped = [n for n in result.get("notes", []) if n.startswith("skipped ")]
-    print(f"  skipped (in the summary): {len(skipped)}")
+    skipped = [n for n in notes if n.startswith("skipped ")]
+    print(f"  skipped (in the summary): {sum(n.split(':')[0].count(',') + 1 for n in skipped)} "
+          f"files in {len(skipped)} notes")
     for note in modes:
         print(f"  {note}")
 

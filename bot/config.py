@@ -22,11 +22,6 @@ from bot.errors import ConfigError, register_secret
 __all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings"]
 
 FAIL_ON = ("never", "info", "warning", "error")
-DEFAULT_EXCLUDE = (
-    "*.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "*.min.js",
-    "*.min.css", "*.map", "vendor/*", "third_party/*", "node_modules/*", "*_pb2.py", "*.pb.go",
-    "dist/*", "*.snap",
-)
 
 
 def _bool(text: str) -> bool:
@@ -83,8 +78,10 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "Extra review instructions appended to the prompt (team conventions).", "",
                 repo_ok=True),
     SettingSpec("exclude", "NOVA_EXCLUDE",
-                "Comma-separated globs of files not to review (generated, vendored).",
-                DEFAULT_EXCLUDE, _globs, repo_ok=True),
+                "Comma-separated gitignore-style patterns of files the model and the analyzers "
+                "skip, added to the built-in ones (lockfiles, minified, generated, package "
+                "metadata, vendored, snapshots, certificates and keys); '!pattern' "
+                "re-includes.", (), _globs, repo_ok=True),
     SettingSpec("analyzers", "NOVA_ANALYZERS",
                 "Static analyzers to run on changed files: 'ruff' or 'none'.", "ruff", str,
                 ("ruff", "none"), repo_ok=True),
@@ -160,7 +157,7 @@ class Settings:
     fail_on: str = "never"
     diff_style: str = "compact"
     extra_instructions: str = ""
-    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    exclude: tuple[str, ...] = ()  # added to bot.review_filter.DEFAULT_EXCLUDE
     analyzers: str = "ruff"
     llm_review: bool = True
     mcp_config: str | None = None

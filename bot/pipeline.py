@@ -6,7 +6,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -17,6 +17,7 @@ from bot.errors import AnalyzerError, ModelError, NovaError, UsageError
 from bot.events import DoneEvent, EventBus
 from bot.hosts.base import BuildStatus, LocalTree, Publisher, RerunGuard, Source, TreeReader
 from bot.models import Change, Comment, PriorReview, ReviewResult, exit_code_for
+from bot.review_filter import select_files, skip_notes
 from bot.taskmanager.tracker import StepTracker
 
 if TYPE_CHECKING:
@@ -207,9 +208,13 @@ def _review(job: ReviewJob, result: ReviewResult) -> None:
     tree = job.source.tree(change)
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
-    findings = _analyze(job, change, tree, result.notes) if change.files else []
+    selection = select_files(change.files, job.settings.exclude,
+                             tree.read_text if tree is not None else None)
+    result.notes += skip_notes(selection.skipped)
+    reviewed = replace(change, files=tuple(selection.kept))  # what the model and ruff see
+    findings = _analyze(job, reviewed, tree, result.notes) if change.files else []
     try:
-        llm_comments = _llm_review(job, change, tree, findings, result) if change.files else []
+        llm_comments = _llm_review(job, reviewed, tree, findings, result) if change.files else []
     except ModelError:
         llm_comments = []  # already in result.errors; the analyzers' findings still publish
     with job.tracker.step("anchor") as step:

@@ -166,8 +166,7 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
     """Review ``change`` in concurrent batches; failures are collected, never raised."""
     outcome = ReviewOutcome()
     plan = plan_batches(change.files, budget=settings.token_budget,
-                        max_file_tokens=settings.max_file_tokens, exclude=settings.exclude,
-                        style=settings.diff_style)  # type: ignore[arg-type]
+                        max_file_tokens=settings.max_file_tokens, style=settings.diff_style)  # type: ignore[arg-type]
     outcome.notes += [f"skipped {path}: {why}" for path, why in plan.skipped]
     if not plan.batches:
         return outcome
