@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from bot.analyzers.ruff import run_ruff
+from bot.analyzers.secrets import scan_secrets
 from bot.config import Settings
 from bot.diff.anchor import anchor
 from bot.errors import AnalyzerError, ModelError, NovaError, UsageError
@@ -212,7 +213,8 @@ def _review(job: ReviewJob, result: ReviewResult) -> None:
                              tree.read_text if tree is not None else None)
     result.notes += skip_notes(selection.skipped)
     reviewed = replace(change, files=tuple(selection.kept))  # what the model and ruff see
-    findings = _analyze(job, reviewed, tree, result.notes) if change.files else []
+    findings = scan_secrets(change.files)  # every file: keys are excluded, not harmless
+    findings += _analyze(job, reviewed, tree, result.notes) if change.files else []
     try:
         llm_comments = _llm_review(job, reviewed, tree, findings, result) if change.files else []
     except ModelError:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 from bot.agents.review.batching import Batch, Plan, plan_batches
 from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
 from bot.agents.review.tools import ContextTool, context_tools
+from bot.analyzers.secrets import Scrubber
 from bot.config import Settings
 from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
@@ -59,9 +60,11 @@ def _message_text(msg: Any) -> str:
 
 
 def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats,
-                parse_final: Callable[[str], Any] = parse_answer):
+                parse_final: Callable[[str], Any] = parse_answer,
+                scrub: Callable[[str], str] = redact_known):
     """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
-    the model's final text and raises ``AnswerError`` to ask once more."""
+    the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
+    every tool result (built-in and MCP tools alike) before the model or an event sees it."""
     from langchain_core.messages import HumanMessage, ToolMessage
     from langgraph.graph import END, START, StateGraph
 
@@ -98,7 +101,7 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                     status = "error" if result.startswith("error:") else "success"
                 except (TypeError, ValueError) as exc:
                     result, status = f"error: bad arguments for {name}: {exc}", "error"
-            result = redact_known(result)
+            result = scrub(redact_known(result))
             bus.emit(ToolResultEvent(tool_call_id=str(call_id), result=result[:500],
                                      status=status))
             out.append(ToolMessage(content=result, tool_call_id=str(call_id), name=str(name)))
@@ -136,7 +139,7 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
 
 async def _review_batch(graph: Any, batch: Batch, index: int, count: int, system: str,
                         change: Change, findings: Sequence[Comment], settings: Settings,
-                        bus: EventBus) -> ParsedAnswer:
+                        bus: EventBus, scrub: Callable[[str], str]) -> ParsedAnswer:
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
 
@@ -145,7 +148,7 @@ async def _review_batch(graph: Any, batch: Batch, index: int, count: int, system
         "review/user.j2", title=change.title, description=change.description,
         batch_index=index + 1, batch_count=count, diff=batch.text,
         findings=[f for f in findings if f.path in paths])
-    user = redact_known(user)  # a configured token committed into the diff stays out
+    user = scrub(redact_known(user))  # configured tokens and committed secrets stay out
     state: ReviewState = {"messages": [SystemMessage(content=system), HumanMessage(content=user)],
                           "repairs": 0, "answer": None, "failure": None}
     try:
@@ -189,7 +192,9 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
                        findings: Sequence[Comment], settings: Settings, bus: EventBus,
                        stats: Stats, outcome: ReviewOutcome) -> None:
     model = make_chat_model(settings)
-    graph = build_graph(model, tools, bus, stats)
+    scrubber = Scrubber()
+    graph = build_graph(model, tools, bus, stats, scrub=scrubber.scrub,
+                        parse_final=lambda text: parse_answer(text, restore=scrubber.restore))
     system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
                            extra_instructions=settings.extra_instructions)
     semaphore = asyncio.Semaphore(max(1, settings.max_concurrency))
@@ -199,7 +204,7 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
         async with semaphore:
             try:
                 answer = await _review_batch(graph, batch, i, count, system, change, findings,
-                                             settings, bus)
+                                             settings, bus, scrubber.scrub)
             except ModelError as exc:
                 bus.emit(ErrorEvent(error=f"batch {i + 1}/{count}: {exc}", recoverable=False))
                 return exc
