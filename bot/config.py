@@ -62,7 +62,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 int),
     SettingSpec("token_budget", "NOVA_TOKEN_BUDGET",
                 "Approximate diff tokens per review batch; bigger changes are split by file "
-                "into batches that run concurrently.", 12000, int, repo_ok=True),
+                "into batches that run concurrently.", 24000, int, repo_ok=True),
     SettingSpec("max_concurrency", "NOVA_MAX_CONCURRENCY",
                 "Review batches run at the same time.", 4, int),
     SettingSpec("max_file_tokens", "NOVA_MAX_FILE_TOKENS",
@@ -151,7 +151,7 @@ class Settings:
     llm_timeout: float = 120.0
     llm_max_retries: int = 2
     recursion_limit: int = 24
-    token_budget: int = 12000
+    token_budget: int = 24000
     max_concurrency: int = 4
     max_file_tokens: int = 24000
     fail_on: str = "never"

@@ -6,7 +6,7 @@ none and is marked as not in the new file. Two styles, measured by bench/prompt_
 ``compact`` (default)::
 
     File: src/app.py (modified)
-    @@ new lines 12-15 @@ def main():
+    @@ +12-15 @@ def main():
     12   setup()
     13 + state = load()
     - old = 1
@@ -87,7 +87,7 @@ def _views(h: Hunk, context: int) -> list[list[Line]]:
 
 def _label(lines: Sequence[Line], header: str) -> str:
     numbers = [ln.new_no for ln in lines if ln.new_no is not None]
-    label = f"@@ new lines {numbers[0]}-{numbers[-1]} @@" if numbers else "@@ no new lines @@"
+    label = f"@@ +{numbers[0]}-{numbers[-1]} @@" if numbers else "@@ no new lines @@"
     return f"{label} {header}" if header else label
 
 
