@@ -110,17 +110,23 @@ def review(repo: Path, probe: bool, extra_env: dict[str, str]) -> dict[str, Any]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOVA_")}
     env.update({"NOVA_LLM_MODEL": "openai:bench-model", "NOVA_LLM_BASE_URL": server.base_url,
                 "NOVA_LLM_API_KEY": "sk-bench", "NOVA_LLM_MAX_RETRIES": "0", **extra_env})
+    events = CACHE / "events.jsonl"
     try:
         proc = subprocess.run(
             [sys.executable, "-c", "from bot.cli import main; main()", "review", "HEAD",
-             "--repo", str(repo), "-o", "json", "-q"],
+             "--repo", str(repo), "-o", "json", "-q", "--events-file", str(events)],
             env=env, capture_output=True, text=True, cwd=ROOT, check=False)
     finally:
         server.stop()
     if proc.returncode not in (0, 1):
         sys.exit(f"nova review failed ({proc.returncode}): {proc.stderr[-2000:]}")
     prompts = [_prompt_text(b) for b in server.requests]
+    modes = [e["content"].split(" in ")[-1] for e in map(json.loads, events.read_text(
+        encoding="utf-8").splitlines()) if e.get("content", "").startswith("model call answered")]
     return {"result": json.loads(proc.stdout), "prompts": prompts, "requests": server.requests,
+            "modes": modes,
+            "schema_chars": sum(len(json.dumps(b.get("response_format") or ""))
+                                + len(json.dumps(b.get("tools") or "")) for b in server.requests),
             "key_blocks": len(KEY_BLOCK.findall("\n".join(prompts))),
             "changed": changed}
 
@@ -138,7 +144,9 @@ def report(run: dict[str, Any], repo: Path) -> None:
     keys = [c for c in result.get("comments", []) + result.get("unplaced", [])
             if c.get("origin") == "secrets"]
     notes = [ln[6:] for ln in result.get("summary", "").splitlines() if ln.startswith("Note: ")]
-    modes = [n for n in notes if "structured" in n]
+    modes = [n for n in notes if "structured" in n] + [
+        f"answer modes per call: {', '.join(run['modes'])}; tool and response_format schemas "
+        f"(request body, not messages): {run['schema_chars']:,} characters"]
     print(f"{len(files)} files changed; model calls {len(prompts)}; prompt characters "
           f"{total:,} ({total / PR_AGENT:.2f}x PR-Agent's {PR_AGENT:,}; target <= "
           f"{int(PR_AGENT * 0.7):,})")
@@ -164,7 +172,7 @@ def per_line(path: Path) -> None:
     for style in ("compact", "labeled"):
         diff = render_files(files, style)  # type: ignore[arg-type]
         system = render_prompt("review/system.j2", style=style, has_tools=True,
-                               extra_instructions="")
+                               extra_instructions="", mode="json_schema")
         user = render_prompt("review/user.j2", title="t", description="", batch_index=1,
                              batch_count=1, diff=diff, findings=[])
         print(f"{style:8} diff {len(diff) / lines:5.1f} chars/line (numbering overhead "

@@ -1,9 +1,10 @@
 """The review agent: a LangGraph ``StateGraph`` of model ⇄ tools → parse.
 
-A hand-built graph rather than ``create_agent(response_format=…)``: the final answer is JSON
-in the message text, which every OpenAI-compatible server can produce (tool_choice=required,
-which ToolStrategy sends, is ignored by some self-hosted servers), and we control the repair
-turn: an unusable answer is shown its error once, then the batch is reported as failed.
+A hand-built graph rather than ``create_agent(response_format=…)``: the final answer uses the
+provider's structured output where it has one (``answer.py``: a JSON schema for OpenAI-
+compatible servers, a ``submit_review`` tool for Anthropic) and falls back to JSON in the
+message text when a server refuses it; and we control the repair turn: an unusable answer is
+shown its error once, then the batch is reported as failed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
+from bot.agents.review.answer import AnswerFormat
 from bot.agents.review.batching import Batch, Plan, plan_batches
 from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
 from bot.agents.review.tools import ContextTool, context_tools
@@ -51,17 +53,9 @@ class ReviewState(TypedDict):
     failure: str | None
 
 
-def _message_text(msg: Any) -> str:
-    content = msg.content
-    if isinstance(content, str):
-        return content
-    parts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in content or []]
-    return "".join(parts)
-
-
 def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats,
                 parse_final: Callable[[str], Any] = parse_answer,
-                scrub: Callable[[str], str] = redact_known):
+                scrub: Callable[[str], str] = redact_known, answer: AnswerFormat | None = None):
     """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
     the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
     every tool result (built-in and MCP tools alike) before the model or an event sees it."""
@@ -69,10 +63,11 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
     from langgraph.graph import END, START, StateGraph
 
     by_name = {t.name: t for t in tools}
-    bound = model.bind_tools([t.schema() for t in tools]) if tools else model
+    fmt = answer or AnswerFormat("text", bus)
+    fmt.bind(model, [t.schema() for t in tools])
 
     async def call_model(state: ReviewState) -> dict[str, Any]:
-        msg = await bound.ainvoke(state["messages"])
+        msg = await fmt.invoke(state["messages"])
         usage = getattr(msg, "usage_metadata", None) or {}
         stats.add_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
         return {"messages": [msg]}
@@ -108,18 +103,23 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
         return {"messages": out}
 
     def parse(state: ReviewState) -> dict[str, Any]:
-        text = _message_text(state["messages"][-1])
+        last = state["messages"][-1]
         try:
-            return {"answer": parse_final(text)}
+            return {"answer": parse_final(fmt.answer_text(last))}
         except AnswerError as exc:
             if state["repairs"] >= 1:
                 return {"failure": f"the model answered unusable output twice ({exc})"}
             bus.emit(ErrorEvent(error=f"unusable model answer, asking once more: {exc}"))
-            repair = HumanMessage(content=render_prompt("review/repair.j2", error=str(exc)))
-            return {"repairs": state["repairs"] + 1, "messages": [repair]}
+            text = render_prompt("review/repair.j2", error=str(exc), mode=fmt.mode)
+            calls = last.tool_calls or []  # every tool call must be answered by its id
+            repair = ([ToolMessage(content=text, tool_call_id=str(c["id"]), name=c["name"])
+                       for c in calls] if calls else [HumanMessage(content=text)])
+            return {"repairs": state["repairs"] + 1, "messages": repair}
 
     def after_model(state: ReviewState) -> str:
         msg = state["messages"][-1]
+        if fmt.submit_calls(msg):
+            return "parse"
         wants_tools = bool(msg.tool_calls or getattr(msg, "invalid_tool_calls", None))
         return "tools" if wants_tools else "parse"
 
@@ -193,10 +193,11 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
                        stats: Stats, outcome: ReviewOutcome) -> None:
     model = make_chat_model(settings)
     scrubber = Scrubber()
-    graph = build_graph(model, tools, bus, stats, scrub=scrubber.scrub,
+    fmt = AnswerFormat(AnswerFormat.for_provider(settings.provider), bus)
+    graph = build_graph(model, tools, bus, stats, scrub=scrubber.scrub, answer=fmt,
                         parse_final=lambda text: parse_answer(text, restore=scrubber.restore))
     system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
-                           extra_instructions=settings.extra_instructions)
+                           extra_instructions=settings.extra_instructions, mode=fmt.mode)
     semaphore = asyncio.Semaphore(max(1, settings.max_concurrency))
     count = len(plan.batches)
 
@@ -215,6 +216,8 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
         results = await asyncio.gather(*(one(i, b) for i, b in enumerate(plan.batches)))
     finally:
         await aclose_model(model)
+    if fmt.fallback_reason:
+        outcome.notes.append(fmt.fallback_reason)
     for i, res in enumerate(results):
         files = ", ".join(f.path for f in plan.batches[i].files)
         if isinstance(res, ModelError):
