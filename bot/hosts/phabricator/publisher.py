@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from bot.config import Settings
 from bot.errors import ServiceError, redact
 from bot.hosts.phabricator.conduit import ConduitError
 from bot.models import (
@@ -54,10 +55,13 @@ _LINT_SEVERITY = {"error": "error", "warning": "warning", "info": "advice"}
 class PhabricatorPublisher:
     def __init__(self, session: PhabricatorSession, *, force: bool = False) -> None:
         self.session = session
-        self.settings = session.settings
         self.force = force
         self.target = session.settings.harbormaster_target
         self.mode = "summary"
+
+    @property
+    def settings(self) -> Settings:  # the session's: .nova.toml of the base may change it
+        return self.session.settings
 
     @property
     def conduit(self):  # -> ConduitClient

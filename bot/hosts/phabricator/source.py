@@ -125,3 +125,11 @@ class PhabricatorSource:
         from bot.hosts.git.source import GitTree
 
         return GitTree(source.repo, commit.hexsha)
+
+    def read_base(self, change: Change, path: str) -> str | None:
+        """From the CI checkout, when it has the diff's base commit."""
+        if self.session.repo_path is None or change.base_ref is None:
+            return None
+        from bot.hosts.git.source import GitSource
+
+        return GitSource(self.session.repo_path).read_base(change, path)
