@@ -23,11 +23,6 @@ __all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings", "parse_repo_c
            "with_repo_config"]
 
 FAIL_ON = ("never", "info", "warning", "error")
-DEFAULT_EXCLUDE = (
-    "*.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "*.min.js",
-    "*.min.css", "*.map", "vendor/*", "third_party/*", "node_modules/*", "*_pb2.py", "*.pb.go",
-    "dist/*", "*.snap",
-)
 
 
 def _bool(text: str) -> bool:
@@ -68,7 +63,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 int),
     SettingSpec("token_budget", "NOVA_TOKEN_BUDGET",
                 "Approximate diff tokens per review batch; bigger changes are split by file "
-                "into batches that run concurrently.", 12000, int, repo_ok=True),
+                "into batches that run concurrently.", 24000, int, repo_ok=True),
     SettingSpec("max_concurrency", "NOVA_MAX_CONCURRENCY",
                 "Review batches run at the same time.", 4, int),
     SettingSpec("max_file_tokens", "NOVA_MAX_FILE_TOKENS",
@@ -84,8 +79,10 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "Extra review instructions appended to the prompt (team conventions).", "",
                 repo_ok=True),
     SettingSpec("exclude", "NOVA_EXCLUDE",
-                "Comma-separated globs of files not to review (generated, vendored).",
-                DEFAULT_EXCLUDE, _globs, repo_ok=True),
+                "Comma-separated gitignore-style patterns of files the model and the analyzers "
+                "skip, added to the built-in ones (lockfiles, minified, generated, package "
+                "metadata, vendored, snapshots, certificates and keys); '!pattern' "
+                "re-includes.", (), _globs, repo_ok=True),
     SettingSpec("analyzers", "NOVA_ANALYZERS",
                 "Static analyzers to run on changed files: 'ruff' or 'none'.", "ruff", str,
                 ("ruff", "none"), repo_ok=True),
@@ -155,13 +152,13 @@ class Settings:
     llm_timeout: float = 120.0
     llm_max_retries: int = 2
     recursion_limit: int = 24
-    token_budget: int = 12000
+    token_budget: int = 24000
     max_concurrency: int = 4
     max_file_tokens: int = 24000
     fail_on: str = "never"
     diff_style: str = "compact"
     extra_instructions: str = ""
-    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    exclude: tuple[str, ...] = ()  # added to bot.review_filter.DEFAULT_EXCLUDE
     analyzers: str = "ruff"
     llm_review: bool = True
     mcp_config: str | None = None

@@ -6,11 +6,12 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from bot.analyzers.ruff import run_ruff
+from bot.analyzers.secrets import scan_secrets
 from bot.config import Settings, with_repo_config
 from bot.diff.anchor import anchor
 from bot.errors import AnalyzerError, ModelError, NovaError, UsageError
@@ -27,6 +28,7 @@ from bot.hosts.base import (
     TreeReader,
 )
 from bot.models import Change, Comment, PriorReview, ReviewResult, exit_code_for
+from bot.review_filter import select_files, skip_notes
 from bot.taskmanager.tracker import StepTracker
 
 if TYPE_CHECKING:
@@ -264,9 +266,14 @@ def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher
     tree = job.source.tree(result.change)
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
-    findings = _analyze(job, change, tree, result.notes) if change.files else []
+    selection = select_files(change.files, job.settings.exclude,
+                             tree.read_text if tree is not None else None)
+    result.notes += skip_notes(selection.skipped)
+    reviewed = replace(change, files=tuple(selection.kept))  # what the model and ruff see
+    findings = scan_secrets(change.files)  # every file: keys are excluded, not harmless
+    findings += _analyze(job, reviewed, tree, result.notes) if change.files else []
     try:
-        llm_comments = _llm_review(job, change, tree, findings, result) if change.files else []
+        llm_comments = _llm_review(job, reviewed, tree, findings, result) if change.files else []
     except ModelError:
         llm_comments = []  # already in result.errors; the analyzers' findings still publish
     with job.tracker.step("anchor") as step:

@@ -186,7 +186,7 @@ def test_big_changes_are_split_into_batches_and_merged(repo: GitRepo, llm_env: F
     for i in range(6):
         repo.write(f"m{i}.txt", "".join(f"new {i} {n}\n" for n in range(30)))
     repo.commit("rewrite")
-    monkeypatch.setenv("NOVA_TOKEN_BUDGET", "400")
+    monkeypatch.setenv("NOVA_TOKEN_BUDGET", "250")
 
     def reply(body: dict) -> object:
         prompt = body["messages"][1]["content"]

@@ -51,7 +51,7 @@ def test_golden(name: str) -> None:
 def test_goldens_cover_the_tricky_cases() -> None:
     expected = {"added_deleted", "binary_added", "copy", "crlf", "empty", "mode_only",
                 "modified_hunks", "no_newline", "non_utf8", "plain_unified", "quoted_paths",
-                "rename_edit", "rename_pure"}
+                "rename_edit", "rename_pure", "long_context"}
     assert expected <= set(CASES)
 
 

@@ -76,7 +76,7 @@ def test_quoted_comments_land_on_their_exact_line(repo: GitRepo, llm_env: FakeOp
 
     prompt = llm_env.requests[0]["messages"][1]["content"]
     for code in ADDED:  # the model was shown the true NEW numbers
-        assert f"{NEW.index(code) + 1:>2} + {code}" in prompt
+        assert f"\n{NEW.index(code) + 1} + {code}\n" in prompt
 
     placed = {c["body"]: c["line"] for c in data["comments"]}
     exact = sum(placed.get(f"finding {i}") == NEW.index(code) + 1
