@@ -203,3 +203,19 @@ def test_properties_1_and_7_envelope_and_parameters_unchanged(
         assert results[1]["success"] is False and results[2]["success"] is False
     elif status is None:
         assert results[1]["data"]["status"] == "running"
+
+
+def test_committed_secrets_never_leave_through_the_tools(repo: GitRepo) -> None:
+    key = "\n".join(["-----BEGIN RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA7bq98x" * 3,
+                     "-----END RSA PRIVATE KEY-----"])
+    repo.write("a.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("deploy/id_rsa", key + "\n")
+    repo.write("a.py", 'x = 1\nAWS_KEY = "AKIAIOSFODNN7EXAMPLE"\n')
+    repo.commit("oops")
+    server = build_server(load_settings(env={}), repo.path, client=RecordingClient())
+    diff = _call(server, "fetch_change", {"change": "HEAD"})["data"]["numbered_diff"]
+    text = _call(server, "read_file", {"path": "a.py"})["data"]
+    for shown in (diff, text):
+        assert "MIIEowIBAAKCAQEA7bq98x" not in shown and "AKIAIOSFODNN7EXAMPLE" not in shown
+    assert "AWS_KEY" in text  # the line stays; only the secret is replaced

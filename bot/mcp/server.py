@@ -172,9 +172,11 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
         def run() -> Envelope:
             if style not in ("compact", "labeled"):
                 raise UsageError("style must be compact or labeled")
+            from bot.analyzers.secrets import Scrubber
+
             _, c = fetch(change)
-            return ok({"change": c.summary_dict(),
-                       "numbered_diff": render_files(c.files, style)},  # type: ignore[arg-type]
+            numbered = Scrubber().scrub(render_files(c.files, style))  # type: ignore[arg-type]
+            return ok({"change": c.summary_dict(), "numbered_diff": numbered},
                       f"{len(c.files)} files")
         return _guard(run)
 
@@ -205,7 +207,9 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
             text = reader(path=path, start_line=start_line, end_line=end_line)
             if text.startswith("error:"):
                 return fail(text[7:], error_code="NOT_FOUND")
-            return ok(text, path)
+            from bot.analyzers.secrets import Scrubber
+
+            return ok(Scrubber().scrub(text), path)
         return _guard(run)
 
     @mcp.tool()
