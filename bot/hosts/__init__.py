@@ -28,7 +28,7 @@ __all__ = ["Host", "HostSession", "Source", "TreeReader", "classify", "host_for"
            "ref_from_ci", "resolve"]
 
 # Order matters: the first host whose grammar matches a reference takes it; git takes the rest.
-_HOST_MODULES = ("bot.hosts.github", "bot.hosts.phabricator", "bot.hosts.git")
+_HOST_MODULES = ("bot.hosts.github", "bot.hosts.phabricator", "bot.hosts.gitlab", "bot.hosts.git")
 
 
 @cache
