@@ -530,3 +530,31 @@ def test_testgen_opens_a_merge_request(repo: GitRepo, gl: FakeGitLab, llm_env: F
     pushed = subprocess.run(["git", "-C", str(origin), "branch", "--list", "nova/*"],
                             capture_output=True, text=True).stdout
     assert data["branch"] in pushed
+
+
+def test_bodies_are_capped_at_gitlabs_limit(mr: MergeRequestSpec, gl: FakeGitLab,
+                                            llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    huge = "x " * 600_000  # GitLab refuses a note over 1,000,000 characters
+    llm_env.enqueue(text(json.dumps({"summary": huge, "comments": [
+        {"path": "shop/total.py", "line": 5, "code": "    return sum(items)", "body": huge}]})))
+    result = review(tmp_path, REF, "--publish", "gitlab", "--analyzers", "none")
+    assert result.exit_code == 0, result.stderr
+    (thread,) = threads(gl)
+    (summary,) = nova_notes(gl)
+    for body in (thread["body"], summary["body"]):
+        assert len(body) <= 1_000_000 and "characters over GitLab's limit" in body
+    assert thread["body"].endswith(" -->") and "nova:fp:" in thread["body"]
+    assert f"<!-- nova:head:{mr.head_sha} -->" in summary["body"]
+
+
+def test_ci_template_publishes_and_keeps_the_code_quality_report() -> None:
+    import yaml
+
+    doc = yaml.safe_load((Path(__file__).parents[1] / "ci/gitlab/.gitlab-ci.yml").read_text())
+    job = doc["nova-review"]
+    assert job["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "merge_request_event"'}]
+    assert job["variables"]["NOVA_GITLAB_CODE_QUALITY"] == \
+        job["artifacts"]["reports"]["codequality"] == "gl-code-quality-report.json"
+    assert job["variables"]["GIT_DEPTH"] == "0" and job["artifacts"]["when"] == "always"
+    assert any("nova review" in ln and "--publish gitlab" in ln for ln in job["script"])
+    assert any("--open-mr gitlab" in ln for ln in doc["nova-testgen"]["script"])

@@ -4,6 +4,7 @@
 |----------------------------------------------------------------------|-------------|
 | ``owner/repo#12``, a pull request URL, an Actions ``pull_request``   | github      |
 | ``D123``, ``D123:4567``                                              | phabricator |
+| ``group/project!12``, a merge request URL, a GitLab CI MR pipeline   | gitlab      |
 | ``HEAD`` (default), a SHA, ``A..B``, ``A...B``, ``:staged``, ``-``   | git         |
 
 Adding a host is one package under ``bot/hosts/`` with a ``HOST`` (see ``base.Host``) and one
