@@ -293,6 +293,18 @@ def test_slow_or_failed_writes_are_read_back_never_posted_twice(
     assert len(set(fps)) == len(fps)
 
 
+def test_reads_are_retried_on_5xx_writes_never(mr: MergeRequestSpec, gl: FakeGitLab,
+                                               tmp_path: Path) -> None:
+    gl.read_faults = [(r"/merge_requests/1$", 502), (r"/diffs$", 503), (r"/discussions$", 502)]
+    gl.write_faults = [("POST", r"/discussions$", 500)]
+    result = review(tmp_path, REF, "--publish", "gitlab", "--no-llm", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert gl.read_faults == []  # each read failed once, then was asked again
+    posts = [r for r in gl.requests if r[0] == "POST" and r[1].endswith("/discussions")]
+    assert len(posts) == 1 and threads(gl) == []  # the 500 was not posted again…
+    assert "`shop/total.py:1`" in nova_notes(gl)[0]["body"]  # …but listed in the summary
+
+
 def test_a_refused_position_goes_to_the_summary(mr: MergeRequestSpec, gl: FakeGitLab,
                                                 llm_env: FakeOpenAI, tmp_path: Path) -> None:
     original = FakeGitLab._check_position

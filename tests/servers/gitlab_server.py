@@ -14,7 +14,7 @@ files and trees at a SHA, and merge request creation. And GitLab's rules and fai
 - 429 with ``Retry-After`` for the next ``rate_limited_writes`` writes;
 - ``write_faults``: (method, path regex, kind) consumed one per matching write, kind
   "slow" (stored, answered after ``slow_seconds``) or an HTTP status (answered without
-  storing anything);
+  storing anything); ``read_faults``: (path regex, status) consumed one per matching GET;
 - note bodies over 1,000,000 characters are refused (400).
 
 Which lines a position may name is computed here from the diff text by the server's own
@@ -92,6 +92,7 @@ class FakeGitLab(LocalHTTPServer):
         self.requests: list[tuple[str, str, Any]] = []
         self.rejected_positions: list[dict[str, Any]] = []
         self.write_faults: list[tuple[str, str, str | int]] = []
+        self.read_faults: list[tuple[str, int]] = []  # (path regex, status) for GETs
         self.slow_seconds = 3.0
         self.rate_limited_writes = 0
         self.diffs_api = True  # False: a GitLab before 15.7 (no /diffs, only /changes)
@@ -181,7 +182,11 @@ class FakeGitLab(LocalHTTPServer):
                 return 403, {"message": "403 Forbidden"}, {}
             if who == "job" and not self.job_token_reads and "/merge_requests" in path:
                 return 404, {"message": "404 Project Not Found"}, {}
-            if method in ("POST", "PUT", "DELETE"):
+            if method == "GET":
+                failed = self._take_fault(method, path)
+                if isinstance(failed, int):
+                    return failed, {"message": f"{failed} Bad Gateway"}, {}
+            else:
                 if self.rate_limited_writes > 0:
                     self.rate_limited_writes -= 1
                     return 429, {"message": "429 Too Many Requests"}, {"Retry-After": "1"}
@@ -206,6 +211,12 @@ class FakeGitLab(LocalHTTPServer):
         return None
 
     def _take_fault(self, method: str, path: str) -> str | int | None:
+        if method == "GET":
+            for i, (pattern, status) in enumerate(self.read_faults):
+                if re.search(pattern, path):
+                    del self.read_faults[i]
+                    return status
+            return None
         for i, (verb, pattern, kind) in enumerate(self.write_faults):
             if verb == method and re.search(pattern, path):
                 del self.write_faults[i]

@@ -3,15 +3,17 @@ errors, wrapped once here.
 
 Retries: python-gitlab waits out a 429 (``Retry-After``, else ``RateLimit-Reset``) for every
 verb — GitLab did not take the request, so repeating it is safe. Its
-``retry_transient_errors`` would also repeat a POST that timed out or got a 5xx, which GitLab
-may have stored; it stays off, and the publisher reads back instead of posting again.
+``retry_transient_errors`` (5xx, timeouts) is on for reads only: for a POST or PUT it would
+repeat a write GitLab may have stored, so writes are never repeated on those, and the
+publisher reads back instead of posting again.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from bot.config import Settings
@@ -113,12 +115,27 @@ def credentials(settings: Settings) -> Credentials:
 
 def gitlab_client(settings: Settings, url: str) -> Gitlab:
     creds = credentials(settings)
-    import gitlab
+    return _write_safe_gitlab()(url, private_token=None if creds.job_only else creds.token,
+                                job_token=creds.token if creds.job_only else None,
+                                timeout=settings.gitlab_timeout, per_page=100,
+                                retry_transient_errors=True)
 
-    return gitlab.Gitlab(url, private_token=None if creds.job_only else creds.token,
-                         job_token=creds.token if creds.job_only else None,
-                         timeout=settings.gitlab_timeout, per_page=100,
-                         retry_transient_errors=False)
+
+@lru_cache(maxsize=1)
+def _write_safe_gitlab() -> type[Gitlab]:
+    """python-gitlab that retries a read on 5xx / timeouts (3 times) but never a write."""
+    import gitlab
+    import requests
+
+    class WriteSafeGitlab(gitlab.Gitlab):
+        def http_request(self, verb: str, path: str, *args: Any,
+                         **kwargs: Any) -> requests.Response:
+            if verb.lower() != "get":
+                kwargs["retry_transient_errors"] = False
+            kwargs.setdefault("max_retries", 3)
+            return super().http_request(verb, path, *args, **kwargs)
+
+    return WriteSafeGitlab
 
 
 def is_write_timeout(exc: BaseException) -> bool:
