@@ -141,12 +141,12 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "GitLab personal, project or group access token (api scope): reads the merge "
                 "request and posts Nova's threads and summary note.", secret=True),
     SettingSpec("gitlab_url", "GITLAB_URL",
-                "GitLab base URL (https://gitlab.example.com); else CI_SERVER_URL, else the "
-                "host of a merge request URL, else https://gitlab.com."),
+                "Base URL of the GitLab server; else CI_SERVER_URL, then the host of a merge "
+                "request URL, then the public GitLab. Example: https://gitlab.example.com."),
     SettingSpec("gitlab_code_quality", "NOVA_GITLAB_CODE_QUALITY",
-                "Also write every finding to this GitLab Code Quality report "
-                "(gl-code-quality-report.json, shown in the merge request widget); with only "
-                "CI_JOB_TOKEN it is written anyway."),
+                "Path of a GitLab Code Quality report to write every finding to, shown in the "
+                "merge request widget; with only CI_JOB_TOKEN one is written anyway. Default "
+                "then: gl-code-quality-report.json."),
     SettingSpec("gitlab_timeout", "NOVA_GITLAB_TIMEOUT",
                 "Seconds per GitLab request; a write that times out is read back, never "
                 "posted twice.", 30.0, float),
