@@ -570,3 +570,34 @@ def test_ci_template_publishes_and_keeps_the_code_quality_report() -> None:
     assert job["variables"]["GIT_DEPTH"] == "0" and job["artifacts"]["when"] == "always"
     assert any("nova review" in ln and "--publish gitlab" in ln for ln in job["script"])
     assert any("--open-mr gitlab" in ln for ln in doc["nova-testgen"]["script"])
+
+
+_SEGMENT = st.from_regex(r"[a-z0-9][a-z0-9_.-]{0,11}", fullmatch=True).filter(
+    lambda s: s not in ("-", "merge_requests"))
+
+
+@given(st.lists(_SEGMENT, min_size=2, max_size=5), st.integers(min_value=1, max_value=10**6),
+       st.sampled_from(["", "/diffs", "#note_12", "?tab=x"]))
+def test_references_and_urls_name_the_same_merge_request(segments: list[str], iid: int,
+                                                         tail: str) -> None:
+    project = "/".join(segments)
+    settings = Settings(gitlab_url="https://git.example/sub")
+    by_ref = parse_mr_ref(f"{project}!{iid}", settings)
+    by_url = parse_mr_ref(f"https://git.example/sub/{project}/-/merge_requests/{iid}{tail}",
+                          settings)
+    assert by_ref == by_url and by_ref.id == f"{project}!{iid}"
+    assert by_ref.url == "https://git.example/sub"
+    other = parse_mr_ref(f"http://other.example/{project}/merge_requests/{iid}", settings)
+    assert (other.url, other.project, other.iid) == ("http://other.example", project, iid)
+    assert classify(by_ref.id) == "gitlab"
+
+
+def test_open_mr_gitlab_needs_a_project_and_a_real_token(tmp_path: Path) -> None:
+    from bot.errors import ConfigError
+    from bot.hosts.gitlab.propose import open_merge_request
+
+    with pytest.raises(ConfigError, match="CI_PROJECT_PATH"):
+        open_merge_request(Settings(gitlab_token=TOKEN), None, None, "b")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="CI_JOB_TOKEN cannot open merge requests"):
+        open_merge_request(Settings(ci_job_token=JOB_TOKEN, ci_project_path=PROJECT), None,
+                           None, "b")  # type: ignore[arg-type]
