@@ -19,7 +19,8 @@ from typing import Any
 
 from bot.errors import ConfigError, register_secret
 
-__all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings"]
+__all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings", "parse_repo_config",
+           "with_repo_config"]
 
 FAIL_ON = ("never", "info", "warning", "error")
 DEFAULT_EXCLUDE = (
@@ -269,6 +270,25 @@ def _coerce(spec: SettingSpec, value: Any, where: str) -> Any:
     return value
 
 
+def parse_repo_config(text: str, where: str) -> dict[str, Any]:
+    """The settings a repository's ``.nova.toml`` may set, validated (untrusted input)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from exc
+    data = data.get("nova", data)
+    unknown = sorted(k for k in data if k not in _SPECS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {', '.join(unknown)}; known: "
+                          f"{', '.join(s.name for s in SETTINGS if s.repo_ok)}")
+    refused = sorted(k for k in data if not _SPECS[k].repo_ok)
+    if refused:
+        raise ConfigError(
+            f"{where}: {', '.join(refused)} cannot be set in the repository (it is untrusted "
+            "input); set them in the environment (NOVA_*) or as flags")
+    return {key: _coerce(_SPECS[key], value, where) for key, value in data.items()}
+
+
 def _read_repo_file(repo: Path | None) -> dict[str, Any]:
     if repo is None:
         return {}
@@ -276,20 +296,19 @@ def _read_repo_file(repo: Path | None) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    data = data.get("nova", data)
-    unknown = sorted(k for k in data if k not in _SPECS)
-    if unknown:
-        raise ConfigError(f"{path}: unknown keys {', '.join(unknown)}; known: "
-                          f"{', '.join(s.name for s in SETTINGS if s.repo_ok)}")
-    refused = sorted(k for k in data if not _SPECS[k].repo_ok)
-    if refused:
-        raise ConfigError(
-            f"{path}: {', '.join(refused)} cannot be set in the repository (it is untrusted "
-            "input); set them in the environment (NOVA_*) or as flags")
-    return data
+    return parse_repo_config(text, str(path))
+
+
+def with_repo_config(settings: Settings, text: str, where: str) -> Settings:
+    """``settings`` plus a repository's ``.nova.toml`` (read from the change's BASE revision,
+    never from the change itself): flags and the environment still win."""
+    values = {key: value for key, value in parse_repo_config(text, where).items()
+              if key not in settings.origins}
+    origins = {**settings.origins, **dict.fromkeys(values, where)}
+    return replace(settings, **values, origins=origins)
 
 
 def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
@@ -299,7 +318,7 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for key, value in _read_repo_file(repo).items():
-        values[key] = _coerce(_SPECS[key], value, ".nova.toml")
+        values[key] = value
         origins[key] = ".nova.toml"
     for spec in SETTINGS:
         raw = env.get(spec.env)

@@ -170,3 +170,48 @@ def test_events_round_trip_through_to_dict_and_json(event) -> None:
     assert data["event_type"] == event.event_type and "timestamp" in data
     again = event_from_dict(json.loads(json.dumps(data)))
     assert again == event
+
+
+# Few distinct texts, so lines repeat, prefix one another and differ only in indentation.
+twin_text = st.sampled_from(["if a:", "    if a:", "return x", "return x + 1", "pass", "}",
+                             "x = compute(a, b)", "x = compute(a, b, c)", ""])
+
+
+def _singles_out(claimed: int | None, line: int, matches: list[int], fi) -> bool:
+    if claimed is None:
+        return False
+    if line in (claimed, fi.old_to_new.get(claimed)):
+        return True
+    d = abs(line - claimed)
+    return d <= 2 and all(abs(m - claimed) >= d + 10 for m in matches if m != line)
+
+
+@given(old=st.lists(twin_text, max_size=40), new=st.lists(twin_text, max_size=40),
+       context=st.integers(0, 3), data=st.data())
+def test_a_quote_of_several_lines_is_placed_only_where_the_claim_singles_one_out(
+        old, new, context, data) -> None:
+    files = parse_diff(make_diff("f.txt", old, new, context))
+    assume(files)
+    fi = build_index(files)["f.txt"]
+    assume(fi.commentable)
+    target = data.draw(st.sampled_from(sorted(fi.commentable)))
+    text = fi.commentable[target]
+    quote = data.draw(st.sampled_from([
+        text, "  " + text.strip(), text.strip() + " ", text[:max(1, len(text) * 2 // 3)]]))
+    old_no = {n: o for o, n in fi.old_to_new.items()}.get(target, target)
+    claimed = data.draw(st.sampled_from([target, old_no, target + 1, target - 2, None,
+                                         100_000 + target]) | st.integers(-5, 90))
+    (p,) = anchor([Comment("f.txt", claimed, "b", code=quote)], files)
+    key = normalize_code(quote)
+    matches = sorted(n for n, t in fi.commentable.items() if normalize_code(t).startswith(key))
+    if p.placed:
+        assert p.line in fi.commentable
+    if key and len(matches) > 1:
+        assert not p.placed or _singles_out(claimed, p.line, matches, fi), (matches, p)
+        if p.placed and fi.normalized[p.line] != key:  # the quote is only its start
+            assert not [m for m in matches if abs(m - p.line) <= 2
+                        and fi.normalized[m] != fi.normalized[p.line]], (matches, p)
+        if not p.placed:
+            assert "ambiguous" in p.reason
+    if key and len(matches) == 1:
+        assert p.line == matches[0]
