@@ -54,10 +54,12 @@ def mr_from_repo(repo: GitRepo, base: str, head: str, iid: int = 1, **kw) -> Mer
         diffs.append({"old_path": old, "new_path": new, "diff": body,
                       "new_file": status == "A", "deleted_file": status == "D",
                       "renamed_file": status.startswith("R")})
-    contents = {p: (repo.git("show", f"{head}:{p}") if not p.endswith(".png") else "")
-                for p in repo.git("ls-tree", "-r", "--name-only", head).split()}
+    def files(sha: str) -> dict[str, str]:
+        return {p: (repo.git("show", f"{sha}:{p}") if not p.endswith(".png") else "")
+                for p in repo.git("ls-tree", "-r", "--name-only", sha).split()}
+
     return MergeRequestSpec(project=PROJECT, iid=iid, base_sha=base, head_sha=head,
-                            diffs=diffs, contents=contents, **kw)
+                            diffs=diffs, contents=files(head), base_contents=files(base), **kw)
 
 
 @pytest.fixture
@@ -413,6 +415,20 @@ def test_context_tools_read_files_at_the_head_through_the_api(
     assert tree.read_text("nope.py") is None
     assert "shop/cart.py" in tree.list_files()
     assert tree.grep("sum(items)") == [("shop/total.py", 5, "    return sum(items)")]
+
+
+def test_the_base_revisions_nova_toml_applies_not_the_merge_requests(
+        repo: GitRepo, gl: FakeGitLab, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    repo.write(".nova.toml", "max_inline_comments = 3\n")
+    spec, reply = many(repo, gl, n=10)  # .nova.toml is in the base (read through the API)
+    spec.diffs.append({"old_path": ".nova.toml", "new_path": ".nova.toml", "diff":
+                       "@@ -1 +1 @@\n-max_inline_comments = 3\n+max_inline_comments = 50\n"})
+    spec.contents[".nova.toml"] = "max_inline_comments = 50\n"
+    llm_env.enqueue(text(reply))
+    result = review(tmp_path, REF, "--publish", "gitlab", "--analyzers", "none", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert len(threads(gl)) == 3 and gl.rejected_positions == []
+    assert "this change edits .nova.toml" in json.loads(result.stdout)["summary"]
 
 
 def test_injected_text_cannot_run_quick_actions_mention_or_forge(

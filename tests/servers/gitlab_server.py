@@ -70,6 +70,7 @@ class MergeRequestSpec:
     diffs: list[dict[str, Any]]  # old_path, new_path, diff, new_file, renamed_file, ...
     start_sha: str | None = None
     contents: dict[str, str] = field(default_factory=dict)  # path -> text at head
+    base_contents: dict[str, str] = field(default_factory=dict)  # path -> text at base
     title: str = "A change"
     description: str = ""
     author: str = "ada"
@@ -426,24 +427,27 @@ class FakeGitLab(LocalHTTPServer):
                 return 200, self._public(note), {}
         return self._not_found("Note Not Found")
 
-    def _at(self, pid: str, ref: str | None) -> MergeRequestSpec | None:
+    def _at(self, pid: str, ref: str | None) -> dict[str, str] | None:
+        """The files of a project at a commit (a merge request's head or base)."""
         project = self._project(pid)
-        return next((s for s in self.merge_requests.values()
-                     if s.project == project and s.head_sha == ref), None)
+        for s in self.merge_requests.values():
+            if s.project == project and ref in (s.head_sha, s.base_sha):
+                return s.contents if ref == s.head_sha else s.base_contents
+        return None
 
     def _raw_file(self, pid: str, file_path: str, query: dict[str, str], **_: Any):
-        spec = self._at(pid, query.get("ref"))
+        files = self._at(pid, query.get("ref"))
         name = unquote(file_path)
-        if spec is None or name not in spec.contents:
+        if files is None or name not in files:
             return self._not_found("File Not Found")
-        return 200, spec.contents[name].encode(), {}
+        return 200, files[name].encode(), {}
 
     def _tree(self, pid: str, query: dict[str, str], path: str, **_: Any):
-        spec = self._at(pid, query.get("ref"))
-        if spec is None:
+        files = self._at(pid, query.get("ref"))
+        if files is None:
             return self._not_found("Tree Not Found")
         items = [{"id": "2" * 40, "name": p.rsplit("/", 1)[-1], "type": "blob", "path": p,
-                  "mode": "100644"} for p in sorted(spec.contents)]
+                  "mode": "100644"} for p in sorted(files)]
         return self._page(items, query, path)
 
 

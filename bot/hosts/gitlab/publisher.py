@@ -43,6 +43,7 @@ from bot.publishers.local import summary_text
 from bot.publishers.untrusted import cap, clean_suggestion, clean_text
 
 if TYPE_CHECKING:
+    from bot.config import Settings
     from bot.hosts.gitlab.session import GitLabSession
 
 __all__ = ["BODY_LIMIT", "GitLabPublisher", "inert"]
@@ -81,10 +82,13 @@ class GitLabPublisher:
     def __init__(self, session: GitLabSession, *, force: bool = False,
                  log: IO[str] | None = None) -> None:
         self.session = session
-        self.settings = session.settings
         self.force = force
         self.log = log
         self.fallback = False  # the token cannot write: job log + Code Quality report
+
+    @property
+    def settings(self) -> Settings:  # the session's: .nova.toml of the base may change it
+        return self.session.settings
 
     @property
     def _mr(self) -> Any:

@@ -173,6 +173,17 @@ class GitLabSource:
         source = self._local_checkout(base, head)
         return source.fetch(f"{base}..{head}") if source else None
 
+    def read_base(self, change: Change, path: str) -> str | None:
+        """At the merge request's base (the target branch): the checkout, else the API."""
+        if change.base_ref is None:
+            return None
+        local = self._local_checkout(change.base_ref)
+        if local is not None:
+            return local.read_base(change, path)
+        if self.session.project is None or self.session.mr is None:
+            return None
+        return GitLabTree(self.session.project, change.base_ref, []).read_text(path)
+
     def tree(self, change: Change) -> TreeReader | None:
         if change.head_ref is None:
             return None
