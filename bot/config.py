@@ -135,6 +135,41 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "and its findings as lint messages to it."),
     SettingSpec("phabricator_timeout", "NOVA_PHABRICATOR_TIMEOUT",
                 "Seconds per Conduit call.", 30.0, float),
+    SettingSpec("gitlab_token", "GITLAB_TOKEN",
+                "GitLab personal, project or group access token (api scope): reads the merge "
+                "request and posts Nova's threads and summary note.", secret=True),
+    SettingSpec("gitlab_url", "GITLAB_URL",
+                "Base URL of the GitLab server; else CI_SERVER_URL, then the host of a merge "
+                "request URL, then the public GitLab. Example: https://gitlab.example.com."),
+    SettingSpec("gitlab_code_quality", "NOVA_GITLAB_CODE_QUALITY",
+                "Path of a GitLab Code Quality report to write every finding to, shown in the "
+                "merge request widget; with only CI_JOB_TOKEN one is written anyway. Default "
+                "then: gl-code-quality-report.json."),
+    SettingSpec("gitlab_timeout", "NOVA_GITLAB_TIMEOUT",
+                "Seconds per GitLab request; a write that times out is read back, never "
+                "posted twice.", 30.0, float),
+    SettingSpec("ci_job_token", "CI_JOB_TOKEN",
+                "Set by GitLab CI: the job's token, used read-only when GITLAB_TOKEN is not "
+                "set (findings then go to the job log and the Code Quality report).",
+                secret=True),
+    SettingSpec("ci_server_url", "CI_SERVER_URL", "Set by GitLab CI: the server's base URL."),
+    SettingSpec("ci_api_v4_url", "CI_API_V4_URL",
+                "Set by GitLab CI: the server's API URL (…/api/v4)."),
+    SettingSpec("ci_merge_request_iid", "CI_MERGE_REQUEST_IID",
+                "Set by GitLab CI in merge request pipelines: the merge request reviewed when "
+                "no CHANGE is given."),
+    SettingSpec("ci_merge_request_project_path", "CI_MERGE_REQUEST_PROJECT_PATH",
+                "Set by GitLab CI in merge request pipelines: group/project of the merge "
+                "request (the target project, also for a fork's merge request)."),
+    SettingSpec("ci_merge_request_diff_base_sha", "CI_MERGE_REQUEST_DIFF_BASE_SHA",
+                "Set by GitLab CI in merge request pipelines: the base of the merge request's "
+                "diff; with CI_COMMIT_SHA it lets Nova diff the checkout when CI_JOB_TOKEN "
+                "cannot read the merge request."),
+    SettingSpec("ci_commit_sha", "CI_COMMIT_SHA", "Set by GitLab CI: the commit the job runs on."),
+    SettingSpec("ci_project_id", "CI_PROJECT_ID", "Set by GitLab CI: the project's id."),
+    SettingSpec("ci_project_path", "CI_PROJECT_PATH",
+                "Set by GitLab CI: group/project of the pipeline; `nova testgen --open-mr "
+                "gitlab` opens its merge request there."),
     SettingSpec("ci", "CI", "Set by CI systems: Nova never asks a question then (--confirm).",
                 False, _bool),
     SettingSpec("use_mock_client", "USE_MOCK_CLIENT",
@@ -181,6 +216,19 @@ class Settings:
     phabricator_token: str | None = field(default=None, repr=False)
     harbormaster_target: str | None = None
     phabricator_timeout: float = 30.0
+    gitlab_token: str | None = field(default=None, repr=False)
+    gitlab_url: str | None = None
+    gitlab_code_quality: str | None = None
+    gitlab_timeout: float = 30.0
+    ci_job_token: str | None = field(default=None, repr=False)
+    ci_server_url: str | None = None
+    ci_api_v4_url: str | None = None
+    ci_merge_request_iid: str | None = None
+    ci_merge_request_project_path: str | None = None
+    ci_merge_request_diff_base_sha: str | None = None
+    ci_commit_sha: str | None = None
+    ci_project_id: str | None = None
+    ci_project_path: str | None = None
     ci: bool = False
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -289,6 +337,8 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
     register_secret(settings.task_manager_token)
     register_secret(settings.github_token)
     register_secret(settings.phabricator_token)
+    register_secret(settings.gitlab_token)
+    register_secret(settings.ci_job_token)
     return settings
 
 

@@ -54,7 +54,8 @@ service (the model, the code host, an analyzer) failed or does not know the chan
 @click.option("--publish", type=click.Choice(publish_choices()),
               default="local", show_default=True,
               help="Where the review goes besides --output: github posts one review and a "
-                   "summary comment on the pull request; phabricator posts to the revision "
+                   "summary comment on the pull request; gitlab one thread per finding and a "
+                   "summary note on the merge request; phabricator posts to the revision "
                    "(lint messages on the build, inline comments with Nova's extension, and "
                    "always a summary comment).")
 @click.option("--confirm", is_flag=True,

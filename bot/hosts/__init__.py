@@ -4,6 +4,7 @@
 |----------------------------------------------------------------------|-------------|
 | ``owner/repo#12``, a pull request URL, an Actions ``pull_request``   | github      |
 | ``D123``, ``D123:4567``                                              | phabricator |
+| ``group/project!12``, a merge request URL, a GitLab CI MR pipeline   | gitlab      |
 | ``HEAD`` (default), a SHA, ``A..B``, ``A...B``, ``:staged``, ``-``   | git         |
 
 Adding a host is one package under ``bot/hosts/`` with a ``HOST`` (see ``base.Host``) and one
@@ -28,7 +29,7 @@ __all__ = ["Host", "HostSession", "Source", "TreeReader", "classify", "host_for"
            "ref_from_ci", "resolve"]
 
 # Order matters: the first host whose grammar matches a reference takes it; git takes the rest.
-_HOST_MODULES = ("bot.hosts.github", "bot.hosts.phabricator", "bot.hosts.git")
+_HOST_MODULES = ("bot.hosts.github", "bot.hosts.phabricator", "bot.hosts.gitlab", "bot.hosts.git")
 
 
 @cache

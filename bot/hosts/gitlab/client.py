@@ -1,0 +1,168 @@
+"""GitLab's reference grammar, its server and credentials, its client (python-gitlab) and its
+errors, wrapped once here.
+
+Retries: python-gitlab waits out a 429 (``Retry-After``, else ``RateLimit-Reset``) for every
+verb — GitLab did not take the request, so repeating it is safe. Its
+``retry_transient_errors`` (5xx, timeouts) is on for reads only: for a POST or PUT it would
+repeat a write GitLab may have stored, so writes are never repeated on those, and the
+publisher reads back instead of posting again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from bot.config import Settings
+from bot.errors import ConfigError, RemoteChangeNotFound, ServiceError, UsageError, redact
+
+if TYPE_CHECKING:
+    from gitlab import Gitlab
+
+__all__ = ["PUBLIC_URL", "MergeRequestRef", "Credentials", "credentials", "gitlab_client",
+           "gitlab_error", "is_mr_ref", "is_write_timeout", "mr_from_ci", "parse_mr_ref",
+           "server_url"]
+
+PUBLIC_URL = "https://gitlab.com"
+_PATH = r"[\w.-]+(?:/[\w.-]+)+"
+_REF = re.compile(rf"^(?P<project>{_PATH}|\d+)!(?P<iid>\d+)$")
+_URL = re.compile(r"^(?P<root>https?://[^/\s]+)(?P<path>(?:/[\w.-]+)+?)/(?:-/)?merge_requests/"
+                  r"(?P<iid>\d+)(?:[/?#].*)?$")
+
+
+@dataclass(frozen=True)
+class MergeRequestRef:
+    project: str  # group/sub/project, or a numeric project id
+    iid: int
+    url: str  # the server's base URL (https://gitlab.example.com, maybe with a path)
+
+    @property
+    def id(self) -> str:
+        return f"{self.project}!{self.iid}"
+
+    @property
+    def encoded(self) -> str:
+        """The project as it goes into an API path (URL-encoded path, or the id)."""
+        return quote(self.project, safe="")
+
+
+def is_mr_ref(spec: str) -> bool:
+    return bool(_REF.match(spec) or _URL.match(spec))
+
+
+def server_url(settings: Settings) -> str:
+    """GITLAB_URL, else the CI server (CI_SERVER_URL, CI_API_V4_URL), else gitlab.com."""
+    if settings.gitlab_url:
+        return settings.gitlab_url.rstrip("/")
+    if settings.ci_server_url:
+        return settings.ci_server_url.rstrip("/")
+    if settings.ci_api_v4_url:
+        return settings.ci_api_v4_url.rstrip("/").removesuffix("/api/v4")
+    return PUBLIC_URL
+
+
+def parse_mr_ref(spec: str, settings: Settings) -> MergeRequestRef:
+    """``group/sub/project!12`` (on the configured server) or a merge request URL (its own
+    server: a self-managed host is taken from the URL; GITLAB_URL tells where a server under
+    a path such as https://HOST/gitlab ends and the project begins)."""
+    m = _REF.match(spec)
+    if m:
+        return MergeRequestRef(m.group("project"), int(m.group("iid")), server_url(settings))
+    m = _URL.match(spec)
+    if not m:
+        raise UsageError(f"{spec!r} is not a merge request reference (group/project!12 or a "
+                         "merge request URL)")
+    root, path = m.group("root"), m.group("path")
+    configured = server_url(settings)
+    if f"{root}{path}".startswith(configured + "/"):
+        root, path = configured, f"{root}{path}"[len(configured):]
+    return MergeRequestRef(path.strip("/"), int(m.group("iid")), root)
+
+
+def mr_from_ci(settings: Settings) -> str | None:
+    """``group/project!N`` of a GitLab CI merge request pipeline, if this is one."""
+    iid = (settings.ci_merge_request_iid or "").strip()
+    project = (settings.ci_merge_request_project_path or settings.ci_project_path
+               or settings.ci_project_id or "").strip()
+    if iid.isdigit() and project:
+        return f"{project}!{iid}"
+    return None
+
+
+@dataclass(frozen=True)
+class Credentials:
+    token: str
+    kind: str  # "private" (GITLAB_TOKEN: personal, project or group token) | "job"
+
+    @property
+    def job_only(self) -> bool:
+        return self.kind == "job"
+
+
+def credentials(settings: Settings) -> Credentials:
+    if settings.gitlab_token:
+        return Credentials(settings.gitlab_token, "private")
+    if settings.ci_job_token:
+        return Credentials(settings.ci_job_token, "job")
+    raise ConfigError("GITLAB_TOKEN is not set",
+                      hint="use a personal, project or group access token with the api scope "
+                           "(a masked CI/CD variable); inside GitLab CI, CI_JOB_TOKEN alone "
+                           "can read but not post")
+
+
+def gitlab_client(settings: Settings, url: str) -> Gitlab:
+    creds = credentials(settings)
+    return _write_safe_gitlab()(url, private_token=None if creds.job_only else creds.token,
+                                job_token=creds.token if creds.job_only else None,
+                                timeout=settings.gitlab_timeout, per_page=100,
+                                retry_transient_errors=True)
+
+
+@lru_cache(maxsize=1)
+def _write_safe_gitlab() -> type[Gitlab]:
+    """python-gitlab that retries a read on 5xx / timeouts (3 times) but never a write."""
+    import gitlab
+    import requests
+
+    class WriteSafeGitlab(gitlab.Gitlab):
+        def http_request(self, verb: str, path: str, *args: Any,
+                         **kwargs: Any) -> requests.Response:
+            if verb.lower() != "get":
+                kwargs["retry_transient_errors"] = False
+            kwargs.setdefault("max_retries", 3)
+            return super().http_request(verb, path, *args, **kwargs)
+
+    return WriteSafeGitlab
+
+
+def is_write_timeout(exc: BaseException) -> bool:
+    """requests reports a read timeout after retries as a ConnectionError around it."""
+    import requests
+    from urllib3.exceptions import ReadTimeoutError
+
+    if isinstance(exc, requests.Timeout):
+        return True
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, ReadTimeoutError | TimeoutError)
+
+
+def gitlab_error(exc: BaseException, what: str) -> Exception:
+    """Wrap a python-gitlab / requests exception once, at the edge."""
+    from gitlab.exceptions import GitlabAuthenticationError, GitlabError
+    from requests import RequestException
+
+    if isinstance(exc, GitlabAuthenticationError):
+        return ConfigError(f"{what}: GitLab refused the token (HTTP 401)",
+                           hint="check GITLAB_TOKEN (a token with the api scope) and GITLAB_URL")
+    if isinstance(exc, GitlabError):
+        if exc.response_code == 404:
+            return RemoteChangeNotFound(f"{what}: not found (or the token cannot see it)")
+        return ServiceError(redact(f"{what}: GitLab answered HTTP {exc.response_code}: "
+                                   f"{exc.error_message}"))
+    if isinstance(exc, RequestException):
+        how = "timed out" if is_write_timeout(exc) else f"unreachable ({type(exc).__name__})"
+        return ServiceError(redact(f"{what}: GitLab {how}"))
+    return ServiceError(redact(f"{what}: {exc}"))

@@ -1,0 +1,77 @@
+"""Findings where GitLab shows them without Nova posting anything: the job log and a Code
+Quality report (CodeClimate JSON, ``artifacts: reports: codequality:``), which the merge
+request widget shows. Used when the only credential is ``CI_JOB_TOKEN`` (it cannot write
+notes), and whenever ``NOVA_GITLAB_CODE_QUALITY`` names a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from bot.models import ReviewResult
+from bot.publishers.fingerprint import fingerprint, line_ids
+from bot.publishers.untrusted import clean_text
+
+__all__ = ["DEFAULT_REPORT", "code_quality", "job_log_lines", "write_code_quality"]
+
+DEFAULT_REPORT = "gl-code-quality-report.json"
+_SEVERITY = {"error": "critical", "warning": "major", "info": "info"}
+# the job log renders ANSI escapes and GitLab's section markers: keep model text plain
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
+
+
+def _plain(text: str) -> str:
+    return _CONTROL.sub(" ", clean_text(text)).replace("\n", " ").strip()
+
+
+def job_log_lines(result: ReviewResult) -> list[str]:
+    """One line per finding, placed or not: ``nova: path:line: severity: text``."""
+    out = []
+    for p in result.placements:
+        path = _plain(p.path or p.comment.path)
+        line = p.line if p.placed else p.comment.line
+        where = f"{path}:{line}" if line else path
+        tail = "" if p.placed else f" (not placed on a line: {_plain(p.reason or '')})"
+        out.append(f"nova: {where}: {p.comment.severity}: {_plain(p.comment.body)}{tail}")
+    return out
+
+
+def code_quality(result: ReviewResult) -> list[dict[str, Any]]:
+    """The CodeClimate issues GitLab reads: fingerprint, severity, location.path and
+    location.lines.begin (fingerprints from the line's text, never the model's words)."""
+    ids = line_ids(result.change)
+    seen: set[str] = set()
+    issues = []
+    for p in result.placements:
+        if p.placed:
+            fp = fingerprint(p, *ids.get((p.path, p.line), ("", 0)))
+        else:
+            fp = fingerprint(p, f"unplaced:{p.comment.line}")
+        n = 0
+        unique = fp
+        while unique in seen:  # two findings on one line: GitLab wants distinct fingerprints
+            n += 1
+            unique = hashlib.sha1(f"{fp}:{n}".encode()).hexdigest()[:16]
+        seen.add(unique)
+        issues.append({
+            "type": "issue",
+            "check_name": p.comment.rule or f"nova-{p.comment.origin}",
+            "description": clean_text(p.comment.body)[:2000],
+            "categories": ["Bug Risk"],
+            "severity": _SEVERITY[p.comment.severity],
+            "fingerprint": unique,
+            "location": {"path": p.path or p.comment.path,
+                         "lines": {"begin": (p.line if p.placed else p.comment.line) or 1}},
+        })
+    return issues
+
+
+def write_code_quality(result: ReviewResult, path: str | Path) -> Path:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(code_quality(result), indent=1) + "\n", encoding="utf-8")
+    return target

@@ -1,0 +1,46 @@
+"""testgen's ``--open-mr gitlab``: push the branch and open a merge request."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bot.config import Settings
+from bot.errors import ConfigError, ServiceError, redact
+from bot.hosts.gitlab.client import credentials, gitlab_client, gitlab_error, server_url
+from bot.hosts.gitlab.publisher import BODY_LIMIT, inert
+from bot.publishers.untrusted import cap
+
+if TYPE_CHECKING:
+    from bot.testgen.report import TestgenResult
+    from bot.testgen.workspace import Workspace
+
+__all__ = ["open_merge_request"]
+
+
+def open_merge_request(settings: Settings, result: TestgenResult, ws: Workspace,
+                       branch: str) -> str:
+    project_ref = settings.ci_project_path or settings.ci_project_id
+    if not project_ref:
+        raise ConfigError("--open-mr gitlab needs the project (CI_PROJECT_PATH=group/project)")
+    if credentials(settings).job_only:
+        raise ConfigError("--open-mr gitlab needs GITLAB_TOKEN (api scope): CI_JOB_TOKEN "
+                          "cannot open merge requests")
+    import git
+    from gitlab.exceptions import GitlabError
+    from requests import RequestException
+
+    try:
+        git.Repo(ws.root).remote("origin").push(f"{branch}:{branch}", force=True)
+    except (git.GitCommandError, ValueError) as exc:
+        raise ServiceError(redact(f"pushing {branch} to origin failed: {exc}")) from exc
+    what = f"opening a merge request on {project_ref}"
+    try:
+        project = gitlab_client(settings, server_url(settings)).projects.get(project_ref)
+        mr = project.mergerequests.create({
+            "source_branch": branch, "target_branch": project.default_branch,
+            "title": inert(f"Tests for {result.change.title}")[:250],
+            "description": cap(inert(result.body()), BODY_LIMIT, where="GitLab"),
+            "remove_source_branch": True})
+    except (GitlabError, RequestException) as exc:
+        raise gitlab_error(exc, what) from exc
+    return str(mr.web_url)

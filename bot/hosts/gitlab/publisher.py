@@ -1,0 +1,308 @@
+"""Publish a review on a GitLab merge request.
+
+One diff thread per inline finding (``position_type: text`` with the merge request's
+``diff_refs``; positions computed from the parsed hunks, see ``position``), at most
+``max_inline_comments`` per run, most severe first; the rest go to one summary note that is
+edited in place. A thread GitLab still refuses (400) is listed in the summary instead.
+
+Re-runs never duplicate: every thread carries a hidden fingerprint (file, the text of its
+line and which line of that text it is, origin, rule — never the model's wording), and only
+notes written by Nova's own user (``GET /user``: the token's user, a project token's bot)
+count; a marker anyone else writes is ignored. A head already reviewed is not reviewed again
+(``--force`` overrides) and the re-run exits by the verdict that review recorded.
+
+Failures lose nothing: a write that timed out or got a 5xx may have landed, so Nova reads
+its own threads back instead of posting again; a 429 is waited out (python-gitlab honours
+``Retry-After``); the summary is attempted whatever failed before it; bodies are capped at
+GitLab's 1,000,000 characters. A token that cannot write (403: ``CI_JOB_TOKEN``) is not a
+failure: every finding goes to the job log and the Code Quality report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import IO, TYPE_CHECKING, Any
+
+from bot.errors import NovaError, redact
+from bot.hosts.gitlab.client import gitlab_error, is_write_timeout
+from bot.hosts.gitlab.codequality import DEFAULT_REPORT, job_log_lines, write_code_quality
+from bot.hosts.gitlab.position import position
+from bot.models import (
+    Change,
+    Placement,
+    PriorReview,
+    PublishReport,
+    ReviewResult,
+    parse_verdict,
+    severity_rank,
+    verdict_marker,
+)
+from bot.publishers.fingerprint import fingerprint, line_ids
+from bot.publishers.local import summary_text
+from bot.publishers.untrusted import cap, clean_suggestion, clean_text
+
+if TYPE_CHECKING:
+    from bot.config import Settings
+    from bot.hosts.gitlab.session import GitLabSession
+
+__all__ = ["BODY_LIMIT", "GitLabPublisher", "inert"]
+
+BODY_LIMIT = 1_000_000  # GitLab refuses a longer note (400 "is too long")
+SUMMARY_MARK = "<!-- nova:summary -->"
+_FP = re.compile(r"<!-- nova:fp:([0-9a-f]{16}) -->")
+_HEAD = re.compile(r"<!-- nova:head:([0-9a-f]{7,40}) -->")
+_VERDICT = re.compile(r"<!-- nova:verdict:([a-z0-9=,]+) -->")
+_QUICK_ACTION = re.compile(r"^(\s*)/", re.MULTILINE)
+_ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
+Group = tuple[str, list[Placement]]
+
+
+def inert(text: str) -> str:
+    """Model text, cleaned, with GitLab quick actions (a line starting ``/merge``,
+    ``/approve``, ``/assign``…) made inert: GitLab runs them as the note's author."""
+    return _QUICK_ACTION.sub("\\1\u200b/", clean_text(text))
+
+
+def _thread_body(group: list[Placement], fp: str) -> str:
+    parts = []
+    for p in group:
+        c = p.comment
+        label = f"{_ICON[c.severity]} **{c.severity}**" + (f" ({inert(c.rule)})" if c.rule else "")
+        parts.append(f"{label} {inert(c.body)}")
+        suggestion = clean_suggestion(p.suggestion)
+        if suggestion is not None:
+            below = (p.end_line - p.line) if p.end_line and p.line else 0
+            parts.append(f"```suggestion:-0+{below}\n{suggestion}\n```")
+    marks = f"\n\n<!-- nova:fp:{fp} -->"
+    return cap("\n\n".join(parts), BODY_LIMIT - len(marks), where="GitLab") + marks
+
+
+class GitLabPublisher:
+    def __init__(self, session: GitLabSession, *, force: bool = False,
+                 log: IO[str] | None = None) -> None:
+        self.session = session
+        self.force = force
+        self.log = log
+        self.fallback = False  # the token cannot write: job log + Code Quality report
+
+    @property
+    def settings(self) -> Settings:  # the session's: .nova.toml of the base may change it
+        return self.session.settings
+
+    @property
+    def _mr(self) -> Any:
+        assert self.session.mr is not None, "fetch the change first"
+        return self.session.mr
+
+    # -- reading back Nova's own notes ------------------------------------------------
+    def _summary_note(self) -> Any:
+        for note in self._mr.notes.list(iterator=True, sort="asc", order_by="created_at"):
+            if SUMMARY_MARK in (note.body or "") and self.session.is_mine(note.attributes):
+                return note
+        return None
+
+    def _own_fingerprints(self) -> set[str]:
+        """Fingerprints of the diff threads Nova's own user started on this merge request."""
+        from gitlab.exceptions import GitlabError
+        from requests import RequestException
+
+        try:
+            found = set()
+            for discussion in self._mr.discussions.list(iterator=True):
+                for note in discussion.attributes.get("notes") or []:
+                    m = _FP.search(note.get("body") or "")
+                    if m and self.session.is_mine(note):
+                        found.add(m.group(1))
+            return found
+        except (GitlabError, RequestException) as exc:
+            raise gitlab_error(exc, "listing the merge request's threads") from exc
+
+    def prior_review(self, change: Change) -> PriorReview | None:
+        """Nova's own summary says it finished a review of this head (not with --force)."""
+        if self.force or not change.head_ref or self.session.mr is None:
+            return None
+        from gitlab.exceptions import GitlabError
+        from requests import RequestException
+
+        try:
+            note = self._summary_note()
+        except (GitlabError, RequestException) as exc:
+            raise gitlab_error(exc, f"reading the notes of {change.id}") from exc
+        body = (note.body or "") if note is not None else ""
+        head, verdict = _HEAD.search(body), _VERDICT.search(body)
+        if not head or not verdict or not change.head_ref.startswith(head.group(1)):
+            return None
+        prior = parse_verdict(change.head_ref, verdict.group(1))
+        return prior if prior is not None and not prior.errors else None
+
+    # -- publishing --------------------------------------------------------------------
+    def publish(self, result: ReviewResult) -> PublishReport:
+        notes: list[str] = []
+        errors: list[str] = []
+        posted, summary_posted = 0, False
+        if self.session.mr is None:  # the job token could not even read the merge request
+            self.fallback = True
+        else:
+            posted, summary_posted = self._post(result, notes, errors)
+        report_path = self.settings.gitlab_code_quality or (DEFAULT_REPORT if self.fallback
+                                                             else None)
+        if self.fallback:
+            for line in job_log_lines(result):
+                print(line, file=self.log)
+            notes.append("the GitLab token cannot post (CI_JOB_TOKEN, or a token without the "
+                         "api scope): every finding is in the job log and in the Code Quality "
+                         f"report {report_path}")
+        if report_path:
+            try:
+                write_code_quality(result, report_path)
+            except OSError as exc:
+                errors.append(f"writing the Code Quality report {report_path}: {exc}")
+        return PublishReport("gitlab", inline_posted=posted, summary_posted=summary_posted,
+                             notes=tuple(notes), errors=tuple(errors))
+
+    def _post(self, result: ReviewResult, notes: list[str],
+              errors: list[str]) -> tuple[int, bool]:
+        groups = self._groups(result)
+        try:
+            known: set[str] | None = self._own_fingerprints()
+        except NovaError as exc:
+            errors.append(str(exc))
+            known = None
+        if known is None:  # cannot tell what is there: post nothing twice, list it all
+            inline, overflow = [], groups
+        else:
+            fresh = [(fp, g) for fp, g in groups if fp not in known]
+            if len(groups) > len(fresh):
+                notes.append(f"{len(groups) - len(fresh)} finding(s) were already posted on an "
+                             "earlier run")
+            limit = max(0, self.settings.max_inline_comments)
+            inline, overflow = fresh[:limit], fresh[limit:]
+        posted, moved = self._post_threads(result.change, inline, notes, errors)
+        summary_posted = self._upsert_summary(result, posted, moved + overflow, notes, errors)
+        return posted, summary_posted
+
+    def _groups(self, result: ReviewResult) -> list[Group]:
+        ids = line_ids(result.change)
+        grouped: dict[str, list[Placement]] = defaultdict(list)
+        for p in result.placed:
+            grouped[fingerprint(p, *ids.get((p.path, p.line), ("", 0)))].append(p)
+        return sorted(grouped.items(), key=lambda kv: (
+            -max(severity_rank(p.comment.severity) for p in kv[1]), kv[1][0].path or "",
+            kv[1][0].line or 0))
+
+    def _post_threads(self, change: Change, inline: list[Group], notes: list[str],
+                      errors: list[str]) -> tuple[int, list[Group]]:
+        """One thread per group; return (threads now on the merge request, groups moved to
+        the summary). A refused, failed or timed-out thread is never lost or doubled."""
+        from gitlab.exceptions import GitlabError
+        from requests import RequestException
+
+        posted, moved, refused = 0, [], []
+        for i, (fp, group) in enumerate(inline):
+            pos = position(change, group[0].path, group[0].line, self.session.diff_refs)
+            if pos is None:
+                refused.append("not a line of GitLab's diff")
+                moved.append((fp, group))
+                continue
+            try:
+                self._mr.discussions.create({"body": _thread_body(group, fp), "position": pos})
+                posted += 1
+                continue
+            except GitlabError as exc:
+                code = exc.response_code
+                if code == 403:
+                    self.fallback = True
+                    return posted, moved + inline[i:]
+                if code is not None and code < 500:  # not stored: 400 position, 429 …
+                    refused.append(f"HTTP {code}: {redact(str(exc.error_message))[:200]}")
+                    moved.append((fp, group))
+                    continue
+                what = f"posting a thread got HTTP {code}"
+            except RequestException as exc:
+                what = "posting a thread " + ("timed out" if is_write_timeout(exc)
+                                              else f"failed ({type(exc).__name__})")
+            if self._landed(fp, what, notes, errors):
+                posted += 1
+            else:
+                moved.append((fp, group))
+        if refused:
+            notes.append(f"GitLab refused {len(refused)} thread(s) ({refused[0]}); they are "
+                         "listed below instead")
+        return posted, moved
+
+    def _landed(self, fp: str, what: str, notes: list[str], errors: list[str]) -> bool:
+        """A write that failed in a way that may still have stored it: read back (never
+        POST again blindly)."""
+        try:
+            landed = fp in self._own_fingerprints()
+        except NovaError as exc:
+            errors.append(f"{what}, and reading it back failed: {exc}")
+            return False
+        notes.append(f"{what}, but GitLab had stored it" if landed
+                     else f"{what}; it is listed below instead")
+        return landed
+
+    def _summary_body(self, result: ReviewResult, posted: int, overflow: list[Group],
+                      notes: list[str]) -> str:
+        c = result.change
+        out = [f"## Nova review of `{(c.head_ref or '')[:8]}`", ""]
+        out.append(f"Reviewed {len(c.files)} file(s): {posted} new inline thread(s), "
+                   f"{len(result.unplaced)} finding(s) not placed on a line.")
+        text = summary_text(result)
+        if text:
+            out += ["", inert(text)]
+        if overflow:
+            out += ["", "### Findings not posted inline", ""]
+            for _fp, group in overflow:
+                for p in group:
+                    out.append(f"- `{p.path}:{p.line}` **{p.comment.severity}** "
+                               f"{cap(inert(p.comment.body), 4000, where='a summary row')}")
+        if result.unplaced:
+            out += ["", "### Not placed on a line", ""]
+            for p in result.unplaced:
+                out.append(f"- `{inert(p.path or p.comment.path)}:{p.comment.line or '?'}` "
+                           f"**{p.comment.severity}** "
+                           f"{cap(inert(p.comment.body), 4000, where='a summary row')} "
+                           f"_({inert(p.reason or '')})_")
+        if notes:
+            out += ["", *[f"_{inert(n)}_" for n in notes]]
+        marks = (f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict_marker(result)} "
+                 "-->")
+        body = cap("\n".join(out), BODY_LIMIT - len(SUMMARY_MARK) - len(marks) - 4,
+                   where="GitLab")
+        return f"{SUMMARY_MARK}\n{body}\n\n{marks}"
+
+    def _upsert_summary(self, result: ReviewResult, posted: int, overflow: list[Group],
+                        notes: list[str], errors: list[str]) -> bool:
+        """Create or edit Nova's one summary note. Editing is idempotent; a create that timed
+        out or got a 5xx is looked for before it is tried once more."""
+        from gitlab.exceptions import GitlabError
+        from requests import RequestException
+
+        if self.fallback:
+            return False
+        body = self._summary_body(result, posted, overflow, notes)
+        for attempt in range(2):
+            try:
+                note = self._summary_note()
+                if note is None:
+                    self._mr.notes.create({"body": body})
+                else:
+                    note.body = body
+                    note.save()
+                return True
+            except GitlabError as exc:
+                if exc.response_code == 403:
+                    self.fallback = True
+                    return False
+                failure = str(gitlab_error(exc, f"posting the summary on {result.change.id}"))
+                if exc.response_code is not None and exc.response_code < 500:
+                    errors.append(failure)
+                    return False
+            except RequestException as exc:
+                failure = (f"posting the summary on {result.change.id} "
+                           f"{'timed out' if is_write_timeout(exc) else 'failed'}")
+            if attempt == 1:
+                errors.append(failure)
+        return False
