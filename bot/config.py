@@ -118,8 +118,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "GitHub: submit REQUEST_CHANGES instead of COMMENT when a finding reaches "
                 "fail_on.", False, _bool, repo_ok=True),
     SettingSpec("max_inline_comments", "NOVA_MAX_INLINE_COMMENTS",
-                "Most inline comments per GitHub review (abuse detection bites past ~30); "
-                "the rest go to the summary.", 30, int, repo_ok=True),
+                "Most inline comments per run on GitHub and GitLab, most severe first (GitHub's "
+                "abuse detection bites past ~30); the rest go to the summary.", 30, int,
+                repo_ok=True),
     SettingSpec("github_write_interval", "NOVA_GITHUB_WRITE_INTERVAL",
                 "Seconds between two GitHub writes (keeps under the secondary rate limits of "
                 "~80 content writes a minute).", 1.0, float),

@@ -23,7 +23,7 @@ _LEAKY_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "PHABRICATO
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
     """No user configuration leaks in: NOVA_* and provider keys unset, HOME is empty."""
     for name in list(os.environ):
-        if name.startswith("NOVA_") or name in _LEAKY_ENV:
+        if name.startswith(("NOVA_", "GITLAB_", "CI_")) or name in _LEAKY_ENV:
             monkeypatch.delenv(name, raising=False)
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
