@@ -134,6 +134,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "and its findings as lint messages to it."),
     SettingSpec("phabricator_timeout", "NOVA_PHABRICATOR_TIMEOUT",
                 "Seconds per Conduit call.", 30.0, float),
+    SettingSpec("test_python", "NOVA_TEST_PYTHON",
+                "testgen: the Python that runs the project's tests. Unset: the active "
+                "virtualenv, else .venv/ or venv/ in the repository, else python on PATH, "
+                "else Nova's own."),
+    SettingSpec("test_timeout", "NOVA_TEST_TIMEOUT",
+                "testgen: seconds one generated test may run; one that runs longer is "
+                "dropped.", 20.0, float),
+    SettingSpec("test_memory_mb", "NOVA_TEST_MEMORY_MB",
+                "testgen: MiB of address space a test run may use (RLIMIT_AS; node: its heap); "
+                "a test that needs more is dropped.", 1024, int),
     SettingSpec("use_mock_client", "USE_MOCK_CLIENT",
                 "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
                 False, lambda v: v.lower() == "true"),
@@ -177,6 +187,9 @@ class Settings:
     phabricator_token: str | None = field(default=None, repr=False)
     harbormaster_target: str | None = None
     phabricator_timeout: float = 30.0
+    test_python: str | None = None
+    test_timeout: float = 20.0
+    test_memory_mb: int = 1024
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property

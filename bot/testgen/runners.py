@@ -36,8 +36,17 @@ class Runner(ABC):
 
     language = ""
 
-    def __init__(self, fw: Framework) -> None:
+    def __init__(self, fw: Framework, test_timeout: float = 20.0, memory_mb: int = 1024
+                 ) -> None:
         self.fw = fw
+        self.test_timeout = test_timeout
+        self.memory_mb = memory_mb
+        # node id (``rel::name``) -> why the test hit a limit: it is dropped with this reason
+        self.limit_hits: dict[str, str] = {}
+
+    def run_timeout(self, tests: int) -> float:
+        """A run of ``tests`` tests ends by then, whatever they do."""
+        return min(300.0, self.test_timeout * max(tests, 1) + 60.0)
 
     @abstractmethod
     def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
@@ -103,19 +112,72 @@ def _relative(ws: Workspace, name: str) -> str:
 class PytestRunner(Runner):
     language = "python"
 
+    def _limited(self, ws: Workspace, args: list[str], tests: int, timeout: float | None = None
+                 ) -> tuple[RunResult, set[str]]:
+        """Run pytest with Nova's limits plugin; record the tests that hit a limit. Returns
+        the run and the node ids that started but never ended (the run was killed)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "limits.jsonl"
+            run = ws.run([*self.fw.run_files, "-p", "nova_limits", *args],
+                         timeout=timeout or self.run_timeout(tests),
+                         env={"PYTEST_NOVA_LOG": str(log),
+                              "PYTEST_NOVA_SECONDS": f"{self.test_timeout:g}"})
+            rows = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
+        open_: set[str] = set()
+        for row in rows:
+            try:
+                e = json.loads(row)
+            except json.JSONDecodeError:
+                continue
+            node = str(e.get("nodeid", ""))
+            if e.get("event") == "start":
+                open_.add(node)
+            elif e.get("event") == "end":
+                open_.discard(node)
+            elif e.get("event") == "limit" and e.get("kind") == "time":
+                self.limit_hits[node] = (f"hit the time limit: still running after "
+                                         f"{self.test_timeout:g} s (the limit per test)")
+            elif e.get("event") == "limit":
+                self.limit_hits[node] = (f"hit the memory limit: MemoryError under the "
+                                         f"{self.memory_mb} MiB limit of a test run")
+        if run.timed_out:
+            for node in open_:
+                self.limit_hits[node] = (
+                    "hit the time limit: still running when its run was killed after "
+                    f"{self.run_timeout(tests):g} s (the limit per test is "
+                    f"{self.test_timeout:g} s; it did not answer the signal)")
+        return run, open_ if run.timed_out else set()
+
     def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
-        run = ws.run([*self.fw.run_files, "--collect-only", rel], timeout=120)
+        run, _ = self._limited(ws, ["--collect-only", rel], 0, timeout=120)
         return [row.split("::", 1)[1] for row in run.output.splitlines()
                 if row.startswith(rel + "::")], None
 
     def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
+        """Run the named tests; a test that hangs past the signal is killed with its run,
+        marked, and the tests after it are run again without it."""
+        out: dict[str, bool] = {}
+        left = list(names)
+        while left:
+            ran, stuck = self._outcomes_once(ws, rel, left)
+            out.update(ran)
+            hung = {n for n in left if f"{rel}::{n}" in stuck}
+            for name in hung:
+                out[name] = False
+            if not hung:
+                break
+            left = [n for n in left if n not in out]
+        return out
+
+    def _outcomes_once(self, ws: Workspace, rel: str, names: list[str]
+                       ) -> tuple[dict[str, bool], set[str]]:
         module = rel[:-3].replace("/", ".")
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "junit.xml"
-            ws.run([*self.fw.run_files, f"--junitxml={report}", "-p", "no:randomly",
-                    *(f"{rel}::{n}" for n in names)], timeout=300)
+            _run, stuck = self._limited(ws, [f"--junitxml={report}", "-p", "no:randomly",
+                                             *(f"{rel}::{n}" for n in names)], len(names))
             if not report.is_file():
-                return {}
+                return {}, stuck
             root = ElementTree.parse(report).getroot()
         out: dict[str, bool] = {}
         for case in root.iter("testcase"):
@@ -123,7 +185,7 @@ class PytestRunner(Runner):
             inner = cls[len(module):].lstrip(".").replace(".", "::")
             key = f"{inner}::{name}" if inner else name
             out[key] = not any(child.tag in ("failure", "error") for child in case)
-        return out
+        return out, stuck
 
     def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:
         """One coverage run with per-test contexts."""
@@ -132,7 +194,9 @@ class PytestRunner(Runner):
             rc.write_text("[run]\ndynamic_context = test_function\n")
             python = self.fw.run_files[0]
             ws.run([python, "-m", "coverage", "run", f"--rcfile={rc}", f"--data-file={data}",
-                    *self.fw.run_files[1:], *(f"{rel}::{n}" for n in names)], timeout=300)
+                    *self.fw.run_files[1:], "-p", "nova_limits",
+                    *(f"{rel}::{n}" for n in names)], timeout=self.run_timeout(len(names)),
+                   env={"PYTEST_NOVA_SECONDS": f"{self.test_timeout:g}"})
             out = ws.run([python, "-m", "coverage", "json", f"--rcfile={rc}",
                           f"--data-file={data}", "--show-contexts", "-o", str(report)])
             if not out.passed:
@@ -253,6 +317,7 @@ class _Node:
     suite: bool = False
     passed: bool | None = None
     skipped: bool = False
+    error: str = ""
     children: list[_Node] = field(default_factory=list)
 
 
@@ -290,6 +355,7 @@ def _tree(events: list[dict[str, object]], file: Path) -> list[_Node]:
             done.suite = bool(e.get("suite"))
             done.skipped = bool(e.get("skip"))
             done.passed = e["event"] == "pass" and not done.skipped
+            done.error = str(e.get("error") or "")
     return nodes
 
 
@@ -303,8 +369,10 @@ class NodeTestRunner(Runner):
             out = Path(tmp) / "events.jsonl"
             run = ws.run([node, *rest, f"--test-reporter={REPORTER}",
                           f"--test-reporter-destination={out}",
+                          f"--test-timeout={int(self.test_timeout * 1000)}",
                           *(["--experimental-test-coverage"] if coverage else []), *args],
-                         timeout=timeout)
+                         timeout=min(timeout, self.run_timeout(20)), limit_memory=False,
+                         env={"NODE_OPTIONS": f"--max-old-space-size={self.memory_mb}"})
             raw = out.read_text(encoding="utf-8", errors="replace") if out.is_file() else ""
         events: list[dict[str, object]] = []
         for row in raw.splitlines():
@@ -324,7 +392,13 @@ class NodeTestRunner(Runner):
         return [n.full for n in leaves], _passed(leaves, {n.full for n in leaves})
 
     def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
-        return _passed(self._run(ws, [rel], file=rel).leaves(), set(names))
+        leaves = self._run(ws, [rel], file=rel).leaves()
+        for n in leaves:
+            if n.full in names and "timed out after" in n.error:
+                self.limit_hits[f"{rel}::{n.full}"] = (
+                    f"hit the time limit: {n.error[:120]} (the limit per test is "
+                    f"{self.test_timeout:g} s)")
+        return _passed(leaves, set(names))
 
     def _lines(self, ws: Workspace, files: list[dict[str, object]], key: str) -> Lines:
         out: Lines = {}
@@ -357,7 +431,8 @@ class NodeTestRunner(Runner):
                 self._lines(ws, res.coverage, "uncovered"))
 
     def syntax_ok(self, ws: Workspace, rel: str) -> bool:
-        return ws.run([self.fw.run_files[0], "--check", rel], timeout=60).passed
+        return ws.run([self.fw.run_files[0], "--check", rel], timeout=60,
+                      limit_memory=False).passed
 
     def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
             ) -> str | None:
@@ -426,14 +501,14 @@ class RunnerUnavailable(Exception):
     """Nova cannot run and check this framework's tests here; the message says why."""
 
 
-def runner_for(fw: Framework) -> Runner:
+def runner_for(fw: Framework, test_timeout: float = 20.0, memory_mb: int = 1024) -> Runner:
     if fw.name in ("pytest", "unittest"):
-        return PytestRunner(fw)
+        return PytestRunner(fw, test_timeout, memory_mb)
     if fw.name == "node-test":
         if not Path(fw.run_files[0]).is_absolute():
             raise RunnerUnavailable("node:test was detected but node is not installed: put "
                                     "Node >= 20 on PATH, or `pip install nova-bot[node]`")
-        return NodeTestRunner(fw)
+        return NodeTestRunner(fw, test_timeout, memory_mb)
     raise RunnerUnavailable(f"{fw.name} was detected; Nova writes and checks tests for "
                             "pytest, unittest and node:test, so the matrix is all this run "
                             "gives")
