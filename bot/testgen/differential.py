@@ -14,6 +14,7 @@ agree. The gates then decide which tests are kept, as for any generator.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ DRAWN = 100  # inputs drawn from type hints per function
 MAX_CHANGED = 8  # tests per function pinning a changed behaviour
 MAX_AGREED = 3  # and guarding an unchanged one
 CALL_SECONDS = 2.0
+_DRAW_PACKAGES = ("hypothesis", "_hypothesis_globals", "sortedcontainers", "attr", "attrs",
+                  "typing_extensions", "exceptiongroup")
 _EFFECT_CALLS = {
     "open": "opens files", "remove": "removes files", "unlink": "removes files",
     "rmtree": "removes files", "rmdir": "removes files", "mkdir": "creates directories",
@@ -93,17 +96,36 @@ class DifferentialPlan:
                                          for q, inputs in self.functions.items()]})
 
 
+def _lend_hypothesis(target: Path) -> None:
+    """Links to Nova's own Hypothesis (and what it imports) in ``target``: the side-runner
+    draws inputs with it when the project has no Hypothesis. Only these packages are on
+    that path, so the project's code cannot pick up anything else of Nova's."""
+    target.mkdir(exist_ok=True)
+    for name in _DRAW_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None:
+            continue
+        locations = spec.submodule_search_locations
+        where = locations[0] if locations else spec.origin
+        if where is None:
+            continue
+        link = target / Path(where).name
+        if not link.exists():
+            link.symlink_to(where)
+
+
 def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int
            ) -> dict[str, object]:
     scratch = ws.scratch()
     script = scratch / "nova_probe.py"
     if not script.is_file():
         shutil.copyfile(PROBE, script)
+        _lend_hypothesis(scratch / "draw")
     plan_file, out_file = scratch / f"plan-{tag}.json", scratch / f"out-{tag}.json"
     plan_file.write_text(plan, encoding="utf-8")
     out_file.unlink(missing_ok=True)
-    run = ws.run([fw.run_files[0], str(script), str(plan_file), str(out_file)], timeout=180,
-                 env={"PYTHONHASHSEED": str(seed)})
+    run = ws.run([fw.run_files[0], str(script), str(plan_file), str(out_file),
+                  str(scratch / "draw")], timeout=180, env={"PYTHONHASHSEED": str(seed)})
     if not out_file.is_file():
         tail = run.output.strip().splitlines()[-1:] or ["no output"]
         return {"error": tail[0][:200]}

@@ -3,7 +3,8 @@ interpreter, in one tree (the change's head, or its parent), as
 
     python probe.py PLAN.json OUT.json
 
-so it uses the standard library only (Hypothesis when the project has it). For each
+so it uses the standard library only, and Hypothesis: the project's, else Nova's own
+lent through a directory of links (argv[3]) that holds nothing else. For each
 function of the plan it evaluates the candidate inputs (expressions from the tests and
 docstrings, or inputs rendered by an earlier run), draws a few more from the signature's
 type hints when asked, calls the function on each, and writes what came out: the value
@@ -216,6 +217,14 @@ def _drawable(func) -> tuple[list[tuple[str, object]], list[tuple[str, object]]]
              if p.default is not p.empty and p.name in hints and p.kind != p.POSITIONAL_ONLY])
 
 
+def _small_values(required: list[tuple[str, object]], count: int
+                  ) -> list[tuple[list, dict]]:
+    if not all(t in _SMALL for _, t in required):
+        return []
+    columns = [_SMALL[t] for _, t in required]
+    return [([c[(i + k) % len(c)] for k, c in enumerate(columns)], {}) for i in range(count)]
+
+
 def draw(func, count: int) -> list[tuple[list, dict]]:
     """Up to ``count`` argument lists from the signature's type hints (required
     parameters positional, optional ones by keyword): Hypothesis' strategies when the
@@ -229,12 +238,14 @@ def draw(func, count: int) -> list[tuple[list, dict]]:
     try:
         from hypothesis import HealthCheck, Phase, given, settings
         from hypothesis import strategies as st
-    except ImportError:
-        if not all(t in _SMALL for _, t in required):
-            return found
-        columns = [_SMALL[t] for _, t in required]
-        return [([c[(i + k) % len(c)] for k, c in enumerate(columns)], {})
-                for i in range(count)]
+    except ImportError:  # the project has no Hypothesis: Nova lends its own, if it can
+        if _LENT and _LENT not in sys.path:
+            sys.path.append(_LENT)
+        try:
+            from hypothesis import HealthCheck, Phase, given, settings
+            from hypothesis import strategies as st
+        except (ImportError, SyntaxError):  # another Python version than Nova's
+            return _small_values(required, count)
     try:
         positional = st.tuples(*(_strategy(t) for _, t in required))
         named = st.fixed_dictionaries({}, optional={n: _strategy(t) for n, t in optional})
@@ -330,8 +341,13 @@ def probe_function(module, spec: dict, seconds: float) -> dict:
     return {"params": params, "results": results}
 
 
+_LENT = ""  # where Nova's own Hypothesis is linked (argv[3])
+
+
 def main() -> None:
+    global _LENT
     plan = json.loads(open(sys.argv[1], encoding="utf-8").read())
+    _LENT = sys.argv[3] if len(sys.argv) > 3 else ""
     out: dict = {"module": plan["module"], "functions": {}}
     try:
         module = importlib.import_module(plan["module"])
