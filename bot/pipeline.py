@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
 from bot.analyzers.ruff import run_ruff
@@ -247,6 +247,9 @@ def _test_environment(job: TestgenJob, ws: Workspace, result: TestgenResult) -> 
         ws.bin_dirs = ((str(local),) if local.is_dir() else ()) + (str(Path(node).parent),)
 
 
+_NOT_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "__main__.py"}
+
+
 def _importable(ws: Workspace, result: TestgenResult) -> bool:
     """Whether the changed Python modules import with the project's interpreter; when
     none does, one note says how to fix it (not one per file)."""
@@ -254,7 +257,9 @@ def _importable(ws: Workspace, result: TestgenResult) -> bool:
     from bot.testgen.ghostwriter import _module_name
 
     assert ws.framework is not None
-    modules = sorted({_module_name(t.path) for t in result.matrix if t.path.endswith(".py")})
+    modules = sorted({_module_name(t.path) for t in result.matrix if t.path.endswith(".py")
+                      and PurePosixPath(t.path).name not in _NOT_MODULES
+                      and not t.path.startswith(("docs/", "doc/"))})
     failed = import_failures(ws.run, ws.framework.run_files[0], modules)
     if not failed:
         return True
@@ -304,7 +309,8 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
         if not result.kept:
             step.skip("no test was kept")
             return
-        suite = ws.run(list(fw.run_suite), timeout=1800)
+        # the project's own suite: the memory limit is for generated tests
+        suite = ws.run(list(fw.run_suite), timeout=1800, limit_memory=False)
         result.suite_passed = suite.passed
         if not suite.passed:
             result.notes.append("the full suite fails with the kept tests: nothing is "

