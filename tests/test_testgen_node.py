@@ -272,3 +272,16 @@ def test_the_checkouts_installed_modules_are_seen_and_survive(repo: GitRepo) -> 
         names, first = runner_for(fw).collect(ws, "test/clamp.test.js")
         assert names == ["clamps"] and first == {"clamps": True}
     assert (repo.path / "node_modules/tiny-max/index.js").is_file()  # only the link went
+
+
+def test_the_projects_own_node_comes_first(tmp_path: Path) -> None:
+    from bot.testgen.frameworks import node_why
+
+    local = tmp_path / "node_modules" / ".bin" / "node"
+    local.parent.mkdir(parents=True)
+    local.write_text("#!/bin/sh\n")
+    local.chmod(0o755)
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "node --test"}}')
+    fw = detect_framework(tmp_path)
+    assert fw is not None and fw.run_files[0] == str(local)
+    assert node_why(tmp_path, str(local)) == "the repository's node_modules/.bin"
