@@ -360,3 +360,38 @@ def test_the_sandbox_memory_limit(tmp_path: Path) -> None:
     assert not big.passed and "MemoryError" in big.output
     assert run_sandboxed([sys.executable, "-c", "bytearray(2**20)"], tmp_path,
                          memory_limit=512 * 2**20).passed
+
+
+def test_a_test_deaf_to_the_signal_is_killed_with_its_run_and_the_rest_run_again(
+        repo: GitRepo) -> None:
+    """Code stuck where the per-test signal cannot reach it: the run's own timeout ends it,
+    the plugin's log names the test, and the tests after it run again without it."""
+    from bot.testgen.frameworks import detect_framework
+    from bot.testgen.runners import PytestRunner
+    from bot.testgen.workspace import Workspace
+
+    repo.write("pyproject.toml", "[tool.pytest.ini_options]\n")
+    repo.write("tests/test_x.py", "def test_x():\n    assert True\n")
+    repo.commit("a test")
+    fw = detect_framework(repo.path)
+    assert fw is not None
+    with Workspace(repo.path, "HEAD", fw) as ws:
+        ws.write_test("tests/test_nova_deaf.py", '''import signal
+import time
+
+
+def test_deaf():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(120)
+
+
+def test_after():
+    assert True
+''')
+        runner = PytestRunner(fw, test_timeout=1)
+        runner.run_margin = 10  # the run ends 1 s per test + 10 s after it started
+        outcomes = runner.outcomes(ws, "tests/test_nova_deaf.py", ["test_deaf", "test_after"])
+    assert outcomes == {"test_deaf": False, "test_after": True}
+    assert runner.limit_hits == {"tests/test_nova_deaf.py::test_deaf": (
+        "hit the time limit: still running when its run was killed after 12 s (the limit "
+        "per test is 1 s; it did not answer the signal)")}

@@ -30,9 +30,11 @@ class Runner(ABC):
         # node id (``rel::name``) -> why the test hit a limit: it is dropped with this reason
         self.limit_hits: dict[str, str] = {}
 
+    run_margin = 60.0  # seconds a run may take beyond its tests' limits (start-up, imports)
+
     def run_timeout(self, tests: int) -> float:
         """A run of ``tests`` tests ends by then, whatever they do."""
-        return min(300.0, self.test_timeout * max(tests, 1) + 60.0)
+        return min(300.0, self.test_timeout * max(tests, 1) + self.run_margin)
 
     @abstractmethod
     def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
