@@ -31,8 +31,10 @@ failed = {}
 for name in sys.argv[1:]:
     try:
         importlib.import_module(name)
-    except BaseException as exc:  # the project's code: anything can come out
+    except ImportError as exc:  # a missing install or dependency (PackageNotFoundError too)
         failed[name] = (type(exc).__name__ + ": " + str(exc))[:200]
+    except BaseException:  # the module's own code failed: not the environment's fault
+        pass
 print(json.dumps(failed))
 """
 
@@ -102,11 +104,11 @@ def python_environment(repo: Path, configured: str | None, virtual_env: str | No
 
 def import_failures(run: Callable[..., RunResult], python: str, modules: list[str]
                     ) -> dict[str, str]:
-    """Which of ``modules`` fail to import in the workspace (``run`` is ``Workspace.run``),
-    with the error of each."""
+    """Which of ``modules`` fail to import in the workspace for want of something installed
+    (an ``ImportError``), with the error of each (``run`` is ``Workspace.run``)."""
     if not modules:
         return {}
-    result = run([python, "-c", _PROBE_IMPORTS, *modules], timeout=120)
+    result = run([python, "-c", _PROBE_IMPORTS, *modules], timeout=60)
     try:
         failed = json.loads(result.output.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
