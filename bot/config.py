@@ -173,6 +173,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "gitlab` opens its merge request there."),
     SettingSpec("ci", "CI", "Set by CI systems: Nova never asks a question then (--confirm).",
                 False, _bool),
+    SettingSpec("test_python", "NOVA_TEST_PYTHON",
+                "testgen: the Python that runs the project's tests. Unset: the active "
+                "virtualenv, else .venv/ or venv/ in the repository, else python on PATH, "
+                "else Nova's own."),
+    SettingSpec("test_timeout", "NOVA_TEST_TIMEOUT",
+                "testgen: seconds one generated test may run; one that runs longer is "
+                "dropped.", 20.0, float),
+    SettingSpec("test_memory_mb", "NOVA_TEST_MEMORY_MB",
+                "testgen: MiB of address space a test run may use (RLIMIT_AS; node: its heap); "
+                "a test that needs more is dropped.", 1024, int),
     SettingSpec("use_mock_client", "USE_MOCK_CLIENT",
                 "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
                 False, lambda v: v.lower() == "true"),
@@ -231,6 +241,9 @@ class Settings:
     ci_project_id: str | None = None
     ci_project_path: str | None = None
     ci: bool = False
+    test_python: str | None = None
+    test_timeout: float = 20.0
+    test_memory_mb: int = 1024
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property

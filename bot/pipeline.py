@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
 from bot.analyzers.ruff import run_ruff
@@ -289,12 +289,14 @@ class TestgenJob:
     repo: Path
     bus: EventBus
     tracker: StepTracker
-    generator: str = "llm"  # llm | ghostwriter
+    generator: str = "llm"  # llm | differential | ghostwriter
     max_iterations: int = 3
     runs: int = 3
     open_mr: str = "local"  # local | github | phabricator
     patch_dir: Path = Path(".")
     session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
+    virtual_env: str | None = None  # VIRTUAL_ENV of the caller (the CLI reads it)
+    path_python: str | None = None  # `python` on the caller's PATH
 
 
 def run_testgen(job: TestgenJob) -> TestgenResult:
@@ -316,20 +318,70 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
             raise UsageError("testgen needs a commit (HEAD, a SHA or A..B)")
         step.note(f"{len(change.files)} files")
     result = TestgenResult(change=change)
-    with Workspace(job.repo, change.head_ref or "HEAD", None) as ws:
+    with Workspace(job.repo, change.head_ref or "HEAD", None,
+                   memory_limit=job.settings.test_memory_mb * 2**20) as ws:
         with job.tracker.step("detect-test-framework") as step:
             ws.framework = result.framework = detect_framework(ws.root)
             if ws.framework is None:
                 step.skip("no test framework found")
                 result.notes.append("no test framework was detected: nothing was generated")
                 return result
-            step.note(ws.framework.name)
+            _test_environment(job, ws, result)
+            step.note(f"{ws.framework.name}, {result.environment.get('why')}")
         _testgen_stages(job, ws, result)
     result.stats.seconds = round(time.monotonic() - started, 3)
     job.bus.emit(DoneEvent(token_usage={
         "llm_calls": result.stats.llm_calls, "prompt_tokens": result.stats.prompt_tokens,
         "completion_tokens": result.stats.completion_tokens}))
     return result
+
+
+def _test_environment(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
+    """The project's interpreter runs its tests (see ``bot.testgen.environment``)."""
+    from bot.testgen.environment import python_environment
+    from bot.testgen.frameworks import node_why, with_python
+
+    fw = ws.framework
+    assert fw is not None
+    if fw.language == "python":
+        env = python_environment(job.repo, job.settings.test_python, job.virtual_env,
+                                 job.path_python)
+        ws.framework = result.framework = with_python(fw, env.python)
+        ws.bin_dirs = env.bin_dirs
+        result.environment = env.to_dict()
+        if env.note:
+            result.notes.append(env.note)
+    elif fw.name == "node-test":
+        node = fw.run_files[0]
+        result.environment = {"node": node, "why": node_why(ws.root, node)}
+        local = ws.root / "node_modules" / ".bin"
+        ws.bin_dirs = ((str(local),) if local.is_dir() else ()) + (str(Path(node).parent),)
+
+
+_NOT_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "__main__.py"}
+
+
+def _importable(ws: Workspace, result: TestgenResult) -> bool:
+    """Whether the changed Python modules import with the project's interpreter; when
+    none does, one note says how to fix it (not one per file)."""
+    from bot.testgen.environment import import_failures
+    from bot.testgen.ghostwriter import _module_name
+
+    assert ws.framework is not None
+    modules = sorted({_module_name(t.path) for t in result.matrix if t.path.endswith(".py")
+                      and PurePosixPath(t.path).name not in _NOT_MODULES
+                      and not t.path.startswith(("docs/", "doc/"))})
+    failed = import_failures(ws.run, ws.framework.run_files[0], modules)
+    if not failed:
+        return True
+    python = result.environment.get("python", ws.framework.run_files[0])
+    first = next(iter(failed.items()))
+    which = "the project" if len(failed) == len(modules) else f"{len(failed)} changed module(s)"
+    result.notes.append(
+        f"{which} cannot be imported with {python} ({result.environment.get('why')}): "
+        f"{first[0]}: {first[1]}. Install the project in it ({python} -m pip install -e .) "
+        "or choose the interpreter with --test-python / NOVA_TEST_PYTHON.")
+    return len(failed) < len(modules)
 
 
 def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
@@ -342,7 +394,7 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
     with job.tracker.step("analyze-test-matrix") as step:
         result.matrix = build_matrix(result.change, ws, fw)
         try:
-            runner = runner_for(fw)
+            runner = runner_for(fw, job.settings.test_timeout, job.settings.test_memory_mb)
         except RunnerUnavailable as exc:
             result.notes.append(str(exc))
         if runner is not None and result.matrix:
@@ -356,6 +408,9 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
     if runner is None:
         return
     with job.tracker.step("generate-tests") as step:
+        if fw.language == "python" and not _importable(ws, result):
+            step.skip("the project cannot be imported")
+            return
         _generate(job, ws, result)
         step.note(f"{len(ws.written)} test files written")
     with job.tracker.step("check-tests") as step:
@@ -365,7 +420,8 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
         if not result.kept:
             step.skip("no test was kept")
             return
-        suite = ws.run(list(fw.run_suite), timeout=1800)
+        # the project's own suite: the memory limit is for generated tests
+        suite = ws.run(list(fw.run_suite), timeout=1800, limit_memory=False)
         result.suite_passed = suite.passed
         if not suite.passed:
             result.notes.append("the full suite fails with the kept tests: nothing is "
@@ -384,15 +440,21 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
 
 def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     assert ws.framework is not None
-    if job.generator == "ghostwriter":
-        from bot.testgen.ghostwriter import generate_with_ghostwriter
-
+    if job.generator in ("ghostwriter", "differential"):
         if ws.framework.language != "python":
-            result.notes.append("the ghostwriter writes Python tests only: configure a model "
-                                "(NOVA_LLM_MODEL) to write tests for "
+            result.notes.append(f"the {job.generator} generator writes Python tests only: "
+                                "configure a model (NOVA_LLM_MODEL) to write tests for "
                                 f"{ws.framework.name}")
             return
-        result.notes += generate_with_ghostwriter(ws, ws.framework, result.matrix)
+        if job.generator == "ghostwriter":
+            from bot.testgen.ghostwriter import generate_with_ghostwriter
+
+            result.notes += generate_with_ghostwriter(ws, ws.framework, result.matrix)
+            return
+        from bot.testgen.differential import generate_differential
+
+        result.notes += generate_differential(ws, ws.framework, result.matrix,
+                                              result.change.base_ref)
         return
     from bot.llm.loop import run_coroutine
     from bot.testgen.agent import generate_with_llm
@@ -439,7 +501,9 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
         if pruned is None:
             ws.remove_test(rel)
         else:
-            ws.write_test(rel, pruned)
+            from bot.testgen.render import MARKER, tidy
+
+            ws.write_test(rel, tidy(pruned) if pruned.startswith(MARKER) else pruned)
     if result.kept and result.coverage_before is not None:
         from bot.testgen.matrix import covered_count
 

@@ -155,9 +155,9 @@ def build_codec_sample(repo: GitRepo) -> GitRepo:
     return repo
 
 
-def test_ghostwriter_without_a_model(repo: GitRepo, tmp_path: Path) -> None:
+def test_ghostwriter_on_request(repo: GitRepo, tmp_path: Path) -> None:
     build_codec_sample(repo)
-    result = nova_testgen(repo, tmp_path, "-o", "json")
+    result = nova_testgen(repo, tmp_path, "-o", "json", "--generator", "ghostwriter")
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     (kept,) = data["kept"]
@@ -337,7 +337,7 @@ def test_open_mr_on_github_and_phabricator(sample: GitRepo, llm_env: FakeOpenAI,
         assert result.exit_code == 0, result.stdout + result.stderr
         (pull,) = gh.created_pulls
         assert data["mr_url"] == pull["html_url"] and pull["head"]["ref"] == data["branch"]
-        assert "test_good" in pull["body"] and "kills mutant" in pull["body"]
+        assert "test_good" in pull["body"] and "fails on the parent commit" in pull["body"]
         assert "acme/admins" in pull["body"] and "@acme" not in pull["body"]
         assert "<!--" not in pull["body"]
         assert "| planned |" in pull["body"] and "pin the changed behaviour" in pull["body"]

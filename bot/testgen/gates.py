@@ -1,10 +1,12 @@
 """Keep only tests worth keeping, with evidence for each.
 
 A generated test is kept when it passes ``runs`` times in a row (not flaky), executes at
-least one changed line, and bites: it fails on a simple mutant of a changed line (a flipped
-comparison, a changed constant, a negated condition), or it fails on the parent commit's
-code. Everything else is dropped with its reason. How tests are run and measured is the
-framework's ``Runner``; the decisions are here, the same for every language.
+least one changed line, and bites: it fails on the parent commit's code, or (tried only for
+the tests that pass on the parent) on a simple mutant of a changed line (a flipped
+comparison, a changed constant, a negated condition). A test that hits the time or memory
+limit is dropped with the runner's reason. Everything else is dropped with its reason.
+How tests are run and measured is the framework's ``Runner``; the decisions are here, the
+same for every language.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ _WORDS = {"python": [("True", "False"), ("False", "True")],
           "javascript": [("true", "false"), ("false", "true")]}
 _COMMENT = {"python": "#", "javascript": "//"}
 _NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+MAX_MUTANT_RUNS = 20  # runs of mutants per test file
 @dataclass
 class TestCase:
     path: str
@@ -113,7 +116,9 @@ def evaluate(ws: Workspace, runner: Runner, rel: str, cases: list[TestCase],
                 alive.remove(c)
     for c in cases:
         done = c.evidence["runs"] = passed[c.name]
-        if done == 0:
+        if done < runs and c.node_id in runner.limit_hits:
+            c.reason = runner.limit_hits[c.node_id]
+        elif done == 0:
             c.reason = "fails"
         elif done < runs:
             c.reason = f"flaky: passed {done} of {runs} runs in a row"
@@ -142,18 +147,25 @@ def evaluate(ws: Workspace, runner: Runner, rel: str, cases: list[TestCase],
     alive = [c for c in alive if not c.reason]
     for c in alive:
         c.evidence["mutant_killed"] = None
-    _mutation_round(ws, runner, rel, alive, covered)
+    # the parent first: one run; only the tests that pass on it need the mutants (a run each)
     _parent_round(ws, runner, rel, alive, parent, sorted({t.path for t in targets}))
+    _mutation_round(ws, runner, rel, [c for c in alive if not c.evidence["fails_on_parent"]],
+                    covered)
     for c in alive:
         if not c.evidence["mutant_killed"] and not c.evidence["fails_on_parent"]:
-            c.reason = ("no bite: survives every simple mutant of the changed lines and "
-                        "passes on the parent commit")
+            tried = (f"the {MAX_MUTANT_RUNS} simple mutants tried" if
+                     c.evidence.pop("mutants_tried", None) else "every simple mutant")
+            c.reason = (f"no bite: survives {tried} of the changed lines and passes on the "
+                        "parent commit")
 
 
 def _mutation_round(ws: Workspace, runner: Runner, rel: str, alive: list[TestCase],
                     covered: dict[str, dict[str, list[int]]]) -> None:
+    """Each mutant is one run of the tests still waiting; at most ``MAX_MUTANT_RUNS`` per
+    file, so a change of many lines cannot hold the job."""
     lines = sorted({(path, n) for c in alive for path, ns in covered[c.name].items()
                     for n in ns})
+    budget = MAX_MUTANT_RUNS
     for path, n in lines:
         waiting = [c for c in alive if not c.evidence["mutant_killed"]
                    and n in covered[c.name].get(path, [])]
@@ -163,9 +175,14 @@ def _mutation_round(ws: Workspace, runner: Runner, rel: str, alive: list[TestCas
         rows = source.split("\n")
         for description, mutated in mutants(rows[n - 1], runner.language):
             text = "\n".join(rows[: n - 1] + [mutated] + rows[n:])
+            if budget <= 0:
+                for c in waiting:
+                    c.evidence["mutants_tried"] = MAX_MUTANT_RUNS
+                return
             with ws.replaced({path: text}):
                 if not runner.syntax_ok(ws, path):
                     continue
+                budget -= 1
                 outcome = runner.outcomes(ws, rel, [c.name for c in waiting])
             for c in list(waiting):
                 if outcome.get(c.name) is False:

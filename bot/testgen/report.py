@@ -24,6 +24,7 @@ def _code(text: str) -> str:
 class TestgenResult:
     change: Change
     framework: Framework | None = None
+    environment: dict[str, str] = field(default_factory=dict)  # interpreter, and why
     matrix: list[Target] = field(default_factory=list)
     kept: list[TestCase] = field(default_factory=list)
     dropped: list[TestCase] = field(default_factory=list)
@@ -45,6 +46,7 @@ class TestgenResult:
         return {
             "change": self.change.summary_dict(),
             "framework": self.framework.to_dict() if self.framework else None,
+            "environment": self.environment,
             "matrix": [t.to_dict() for t in self.matrix],
             "kept": [c.kept_dict() for c in self.kept],
             "dropped": [c.dropped_dict() for c in self.dropped],
@@ -70,6 +72,10 @@ class TestgenResult:
             out.append(f"| {_code(t.path + '::' + t.qualname)} | {t.kind} | "
                        f"{', '.join(t.existing_tests).replace('|', '/') or 'none'} | "
                        f"{uncovered} | {t.planned()} |")
+        if self.environment:
+            tool, path = next((k, v) for k, v in self.environment.items() if k != "why")
+            out += ["", f"Tests ran with {tool} {_code(path)}: "
+                        f"{self.environment.get('why', '')}."]
         out += ["", "**Kept tests** (evidence):", ""]
         if not self.kept:
             out.append("- none")

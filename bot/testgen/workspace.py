@@ -20,6 +20,7 @@ from bot.testgen.sandbox import RunResult, run_sandboxed
 __all__ = ["Workspace", "WriteRefused"]
 
 MAX_TEST_BYTES = 100_000
+PLUGIN = Path(__file__).with_name("pytest_limits.py")
 
 
 class WriteRefused(ValueError):
@@ -41,6 +42,8 @@ class Workspace:
     framework: Framework | None
     root: Path = field(init=False)
     written: dict[str, str] = field(default_factory=dict)  # path -> content
+    bin_dirs: tuple[str, ...] = ()  # first on the runs' PATH (the project's interpreter's)
+    memory_limit: int | None = None  # bytes of address space per run (RLIMIT_AS)
 
     def __post_init__(self) -> None:
         self._tmp = Path(tempfile.mkdtemp(prefix="nova-testgen-"))
@@ -52,14 +55,34 @@ class Workspace:
         if modules.is_dir() and not (self.root / "node_modules").exists():
             (self.root / "node_modules").symlink_to(modules.resolve(), target_is_directory=True)
 
-    def run(self, cmd: list[str], timeout: float = 120.0, env: dict[str, str] | None = None
-            ) -> RunResult:
+    def run(self, cmd: list[str], timeout: float = 120.0, env: dict[str, str] | None = None,
+            *, limit_memory: bool = True) -> RunResult:
         """Run ``cmd`` in the tree, sandboxed (``env``: extra variables). The tree's own
         code comes first on PYTHONPATH (and its ``src/``): an editable install of the
-        project points at the user's checkout, where mutants and the parent's code are not."""
+        project points at the user's checkout, where mutants and the parent's code are not.
+        Nova's pytest plugins come last. ``limit_memory``: apply ``memory_limit`` (node
+        reserves more address space than it uses: its runner limits the heap instead)."""
         paths = [str(self.root / "src")] if (self.root / "src").is_dir() else []
-        extra = {"PYTHONPATH": os.pathsep.join([str(self.root), *paths])}
-        return run_sandboxed(cmd, self.root, timeout=timeout, env=extra | (env or {}))
+        extra = {"PYTHONPATH": os.pathsep.join([str(self.root), *paths,
+                                                str(self.plugin_dir())])}
+        return run_sandboxed(cmd, self.root, timeout=timeout, env=extra | (env or {}),
+                             memory_limit=self.memory_limit if limit_memory else None,
+                             bin_dirs=self.bin_dirs)
+
+    def plugin_dir(self) -> Path:
+        """A directory with only Nova's pytest plugin (``-p nova_limits``): nothing else of
+        Nova's can shadow a module of the project."""
+        target = self._tmp / "plugins"
+        if not (target / "nova_limits.py").is_file():
+            target.mkdir(exist_ok=True)
+            shutil.copyfile(PLUGIN, target / "nova_limits.py")
+        return target
+
+    def scratch(self) -> Path:
+        """A directory for Nova's own files of this run (plans, reports); not in the tree."""
+        target = self._tmp / "scratch"
+        target.mkdir(exist_ok=True)
+        return target
 
     def _write(self, path: Path, text: str) -> None:
         """Write a file with a new mtime, a whole second later than any before it: cached

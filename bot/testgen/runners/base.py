@@ -1,0 +1,95 @@
+"""The interface every framework's runner implements, and what they share."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+from bot.testgen.frameworks import Framework
+from bot.testgen.workspace import Workspace
+
+__all__ = ["Lines", "PruneFailed", "Runner", "relative"]
+
+Lines = dict[str, set[int]]  # repo-relative file -> line numbers
+
+
+class PruneFailed(ValueError):
+    """Dropped tests could not be removed from a file without touching the kept ones."""
+
+
+class Runner(ABC):
+    """The interface; ``PytestRunner`` and ``NodeTestRunner`` implement all of it."""
+
+    language = ""
+
+    def __init__(self, fw: Framework, test_timeout: float = 20.0, memory_mb: int = 1024
+                 ) -> None:
+        self.fw = fw
+        self.test_timeout = test_timeout
+        self.memory_mb = memory_mb
+        # node id (``rel::name``) -> why the test hit a limit: it is dropped with this reason
+        self.limit_hits: dict[str, str] = {}
+
+    run_margin = 60.0  # seconds a run may take beyond its tests' limits (start-up, imports)
+
+    def run_timeout(self, tests: int) -> float:
+        """A run of ``tests`` tests ends by then, whatever they do."""
+        return min(300.0, self.test_timeout * max(tests, 1) + self.run_margin)
+
+    @abstractmethod
+    def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
+        """The tests in ``rel`` (their names inside the file; empty when it cannot load),
+        and their outcomes when collecting had to run them (that counts as a run)."""
+
+    @abstractmethod
+    def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
+        """Run the named tests of ``rel`` once: pass/fail per name (absent: did not run)."""
+
+    @abstractmethod
+    def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:
+        """Lines each test executes (absent: it could not be measured on its own)."""
+
+    @abstractmethod
+    def line_coverage(self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+                      ) -> tuple[Lines, Lines] | None:
+        """(executed, not executed) lines per file while running ``test_args`` (the whole
+        suite when empty), or None when the run could not be measured."""
+
+    @abstractmethod
+    def syntax_ok(self, ws: Workspace, rel: str) -> bool:
+        """Whether the file as it is now in the workspace parses (mutants that do not are
+        skipped: every test would "kill" them)."""
+
+    def unit(self, name: str) -> str:
+        """The smallest part of a file that holds this test and can be cut out alone."""
+        return name
+
+    @abstractmethod
+    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
+            ) -> str | None:
+        """The file's text without the ``collected`` tests not in ``keep``; None when none
+        is left."""
+
+    def prune(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
+              ) -> str | None:
+        """``cut``, then proved: the new file's tests are exactly ``keep``, or
+        ``PruneFailed``."""
+        if keep == set(collected):
+            return ws.read(rel)  # nothing to cut
+        text = self.cut(ws, rel, keep, collected)
+        if text is None:
+            return None
+        with ws.replaced({rel: text}):
+            left = set(self.collect(ws, rel)[0])
+        if left != keep:
+            raise PruneFailed(f"after removing the dropped tests the file has "
+                              f"{sorted(left)}, not {sorted(keep)}")
+        return text
+
+
+def relative(ws: Workspace, name: str) -> str:
+    path = Path(name)
+    root = ws.root.resolve()
+    if path.is_absolute() and path.resolve().is_relative_to(root):
+        return path.resolve().relative_to(root).as_posix()
+    return name

@@ -1,0 +1,209 @@
+"""pytest (which also runs unittest-style tests): runs through Nova's limits plugin,
+junit reports, coverage.py contexts per test, and cutting tests out of a file by its AST."""
+
+from __future__ import annotations
+
+import ast
+import json
+import tempfile
+from pathlib import Path
+from xml.etree import ElementTree
+
+from bot.testgen.runners.base import Lines, Runner, relative
+from bot.testgen.sandbox import RunResult
+from bot.testgen.workspace import Workspace
+
+__all__ = ["PytestRunner", "prune_python"]
+
+
+class PytestRunner(Runner):
+    language = "python"
+
+    def _limited(self, ws: Workspace, args: list[str], tests: int, timeout: float | None = None
+                 ) -> tuple[RunResult, set[str]]:
+        """Run pytest with Nova's limits plugin; record the tests that hit a limit. Returns
+        the run and the node ids that started but never ended (the run was killed)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "limits.jsonl"
+            run = ws.run([*self.fw.run_files, "-p", "nova_limits", *args],
+                         timeout=timeout or self.run_timeout(tests),
+                         env={"PYTEST_NOVA_LOG": str(log),
+                              "PYTEST_NOVA_SECONDS": f"{self.test_timeout:g}"})
+            rows = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
+        open_: set[str] = set()
+        for row in rows:
+            try:
+                e = json.loads(row)
+            except json.JSONDecodeError:
+                continue
+            node = str(e.get("nodeid", ""))
+            if e.get("event") == "start":
+                open_.add(node)
+            elif e.get("event") == "end":
+                open_.discard(node)
+            elif e.get("event") == "limit" and e.get("kind") == "time":
+                self.limit_hits[node] = (f"hit the time limit: still running after "
+                                         f"{self.test_timeout:g} s (the limit per test)")
+            elif e.get("event") == "limit":
+                self.limit_hits[node] = (f"hit the memory limit: MemoryError under the "
+                                         f"{self.memory_mb} MiB limit of a test run")
+        if run.timed_out:
+            for node in open_:
+                self.limit_hits[node] = (
+                    "hit the time limit: still running when its run was killed after "
+                    f"{self.run_timeout(tests):g} s (the limit per test is "
+                    f"{self.test_timeout:g} s; it did not answer the signal)")
+        return run, open_ if run.timed_out else set()
+
+    def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
+        run, _ = self._limited(ws, ["--collect-only", rel], 0, timeout=120)
+        return [row.split("::", 1)[1] for row in run.output.splitlines()
+                if row.startswith(rel + "::")], None
+
+    def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
+        """Run the named tests; a test that hangs past the signal is killed with its run,
+        marked, and the tests after it are run again without it."""
+        out: dict[str, bool] = {}
+        left = list(names)
+        while left:
+            ran, stuck = self._outcomes_once(ws, rel, left)
+            out.update(ran)
+            hung = {n for n in left if f"{rel}::{n}" in stuck}
+            for name in hung:
+                out[name] = False
+            if not hung:
+                break
+            left = [n for n in left if n not in out]
+        return out
+
+    def _outcomes_once(self, ws: Workspace, rel: str, names: list[str]
+                       ) -> tuple[dict[str, bool], set[str]]:
+        module = rel[:-3].replace("/", ".")
+        with tempfile.TemporaryDirectory() as tmp:
+            report = Path(tmp) / "junit.xml"
+            _run, stuck = self._limited(ws, [f"--junitxml={report}", "-p", "no:randomly",
+                                             *(f"{rel}::{n}" for n in names)], len(names))
+            if not report.is_file():
+                return {}, stuck
+            root = ElementTree.parse(report).getroot()
+        out: dict[str, bool] = {}
+        for case in root.iter("testcase"):
+            cls, name = case.get("classname", ""), case.get("name", "")
+            inner = cls[len(module):].lstrip(".").replace(".", "::")
+            key = f"{inner}::{name}" if inner else name
+            out[key] = not any(child.tag in ("failure", "error") for child in case)
+        return out, stuck
+
+    def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:
+        """One coverage run with per-test contexts."""
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, data, report = (Path(tmp) / n for n in ("rc", "data", "cov.json"))
+            rc.write_text("[run]\ndynamic_context = test_function\n")
+            python = self.fw.run_files[0]
+            ws.run([python, "-m", "coverage", "run", f"--rcfile={rc}", f"--data-file={data}",
+                    *self.fw.run_files[1:], "-p", "nova_limits",
+                    *(f"{rel}::{n}" for n in names)], timeout=self.run_timeout(len(names)),
+                   env={"PYTEST_NOVA_SECONDS": f"{self.test_timeout:g}"})
+            out = ws.run([python, "-m", "coverage", "json", f"--rcfile={rc}",
+                          f"--data-file={data}", "--show-contexts", "-o", str(report)])
+            if not out.passed:
+                return {}
+            files = json.loads(report.read_text()).get("files", {})
+        dotted = {n: "." + n.split("[")[0].replace("::", ".") for n in names}
+        lines: dict[str, Lines] = {n: {} for n in names}
+        for path, info in files.items():
+            for line, contexts in (info.get("contexts") or {}).items():
+                for ctx in contexts:
+                    for name, suffix in dotted.items():
+                        if ctx.endswith(suffix):
+                            lines[name].setdefault(relative(ws, path), set()).add(int(line))
+        for name in names:  # Hypothesis runs tests inside its engine: the context is not theirs
+            if not lines[name]:
+                alone = self.line_coverage(ws, [f"{rel}::{name}"])
+                if alone:
+                    lines[name] = alone[0]
+        return lines
+
+    def line_coverage(self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+                      ) -> tuple[Lines, Lines] | None:
+        with tempfile.TemporaryDirectory() as tmp:
+            data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
+            python = self.fw.run_files[0]
+            # the whole suite is the project's own: the memory limit is for generated tests
+            run = ws.run([python, "-m", "coverage", "run", f"--data-file={data}",
+                          *self.fw.run_files[1:], *test_args], timeout=timeout,
+                         limit_memory=bool(test_args))
+            if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
+                return None
+            json_run = ws.run([python, "-m", "coverage", "json", f"--data-file={data}",
+                               "-o", report])
+            if not json_run.passed:
+                return None
+            files = json.loads(Path(report).read_text()).get("files", {})
+        executed: Lines = {}
+        missing: Lines = {}
+        for name, info in files.items():
+            rel = relative(ws, name)
+            executed[rel] = set(info.get("executed_lines", []))
+            missing[rel] = set(info.get("missing_lines", []))
+        return executed, missing
+
+    def syntax_ok(self, ws: Workspace, rel: str) -> bool:
+        try:
+            ast.parse(ws.read(rel) or "")
+        except SyntaxError:
+            return False
+        return True
+
+    def unit(self, name: str) -> str:
+        """Parametrized cases share one function: it is kept whole or not at all."""
+        return name.split("[", 1)[0]
+
+    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
+            ) -> str | None:
+        return prune_python(ws.read(rel) or "", keep, collected)
+
+
+def prune_python(text: str, keep: set[str], collected: list[str]) -> str | None:
+    """``text`` without the tests (functions, methods of test classes, classes left empty)
+    that were ``collected`` but are not in ``keep``; None when no test is left. Names are
+    pytest's (``test_x``, ``TestY::test_z``, ``test_p[1]``)."""
+    kept = {k.split("[", 1)[0] for k in keep}
+    known = {c.split("[", 1)[0] for c in collected}
+    containers = {"::".join(parts[:i]) for name in known
+                  for parts in [name.split("::")] for i in range(1, len(parts))}
+    drop: list[tuple[int, int]] = []
+
+    def span(node: ast.stmt) -> tuple[int, int]:
+        decorators = getattr(node, "decorator_list", [])
+        return (min([node.lineno, *(d.lineno for d in decorators)]),
+                node.end_lineno or node.lineno)
+
+    def walk(body: list[ast.stmt], prefix: str) -> int:
+        """Drop what is not kept in ``body``; return how many kept tests are left."""
+        left = 0
+        for node in body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            name = prefix + node.name
+            if isinstance(node, ast.ClassDef) and name in containers:
+                inside = walk(node.body, name + "::")
+                if not inside:
+                    drop.append(span(node))
+                left += inside
+            elif name in known:
+                if name in kept:
+                    left += 1
+                else:
+                    drop.append(span(node))
+        return left
+
+    rows = text.split("\n")
+    if not walk(ast.parse(text).body, ""):
+        return None
+    # a class emptied of its tests is dropped whole, so spans never overlap badly: remove
+    # the outermost ones only
+    outer = [d for d in drop if not any(o != d and o[0] <= d[0] and d[1] <= o[1] for o in drop)]
+    for first, last in sorted(outer, reverse=True):
+        del rows[first - 1:last]
+    return "\n".join(rows)
