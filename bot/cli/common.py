@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from bot.config import SETTINGS, Settings, load_settings
+from bot.config import SETTINGS, Settings, SettingSpec, load_settings
 
 __all__ = ["change_argument", "env_epilog", "load_from_flags", "repo_option", "setting_options"]
 
@@ -31,9 +31,10 @@ def setting_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for name, (flag, kind) in reversed(_FLAGS.items()):
         spec = _SPECS[name]
         default = f" [default: {spec.default}]" if spec.default not in (None, "", ()) else ""
+        limits = f" {spec.range_text()}" if spec.range_text() else ""
         kind = click.Choice(spec.choices) if spec.choices else kind
         func = click.option(flag, name, type=kind, default=None,
-                            help=f"{spec.help} [env: {spec.env}]{default}")(func)
+                            help=f"{spec.help}{limits} [env: {spec.env}]{default}")(func)
     return func
 
 
@@ -64,18 +65,27 @@ def load_from_flags(flags: dict[str, Any], repo: Path | None) -> Settings:
 
 
 def env_epilog() -> str:
-    rows = "\n".join(f"  {s.env:<26} {s.help.split('.')[0]}." for s in SETTINGS)
+    rows = "\n".join(f"  {s.env:<26} {s.help.split('.')[0]}.{_limits(s)}" for s in SETTINGS)
     return ("\b\nConfiguration (flags > environment > .nova.toml in the repository):\n"
             + rows)
 
 
+def _limits(spec: SettingSpec) -> str:
+    return f" {spec.range_text()}" if spec.range_text() else ""
+
+
 def event_bus(quiet: bool, events_file: Path | None):  # -> bot.events.EventBus
     """Progress on stderr (a live line on a terminal, plain lines in CI) and JSON lines."""
+    from bot.errors import UsageError
     from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink
 
     bus = EventBus()
     if not quiet:
         bus.add(TerminalSink() if sys.stderr.isatty() else PlainSink())
     if events_file is not None:
-        bus.add(JsonLinesSink(str(events_file)))
+        try:
+            bus.add(JsonLinesSink(str(events_file)))
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise UsageError(f"cannot write --events-file {events_file}: {reason}") from exc
     return bus
