@@ -22,6 +22,7 @@ from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
 from bot.hosts.base import TreeReader
 from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
+from bot.llm.retry import ainvoke_with_retries
 from bot.models import Change, Comment, Stats
 from bot.prompts import render_prompt
 
@@ -59,17 +60,27 @@ def _message_text(msg: Any) -> str:
 
 
 def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats,
-                parse_final: Callable[[str], Any] = parse_answer):
+                parse_final: Callable[[str], Any] = parse_answer, *,
+                tool_timeout: float | None = None, retries: Settings | None = None):
     """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
-    the model's final text and raises ``AnswerError`` to ask once more."""
+    the model's final text and raises ``AnswerError`` to ask once more. A tool call past
+    ``tool_timeout`` seconds answers that it timed out. With ``retries`` (the settings), model
+    calls are retried by ``bot.llm.retry`` — build ``model`` with ``llm_max_retries=0`` — and
+    each retry is an event."""
     from langchain_core.messages import HumanMessage, ToolMessage
     from langgraph.graph import END, START, StateGraph
 
     by_name = {t.name: t for t in tools}
     bound = model.bind_tools([t.schema() for t in tools]) if tools else model
 
+    def on_retry(text: str) -> None:
+        bus.emit(ErrorEvent(error=text, recoverable=True))
+
     async def call_model(state: ReviewState) -> dict[str, Any]:
-        msg = await bound.ainvoke(state["messages"])
+        if retries is not None:
+            msg = await ainvoke_with_retries(bound, state["messages"], retries, on_retry)
+        else:
+            msg = await bound.ainvoke(state["messages"])
         usage = getattr(msg, "usage_metadata", None) or {}
         stats.add_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
         return {"messages": [msg]}
@@ -91,10 +102,7 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                 status = "error"
             else:
                 try:
-                    if tool.arun is not None:
-                        result = await tool.arun(**args)
-                    else:
-                        result = await asyncio.to_thread(tool.run, **args)  # type: ignore[arg-type]
+                    result = await tool.invoke(args, tool_timeout)
                     status = "error" if result.startswith("error:") else "success"
                 except (TypeError, ValueError) as exc:
                     result, status = f"error: bad arguments for {name}: {exc}", "error"
@@ -189,8 +197,9 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
 async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
                        findings: Sequence[Comment], settings: Settings, bus: EventBus,
                        stats: Stats, outcome: ReviewOutcome) -> None:
-    model = make_chat_model(settings)
-    graph = build_graph(model, tools, bus, stats)
+    model = make_chat_model(settings.with_(llm_max_retries=0))  # retried (and shown) below
+    graph = build_graph(model, tools, bus, stats, tool_timeout=settings.tool_timeout,
+                        retries=settings)
     system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
                            extra_instructions=settings.extra_instructions)
     semaphore = asyncio.Semaphore(max(1, settings.max_concurrency))
@@ -207,10 +216,21 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
             bus.emit(TextEvent(content=f"batch {i + 1}/{count}: {len(answer.comments)} comments"))
             return answer
 
+    tasks = [asyncio.ensure_future(one(i, b)) for i, b in enumerate(plan.batches)]
     try:
-        results = await asyncio.gather(*(one(i, b) for i, b in enumerate(plan.batches)))
+        done, pending = await asyncio.wait(tasks, timeout=settings.review_deadline)
     finally:
+        for task in tasks:
+            task.cancel()  # past the deadline (or cancelled): what is unfinished stops
+        await asyncio.gather(*tasks, return_exceptions=True)
         await aclose_model(model)
+    late = ModelError(f"not reviewed: the review deadline of {settings.review_deadline:g}s "
+                      "(NOVA_REVIEW_DEADLINE) passed first")
+    if pending:
+        bus.emit(ErrorEvent(error=f"the review deadline of {settings.review_deadline:g}s "
+                            f"passed: {len(pending)} of {count} batch(es) unfinished; "
+                            "publishing what was found", recoverable=False))
+    results = [task.result() if task in done else late for task in tasks]
     for i, res in enumerate(results):
         files = ", ".join(f.path for f in plan.batches[i].files)
         if isinstance(res, ModelError):
