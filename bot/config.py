@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.errors import ConfigError, register_secret
+from bot.errors import ConfigError, register_secret, register_url_secrets
 
 __all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings"]
 
@@ -243,7 +243,7 @@ def _coerce(spec: SettingSpec, value: Any, where: str) -> Any:
         try:
             value = spec.parse(value)
         except ValueError as exc:
-            raise ConfigError(f"{where}: {spec.name} must be a {spec.parse.__name__}, "
+            raise ConfigError(f"{where}: {spec.name} must be {_kind(spec)}, "
                               f"got {value!r}") from exc
     elif isinstance(value, list) and spec.name == "exclude":
         value = tuple(str(v) for v in value)
@@ -255,11 +255,14 @@ def _coerce(spec: SettingSpec, value: Any, where: str) -> Any:
     return value
 
 
+def _kind(spec: SettingSpec) -> str:
+    return {"int": "an integer", "float": "a number"}.get(spec.parse.__name__, "valid")
+
+
 def _check_number(spec: SettingSpec, value: Any, where: str) -> None:
-    kind = "an integer" if spec.parse is int else "a number"
     if isinstance(value, bool) or not isinstance(value, int | float) \
             or (spec.parse is int and not isinstance(value, int)):
-        raise ConfigError(f"{where}: {spec.name} must be {kind}, got {value!r}")
+        raise ConfigError(f"{where}: {spec.name} must be {_kind(spec)}, got {value!r}")
     if spec.min is None:
         return
     if value < spec.min or (spec.min_exclusive and value == spec.min):
@@ -306,23 +309,6 @@ def _check_model(settings: Settings) -> None:
             f"{where}: the model {model!r} is malformed: expected provider:model ({example}); "
             "a name alone is taken only when it is an OpenAI (gpt-…, o1…) or Anthropic "
             "(claude-…) model, or when NOVA_LLM_BASE_URL names an OpenAI-compatible server")
-
-
-def _register_url_secrets(settings: Settings) -> None:
-    """The password (or lone user token) in a service URL is a secret like any token."""
-    from urllib.parse import unquote, urlsplit
-
-    for url in (settings.llm_base_url, settings.task_manager_url, settings.github_api_url,
-                settings.phabricator_url):
-        try:
-            parts = urlsplit(url or "")
-            user, password = parts.username, parts.password
-        except ValueError:  # a malformed port or IPv6 literal: nothing to take from it
-            continue
-        for value in (password,) if password else (user,):
-            if value:
-                register_secret(value)
-                register_secret(unquote(value))
 
 
 def _read_repo_file(repo: Path | None) -> dict[str, Any]:
@@ -373,7 +359,8 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
         if fallback and env.get(fallback):
             settings = settings.with_(llm_api_key=env[fallback])
     settings = _arcrc_fallback(settings, env)
-    _register_url_secrets(settings)
+    register_url_secrets(settings.llm_base_url, settings.task_manager_url,
+                         settings.github_api_url, settings.phabricator_url)
     _check_model(settings)
     register_secret(settings.llm_api_key)
     register_secret(settings.task_manager_token)

@@ -37,6 +37,7 @@ __all__ = [
     "redact",
     "redact_known",
     "register_secret",
+    "register_url_secrets",
 ]
 
 EXIT_OK = 0
@@ -125,6 +126,21 @@ def register_secret(value: str | None) -> None:
     inside base64 (``x-access-token:TOKEN`` in ``Authorization: basic …``)."""
     if value and len(value) >= 6 and value not in _known_secrets:
         _known_secrets[value] = _encoded_forms(value)
+
+
+def register_url_secrets(*urls: str | None) -> None:
+    """The password of a service URL (or its user part alone: a token) is a secret."""
+    from urllib.parse import unquote, urlsplit
+
+    for url in urls:
+        try:
+            parts = urlsplit(url or "")
+            value = parts.password or parts.username
+        except ValueError:  # a malformed port or IPv6 literal: nothing to take from it
+            continue
+        if value:
+            register_secret(value)
+            register_secret(unquote(value))
 
 
 def _encoded_forms(secret: str) -> _Forms:

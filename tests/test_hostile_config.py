@@ -42,7 +42,7 @@ def py_repo(repo: GitRepo) -> GitRepo:
     ("NOVA_REVIEW_DEADLINE", "0", "review_deadline must be more than 0, got 0.0"),
     ("NOVA_TOOL_TIMEOUT", "-2.5", "tool_timeout must be more than 0, got -2.5"),
     ("NOVA_RECURSION_LIMIT", "0", "recursion_limit must be at least 1, got 0"),
-    ("NOVA_LLM_MAX_RETRIES", "two", "llm_max_retries must be a int, got 'two'"),
+    ("NOVA_LLM_MAX_RETRIES", "two", "llm_max_retries must be an integer, got 'two'"),
 ])
 def test_out_of_range_settings_are_one_line_and_exit_2(py_repo: GitRepo, monkeypatch, name: str,
                                                        value: str, says: str) -> None:

@@ -9,10 +9,10 @@ turn: an unusable answer is shown its error once, then the batch is reported as 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar
 
 from bot.agents.review.batching import Batch, Plan, plan_batches
 from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 __all__ = ["ReviewOutcome", "build_graph", "review_change"]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -194,6 +196,19 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
     return outcome
 
 
+async def _within(seconds: float, coros: Sequence[Coroutine[Any, Any, T]]) -> list[T | None]:
+    """Run ``coros`` concurrently for at most ``seconds``; the unfinished are cancelled (their
+    HTTP requests closed) and give None."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        done, _ = await asyncio.wait(tasks, timeout=seconds)
+    finally:
+        for task in tasks:
+            task.cancel()  # no-op on the finished ones
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return [task.result() if task in done else None for task in tasks]
+
+
 async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
                        findings: Sequence[Comment], settings: Settings, bus: EventBus,
                        stats: Stats, outcome: ReviewOutcome) -> None:
@@ -216,21 +231,18 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
             bus.emit(TextEvent(content=f"batch {i + 1}/{count}: {len(answer.comments)} comments"))
             return answer
 
-    tasks = [asyncio.ensure_future(one(i, b)) for i, b in enumerate(plan.batches)]
     try:
-        done, pending = await asyncio.wait(tasks, timeout=settings.review_deadline)
+        finished = await _within(settings.review_deadline,
+                                 [one(i, b) for i, b in enumerate(plan.batches)])
     finally:
-        for task in tasks:
-            task.cancel()  # past the deadline (or cancelled): what is unfinished stops
-        await asyncio.gather(*tasks, return_exceptions=True)
         await aclose_model(model)
     late = ModelError(f"not reviewed: the review deadline of {settings.review_deadline:g}s "
                       "(NOVA_REVIEW_DEADLINE) passed first")
-    if pending:
+    if None in finished:
         bus.emit(ErrorEvent(error=f"the review deadline of {settings.review_deadline:g}s "
-                            f"passed: {len(pending)} of {count} batch(es) unfinished; "
+                            f"passed: {finished.count(None)} of {count} batch(es) unfinished; "
                             "publishing what was found", recoverable=False))
-    results = [task.result() if task in done else late for task in tasks]
+    results = [late if res is None else res for res in finished]
     for i, res in enumerate(results):
         files = ", ".join(f.path for f in plan.batches[i].files)
         if isinstance(res, ModelError):
