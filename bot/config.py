@@ -20,14 +20,10 @@ from typing import Any
 
 from bot.errors import ConfigError, register_secret, register_url_secrets
 
-__all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings"]
+__all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings", "parse_repo_config",
+           "with_repo_config"]
 
 FAIL_ON = ("never", "info", "warning", "error")
-DEFAULT_EXCLUDE = (
-    "*.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "*.min.js",
-    "*.min.css", "*.map", "vendor/*", "third_party/*", "node_modules/*", "*_pb2.py", "*.pb.go",
-    "dist/*", "*.snap",
-)
 
 
 def _bool(text: str) -> bool:
@@ -89,7 +85,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 int, min=1),
     SettingSpec("token_budget", "NOVA_TOKEN_BUDGET",
                 "Approximate diff tokens per review batch; bigger changes are split by file "
-                "into batches that run concurrently.", 12000, int, repo_ok=True, min=1),
+                "into batches that run concurrently.", 24000, int, repo_ok=True, min=1),
     SettingSpec("max_concurrency", "NOVA_MAX_CONCURRENCY",
                 "Review batches run at the same time.", 4, int, min=1),
     SettingSpec("max_file_tokens", "NOVA_MAX_FILE_TOKENS",
@@ -105,8 +101,10 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "Extra review instructions appended to the prompt (team conventions).", "",
                 repo_ok=True),
     SettingSpec("exclude", "NOVA_EXCLUDE",
-                "Comma-separated globs of files not to review (generated, vendored).",
-                DEFAULT_EXCLUDE, _globs, repo_ok=True),
+                "Comma-separated gitignore-style patterns of files the model and the analyzers "
+                "skip, added to the built-in ones (lockfiles, minified, generated, package "
+                "metadata, vendored, snapshots, certificates and keys); '!pattern' "
+                "re-includes.", (), _globs, repo_ok=True),
     SettingSpec("analyzers", "NOVA_ANALYZERS",
                 "Static analyzers to run on changed files: 'ruff' or 'none'.", "ruff", str,
                 ("ruff", "none"), repo_ok=True),
@@ -179,13 +177,13 @@ class Settings:
     tool_timeout: float = 30.0
     github_actions: bool = False
     recursion_limit: int = 24
-    token_budget: int = 12000
+    token_budget: int = 24000
     max_concurrency: int = 4
     max_file_tokens: int = 24000
     fail_on: str = "never"
     diff_style: str = "compact"
     extra_instructions: str = ""
-    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    exclude: tuple[str, ...] = ()  # added to bot.review_filter.DEFAULT_EXCLUDE
     analyzers: str = "ruff"
     llm_review: bool = True
     mcp_config: str | None = None
@@ -311,6 +309,25 @@ def _check_model(settings: Settings) -> None:
             "(claude-…) model, or when NOVA_LLM_BASE_URL names an OpenAI-compatible server")
 
 
+def parse_repo_config(text: str, where: str) -> dict[str, Any]:
+    """The settings a repository's ``.nova.toml`` may set, validated (untrusted input)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from exc
+    data = data.get("nova", data)
+    unknown = sorted(k for k in data if k not in _SPECS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {', '.join(unknown)}; known: "
+                          f"{', '.join(s.name for s in SETTINGS if s.repo_ok)}")
+    refused = sorted(k for k in data if not _SPECS[k].repo_ok)
+    if refused:
+        raise ConfigError(
+            f"{where}: {', '.join(refused)} cannot be set in the repository (it is untrusted "
+            "input); set them in the environment (NOVA_*) or as flags")
+    return {key: _coerce(_SPECS[key], value, where) for key, value in data.items()}
+
+
 def _read_repo_file(repo: Path | None) -> dict[str, Any]:
     if repo is None:
         return {}
@@ -318,20 +335,19 @@ def _read_repo_file(repo: Path | None) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    data = data.get("nova", data)
-    unknown = sorted(k for k in data if k not in _SPECS)
-    if unknown:
-        raise ConfigError(f"{path}: unknown keys {', '.join(unknown)}; known: "
-                          f"{', '.join(s.name for s in SETTINGS if s.repo_ok)}")
-    refused = sorted(k for k in data if not _SPECS[k].repo_ok)
-    if refused:
-        raise ConfigError(
-            f"{path}: {', '.join(refused)} cannot be set in the repository (it is untrusted "
-            "input); set them in the environment (NOVA_*) or as flags")
-    return data
+    return parse_repo_config(text, str(path))
+
+
+def with_repo_config(settings: Settings, text: str, where: str) -> Settings:
+    """``settings`` plus a repository's ``.nova.toml`` (read from the change's BASE revision,
+    never from the change itself): flags and the environment still win."""
+    values = {key: value for key, value in parse_repo_config(text, where).items()
+              if key not in settings.origins}
+    origins = {**settings.origins, **dict.fromkeys(values, where)}
+    return replace(settings, **values, origins=origins)
 
 
 def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
@@ -341,7 +357,7 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for key, value in _read_repo_file(repo).items():
-        values[key] = _coerce(_SPECS[key], value, ".nova.toml")
+        values[key] = value
         origins[key] = ".nova.toml"
     for spec in SETTINGS:
         raw = env.get(spec.env)

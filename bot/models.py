@@ -154,6 +154,9 @@ class PublishReport:
     summary_posted: bool = False
     notes: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    # findings of earlier reviews that still stand (an incremental review of new pushes
+    # did not see them again): they still count for --fail-on
+    carried: tuple[Severity, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,11 +173,11 @@ class PriorReview:
         return any(severity_rank(s) >= severity_rank(fail_on) for s in self.severities)
 
 
-def verdict_marker(result: ReviewResult) -> str:
+def verdict_marker(result: ReviewResult, carried: tuple[Severity, ...] = ()) -> str:
     """``error=1,warning=0,info=2,failed=0``: what a re-run on the same head exits by."""
     counts = {s: 0 for s in SEVERITIES}
-    for p in result.placements:
-        counts[p.comment.severity] += 1
+    for severity in [*(p.comment.severity for p in result.placements), *carried]:
+        counts[severity] += 1
     return ",".join([*(f"{s}={counts[s]}" for s in reversed(SEVERITIES)),
                      f"failed={len(result.errors)}"])
 
@@ -203,6 +206,11 @@ class ReviewResult:
     stats: Stats = field(default_factory=Stats)
     reports: list[PublishReport] = field(default_factory=list)  # what each host posted
     prior: PriorReview | None = None  # set when this head was reviewed before (skipped run)
+    since: str | None = None  # incremental review: only what changed after this head
+
+    @property
+    def carried(self) -> tuple[Severity, ...]:
+        return tuple(s for r in self.reports for s in r.carried)
 
     @property
     def inline_posted(self) -> int:
@@ -226,6 +234,7 @@ def exit_code_for(result: ReviewResult, fail_on: str) -> int:
         return 1 if result.prior.reaches(fail_on) else 0
     if fail_on != "never":
         threshold = severity_rank(fail_on)
-        if any(severity_rank(p.comment.severity) >= threshold for p in result.placements):
+        found = [*(p.comment.severity for p in result.placements), *result.carried]
+        if any(severity_rank(s) >= threshold for s in found):
             return 1
     return 0

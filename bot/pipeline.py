@@ -6,17 +6,29 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from bot.analyzers.ruff import run_ruff
-from bot.config import Settings
+from bot.analyzers.secrets import scan_secrets
+from bot.config import Settings, with_repo_config
 from bot.diff.anchor import anchor
 from bot.errors import AnalyzerError, ModelError, NovaError, UsageError
 from bot.events import DoneEvent, EventBus
-from bot.hosts.base import BuildStatus, LocalTree, Publisher, RerunGuard, Source, TreeReader
+from bot.hosts.base import (
+    BuildStatus,
+    HostSession,
+    IncrementalSource,
+    LocalTree,
+    Publisher,
+    RerunGuard,
+    ReviewHistory,
+    Source,
+    TreeReader,
+)
 from bot.models import Change, Comment, PriorReview, ReviewResult, exit_code_for
+from bot.review_filter import select_files, skip_notes
 from bot.taskmanager.tracker import StepTracker
 
 if TYPE_CHECKING:
@@ -26,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Output", "ReviewJob", "TestgenJob", "exit_code_for", "run_review", "run_testgen"]
 
+CONFIG_FILE = ".nova.toml"
 LLM_OFF_NOTE = ("LLM review is off: no model is configured, so only static analyzers ran. "
                 "Turn it on with NOVA_LLM_MODEL=provider:model (e.g. openai:gpt-4o-mini, plus "
                 "NOVA_LLM_API_KEY; or NOVA_LLM_BASE_URL for an OpenAI-compatible server).")
@@ -40,15 +53,20 @@ class Output(Protocol):
 
 @dataclass
 class ReviewJob:
-    settings: Settings
-    source: Source
+    settings: Settings  # flags > environment; the base revision's .nova.toml is added later
+    session: HostSession
     ref: str
     repo: Path | None
     bus: EventBus
     tracker: StepTracker
     session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
     force: bool = False  # review again a change a publisher says was already reviewed
+    full: bool = False  # review the whole change even when an earlier push was reviewed
     confirm: Callable[[ReviewResult], bool] | None = None  # asked before hosts publish
+
+    @property
+    def source(self) -> Source:
+        return self.session.source
 
 
 def _analyze(job: ReviewJob, change: Change, tree: TreeReader | None,
@@ -97,6 +115,20 @@ def _llm_review(job: ReviewJob, change: Change, tree: TreeReader | None,
         return outcome.comments
 
 
+def _repo_config(job: ReviewJob, change: Change) -> list[str]:
+    """Apply the repository's ``.nova.toml`` from the change's BASE revision: a change must
+    not configure its own review (it could turn the analyzers off). Say when it edits it."""
+    base = job.source.read_base(change, CONFIG_FILE)
+    if base is not None:
+        job.settings = with_repo_config(job.settings, base, f"{CONFIG_FILE} (base)")
+        job.session.settings = job.settings
+    if not any(f.path == CONFIG_FILE or f.old_path == CONFIG_FILE for f in change.files):
+        return []
+    return [f"this change edits {CONFIG_FILE}; its settings apply to later changes once it is "
+            f"merged: this review used the base revision's "
+            f"{CONFIG_FILE if base is not None else '(none)'}"]
+
+
 def _prior_review(job: ReviewJob, change: Change,
                   publishers: Sequence[Publisher]) -> PriorReview | None:
     """A host's word (from Nova's own summary) that this exact head was reviewed before."""
@@ -119,11 +151,12 @@ def run_review(job: ReviewJob, publishers: Sequence[Publisher],
         with job.tracker.step("fetch-change") as step:
             change = job.source.fetch(job.ref)
             step.note(f"{len(change.files)} files")
+            config_notes = _repo_config(job, change)
             prior = _prior_review(job, change, publishers)
     except NovaError as exc:
         write_error_outputs(outputs, job.ref, exc)
         raise
-    result = ReviewResult(change=change, summary="", notes=list(change.notes))
+    result = ReviewResult(change=change, summary="", notes=[*change.notes, *config_notes])
     try:
         if prior is not None:
             _skip_reviewed(job, result, prior, publishers)
@@ -177,7 +210,7 @@ def _review_and_publish(job: ReviewJob, result: ReviewResult,
         except NovaError as exc:
             result.notes.append(f"could not tell the build it started: {exc}")
     try:
-        _review(job, result)
+        _review(job, result, publishers)
         result.stats.seconds = round(time.monotonic() - started, 3)
         if publishers and job.confirm is not None and not job.confirm(result):
             result.notes.append("publishing was declined (--confirm): nothing was posted")
@@ -188,6 +221,9 @@ def _review_and_publish(job: ReviewJob, result: ReviewResult,
                     report = publisher.publish(result)
                 except NovaError as exc:
                     result.errors.append(str(exc))
+                    if isinstance(publisher, BuildStatus):  # a waiting build hears of it
+                        with suppress(NovaError):
+                            publisher.abort(str(exc))
                     continue
                 result.reports.append(report)
                 result.notes += report.notes
@@ -202,18 +238,46 @@ def _review_and_publish(job: ReviewJob, result: ReviewResult,
         "completion_tokens": result.stats.completion_tokens}))
 
 
-def _review(job: ReviewJob, result: ReviewResult) -> None:
+def _scope(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]) -> Change:
+    """What the analyzers and the model see: the whole change, or, when Nova reviewed an
+    earlier push of it, only what the pushes since then changed (placement still uses the
+    whole change's diff: a comment must land on a line the pull request shows)."""
     change = result.change
-    tree = job.source.tree(change)
+    history = next((p for p in publishers if isinstance(p, ReviewHistory)), None)
+    if job.full or history is None or not isinstance(job.source, IncrementalSource):
+        return change
+    last = history.last_reviewed_head(change)
+    if not last or last == change.head_ref:
+        return change
+    since = job.source.changes_since(change, last)
+    if since is None:
+        result.notes.append(f"the last reviewed head {last[:12]} is no longer in this branch "
+                            "(a rebase or force-push?): the whole change was reviewed")
+        return change
+    result.since = last
+    result.notes.append(f"incremental review: only what changed since {last[:12]} "
+                        f"({len(since.files)} file(s)); earlier findings still stand "
+                        "(--full reviews the whole change)")
+    return since
+
+
+def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]) -> None:
+    change = _scope(job, result, publishers)
+    tree = job.source.tree(result.change)
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
-    findings = _analyze(job, change, tree, result.notes) if change.files else []
+    selection = select_files(change.files, job.settings.exclude,
+                             tree.read_text if tree is not None else None)
+    result.notes += skip_notes(selection.skipped)
+    reviewed = replace(change, files=tuple(selection.kept))  # what the model and ruff see
+    findings = scan_secrets(change.files)  # every file: keys are excluded, not harmless
+    findings += _analyze(job, reviewed, tree, result.notes) if change.files else []
     try:
-        llm_comments = _llm_review(job, change, tree, findings, result) if change.files else []
+        llm_comments = _llm_review(job, reviewed, tree, findings, result) if change.files else []
     except ModelError:
         llm_comments = []  # already in result.errors; the analyzers' findings still publish
     with job.tracker.step("anchor") as step:
-        result.placements = anchor(findings + llm_comments, change.files)
+        result.placements = anchor(findings + llm_comments, result.change.files)
         step.note(f"{len(result.placed)} placed, {len(result.unplaced)} in the summary")
 
 

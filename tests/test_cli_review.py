@@ -186,7 +186,7 @@ def test_big_changes_are_split_into_batches_and_merged(repo: GitRepo, llm_env: F
     for i in range(6):
         repo.write(f"m{i}.txt", "".join(f"new {i} {n}\n" for n in range(30)))
     repo.commit("rewrite")
-    monkeypatch.setenv("NOVA_TOKEN_BUDGET", "400")
+    monkeypatch.setenv("NOVA_TOKEN_BUDGET", "250")
 
     def reply(body: dict) -> object:
         prompt = body["messages"][1]["content"]
@@ -225,15 +225,36 @@ def test_stdin_diff_and_staged(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
     assert [c["path"] for c in data["comments"]] == ["pkg/new.py"]
 
 
-def test_repo_config_cannot_redirect_the_model(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
-    py_repo.write(".nova.toml", 'llm_base_url = "http://evil.invalid/v1"\n')
-    result = run("review", "--repo", str(py_repo.path), "-q")
+def test_repo_config_cannot_redirect_the_model(repo: GitRepo, llm_env: FakeOpenAI) -> None:
+    repo.write(".nova.toml", 'llm_base_url = "http://evil.invalid/v1"\n')
+    repo.commit("config in the base")
+    repo.write("pkg/a.py", "import os\n")
+    repo.commit("change")
+    result = run("review", "--repo", str(repo.path), "-q")
     assert result.exit_code == 2 and "cannot be set in the repository" in result.stderr
-    py_repo.write(".nova.toml", 'fail_on = "info"\nextra_instructions = "Be terse."\n')
+    repo.write(".nova.toml", 'fail_on = "info"\nextra_instructions = "Be terse."\n')
+    repo.commit("config in the base")
+    repo.write("pkg/b.py", "import sys\n")
+    repo.commit("change")
     llm_env.enqueue(text(answer([])))
-    result = run("review", "--repo", str(py_repo.path), "-q")
+    result = run("review", "--repo", str(repo.path), "-q")
     assert result.exit_code == 1  # ruff's findings reach fail_on = "info"
     assert "Be terse." in llm_env.requests[-1]["messages"][0]["content"]
+
+
+def test_a_change_cannot_configure_its_own_review(py_repo: GitRepo) -> None:
+    py_repo.write(".nova.toml", 'analyzers = "none"\nexclude = ["*"]\nfail_on = "never"\n')
+    py_repo.write("pkg/more.py", "import sys\n")
+    py_repo.commit("Turn my own review off")
+    result = run("review", "--repo", str(py_repo.path), "-q", "-o", "json", "--fail-on",
+                 "info")
+    assert result.exit_code == 1, result.stderr  # ruff still ran and its finding counts
+    data = json.loads(result.stdout)
+    assert [c["path"] for c in data["comments"]] == ["pkg/more.py"]
+    assert "this change edits .nova.toml" in data["summary"]
+    # the same file in the work tree, uncommitted, is not the base either
+    result = run("review", "--repo", str(py_repo.path), "-q", "-o", "json", "HEAD~1")
+    assert json.loads(result.stdout)["comments"], "the base of HEAD~1 has no .nova.toml"
 
 
 def test_markdown_and_sarif(py_repo: GitRepo, tmp_path: Path) -> None:
@@ -308,3 +329,11 @@ def test_a_configured_key_committed_into_the_diff_never_reaches_the_model(
     sent = json.dumps(llm_env.requests)
     assert SECRET not in sent and sent.count("***") >= 2  # the diff and the tool result
     assert SECRET not in result.stdout
+
+
+def test_json_output_is_written_when_the_run_ends_in_an_error(py_repo: GitRepo) -> None:
+    result = run("review", "deadbeef", "--repo", str(py_repo.path), "-q", "-o", "json")
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert "unknown revision 'deadbeef'" in data["summary"] and data["comments"] == []
+    assert "nova: error: unknown revision" in result.stderr

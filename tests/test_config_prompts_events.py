@@ -76,6 +76,7 @@ def test_every_template_renders() -> None:
     ctx = {"style": "compact", "has_tools": True, "extra_instructions": "x", "title": "t",
            "description": "d", "batch_index": 1, "batch_count": 2, "diff": "1 + a\n",
            "findings": [], "error": "bad", "max_iterations": 3, "example": "def test(): ...",
+           "mode": "json_schema",
            "example_path": "tests/test_a.py",
            "framework": {"name": "pytest", "language": "python", "test_dirs": ["tests"],
                          "name_patterns": ["test_*.py"]},
@@ -88,6 +89,9 @@ def test_every_template_renders() -> None:
         assert render_prompt(name, **ctx).strip()
     labeled = render_prompt("review/system.j2", **{**ctx, "style": "labeled", "has_tools": False})
     assert "NEW_LINE_" in labeled and "not available" in labeled
+    for name in ("review/system.j2", "review/repair.j2"):
+        assert "submit_review" in render_prompt(name, **{**ctx, "mode": "tool"})
+        assert "submit_review" not in render_prompt(name, **ctx)
     with pytest.raises(Exception, match="undefined"):
         render_prompt("review/user.j2", title="only this")
 

@@ -19,10 +19,25 @@ CASES = sorted(p.stem for p in DATA.glob("*.diff"))
 UPDATE = os.environ.get("NOVA_UPDATE_GOLDEN") == "1"
 
 
-def _check(path: Path, actual: str) -> None:
-    if UPDATE or not path.exists():
+def _check(path: Path, actual: str, update: bool = UPDATE) -> None:
+    """Compare with the golden file; only NOVA_UPDATE_GOLDEN=1 writes one (a missing golden
+    written on the fly would be compared with itself and always pass)."""
+    if update:
         path.write_text(actual, encoding="utf-8")
+    assert path.exists(), (f"golden {path.name} is missing: write it with NOVA_UPDATE_GOLDEN=1 "
+                           "python -m pytest tests/test_diff_golden.py, then review it")
     assert actual == path.read_text(encoding="utf-8"), f"golden {path.name} differs"
+
+
+def test_a_missing_golden_fails_and_is_not_written(tmp_path: Path) -> None:
+    golden = tmp_path / "new_case.numbered.txt"
+    with pytest.raises(AssertionError, match="missing: write it with NOVA_UPDATE_GOLDEN=1"):
+        _check(golden, "rendered\n", update=False)
+    assert not golden.exists()
+    _check(golden, "rendered\n", update=True)
+    assert golden.read_text(encoding="utf-8") == "rendered\n"
+    with pytest.raises(AssertionError, match="differs"):
+        _check(golden, "changed\n", update=False)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -36,7 +51,7 @@ def test_golden(name: str) -> None:
 def test_goldens_cover_the_tricky_cases() -> None:
     expected = {"added_deleted", "binary_added", "copy", "crlf", "empty", "mode_only",
                 "modified_hunks", "no_newline", "non_utf8", "plain_unified", "quoted_paths",
-                "rename_edit", "rename_pure"}
+                "rename_edit", "rename_pure", "long_context"}
     assert expected <= set(CASES)
 
 

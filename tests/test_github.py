@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,62 +10,9 @@ from click.testing import CliRunner
 
 from bot.cli import cli
 from tests.conftest import GitRepo
+from tests.github_support import REPO, TOKEN, pull_from_repo
 from tests.servers.github_server import FakeGitHub, PullSpec, commentable_lines
 from tests.servers.openai_server import FakeOpenAI, text
-
-REPO = "acme/shop"
-TOKEN = "ghs_testtoken0000000000000000000000"
-
-
-def pull_from_repo(repo: GitRepo, base: str, head: str, number: int = 1, **kw) -> PullSpec:
-    """A pull request whose files and patches are git's own diff of base..head."""
-    files = []
-    for row in repo.git("diff", "--name-status", "-M", base, head).splitlines():
-        status, *paths = row.split("\t")
-        new, old = paths[-1], paths[0]
-        kind = {"A": "added", "D": "removed", "M": "modified", "R": "renamed"}[status[0]]
-        raw = repo.git("diff", "-M", base, head, "--", *dict.fromkeys([old, new]))
-        patch = raw[raw.index("@@"):] if "@@" in raw else None
-        body = patch or ""
-        entry = {"filename": new, "status": kind, "patch": patch,
-                 "additions": len(re.findall(r"^\+", body, re.M)),
-                 "deletions": len(re.findall(r"^-", body, re.M))}
-        if kind == "renamed":
-            entry["previous_filename"] = old
-        files.append(entry)
-    contents = {}
-    for path in repo.git("ls-tree", "-r", "--name-only", head).split():
-        blob = repo.git("show", f"{head}:{path}") if not path.endswith(".png") else ""
-        contents[path] = blob
-    return PullSpec(repo=REPO, number=number, head_sha=head, base_sha=base, files=files,
-                    contents=contents, **kw)
-
-
-@pytest.fixture
-def gh(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
-    server = FakeGitHub(TOKEN).start()
-    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    monkeypatch.setenv("GITHUB_API_URL", server.base_url)
-    monkeypatch.setenv("NOVA_GITHUB_WRITE_INTERVAL", "0")
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def pr(repo: GitRepo, gh: FakeGitHub) -> PullSpec:
-    repo.write("shop/cart.py", "".join(f"line_{i} = {i}\n" for i in range(1, 31)))
-    repo.write("shop/old_name.py", "def helper():\n    return 1\n")
-    repo.write("shop/gone.py", "bye = 1\n")
-    base = repo.commit("base")
-    repo.write("shop/cart.py", "".join(
-        f"line_{i} = {i * 10 if i in (5, 20) else i}\n" for i in range(1, 31) if i != 12))
-    repo.git("mv", "shop/old_name.py", "shop/new_name.py")
-    repo.write("shop/new_name.py", "def helper():\n    return 2\n")
-    repo.write("shop/total.py", "import os\n\n\ndef total(items):\n    return sum(items)\n")
-    repo.write("shop/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00")
-    repo.git("rm", "-q", "shop/gone.py")
-    head = repo.commit("Cart changes\n\nTouches the cart.")
-    return gh.add_pull(pull_from_repo(repo, base, head, title="Cart changes"))
 
 
 def review(tmp_path: Path, *args: str):

@@ -118,7 +118,8 @@ def test_redos_on_the_github_contents_tree(repo: GitRepo, llm_env: FakeOpenAI, t
     """No checkout at hand: the PR's files are read through the API and matched in Python."""
     repo.write("big.txt", "start\n")
     base = repo.commit("base")
-    repo.write("big.txt", ("x" * 2000 + "\n") * 20)
+    # 80 x's a line: 2**80 ways to split them for a backtracking engine
+    repo.write("big.txt", "".join(f'v{i} = "{"x" * 80}"\n' for i in range(20)))
     head = repo.commit("grow")
     gh = FakeGitHub(TOKEN).start()
     try:

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import bot
 from bot.config import load_settings
 from bot.mcp.server import build_server
 from bot.taskmanager.client import STATUSES, MockTaskManagerClient
@@ -45,7 +46,8 @@ def _payload(result: Any) -> dict[str, Any]:
 
 
 async def _exercise(session) -> None:
-    await session.initialize()
+    info = (await session.initialize()).serverInfo
+    assert (info.name, info.version) == ("nova", bot.__version__)  # not the mcp library's
     names = {t.name for t in (await session.list_tools()).tools}
     assert names == ALL_TOOLS
     descriptions = {t.name: t.description for t in (await session.list_tools()).tools}

@@ -61,29 +61,68 @@ def test_full_context_diff_reconstructs_the_new_file(old, new) -> None:
     assert new_side == new
 
 
-_COMPACT = re.compile(r"^ *(\d+) ([+ ]) (.*)$")
+_COMPACT = re.compile(r"^(\d+)(?: ([+ ]) (.*)| (\+))?$")
 _LABELED = re.compile(r"^NEW_LINE_(\d+): ([+ ]) (.*)$")
+_MORE = re.compile(r"^~ (\d+) more deleted lines$")
 
 
-@given(old=texts, new=texts, context=st.integers(0, 3))
-def test_rendered_new_numbers_equal_new_file_lines(old, new, context) -> None:
-    files = parse_diff(make_diff("f.txt", old, new, context))
-    added = {ln.new_no for f in files for h in f.hunks for ln in h.lines if ln.kind == "added"}
-    seen: set[int] = set()
-    for row in render_files(files, "compact").split("\n"):
-        m = _COMPACT.match(row)
-        if m and not row.startswith(("File:", "@@")):
+def _compact_rows(rendered: str) -> tuple[dict[int, tuple[str, str]], int]:
+    """{new number: (mark, text)} of the numbered rows, and the deleted lines accounted for
+    (shown, or counted in a "~ N more deleted lines" row). Fails on any other row."""
+    numbered: dict[int, tuple[str, str]] = {}
+    deleted = 0
+    last = 0
+    for row in rendered.split("\n"):
+        if not row or row.startswith(("File:", "@@")):
+            last = 0 if row.startswith("File:") else last
+            continue
+        if row == "-" or row.startswith("- "):
+            deleted += 1
+        elif more := _MORE.match(row):
+            deleted += int(more.group(1))
+        else:
+            m = _COMPACT.match(row)
+            assert m, f"unreadable row {row!r}"
             number = int(m.group(1))
-            assert new[number - 1] == m.group(3)
-            assert (m.group(2) == "+") == (number in added)
-            seen.add(number)
-    for row in render_files(files, "labeled").split("\n"):
+            assert number > last  # in order, each once
+            last = number
+            numbered[number] = ("+", "") if m.group(4) else (m.group(2) or " ", m.group(3) or "")
+    return numbered, deleted
+
+
+@given(old=texts, new=texts, context=st.integers(0, 3), shown=st.integers(0, 4))
+def test_rendered_new_numbers_equal_new_file_lines(old, new, context, shown) -> None:
+    files = parse_diff(make_diff("f.txt", old, new, context))
+    lines = [ln for f in files for h in f.hunks for ln in h.lines]
+    added = {ln.new_no for ln in lines if ln.kind == "added"}
+    commentable = {ln.new_no for ln in lines if ln.new_no is not None}
+    numbered, deleted = _compact_rows(render_files(files, "compact", context=shown))
+    for number, (mark, text) in numbered.items():
+        assert new[number - 1] == text
+        assert (mark == "+") == (number in added)
+    # compaction hides unchanged lines only: every added line is shown, every deleted one
+    # is shown or counted, every shown number is commentable
+    assert added <= numbered.keys() <= commentable
+    assert deleted == sum(1 for ln in lines if ln.kind == "removed")
+    full, _ = _compact_rows(render_files(files, "compact", context=10_000))
+    assert full.keys() == commentable
+    for row in render_files(files, "labeled", context=shown).split("\n"):
         m = _LABELED.match(row)
         if m:
             assert new[int(m.group(1)) - 1] == m.group(3)
-    commentable = {ln.new_no for f in files for h in f.hunks for ln in h.lines
-                   if ln.new_no is not None}
-    assert seen == commentable
+
+
+@given(old=texts, new=texts, shown=st.integers(0, 4))
+def test_unchanged_lines_near_a_change_are_shown(old, new, shown) -> None:
+    files = parse_diff(make_diff("f.txt", old, new, 6))
+    numbered, _ = _compact_rows(render_files(files, "compact", context=shown))
+    for f in files:
+        for h in f.hunks:
+            changes = [i for i, ln in enumerate(h.lines) if ln.kind != "context"]
+            for i, ln in enumerate(h.lines):
+                near = any(abs(i - c) <= shown for c in changes)
+                if ln.kind == "context" and near:
+                    assert ln.new_no in numbered
 
 
 comments = st.builds(
@@ -170,3 +209,48 @@ def test_events_round_trip_through_to_dict_and_json(event) -> None:
     assert data["event_type"] == event.event_type and "timestamp" in data
     again = event_from_dict(json.loads(json.dumps(data)))
     assert again == event
+
+
+# Few distinct texts, so lines repeat, prefix one another and differ only in indentation.
+twin_text = st.sampled_from(["if a:", "    if a:", "return x", "return x + 1", "pass", "}",
+                             "x = compute(a, b)", "x = compute(a, b, c)", ""])
+
+
+def _singles_out(claimed: int | None, line: int, matches: list[int], fi) -> bool:
+    if claimed is None:
+        return False
+    if line in (claimed, fi.old_to_new.get(claimed)):
+        return True
+    d = abs(line - claimed)
+    return d <= 2 and all(abs(m - claimed) >= d + 10 for m in matches if m != line)
+
+
+@given(old=st.lists(twin_text, max_size=40), new=st.lists(twin_text, max_size=40),
+       context=st.integers(0, 3), data=st.data())
+def test_a_quote_of_several_lines_is_placed_only_where_the_claim_singles_one_out(
+        old, new, context, data) -> None:
+    files = parse_diff(make_diff("f.txt", old, new, context))
+    assume(files)
+    fi = build_index(files)["f.txt"]
+    assume(fi.commentable)
+    target = data.draw(st.sampled_from(sorted(fi.commentable)))
+    text = fi.commentable[target]
+    quote = data.draw(st.sampled_from([
+        text, "  " + text.strip(), text.strip() + " ", text[:max(1, len(text) * 2 // 3)]]))
+    old_no = {n: o for o, n in fi.old_to_new.items()}.get(target, target)
+    claimed = data.draw(st.sampled_from([target, old_no, target + 1, target - 2, None,
+                                         100_000 + target]) | st.integers(-5, 90))
+    (p,) = anchor([Comment("f.txt", claimed, "b", code=quote)], files)
+    key = normalize_code(quote)
+    matches = sorted(n for n, t in fi.commentable.items() if normalize_code(t).startswith(key))
+    if p.placed:
+        assert p.line in fi.commentable
+    if key and len(matches) > 1:
+        assert not p.placed or _singles_out(claimed, p.line, matches, fi), (matches, p)
+        if p.placed and fi.normalized[p.line] != key:  # the quote is only its start
+            assert not [m for m in matches if abs(m - p.line) <= 2
+                        and fi.normalized[m] != fi.normalized[p.line]], (matches, p)
+        if not p.placed:
+            assert "ambiguous" in p.reason
+    if key and len(matches) == 1:
+        assert p.line == matches[0]

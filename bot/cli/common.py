@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,8 @@ def setting_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def repo_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
                         default=Path("."), show_default=True,
-                        help="Git repository of the change (and of .nova.toml).")(func)
+                        help="Git repository of the change (its .nova.toml is read at the "
+                             "change's base revision).")(func)
 
 
 def change_argument(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -64,8 +67,21 @@ def load_from_flags(flags: dict[str, Any], repo: Path | None) -> Settings:
     return load_settings(flags={k: v for k, v in flags.items() if k in _SPECS}, repo=repo)
 
 
+# A sentence ends at a period before a capital letter or the end, not inside "e.g. x",
+# "mcp.json" or "~/.arcrc".
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)\.(?=\s+[A-Z]|\s*$)")
+
+
+def first_sentence(text: str) -> str:
+    m = _SENTENCE_END.search(text)
+    return text[:m.end()] if m else text
+
+
 def env_epilog() -> str:
-    rows = "\n".join(f"  {s.env:<26} {s.help.split('.')[0]}.{_limits(s)}" for s in SETTINGS)
+    rows = "\n".join(textwrap.fill(first_sentence(s.help) + _limits(s), width=88,
+                                   break_on_hyphens=False, break_long_words=False,
+                                   initial_indent=f"  {s.env:<26} ",
+                                   subsequent_indent=" " * 29) for s in SETTINGS)
     return ("\b\nConfiguration (flags > environment > .nova.toml in the repository):\n"
             + rows)
 

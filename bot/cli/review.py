@@ -65,15 +65,18 @@ service (the model, the code host, an analyzer) failed or does not know the chan
               help="Harbormaster build target PHID (PHID-HMBT-…) to report work/pass/fail "
                    "and lint messages to. [env: NOVA_HARBORMASTER_TARGET]")
 @click.option("--force", is_flag=True,
-              help="Review again a head that was already reviewed (a re-run otherwise posts "
-                   "nothing and exits as the first review did).")
+              help="Review the whole change again, also a head that was already reviewed (a "
+                   "re-run otherwise posts nothing and exits as the first review did).")
+@click.option("--full", is_flag=True,
+              help="Review the whole change even when Nova reviewed an earlier push of it (by "
+                   "default only what the new pushes changed is reviewed).")
 @click.option("--request-changes", is_flag=True, default=None,
               help="GitHub: submit REQUEST_CHANGES when a finding reaches --fail-on. "
                    "[env: NOVA_REQUEST_CHANGES]")
 @setting_options
 def review(change: str | None, staged: bool, repo: Path, output: str,
            output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
-           publish: str, confirm: bool, force: bool, request_changes: bool | None,
+           publish: str, confirm: bool, force: bool, full: bool, request_changes: bool | None,
            harbormaster_target: str | None, **flags: object) -> None:
     from bot.hosts import open_session, ref_from_ci
     from bot.models import exit_code_for
@@ -85,7 +88,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     if request_changes:
         flags["request_changes"] = True
     flags["harbormaster_target"] = harbormaster_target
-    settings = load_from_flags(dict(flags), repo)
+    settings = load_from_flags(dict(flags), None)  # .nova.toml: from the base revision
     if change is None and not staged:
         change = ref_from_ci(settings)
     ref = change_ref(change, staged)
@@ -98,15 +101,15 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
         raise
     bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
-    job = ReviewJob(settings=settings, source=session.source, ref=ref, repo=repo, bus=bus,
-                    tracker=tracker, force=force,
+    job = ReviewJob(settings=settings, session=session, ref=ref, repo=repo, bus=bus,
+                    tracker=tracker, force=force, full=full or force,
                     confirm=_ask if confirm and _can_ask(settings) else None)
     try:
         result = run_review(job, publishers, outputs)
     finally:
         tracker.close()
         bus.close()
-    code = exit_code_for(result, settings.fail_on)
+    code = exit_code_for(result, job.settings.fail_on)
     for error in result.errors:
         click.echo(f"nova: error: {error}", err=True)
     click.get_current_context().exit(code)

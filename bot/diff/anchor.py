@@ -6,8 +6,17 @@ order (DESIGN.md "Anchoring"):
 
 1. The path must be in the change: exact, ``a/``/``b/``/``./`` stripped, the old path of a
    renamed file, or a unique suffix / basename match.
-2. When ``code`` (the text of the line meant) matches commentable lines, whitespace-
-   insensitively, the match nearest the claimed number wins; a tie is ambiguous.
+2. ``code`` (the text of the line meant) is compared whitespace-insensitively with every
+   commentable line, as a prefix, since models cut quotes short (a trailing ``...`` is
+   dropped); when nothing starts with it, a quote of 10+ characters may be inside a line.
+   One match wins whatever the number. Several matches are ambiguous unless the claim
+   singles one out: it names that line (as a new number, or as an old number translated
+   to it), or it is within 2 lines of one match and every other match is at least 10 lines
+   further. A named line the quote only starts must have no line of other text matching
+   within 2 of it (a cut-short quote may be the whole of a neighbour, the number off by
+   one). An ambiguous comment is unplaced with the lines it matched: when the text
+   repeats, the number is all that tells them apart, and a number that does not name a
+   line is not to be trusted (old numbers, off by one or two, out of the file).
 3. Without usable ``code``: a commentable claimed number is kept; the old number of a
    context line is translated to its new number; anything else is unplaced.
 
@@ -41,17 +50,18 @@ class FileIndex:
     old_to_new: dict[int, int] = field(default_factory=dict)  # context lines only
     removed: dict[int, str] = field(default_factory=dict)  # old_no -> text
     by_text: dict[str, list[int]] = field(default_factory=dict)
+    normalized: dict[int, str] = field(default_factory=dict)  # new_no -> normalize_code(text)
 
     def matches(self, code: str) -> list[int]:
+        """Commentable lines that start with ``code`` (the line itself or a quote cut short),
+        else, for a quote long enough to mean something, lines that contain it."""
         key = normalize_code(code)
         if not key:
             return []
-        found = self.by_text.get(key)
-        if found:
-            return found
-        if len(key) >= _MIN_SUBSTRING:
-            return [n for n, t in self.commentable.items() if key in normalize_code(t)]
-        return []
+        found = [n for n, t in self.normalized.items() if t.startswith(key)]
+        if not found and len(key) >= _MIN_SUBSTRING:
+            found = [n for n, t in self.normalized.items() if key in t]
+        return sorted(found)
 
 
 def build_index(files: Sequence[FileDiff]) -> dict[str, FileIndex]:
@@ -67,7 +77,8 @@ def build_index(files: Sequence[FileDiff]) -> dict[str, FileIndex]:
                         continue
                     fi.commentable[new_no] = text
                     fi.hunk_of[new_no] = hi
-                    fi.by_text.setdefault(normalize_code(text), []).append(new_no)
+                    fi.normalized[new_no] = normalize_code(text)
+                    fi.by_text.setdefault(fi.normalized[new_no], []).append(new_no)
                     if kind == "context" and old_no is not None:
                         fi.old_to_new[old_no] = new_no
         index[f.path] = fi
@@ -114,38 +125,65 @@ def _first_code_line(code: str | None) -> str:
     return ""
 
 
-def _nearest(matches: list[int], refs: list[int]) -> tuple[int | None, str | None]:
+_NEAR = 2  # a claim this close to one match singles it out ...
+_APART = 10  # ... when every other match is at least this much further
+
+
+def _rivals(line: int, key: str, matches: list[int], fi: FileIndex) -> bool:
+    """Whether a quote that is only the start of ``line`` also matches a line of other text
+    near it: a cut-short quote can be the whole of a neighbour, so naming is not enough."""
+    text = fi.normalized[line]
+    return text != key and any(abs(m - line) <= _NEAR and fi.normalized[m] != text
+                               for m in matches)
+
+
+def _single_out(key: str, matches: list[int], claimed: int | None,
+                fi: FileIndex) -> tuple[int | None, str, str | None]:
+    """(line, how, reason): the match the claim singles out, or why none is."""
     if len(matches) == 1:
-        return matches[0], None
-    if not refs:
-        return None, f"quoted code matches {len(matches)} lines and no line number was given"
-    best = min(min(abs(m - r) for r in refs) for m in matches)
-    winners = sorted({m for m in matches if min(abs(m - r) for r in refs) == best})
-    if len(winners) > 1:
-        return None, f"quoted code matches lines {winners[0]} and {winners[1]} equally"
-    return winners[0], None
+        return matches[0], "exact" if matches[0] == claimed else "code", None
+    if claimed in matches:
+        if not _rivals(claimed, key, matches, fi):
+            return claimed, "exact", None
+    elif claimed is not None:
+        near = [m for m in matches if abs(m - claimed) <= _NEAR]
+        translated = fi.old_to_new.get(claimed)
+        if translated is not None and translated in matches:
+            # read as a new number, the claim may also point at another twin
+            if not [m for m in near if m != translated] and \
+                    not _rivals(translated, key, matches, fi):
+                return translated, "translated", None
+        elif len(near) == 1:
+            best = abs(near[0] - claimed)
+            if all(abs(m - claimed) - best >= _APART for m in matches if m != near[0]):
+                return near[0], "code", None
+    shown = ", ".join(map(str, matches[:6])) + (f" and {len(matches) - 6} more"
+                                                 if len(matches) > 6 else "")
+    why = ("no line number was given" if claimed is None
+           else f"line {claimed} does not single one out")
+    return None, "", (f"ambiguous: the quoted code matches {len(matches)} lines ({shown}) "
+                      f"and {why}")
+
+
+def _quote_matches(code: str, fi: FileIndex) -> tuple[str, list[int]]:
+    """(quote, its matches), as given, else without a rendering prefix or a trailing ``...``."""
+    tries = [code, _RENDER_PREFIX.sub("", code, count=1)]
+    tries += [t.rstrip().removesuffix("...").removesuffix("\u2026") for t in tries]
+    for text in dict.fromkeys(tries):
+        found = fi.matches(text)
+        if found:
+            return normalize_code(text), found
+    return "", []
 
 
 def _place_line(c: Comment, fi: FileIndex) -> tuple[int | None, str, str | None]:
     """(new line, how, reason) for comment ``c`` in file ``fi``."""
     claimed = c.line
-    refs = [claimed] if claimed is not None else []
-    if claimed is not None and claimed not in fi.commentable and claimed in fi.old_to_new:
-        refs.append(fi.old_to_new[claimed])
     code = _first_code_line(c.code)
     if code.strip():
-        matches = fi.matches(code)
-        if not matches:
-            stripped = _RENDER_PREFIX.sub("", code, count=1)
-            if stripped != code:
-                matches = fi.matches(stripped)
+        key, matches = _quote_matches(code, fi)
         if matches:
-            line, reason = _nearest(matches, refs)
-            if line is None:
-                return None, "", reason
-            if line == claimed:
-                return line, "exact", None
-            return line, ("translated" if line in refs else "code"), None
+            return _single_out(key, matches, claimed, fi)
         key = normalize_code(code)
         deleted = [o for o, t in fi.removed.items() if normalize_code(t) == key]
         if deleted:

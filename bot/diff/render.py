@@ -6,10 +6,10 @@ none and is marked as not in the new file. Two styles, measured by bench/prompt_
 ``compact`` (default)::
 
     File: src/app.py (modified)
-    @@ new lines 12-15 @@ def main():
+    @@ +12-15 @@ def main():
     12   setup()
     13 + state = load()
-       - old = 1
+    - old = 1
     14   run(state)
 
 ``labeled`` (the shape of DESIGN.md, ~2x the characters)::
@@ -20,6 +20,12 @@ none and is marked as not in the new file. Two styles, measured by bench/prompt_
 
 The marker column (``+`` or a space) is always present: without it a context line whose
 text starts with "+ " reads like an added line (found by tests/test_properties.py).
+
+Compaction, measured on a real release diff (bench/prompt_size.py), keeps every NEW line
+number true: numbers are as wide as they are (no padding), an empty line has no trailing
+blanks, only CONTEXT unchanged lines are shown around a change (a hunk whose changes are
+far apart is shown as two), and a run of more than DELETED_RUN deleted lines shows its
+first lines and ``~ N more deleted lines``. Every added line is always shown.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from bot.models import FileDiff, Hunk
+from bot.models import FileDiff, Hunk, Line
 
 __all__ = ["Style", "describe_file", "diff_to_dict", "render_file", "render_files"]
 
@@ -50,58 +56,104 @@ def describe_file(f: FileDiff) -> str:
     return f"{f.path} ({', '.join(details)})"
 
 
-def _hunk_label(h: Hunk) -> str:
-    if h.new_len == 0:
-        label = "@@ no new lines @@"
-    else:
-        label = f"@@ new lines {h.new_start}-{h.new_start + h.new_len - 1} @@"
-    return f"{label} {h.header}" if h.header else label
+CONTEXT = 2  # unchanged lines shown around a change (git's default is 3)
+MIN_GAP = 3  # a hunk is split only where that hides at least this many unchanged lines
+DELETED_RUN = 4  # a longer run of deleted lines shows its first DELETED_HEAD lines...
+DELETED_HEAD = 2  # ... and a count of the rest
 
 
-def _render_hunk_compact(h: Hunk, out: list[str]) -> None:
-    width = len(str(h.new_start + h.new_len))
-    deleted = " " * width + " - "
-    append = out.append
-    for kind, _old_no, new_no, text, _ in h.lines:
-        if kind == "context":
-            append(str(new_no).rjust(width) + "   " + text)
-        elif kind == "added":
-            append(str(new_no).rjust(width) + " + " + text)
+def _views(h: Hunk, context: int) -> list[list[Line]]:
+    """The hunk's lines as shown: unchanged lines more than ``context`` lines away from a
+    change are left out, which may split the hunk in two where its changes are far apart."""
+    changed = [i for i, ln in enumerate(h.lines) if ln.kind != "context"]
+    if not changed:
+        return [list(h.lines)] if h.lines else []
+    keep = [False] * len(h.lines)
+    for i in changed:
+        for j in range(max(0, i - context), min(len(h.lines), i + context + 1)):
+            keep[j] = True
+    kept = [i for i, k in enumerate(keep) if k]
+    for a, b in zip(kept, kept[1:], strict=False):
+        if b - a <= MIN_GAP:  # a split costs a label line: hide at least MIN_GAP lines
+            keep[a:b] = [True] * (b - a)
+    views: list[list[Line]] = []
+    for i, ln in enumerate(h.lines):
+        if keep[i]:
+            if i == 0 or not keep[i - 1]:
+                views.append([])
+            views[-1].append(ln)
+    return views
+
+
+def _label(lines: Sequence[Line], header: str) -> str:
+    numbers = [ln.new_no for ln in lines if ln.new_no is not None]
+    label = f"@@ +{numbers[0]}-{numbers[-1]} @@" if numbers else "@@ no new lines @@"
+    return f"{label} {header}" if header else label
+
+
+def _shorten_deletions(lines: Sequence[Line]) -> list[Line | int]:
+    """Runs of more than DELETED_RUN deleted lines: the first DELETED_HEAD, then the count of
+    the others (an int). The model cannot comment on a deleted line anyway."""
+    out: list[Line | int] = []
+    run: list[Line] = []
+    for ln in [*lines, None]:
+        if ln is not None and ln.kind == "removed":
+            run.append(ln)
+            continue
+        if len(run) > DELETED_RUN:
+            out += [*run[:DELETED_HEAD], len(run) - DELETED_HEAD]
         else:
-            append(deleted + text)
+            out += run
+        run = []
+        if ln is not None:
+            out.append(ln)
+    return out
 
 
-def _render_hunk_labeled(h: Hunk, out: list[str]) -> None:
-    append = out.append
-    for kind, old_no, new_no, text, _ in h.lines:
-        if kind == "context":
-            append(f"NEW_LINE_{new_no}:   {text}")
-        elif kind == "added":
-            append(f"NEW_LINE_{new_no}: + {text}")
-        else:
-            append(f"DELETED (was line {old_no}): - {text}")
+def _row_compact(ln: Line | int) -> str:
+    if isinstance(ln, int):
+        return f"~ {ln} more deleted lines"
+    kind, _old_no, new_no, text, _ = ln
+    if kind == "removed":
+        return f"- {text}" if text else "-"
+    mark = "+" if kind == "added" else " "
+    return f"{new_no} {mark} {text}" if text else f"{new_no} {mark}".rstrip()
 
 
-def render_file(f: FileDiff, style: Style = "compact", out: list[str] | None = None) -> list[str]:
+def _row_labeled(ln: Line | int) -> str:
+    if isinstance(ln, int):
+        return f"~ {ln} more deleted lines"
+    kind, old_no, new_no, text, _ = ln
+    if kind == "context":
+        return f"NEW_LINE_{new_no}:   {text}"
+    if kind == "added":
+        return f"NEW_LINE_{new_no}: + {text}"
+    return f"DELETED (was line {old_no}): - {text}"
+
+
+def render_file(f: FileDiff, style: Style = "compact", out: list[str] | None = None,
+                context: int = CONTEXT) -> list[str]:
     """Append the lines of one file's rendering to ``out`` (a new list when None)."""
     out = [] if out is None else out
     out.append(f"File: {describe_file(f)}")
     if f.is_binary or f.status == "deleted":
         return out
-    body = _render_hunk_compact if style == "compact" else _render_hunk_labeled
+    row = _row_compact if style == "compact" else _row_labeled
     for h in f.hunks:
-        out.append(_hunk_label(h))
-        body(h, out)
+        for index, view in enumerate(_views(h, context)):
+            out.append(_label(view, "" if index else h.header))  # git's header: the first
+            out.extend(row(ln) for ln in _shorten_deletions(view))
     return out
 
 
-def render_files(files: Iterable[FileDiff], style: Style = "compact") -> str:
+def render_files(files: Iterable[FileDiff], style: Style = "compact",
+                 context: int = CONTEXT) -> str:
     """The numbered diff of ``files``, one blank line between files."""
     out: list[str] = []
     for index, f in enumerate(files):
         if index:
             out.append("")
-        render_file(f, style, out)
+        render_file(f, style, out, context)
     return "\n".join(out) + ("\n" if out else "")
 
 

@@ -11,6 +11,8 @@ Optional abilities are named protocols, checked with ``isinstance`` (never ``get
 - ``RerunGuard``  — a publisher that can read back Nova's own earlier review of a head;
 - ``BuildStatus`` — a publisher that reports a build (Harbormaster) as working / done / broken;
 - ``LocalTree``   — a tree reader that is a real checkout (analyzers run in its ``root``);
+- ``ReviewHistory`` / ``IncrementalSource`` — the last head Nova reviewed, and the diff
+  since then (incremental review of new pushes);
 - ``Proposer``    — a host that opens a pull / merge request or revision (``--open-mr``).
 
 Trust rules every host keeps: only comments authored by Nova's own identity count (markers
@@ -39,10 +41,12 @@ __all__ = [
     "GrepHit",
     "Host",
     "HostSession",
+    "IncrementalSource",
     "LocalTree",
     "Proposer",
     "Publisher",
     "RerunGuard",
+    "ReviewHistory",
     "Source",
     "TreeReader",
 ]
@@ -80,6 +84,11 @@ class Source(Protocol):
     def tree(self, change: Change) -> TreeReader | None:
         """A reader of the change's head revision, or None when the files are not at hand."""
 
+    def read_base(self, change: Change, path: str) -> str | None:
+        """A file at the change's BASE revision (the target branch), None when it is not
+        there or the base is not at hand. The repository's own review settings come from
+        here: a change must not configure its own review."""
+
 
 class Publisher(Protocol):
     def publish(self, result: ReviewResult) -> PublishReport:
@@ -90,6 +99,19 @@ class Publisher(Protocol):
 class RerunGuard(Protocol):
     def prior_review(self, change: Change) -> PriorReview | None:
         """Nova's own earlier review of this exact head (read from its summary), if any."""
+
+
+@runtime_checkable
+class ReviewHistory(Protocol):
+    def last_reviewed_head(self, change: Change) -> str | None:
+        """The head of Nova's own last finished review of this change (any push), if any."""
+
+
+@runtime_checkable
+class IncrementalSource(Protocol):
+    def changes_since(self, change: Change, since: str) -> Change | None:
+        """What the pushes after ``since`` changed (``since..head``), or None when ``since``
+        is no longer an ancestor of the head (a rebase or force-push) or cannot be read."""
 
 
 @runtime_checkable
@@ -106,6 +128,8 @@ class BuildStatus(Protocol):
 
 class HostSession(Protocol):
     """One change on one host: the client and fetched objects its parts share."""
+
+    settings: Settings  # replaced once the base revision's .nova.toml is known
 
     @property
     def source(self) -> Source: ...

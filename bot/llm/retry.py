@@ -15,14 +15,16 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from bot.config import Settings
 from bot.errors import ModelError, redact
 from bot.llm.factory import model_error, provider_errors
 
-__all__ = ["ainvoke_with_retries", "is_retryable", "retry_delay"]
+__all__ = ["body_error", "call_with_retries", "is_retryable", "retry_delay"]
+
+T = TypeVar("T")
 
 MAX_DELAY = 30.0
 
@@ -74,14 +76,15 @@ def body_error(exc: ValueError | TypeError, settings: Settings) -> ModelError:
     return ModelError(redact(f"model endpoint {where} answered {kind}: {detail}"))
 
 
-async def ainvoke_with_retries(runnable: Any, messages: Any, settings: Settings,
-                               on_retry: Callable[[str], None]) -> Any:
-    """``runnable.ainvoke(messages)``, retried up to ``settings.llm_max_retries`` times."""
+async def call_with_retries(call: Callable[[], Awaitable[T]], settings: Settings,
+                            on_retry: Callable[[str], None]) -> T:
+    """``await call()`` (one model request), retried up to ``settings.llm_max_retries``
+    times; ``on_retry`` is told of each retry."""
     attempts = settings.llm_max_retries + 1
     started = time.monotonic()
     for attempt in range(1, attempts + 1):
         try:
-            return await runnable.ainvoke(messages)
+            return await call()
         except provider_errors() as exc:
             if attempt == attempts or not is_retryable(exc):
                 raise model_error(exc, settings, attempts=attempt,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from bot import __version__
 from bot.config import Settings
 from bot.errors import NovaError, UsageError, redact
 from bot.taskmanager.client import (
@@ -62,6 +63,9 @@ def build_server(settings: Settings, repo: Path, client: TaskManagerClientBase |
 
     mcp = FastMCP("nova", instructions=INSTRUCTIONS, log_level="WARNING", host=host,
                   port=port)
+    # FastMCP 1.x takes no version, and its low-level server then reports the mcp package's
+    # own in serverInfo; mcp's own in-memory test helper reaches the same attribute.
+    mcp._mcp_server.version = __version__
     tm = client or create_task_manager_client(settings)
 
     @mcp.tool()

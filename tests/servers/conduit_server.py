@@ -4,14 +4,23 @@ Wire protocol: ``POST /api/<method>`` with form fields ``params`` (JSON, with
 ``__conduit__: {"token": …}``) and ``output=json``; answers ``{"result", "error_code",
 "error_info"}``, HTTP 200 even for errors. Numbers in diffs are strings, as on a live Phorge.
 
-Semantics that matter to Nova:
+Semantics that matter to Nova (checked against a real Phorge, see tests/e2e):
 - ``differential.createinline`` saves a *draft* only its author sees: it is not in
   ``transaction.search`` until published, and stock Conduit has no way to publish it;
-- ``differential.publishinlines`` exists only when ``extension=True`` (Nova's extension);
-- ``harbormaster.sendmessage`` stores messages per build target; ``legacy=True`` mimics an
-  old server that knows only ``buildTargetPHID``;
+- ``nova.differential.publish`` (Nova's extension, contract version 2) exists only when
+  ``extension=True``: it checks every inline, then creates and publishes them with the
+  comment all at once, or writes nothing; ``discardDrafts`` deletes the caller's drafts;
+- ``harbormaster.sendmessage`` APPENDS lint rows to the target (``lint_rows``), and a
+  ``pass``/``fail`` completes a waiting target (as the daemons do; ``daemons=False`` leaves
+  messages unprocessed); a message to a completed target changes nothing but the rows.
+  ``harbormaster.target.search`` reports the status. ``legacy=True`` mimics an old server
+  that knows only ``buildTargetPHID`` and has no ``harbormaster.target.search``;
 - errors: ERR-INVALID-AUTH, ERR-BAD-FILE for an ``a/``/``b/``-prefixed or unknown path,
-  ERR-CONDUIT-CORE for bad parameters; ``fail_next_http`` answers HTTP 500.
+  ERR-CONDUIT-CORE for bad parameters; ``fail_next_http`` / ``fail_methods`` answer HTTP
+  500; ``crash_methods`` (method -> message) is a PHP ``Error`` inside the method: an HTML
+  500 page, unless the request carries ``__conduit__`` outside ``params`` (query or form),
+  when Phorge answers ``{"error_code": "Error", "error_info": message}`` — as the real
+  exception handler does.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from tests.servers.base import JsonHandler, LocalHTTPServer
 
@@ -95,7 +104,11 @@ class FakeConduit(LocalHTTPServer):
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     fail_next_http: int = 0
     fail_methods: set[str] = field(default_factory=set)  # answer HTTP 500 for these
+    crash_methods: dict[str, str] = field(default_factory=dict)  # PHP Error inside these
+    daemons: bool = True  # process build messages at once
+    targets: dict[str, str] = field(default_factory=dict)  # target PHID -> status
     delay: float = 0.0
+    slow_methods: set[str] = field(default_factory=set)  # applied, answered after `delay`
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -110,6 +123,16 @@ class FakeConduit(LocalHTTPServer):
     def comments(self, rev_id: int) -> list[str]:
         return [t["text"] for t in self.timeline if t["revision"] == rev_id]
 
+    def drafts(self, rev_id: int) -> list[dict[str, Any]]:
+        return [i for i in self.inlines if i["revisionID"] == rev_id and i["draft"]]
+
+    def lint_rows(self, target: str) -> list[dict[str, Any]]:
+        return [row for m in self.build_messages.get(target, []) for row in m.get("lint") or []]
+
+    def add_target(self, phid: str) -> str:
+        self.targets[phid] = "target/waiting"
+        return phid
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
@@ -119,11 +142,18 @@ class FakeConduit(LocalHTTPServer):
 
         class Handler(JsonHandler):
             def do_POST(self) -> None:  # noqa: N802
+                url = urlsplit(self.path)
                 form = parse_qs(self.read_body().decode())
-                status, payload = owner._handle(self.path, form)
-                if owner.delay and owner.stopping.wait(owner.delay):
+                flagged = "__conduit__" in form or "__conduit__" in parse_qs(url.query)
+                status, payload = owner._handle(url.path, form, flagged)
+                slow = not owner.slow_methods or url.path.removeprefix("/api/").strip("/") \
+                    in owner.slow_methods
+                if owner.delay and slow and owner.stopping.wait(owner.delay):
                     return
-                self.send_json(status, payload)
+                if isinstance(payload, str):
+                    self.send_json(status, payload, content_type="text/html")
+                else:
+                    self.send_json(status, payload)
 
         return Handler
 
@@ -132,7 +162,8 @@ class FakeConduit(LocalHTTPServer):
     def _error(code: str, info: str) -> tuple[int, dict[str, Any]]:
         return 200, {"result": None, "error_code": code, "error_info": info}
 
-    def _handle(self, path: str, form: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+    def _handle(self, path: str, form: dict[str, list[str]],
+                flagged: bool) -> tuple[int, dict[str, Any] | str]:
         method = path.removeprefix("/api/").strip("/")
         params = json.loads(form.get("params", ["{}"])[0])
         token = (params.pop("__conduit__", None) or {}).get("token")
@@ -143,9 +174,12 @@ class FakeConduit(LocalHTTPServer):
                 return 500, {"error": "Internal Server Error"}
             if token != TOKEN:
                 return self._error("ERR-INVALID-AUTH", "API token is not valid.")
+            if method in self.crash_methods:  # PhabricatorConduitRequestExceptionHandler
+                if flagged:
+                    return self._error("Error", self.crash_methods[method])
+                return 500, "<!DOCTYPE html><title>Unhandled Exception</title>"
             handler = getattr(self, "_m_" + method.replace(".", "_"), None)
-            if handler is None or (method == "differential.publishinlines"
-                                   and not self.extension):
+            if handler is None or method in self._hidden_methods():
                 return self._error("ERR-CONDUIT-CALL", f'Conduit method "{method}" does '
                                    "not exist.")
             try:
@@ -154,11 +188,13 @@ class FakeConduit(LocalHTTPServer):
                 return self._error(exc.code, exc.info)
 
     # -- methods -----------------------------------------------------------------------
+    def _hidden_methods(self) -> set[str]:
+        hidden = set() if self.extension else {"nova.differential.publish"}
+        return hidden | ({"harbormaster.target.search"} if self.legacy else set())
+
     def _m_conduit_query(self, params: dict[str, Any]) -> dict[str, Any]:
-        names = [n[3:].replace("_", ".", 1) for n in dir(self) if n.startswith("_m_")]
-        names = [n.replace("_", ".") for n in names]
-        if not self.extension:
-            names.remove("differential.publishinlines")
+        names = [n[3:].replace("_", ".") for n in dir(self) if n.startswith("_m_")]
+        names = [n for n in names if n not in self._hidden_methods()]
         return {n: {"description": "", "params": {}, "return": ""} for n in names}
 
     def _m_user_whoami(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -188,8 +224,14 @@ class FakeConduit(LocalHTTPServer):
                 if did in (params.get("ids") or []) or rev.id in (params.get("revisionIDs")
                                                                   or []):
                     out[str(did)] = {"id": str(did), "revisionID": str(rev.id),
-                                     "sourceControlBaseRevision": rev.base, "changes": changes}
+                                     "sourceControlBaseRevision": rev.base,
+                                     "changes": [{"id": str(self.changeset_id(did, n)), **c}
+                                                 for n, c in enumerate(changes)]}
         return out
+
+    @staticmethod
+    def changeset_id(diff_id: int, index: int) -> int:
+        return diff_id * 100 + index + 1
 
     def _diff_paths(self, rev_id: int, diff_id: int) -> set[str]:
         rev = self.revisions.get(rev_id)
@@ -211,16 +253,34 @@ class FakeConduit(LocalHTTPServer):
         self.inlines.append(inline)
         return {"id": inline["id"], "filePath": path, "isDraft": True}
 
-    def _m_differential_publishinlines(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _m_nova_differential_publish(self, params: dict[str, Any]) -> dict[str, Any]:
         rev_id = int(params["revisionID"])
-        drafts = [i for i in self.inlines if i["revisionID"] == rev_id and i["draft"]
-                  and i["authorPHID"] == BOT_PHID]
-        for i in drafts:
-            i["draft"] = False
+        if rev_id not in self.revisions:
+            raise ConduitFault("ERR-BAD-REVISION", "No such revision.")
+        diff_id = int(params.get("diffID") or max(self.revisions[rev_id].diffs))
+        paths = self._diff_paths(rev_id, diff_id)
+        specs = params.get("inlines") or []
+        for n, spec in enumerate(specs):  # every inline is checked before anything is written
+            if spec.get("path") not in paths:
+                raise ConduitFault("ERR-BAD-INLINE", f'inline {n}: no file "{spec.get("path")}"'
+                                   f" in diff {diff_id}.")
+            if not isinstance(spec.get("line"), int) or spec["line"] < 1:
+                raise ConduitFault("ERR-BAD-INLINE", f'inline {n}: "line" must be >= 1.')
+        if not specs and not (params.get("comment") or "").strip():
+            raise ConduitFault("ERR-EMPTY", "Neither inline comments nor a comment.")
+        discarded = self.drafts(rev_id) if params.get("discardDrafts") else []
+        self.inlines = [i for i in self.inlines if i not in discarded]
         if params.get("comment"):
             self.timeline.append({"revision": rev_id, "author": BOT_PHID,
                                   "text": params["comment"]})
-        return {"published": len(drafts)}
+        for spec in specs:
+            self.inlines.append({
+                "id": len(self.inlines) + 1, "revisionID": rev_id, "diffID": diff_id,
+                "authorPHID": BOT_PHID, "draft": False, "filePath": spec["path"],
+                "isNewFile": spec.get("isNewFile", True), "lineNumber": spec["line"],
+                "lineLength": spec.get("length", 0), "content": spec["content"]})
+        return {"version": 2, "revisionID": rev_id, "diffID": diff_id,
+                "published": len(specs), "discarded": len(discarded)}
 
     def _m_differential_createrawdiff(self, params: dict[str, Any]) -> dict[str, Any]:
         diff = params.get("diff") or ""
@@ -258,7 +318,8 @@ class FakeConduit(LocalHTTPServer):
                 for n, t in enumerate(self.timeline) if t["revision"] == rev_id]
         data += [{"id": 1000 + i["id"], "type": "inline", "authorPHID": i["authorPHID"],
                   "comments": [{"content": {"raw": i["content"]}}],
-                  "fields": {"path": i["filePath"], "line": i["lineNumber"]}}
+                  "fields": {"diff": {"id": i["diffID"]}, "path": i["filePath"],
+                             "line": i["lineNumber"], "length": i["lineLength"] + 1}}
                  for i in self.visible_inlines(rev_id)]
         return {"data": data, "cursor": {"after": None}}
 
@@ -272,8 +333,17 @@ class FakeConduit(LocalHTTPServer):
             raise ConduitFault("ERR-CONDUIT-CORE", 'Parameter "receiver" is required.')
         if params.get("type") not in ("pass", "fail", "work"):
             raise ConduitFault("ERR-CONDUIT-CORE", "Bad message type.")
-        self.build_messages.setdefault(target, []).append(params)
+        self.build_messages.setdefault(target, []).append(params)  # lint rows are appended
+        status = self.targets.setdefault(target, "target/waiting")
+        if self.daemons and status == "target/waiting" and params["type"] != "work":
+            self.targets[target] = f"target/{'passed' if params['type'] == 'pass' else 'failed'}"
         return None
+
+    def _m_harbormaster_target_search(self, params: dict[str, Any]) -> dict[str, Any]:
+        phids = (params.get("constraints") or {}).get("phids") or list(self.targets)
+        return {"data": [{"phid": p, "type": "HMBT", "fields": {"status": {
+            "value": self.targets[p]}}} for p in phids if p in self.targets],
+            "cursor": {"after": None}}
 
 
 class ConduitFault(Exception):

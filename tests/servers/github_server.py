@@ -84,6 +84,8 @@ class FakeGitHub(LocalHTTPServer):
         self.issue_comments: list[dict[str, Any]] = []
         self.reviews: list[dict[str, Any]] = []
         self.created_pulls: list[dict[str, Any]] = []
+        # (base, head) -> (status: ahead | diverged | behind | identical, files-API entries)
+        self.comparisons: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] = {}
         self.requests: list[tuple[str, str, Any]] = []
         self.read_only = False
         self.rate_limited_writes = 0
@@ -198,6 +200,8 @@ class FakeGitHub(LocalHTTPServer):
             ("GET", r"^/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)$", self._get_commit),
             ("GET", r"^/repos/([^/]+/[^/]+)/contents/(.+)$", self._get_contents),
             ("GET", r"^/repos/([^/]+/[^/]+)/git/trees/([0-9a-f]+)$", self._get_tree),
+            ("GET", r"^/repos/([^/]+/[^/]+)/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)$",
+             self._compare),
         ]
         for verb, pattern, handler in routes:
             m = re.match(pattern, path)
@@ -391,6 +395,15 @@ class FakeGitHub(LocalHTTPServer):
                      "path": path, "size": len(data), "sha": "1" * 40,
                      "content": base64.b64encode(data).decode(),
                      "url": self._api(f"/repos/{repo}/contents/{path}")}, {}
+
+    def _compare(self, repo: str, base: str, head: str, **_: Any):
+        found = self.comparisons.get((base, head))
+        if found is None:
+            return self._not_found()
+        status, files = found
+        return 200, {"status": status, "ahead_by": 1, "behind_by": 0, "total_commits": 1,
+                     "url": self._api(f"/repos/{repo}/compare/{base}...{head}"),
+                     "files": files, "commits": []}, {}
 
     def _get_tree(self, repo: str, sha: str, **_: Any):
         pr = self._at(repo, sha)

@@ -9,6 +9,11 @@ Speaks the wire format the real ``openai`` client (and so ``langchain_openai``) 
     server.enqueue(text('{"summary": "ok", "comments": []}'))
     ... NOVA_LLM_BASE_URL=server.base_url ...
     server.requests  # every request body, in order
+
+Structured output: a request with ``response_format`` is honoured (the scripted reply is the
+answer; a real server constrains its decoding to the schema) unless ``refuse_response_format``
+is set: then it is answered 400 the way servers without JSON schema support answer, and no
+scripted reply is used up.
 """
 
 from __future__ import annotations
@@ -78,6 +83,7 @@ class FakeOpenAI(LocalHTTPServer):
         self.responder: Responder | None = None
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.refuse_response_format = False
         self._lock = threading.Lock()
 
     # scripting -----------------------------------------------------------------------
@@ -114,6 +120,13 @@ class FakeOpenAI(LocalHTTPServer):
                 owner.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     return owner._send_error(self, error(404, f"unknown path {self.path}"))
+                if owner.refuse_response_format and "response_format" in body:
+                    with owner._lock:
+                        owner.requests.append(body)
+                    kind = (body["response_format"] or {}).get("type")
+                    return owner._send_error(self, error(
+                        400, f"response_format of type {kind!r} is not supported by this "
+                             "server"))
                 reply = owner._next(body)
                 if reply.hang:
                     owner.stopping.wait(30)

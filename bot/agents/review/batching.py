@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
 
 from bot.diff.render import Style, render_file
 from bot.llm.factory import estimate_tokens
@@ -26,17 +25,11 @@ class Plan:
     skipped: list[tuple[str, str]]  # (path, reason)
 
 
-def _excluded(path: str, globs: Sequence[str]) -> str | None:
-    name = path.rsplit("/", 1)[-1]
-    for g in globs:
-        if fnmatch(path, g) or fnmatch(name, g) or fnmatch(path, f"*/{g}"):
-            return g
-    return None
-
-
 def plan_batches(files: Sequence[FileDiff], *, budget: int, max_file_tokens: int,
-                 exclude: Sequence[str] = (), style: Style = "compact") -> Plan:
-    """Greedy first-fit by file order: each batch's rendered diff stays under ``budget``."""
+                 style: Style = "compact") -> Plan:
+    """Greedy first-fit by file order: each batch's rendered diff stays under ``budget``.
+    What to review was chosen before (bot.review_filter); files that cannot be rendered are
+    still listed, not sent."""
     skipped: list[tuple[str, str]] = []
     rendered: list[tuple[FileDiff, str, int]] = []
     for f in files:
@@ -48,10 +41,6 @@ def plan_batches(files: Sequence[FileDiff], *, budget: int, max_file_tokens: int
             continue
         if not f.hunks:
             skipped.append((f.path, f"{f.status}, no content change"))
-            continue
-        glob = _excluded(f.path, exclude)
-        if glob:
-            skipped.append((f.path, f"excluded ({glob})"))
             continue
         text = "\n".join(render_file(f, style)) + "\n"
         tokens = estimate_tokens(text)

@@ -1,9 +1,10 @@
 """The review agent: a LangGraph ``StateGraph`` of model ⇄ tools → parse.
 
-A hand-built graph rather than ``create_agent(response_format=…)``: the final answer is JSON
-in the message text, which every OpenAI-compatible server can produce (tool_choice=required,
-which ToolStrategy sends, is ignored by some self-hosted servers), and we control the repair
-turn: an unusable answer is shown its error once, then the batch is reported as failed.
+A hand-built graph rather than ``create_agent(response_format=…)``: the final answer uses the
+provider's structured output where it has one (``answer.py``: a JSON schema for OpenAI-
+compatible servers, a ``submit_review`` tool for Anthropic) and falls back to JSON in the
+message text when a server refuses it; and we control the repair turn: an unusable answer is
+shown its error once, then the batch is reported as failed.
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar
 
+from bot.agents.review.answer import AnswerFormat
 from bot.agents.review.batching import Batch, Plan, plan_batches
 from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
 from bot.agents.review.tools import ContextTool, context_tools
+from bot.analyzers.secrets import Scrubber
 from bot.config import Settings
 from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
 from bot.hosts.base import TreeReader
 from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
-from bot.llm.retry import ainvoke_with_retries
+from bot.llm.retry import call_with_retries
 from bot.models import Change, Comment, Stats
 from bot.prompts import render_prompt
 
@@ -53,36 +56,32 @@ class ReviewState(TypedDict):
     failure: str | None
 
 
-def _message_text(msg: Any) -> str:
-    content = msg.content
-    if isinstance(content, str):
-        return content
-    parts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in content or []]
-    return "".join(parts)
-
-
 def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats,
-                parse_final: Callable[[str], Any] = parse_answer, *,
+                parse_final: Callable[[str], Any] = parse_answer,
+                scrub: Callable[[str], str] = redact_known, answer: AnswerFormat | None = None, *,
                 tool_timeout: float | None = None, retries: Settings | None = None):
     """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
-    the model's final text and raises ``AnswerError`` to ask once more. A tool call past
-    ``tool_timeout`` seconds answers that it timed out. With ``retries`` (the settings), model
-    calls are retried by ``bot.llm.retry`` — build ``model`` with ``llm_max_retries=0`` — and
-    each retry is an event."""
+    the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
+    every tool result (built-in and MCP tools alike) before the model or an event sees it.
+    A tool call past ``tool_timeout`` seconds answers that it timed out. With ``retries``
+    (the settings), model calls are retried by ``bot.llm.retry`` — build ``model`` with
+    ``llm_max_retries=0`` — and each retry is an event."""
     from langchain_core.messages import HumanMessage, ToolMessage
     from langgraph.graph import END, START, StateGraph
 
     by_name = {t.name: t for t in tools}
-    bound = model.bind_tools([t.schema() for t in tools]) if tools else model
+    fmt = answer or AnswerFormat("text", bus)
+    fmt.bind(model, [t.schema() for t in tools])
 
     def on_retry(text: str) -> None:
         bus.emit(ErrorEvent(error=text, recoverable=True))
 
     async def call_model(state: ReviewState) -> dict[str, Any]:
         if retries is not None:
-            msg = await ainvoke_with_retries(bound, state["messages"], retries, on_retry)
+            msg = await call_with_retries(lambda: fmt.invoke(state["messages"]), retries,
+                                          on_retry)
         else:
-            msg = await bound.ainvoke(state["messages"])
+            msg = await fmt.invoke(state["messages"])
         usage = getattr(msg, "usage_metadata", None) or {}
         stats.add_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
         return {"messages": [msg]}
@@ -108,25 +107,30 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                     status = "error" if result.startswith("error:") else "success"
                 except (TypeError, ValueError) as exc:
                     result, status = f"error: bad arguments for {name}: {exc}", "error"
-            result = redact_known(result)
+            result = scrub(redact_known(result))
             bus.emit(ToolResultEvent(tool_call_id=str(call_id), result=result[:500],
                                      status=status))
             out.append(ToolMessage(content=result, tool_call_id=str(call_id), name=str(name)))
         return {"messages": out}
 
     def parse(state: ReviewState) -> dict[str, Any]:
-        text = _message_text(state["messages"][-1])
+        last = state["messages"][-1]
         try:
-            return {"answer": parse_final(text)}
+            return {"answer": parse_final(fmt.answer_text(last))}
         except AnswerError as exc:
             if state["repairs"] >= 1:
                 return {"failure": f"the model answered unusable output twice ({exc})"}
             bus.emit(ErrorEvent(error=f"unusable model answer, asking once more: {exc}"))
-            repair = HumanMessage(content=render_prompt("review/repair.j2", error=str(exc)))
-            return {"repairs": state["repairs"] + 1, "messages": [repair]}
+            text = render_prompt("review/repair.j2", error=str(exc), mode=fmt.mode)
+            calls = last.tool_calls or []  # every tool call must be answered by its id
+            repair = ([ToolMessage(content=text, tool_call_id=str(c["id"]), name=c["name"])
+                       for c in calls] if calls else [HumanMessage(content=text)])
+            return {"repairs": state["repairs"] + 1, "messages": repair}
 
     def after_model(state: ReviewState) -> str:
         msg = state["messages"][-1]
+        if fmt.submit_calls(msg):
+            return "parse"
         wants_tools = bool(msg.tool_calls or getattr(msg, "invalid_tool_calls", None))
         return "tools" if wants_tools else "parse"
 
@@ -146,7 +150,7 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
 
 async def _review_batch(graph: Any, batch: Batch, index: int, count: int, system: str,
                         change: Change, findings: Sequence[Comment], settings: Settings,
-                        bus: EventBus) -> ParsedAnswer:
+                        bus: EventBus, scrub: Callable[[str], str]) -> ParsedAnswer:
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
 
@@ -155,7 +159,7 @@ async def _review_batch(graph: Any, batch: Batch, index: int, count: int, system
         "review/user.j2", title=change.title, description=change.description,
         batch_index=index + 1, batch_count=count, diff=batch.text,
         findings=[f for f in findings if f.path in paths])
-    user = redact_known(user)  # a configured token committed into the diff stays out
+    user = scrub(redact_known(user))  # configured tokens and committed secrets stay out
     state: ReviewState = {"messages": [SystemMessage(content=system), HumanMessage(content=user)],
                           "repairs": 0, "answer": None, "failure": None}
     try:
@@ -176,8 +180,7 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
     """Review ``change`` in concurrent batches; failures are collected, never raised."""
     outcome = ReviewOutcome()
     plan = plan_batches(change.files, budget=settings.token_budget,
-                        max_file_tokens=settings.max_file_tokens, exclude=settings.exclude,
-                        style=settings.diff_style)  # type: ignore[arg-type]
+                        max_file_tokens=settings.max_file_tokens, style=settings.diff_style)  # type: ignore[arg-type]
     outcome.notes += [f"skipped {path}: {why}" for path, why in plan.skipped]
     if not plan.batches:
         return outcome
@@ -213,10 +216,13 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
                        findings: Sequence[Comment], settings: Settings, bus: EventBus,
                        stats: Stats, outcome: ReviewOutcome) -> None:
     model = make_chat_model(settings.with_(llm_max_retries=0))  # retried (and shown) below
-    graph = build_graph(model, tools, bus, stats, tool_timeout=settings.tool_timeout,
-                        retries=settings)
+    scrubber = Scrubber()
+    fmt = AnswerFormat(AnswerFormat.for_provider(settings.provider), bus)
+    graph = build_graph(model, tools, bus, stats, scrub=scrubber.scrub, answer=fmt,
+                        parse_final=lambda text: parse_answer(text, restore=scrubber.restore),
+                        tool_timeout=settings.tool_timeout, retries=settings)
     system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
-                           extra_instructions=settings.extra_instructions)
+                           extra_instructions=settings.extra_instructions, mode=fmt.mode)
     semaphore = asyncio.Semaphore(max(1, settings.max_concurrency))
     count = len(plan.batches)
 
@@ -224,7 +230,7 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
         async with semaphore:
             try:
                 answer = await _review_batch(graph, batch, i, count, system, change, findings,
-                                             settings, bus)
+                                             settings, bus, scrubber.scrub)
             except ModelError as exc:
                 bus.emit(ErrorEvent(error=f"batch {i + 1}/{count}: {exc}", recoverable=False))
                 return exc
@@ -243,6 +249,8 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
                             f"passed: {finished.count(None)} of {count} batch(es) unfinished; "
                             "publishing what was found", recoverable=False))
     results = [late if res is None else res for res in finished]
+    if fmt.fallback_reason:
+        outcome.notes.append(fmt.fallback_reason)
     for i, res in enumerate(results):
         files = ", ".join(f.path for f in plan.batches[i].files)
         if isinstance(res, ModelError):

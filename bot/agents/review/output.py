@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +57,11 @@ def _json_candidates(text: str) -> list[str]:
     return out
 
 
-def parse_answer(text: str) -> ParsedAnswer:
+def parse_answer(text: str, restore: Callable[[str], str] | None = None) -> ParsedAnswer:
     """Parse ``{"summary", "comments": [...]}`` from ``text`` (code fences and prose around
-    it are tolerated). Raises ``AnswerError`` when no JSON object can be read."""
+    it are tolerated). Raises ``AnswerError`` when no JSON object can be read. ``restore``
+    turns secret placeholders in a quoted ``code`` back into the line's real text, so the
+    quote still anchors (the body and suggestion keep the placeholders)."""
     data: Any = None
     last_error = "the answer was empty"
     for candidate in _json_candidates(text or ""):
@@ -89,6 +92,6 @@ def parse_answer(text: str) -> ParsedAnswer:
         comments.append(Comment(
             path=c.path, line=c.line, body=c.body.strip(), end_line=c.end_line,
             severity=normalize_severity(c.severity), suggestion=c.suggestion,
-            code=c.code, origin="llm"))
+            code=restore(c.code) if restore and c.code else c.code, origin="llm"))
     summary = data.get("summary", "")
     return ParsedAnswer(str(summary).strip() if summary else "", comments, rejected)

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from bot.config import Settings
 from bot.hosts.base import Check, HostSession
 
 if TYPE_CHECKING:
-    from bot.config import Settings
     from bot.hosts.git.source import GitSource
 
 __all__ = ["HOST", "GitHost", "GitSession"]
@@ -19,6 +19,7 @@ __all__ = ["HOST", "GitHost", "GitSession"]
 
 @dataclass
 class GitSession:
+    settings: Settings
     repo: Path
     stdin: IO[str] | None = None
     source: GitSource = field(init=False)
@@ -48,7 +49,7 @@ class GitHost:
 
     def open(self, settings: Settings, repo: Path | None, *,
              stdin: IO[str] | None = None) -> HostSession:
-        return GitSession(repo or Path("."), stdin)
+        return GitSession(settings, repo or Path("."), stdin)
 
     def checks(self, settings: Settings) -> Sequence[Check]:
         return ()

@@ -122,6 +122,20 @@ class GitSource:
             return GitTree(repo, None)
         return GitTree(repo, change.head_ref)
 
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        return bool(self.repo.is_ancestor(self.commit(older), self.commit(newer)))
+
+    def read_base(self, change: Change, path: str) -> str | None:
+        """At the base commit; a diff on stdin is taken to be against HEAD."""
+        base = change.base_ref if change.source != "stdin" else "HEAD"
+        if base is None or base == EMPTY_TREE:
+            return None
+        try:
+            commit = self.commit(base)
+        except SourceError:
+            return None
+        return GitTree(self.repo, commit.hexsha).read_text(path)
+
 
 def _safe_relpath(path: str) -> str | None:
     p = PurePosixPath(path.strip().lstrip("/"))

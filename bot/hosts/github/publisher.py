@@ -22,18 +22,22 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import IO, TYPE_CHECKING, Any
 
+from bot.config import Settings
 from bot.errors import NovaError, redact
 from bot.hosts.github.actions import workflow_annotations
 from bot.hosts.github.client import github_error, is_write_timeout
 from bot.models import (
+    SEVERITIES,
     Change,
     Placement,
     PriorReview,
     PublishReport,
     ReviewResult,
+    Severity,
+    normalize_severity,
     parse_verdict,
     severity_rank,
     verdict_marker,
@@ -71,14 +75,52 @@ def _inline_body(group: list[Placement], fp: str, key: str) -> str:
     return cap("\n\n".join(parts), BODY_LIMIT - len(marks), where="GitHub") + marks
 
 
+_LABEL = re.compile(r"\*\*(error|warning|info)\*\*")
+_SECTIONS = ("### Findings not posted inline", "### Not placed on a line", "### Earlier findings")
+
+
+def _severities(text: str) -> list[Severity]:
+    return [normalize_severity(m) for m in _LABEL.findall(text)]
+
+
+def _carried(earlier: tuple[str, PriorReview] | None, outdated: list[Any],
+             existing: list[Any], groups: list[Group]) -> tuple[Severity, ...]:
+    """Findings of earlier reviews that still stand after an incremental review: the earlier
+    verdict, less the comments marked outdated now and the findings this run found again
+    (they count through this run's own findings)."""
+    if earlier is None:
+        return ()
+    counts = Counter(earlier[1].severities)
+    counts.subtract(s for c in outdated for s in _severities(c.body or ""))
+    known = {m.group(1): c for c in existing if (m := _FP.search(c.body or ""))}
+    counts.subtract(s for fp, _g in groups if fp in known
+                    for s in _severities(known[fp].body or ""))
+    return tuple(s for s in SEVERITIES for _ in range(max(0, counts[s])))
+
+
+def _earlier_rows(body: str) -> list[str]:
+    """The finding rows of Nova's previous summary (its own text), to keep them listed."""
+    rows: list[str] = []
+    inside = False
+    for line in body.splitlines():
+        if line.startswith("### "):
+            inside = line.startswith(_SECTIONS)
+        elif inside and line.startswith("- `"):
+            rows.append(line)
+    return list(dict.fromkeys(rows))
+
+
 class GitHubPublisher:
     def __init__(self, session: GitHubSession, *, force: bool = False,
                  annotations: IO[str] | None = None) -> None:
         self.session = session
-        self.settings = session.settings
         self.force = force
         self.annotations = annotations or sys.stdout
         self.fallback = False  # the token is read-only: annotations instead of comments
+
+    @property
+    def settings(self) -> Settings:  # the session's: .nova.toml of the base may change it
+        return self.session.settings
 
     @property
     def _pr(self) -> Any:
@@ -101,22 +143,33 @@ class GitHubPublisher:
         except GithubException as exc:
             raise github_error(exc, "listing review comments") from exc
 
-    def prior_review(self, change: Change) -> PriorReview | None:
-        """Nova's own summary says it finished a review of this head (not with --force)."""
-        if self.force or not change.head_ref:
-            return None
+    def _finished_summary(self) -> tuple[str, PriorReview] | None:
+        """(body, verdict) of Nova's own summary when it records a finished review."""
         from github import GithubException
 
         try:
             comment = self._summary_comment()
         except GithubException as exc:
-            raise github_error(exc, f"reading comments of {change.id}") from exc
+            raise github_error(exc, "reading the pull request's comments") from exc
         body = comment.body or "" if comment is not None else ""
         head, verdict = _HEAD.search(body), _VERDICT.search(body)
-        if not head or not verdict or not change.head_ref.startswith(head.group(1)):
+        if not head or not verdict:
             return None
-        prior = parse_verdict(change.head_ref, verdict.group(1))
-        return prior if prior is not None and not prior.errors else None
+        prior = parse_verdict(head.group(1), verdict.group(1))
+        return (body, prior) if prior is not None and not prior.errors else None
+
+    def last_reviewed_head(self, change: Change) -> str | None:
+        found = self._finished_summary()
+        return found[1].head if found else None
+
+    def prior_review(self, change: Change) -> PriorReview | None:
+        """Nova's own summary says it finished a review of this head (not with --force)."""
+        if self.force or not change.head_ref:
+            return None
+        found = self._finished_summary()
+        if found is None or not change.head_ref.startswith(found[1].head):
+            return None
+        return found[1]
 
     # -- publishing --------------------------------------------------------------------
     def publish(self, result: ReviewResult) -> PublishReport:
@@ -139,16 +192,20 @@ class GitHubPublisher:
                              "earlier run")
             limit = max(0, self.settings.max_inline_comments)
             inline, overflow = fresh[:limit], fresh[limit:]
+        earlier = self._finished_summary() if result.since else None
         posted, rejected = self._post_review(result, inline, ids, notes, errors)
         overflow = rejected + overflow
+        outdated: list[Any] = []
         if existing is not None and not self.fallback:
-            self._mark_outdated(existing, ids, errors)
-        summary_posted = self._upsert_summary(result, posted, overflow, notes, errors)
+            outdated = self._mark_outdated(existing, ids, errors)
+        carried = _carried(earlier, outdated, existing or [], groups)
+        summary_posted = self._upsert_summary(result, posted, overflow, notes, errors,
+                                              carried, earlier[0] if earlier else "")
         if self.fallback:
             notes.append("the GitHub token is read-only (a fork pull request?): findings are "
                          "shown as workflow annotations and in the job summary")
         return PublishReport("github", inline_posted=posted, summary_posted=summary_posted,
-                             notes=tuple(notes), errors=tuple(errors))
+                             notes=tuple(notes), errors=tuple(errors), carried=carried)
 
     def _groups(self, result: ReviewResult, ids: LineIds) -> list[Group]:
         grouped: dict[str, list[Placement]] = defaultdict(list)
@@ -236,10 +293,13 @@ class GitHubPublisher:
             print(line, file=self.annotations)
         self.annotations.flush()
 
-    def _mark_outdated(self, existing: list[Any], ids: LineIds, errors: list[str]) -> None:
+    def _mark_outdated(self, existing: list[Any], ids: LineIds, errors: list[str]
+                       ) -> list[Any]:
+        """Mark Nova's comments whose line left the diff; return those marked now."""
         from github import GithubException
 
         current = {line_key(path or "", text, nth) for (path, _n), (text, nth) in ids.items()}
+        marked: list[Any] = []
         for c in existing:
             key = _LINE.search(c.body)
             if (key and key.group(1) in current) or c.body.startswith(OUTDATED):
@@ -249,10 +309,13 @@ class GitHubPublisher:
             except GithubException as exc:
                 if exc.status != 403:
                     errors.append(str(github_error(exc, "marking an outdated comment")))
-                return
+                return marked
+            marked.append(c)
+        return marked
 
     def _summary_body(self, result: ReviewResult, posted: int, overflow: list[Group],
-                      notes: list[str]) -> str:
+                      notes: list[str], carried: tuple[Severity, ...] = (),
+                      earlier: str = "") -> str:
         c = result.change
         out = [f"## Nova review of `{(c.head_ref or '')[:7]}`", ""]
         out.append(f"Reviewed {len(c.files)} file(s): {posted} new inline comment(s), "
@@ -273,22 +336,27 @@ class GitHubPublisher:
                            f" **{p.comment.severity}** "
                            f"{cap(clean_text(p.comment.body), 4000, where='a summary row')} "
                            f"_({clean_text(p.reason or '')})_")
+        standing = [row for row in _earlier_rows(earlier) if row not in out]
+        if standing:
+            out += ["", f"### Earlier findings (reviews before `{(result.since or '')[:7]}`)",
+                    "", *standing]
         if notes:
             out += ["", *[f"_{clean_text(n)}_" for n in notes]]
-        marks = (f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict_marker(result)} "
-                 "-->")
+        verdict = verdict_marker(result, carried)
+        marks = f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict} -->"
         body = cap("\n".join(out), BODY_LIMIT - len(SUMMARY_MARK) - len(marks) - 4,
                    where="GitHub")
         return f"{SUMMARY_MARK}\n{body}\n\n{marks}"
 
     def _upsert_summary(self, result: ReviewResult, posted: int, overflow: list[Group],
-                        notes: list[str], errors: list[str]) -> bool:
+                        notes: list[str], errors: list[str],
+                        carried: tuple[Severity, ...] = (), earlier: str = "") -> bool:
         """Create or edit Nova's one summary comment. Editing is idempotent; a create that
         timed out is looked for before it is tried once more."""
         from github import GithubException
         from requests import RequestException
 
-        body = self._summary_body(result, posted, overflow, notes)
+        body = self._summary_body(result, posted, overflow, notes, carried, earlier)
         for attempt in range(2):
             try:
                 comment = self._summary_comment()

@@ -8,6 +8,7 @@ otherwise the files without a patch are listed as skipped, with what to do about
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +126,52 @@ class GitHubSource:
         if self.session.repo is None:
             return None
         return GitHubTree(self.session.repo, change.head_ref, [f.path for f in change.files])
+
+
+    def changes_since(self, change: Change, since: str) -> Change | None:
+        """``since..head`` from the checkout when it has both, else the compare API."""
+        head = change.head_ref
+        if head is None:
+            return None
+        local = self._local_checkout(since, head)
+        if local is not None:
+            if not local.is_ancestor(since, head):
+                return None
+            return replace(local.fetch(f"{since}..{head}"), id=change.id, source="github")
+        from github import GithubException
+        from requests import RequestException
+
+        try:
+            comparison = self.session.repo.compare(since, head)
+            files = list(comparison.files) if comparison.status in ("ahead", "identical") \
+                else None
+        except GithubException as exc:
+            if exc.status in (404, 422):  # the old head is gone (force-push)
+                return None
+            raise github_error(exc, f"comparing {since[:12]}..{head[:12]}") from exc
+        except RequestException as exc:
+            raise github_error(exc, f"comparing {since[:12]}..{head[:12]}") from exc
+        if files is None:
+            return None
+        parts = []
+        for f in files:
+            text, lacks_patch = _file_diff(f)
+            if lacks_patch:
+                return None  # a file too big to compare: review the whole change
+            parts.append(text)
+        raw = "\n".join(parts) + ("\n" if parts else "")
+        return replace(change, base_ref=since, files=tuple(parse_diff(raw)), raw_diff=raw,
+                       notes=())
+
+    def read_base(self, change: Change, path: str) -> str | None:
+        if change.base_ref is None:
+            return None
+        local = self._local_checkout(change.base_ref)
+        if local is not None:
+            return local.read_base(change, path)
+        if self.session.repo is None:
+            return None
+        return GitHubTree(self.session.repo, change.base_ref, []).read_text(path)
 
 
 class GitHubTree:

@@ -1,9 +1,15 @@
-"""Conduit, wrapped once (python-phabricator).
+"""The one wrapper around python-phabricator: Nova's Conduit client.
 
-Methods are called through ``Resource`` (its 2017 method list routes newer three-part names
-to the wrong endpoint), host and token are passed explicitly, writes are retried only when
-the connection was refused (its own session retries every POST, so a slow ``createinline``
-could be posted twice), and its errors become Nova's.
+Methods are called through ``Resource`` (the library's 2017 method list routes newer
+three-part names to the wrong endpoint); host and token are passed explicitly; writes are
+retried only when the connection was refused (the library's own session retries every POST,
+so a slow write could land twice); its errors become Nova's.
+
+Every request also carries ``__conduit__=1`` in its URL. python-phabricator puts the token
+inside ``params`` only, and without that flag Phorge renders a PHP error (an ``Error``, not
+an ``Exception``: a call to an undefined method, a type error) as an HTML 500 page. With it,
+Phorge's Conduit exception handler answers JSON, ``{"error_code": "Error", "error_info":
+"Call to undefined method …"}``, so Nova can say what the server said.
 """
 
 from __future__ import annotations
@@ -55,7 +61,6 @@ class ConduitClient:
         """Call a Conduit method; ``write`` calls are retried only when never sent."""
         import phabricator
         import requests
-        from requests.adapters import HTTPAdapter
         from urllib3.util.retry import Retry
 
         group, _, name = method.rpartition(".")
@@ -65,7 +70,7 @@ class ConduitClient:
         retry = Retry(total=3, connect=2, read=0 if write else 1, status=0, redirect=0,
                       backoff_factor=0.3, allowed_methods=frozenset({"POST"}))
         for prefix in ("http://", "https://"):
-            resource.session.mount(prefix, HTTPAdapter(max_retries=retry))
+            resource.session.mount(prefix, _conduit_adapter(retry))
         try:
             result = resource(**params)
         except phabricator.APIError as exc:
@@ -79,8 +84,9 @@ class ConduitClient:
                 raise ServiceError(f"Conduit {method} timed out after {self.timeout:g}s "
                                    "(NOVA_PHABRICATOR_TIMEOUT)") from exc
             raise ServiceError(f"Phabricator at {self.url} is unreachable ({method})") from exc
-        except requests.HTTPError as exc:
-            raise ServiceError(f"Conduit {method} failed: {redact(str(exc))}") from exc
+        except requests.HTTPError as exc:  # a proxy's or a crashed PHP's page, not Conduit
+            raise ServiceError(f"Conduit {method} failed: {redact(str(exc))} (the server "
+                               "answered without a Conduit error; see its error log)") from exc
         except ValueError as exc:  # not JSON: a proxy or login page instead of Conduit
             raise ServiceError(f"Conduit {method}: the answer is not JSON") from exc
         return result.response if hasattr(result, "response") else result
@@ -107,3 +113,17 @@ class ConduitError(ServiceError):
         super().__init__(f"Conduit {method}: {code}: {info}")
         self.code = code
         self.info = info
+
+
+def _conduit_adapter(retry: Any) -> Any:
+    """An HTTPAdapter that flags each request as Conduit's (``?__conduit__=1``)."""
+    from requests.adapters import HTTPAdapter
+
+    class ConduitAdapter(HTTPAdapter):
+        def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+            if "__conduit__=" not in (request.url or ""):
+                sep = "&" if "?" in request.url else "?"
+                request.url = f"{request.url}{sep}__conduit__=1"
+            return super().send(request, *args, **kwargs)
+
+    return ConduitAdapter(max_retries=retry)

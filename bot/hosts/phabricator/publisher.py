@@ -1,43 +1,37 @@
 """Publish a review on a Differential revision, as visibly as the server allows.
 
-Stock Conduit cannot publish inline drafts: ``differential.createinline`` saves a draft only
-its author sees, and nothing stock publishes it. So Nova:
+Stock Conduit cannot publish inline comments: ``differential.createinline`` saves a draft
+only its author sees, and nothing stock publishes it. So Nova never calls it. In order:
 
-1. in a Harbormaster build (``--harbormaster-target``) sends the findings as lint messages
-   with ``harbormaster.sendmessage``. Differential renders them as boxes under their lines
-   for every reader (for Herald-started builds). The build gets ``work`` at the start and
-   ``pass``/``fail`` at the end;
-2. when the server has our extension (``differential.publishinlines``, see
-   ``ci/phabricator/extension``), posts real inline comments: ``createinline``, then
-   ``publishinlines`` with the summary as the comment;
-3. always: one summary comment (``differential.revision.edit``) lists every finding as
-   file:line with a link. Findings are never left only in invisible drafts.
+1. **inline comments + summary, in one call**, when the server has Nova's extension
+   (``nova.differential.publish``, contract version 2, ``ci/phabricator/extension``): the
+   extension creates the inlines and publishes them with the summary in one database
+   transaction, so a failure leaves nothing behind; it also discards Nova's own stale
+   drafts (left by older Nova versions). If that call fails, Nova says so and goes on:
+2. **the summary comment** (``differential.revision.edit``) lists every finding as
+   ``file:line`` linking to its line, plus what failed. It is always attempted;
+3. **Harbormaster** (``--harbormaster-target``): one message at the end, with the lint the
+   target lacks and a verdict that agrees with Nova's exit code (``build.py``).
 
 Re-runs post nothing new: the summary carries the diff ID and the findings' fingerprints
 (from file, line text, origin and rule, never the model's words), and Nova reads its own
 earlier comments with ``transaction.search``. A diff already reviewed is skipped unless
-``--force``.
+``--force``. A failure to post inlines is added to the run's errors (exit 3) after the
+summary has landed; a failure to post the summary is raised after the build got its verdict.
 """
 
 from __future__ import annotations
 
-import re
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
-from bot.errors import ServiceError, redact
+from bot.config import Settings
+from bot.errors import NovaError, ServiceError
+from bot.hosts.phabricator.build import BuildReporter
 from bot.hosts.phabricator.conduit import ConduitError
-from bot.models import (
-    Change,
-    Placement,
-    PriorReview,
-    PublishReport,
-    ReviewResult,
-    exit_code_for,
-    parse_verdict,
-    verdict_marker,
-)
+from bot.hosts.phabricator.summary import FP_MARK, VERDICT_MARK, Summary
+from bot.models import Change, Placement, PriorReview, PublishReport, ReviewResult, parse_verdict
 from bot.publishers.fingerprint import fingerprint, line_ids
-from bot.publishers.local import summary_text
 from bot.publishers.untrusted import clean_suggestion, clean_text
 
 if TYPE_CHECKING:
@@ -45,46 +39,50 @@ if TYPE_CHECKING:
 
 __all__ = ["EXTENSION_METHOD", "PhabricatorPublisher"]
 
-EXTENSION_METHOD = "differential.publishinlines"
-_FP_MARK = re.compile(r"nova:fp:([0-9a-f,]*)")
-_VERDICT_MARK = re.compile(r"nova:diff:(\d+) nova:verdict:([a-z0-9=,]+)")
-_LINT_SEVERITY = {"error": "error", "warning": "warning", "info": "advice"}
+EXTENSION_METHOD = "nova.differential.publish"
 
 
 class PhabricatorPublisher:
     def __init__(self, session: PhabricatorSession, *, force: bool = False) -> None:
         self.session = session
-        self.settings = session.settings
         self.force = force
         self.target = session.settings.harbormaster_target
         self.mode = "summary"
+        self._build: BuildReporter | None = None
+
+    @property
+    def settings(self) -> Settings:  # the session's: .nova.toml of the base may change it
+        return self.session.settings
 
     @property
     def conduit(self):  # -> ConduitClient
         return self.session.conduit
 
-    # -- optional capabilities the pipeline checks -----------------------------------
+    @property
+    def build(self) -> BuildReporter | None:
+        if self.target and self._build is None:
+            self._build = BuildReporter(self.conduit, self.target, self.settings.fail_on)
+        return self._build
+
+    # -- optional capabilities the pipeline checks (BuildStatus, RerunGuard) ----------
     def begin(self, change: Change) -> None:
-        if self.target:
-            self._send("work")
+        """Nothing: the build gets one message, at the end (see ``build.py``)."""
 
     def finish(self, passed: bool, detail: str) -> None:
-        if self.target:
-            self._send("pass" if passed else "fail",
-                       unit=[{"name": "nova review", "result": "pass" if passed else "fail",
-                              "details": clean_text(detail)}])
+        """A skipped re-run: the waiting target still gets the first review's verdict."""
+        if self.build is not None:
+            self.build.verdict(passed, detail)
 
     def abort(self, reason: str) -> None:
-        if self.target:
-            self._send("fail", unit=[{"name": "nova review", "result": "broken",
-                                      "details": redact(reason)}])
+        if self.build is not None:
+            self.build.abort(reason)
 
     def prior_review(self, change: Change) -> PriorReview | None:
         """Nova's own summary of this diff (only its user's comments count)."""
         if self.force or self.session.diff_id is None:
             return None
         for text in reversed(self._own_comments(change)):
-            for diff_id, verdict in _VERDICT_MARK.findall(text):
+            for diff_id, verdict in VERDICT_MARK.findall(text):
                 if int(diff_id) == self.session.diff_id:
                     prior = parse_verdict(change.head_ref or diff_id, verdict)
                     return prior if prior is not None and not prior.errors else None
@@ -94,50 +92,76 @@ class PhabricatorPublisher:
     def publish(self, result: ReviewResult) -> PublishReport:
         change = result.change
         previous = self._own_comments(change)
-        known = {fp for text in previous for m in _FP_MARK.findall(text)
+        known = {fp for text in previous for m in FP_MARK.findall(text)
                  for fp in m.split(",") if fp}
         ids = line_ids(change)
         placed = [(fingerprint(p, *ids.get((p.path, p.line), ("", 0))), p)
                   for p in result.placed]
         unplaced = [(fingerprint(p, f"unplaced:{p.comment.line}"), p) for p in result.unplaced]
-        try:
-            report = self._post(result, previous, known, placed, unplaced)
-        except ServiceError as exc:
-            report = PublishReport("phabricator", errors=(str(exc),))
-        if self.target:  # the build status goes once, at the end, and says if posting failed
-            self._report_build(result, report.errors)
-        return report
-
-    def _post(self, result: ReviewResult, previous: list[str], known: set[str],
-              placed: list[tuple[str, Placement]], unplaced: list[tuple[str, Placement]]
-              ) -> PublishReport:
-        change = result.change
-        new_placed = [(fp, p) for fp, p in placed if fp not in known]
-        new_unplaced = [(fp, p) for fp, p in unplaced if fp not in known]
+        summary = Summary(result, self.session.diff_id, self.session.changesets,
+                          mode="lint" if self.target else "summary",
+                          placed=[(fp, p) for fp, p in placed if fp not in known],
+                          unplaced=[(fp, p) for fp, p in unplaced if fp not in known],
+                          all_fps=[fp for fp, _ in placed + unplaced])
         first_time = not any(f"nova:diff:{self.session.diff_id}" in t for t in previous)
-        if not (new_placed or new_unplaced or first_time):
-            return PublishReport("phabricator")  # a re-run with nothing new: post nothing
-        use_inlines = bool(new_placed) and EXTENSION_METHOD in self.conduit.methods()
-        self.mode = "inline" if use_inlines else ("lint" if self.target else "summary")
-        body = self._summary(result, new_placed, new_unplaced,
-                             [fp for fp, _ in placed + unplaced])
-        if use_inlines:
-            for fp, p in new_placed:
-                self._create_inline(change, p, fp)
-            self.conduit.call(EXTENSION_METHOD, write=True,
-                              revisionID=self._revision_id(change), comment=body)
-        else:
-            self.conduit.call("differential.revision.edit", write=True,
-                              objectIdentifier=change.id,
-                              transactions=[{"type": "comment", "value": body}])
-        return PublishReport("phabricator", inline_posted=len(new_placed) if use_inlines else 0,
-                             summary_posted=True)
+        failures: list[str] = []
+        posted = False
+        if summary.placed or summary.unplaced or first_time:
+            try:
+                posted = self._post(change, summary, failures)
+            except NovaError as exc:
+                failures.append(f"the summary comment could not be posted: {exc}")
+                with suppress(NovaError):  # the summary's failure is the one to report
+                    self._finish_build(result, failures)
+                raise
+        notes = self._finish_build(result, failures)
+        return PublishReport("phabricator", inline_posted=len(summary.placed) if posted else 0,
+                             summary_posted=True, notes=notes,
+                             errors=tuple(f"Phabricator: {f}" for f in failures))
+
+    def _finish_build(self, result: ReviewResult, failures: list[str]) -> tuple[str, ...]:
+        if self.build is not None:
+            note = self.build.finish(result, failures)
+            if note:
+                return (note,)
+        return ()
+
+    def _post(self, change: Any, summary: Summary, failures: list[str]) -> bool:
+        """Inlines and summary in one call when possible; else (or on failure) the summary.
+        True when the inline comments were posted."""
+        if summary.placed and EXTENSION_METHOD in self.conduit.methods():
+            summary.mode = self.mode = "inline"
+            try:
+                self.conduit.call(
+                    EXTENSION_METHOD, write=True, revisionID=self._revision_id(change),
+                    diffID=self.session.diff_id, comment=summary.text(), discardDrafts=True,
+                    inlines=[self._inline(p, fp) for fp, p in summary.placed])
+                return True
+            except ConduitError as exc:  # the server answered: nothing was written
+                failures.append(f"inline comments were not posted ({exc}); the findings "
+                                "are listed here instead")
+            except ServiceError as exc:  # no answer: it may have landed
+                if self._landed(change, summary):
+                    return True
+                failures.append(f"inline comments were not posted ({exc}); the findings "
+                                "are listed here instead")
+            summary.mode = "lint" if self.target else "summary"
+        self.mode = summary.mode
+        summary.failures = failures
+        self.conduit.call("differential.revision.edit", write=True,
+                          objectIdentifier=change.id,
+                          transactions=[{"type": "comment", "value": summary.text()}])
+        return False
+
+    def _landed(self, change: Any, summary: Summary) -> bool:
+        marker = f"nova:fp:{','.join(summary.all_fps)}"
+        return any(marker in text for text in self._own_comments(change))
 
     def _revision_id(self, change: Any) -> int:
         return int(change.id.lstrip("D"))
 
     def _own_comments(self, change: Any) -> list[str]:
-        """Raw text of the comments Nova's user posted on the revision."""
+        """Raw text of the comments (summaries and inlines) Nova's user published."""
         me = self.session.whoami()
         texts: list[str] = []
         after = None
@@ -156,69 +180,13 @@ class PhabricatorPublisher:
                 break
         return texts
 
-    def _create_inline(self, change: Any, p: Placement, fp: str) -> None:
+    @staticmethod
+    def _inline(p: Placement, fp: str) -> dict[str, Any]:
+        """One inline of the extension's contract: path, line, length, content."""
         content = clean_text(p.comment.body)
         suggestion = clean_suggestion(p.suggestion)
         if suggestion is not None:
             content += f"\n\nSuggested:\n```\n{suggestion}\n```"
-        self.conduit.call(
-            "differential.createinline", write=True,
-            revisionID=self._revision_id(change), diffID=self.session.diff_id,
-            filePath=p.path, isNewFile=True, lineNumber=p.line,
-            lineLength=(p.end_line - p.line) if p.end_line and p.line else 0,
-            content=f"{content}\n\n//nova:fp:{fp}//")
-
-    def _summary(self, result: ReviewResult, placed: list[tuple[str, Placement]],
-                 unplaced: list[tuple[str, Placement]], all_fps: list[str]) -> str:
-        change = result.change
-        link = f"{change.url}?id={self.session.diff_id}" if change.url else None
-        out = [f"= Nova review of diff {self.session.diff_id} ="]
-        text = summary_text(result)
-        if text:
-            out += ["", clean_text(text)]
-        where = {"inline": "inline comments", "lint": "lint messages on the build",
-                 "summary": "this list"}[self.mode]
-        if placed:
-            out += ["", f"**Findings** ({len(placed)}, also as {where}):"]
-            for _fp, p in placed:
-                loc = f"{p.path}:{p.line}"
-                loc = f"[[ {link} | {loc} ]]" if link else f"`{loc}`"
-                out.append(f"- {loc} ({p.comment.severity}) {clean_text(p.comment.body)}")
-        if unplaced:
-            out += ["", "**Not placed on a line**:"]
-            for _fp, p in unplaced:
-                out.append(f"- `{clean_text(p.path or p.comment.path)}:"
-                           f"{p.comment.line or '?'}` ({p.comment.severity}) "
-                           f"{clean_text(p.comment.body)} //({clean_text(p.reason or '')})//")
-        if not placed and not unplaced:
-            out += ["", "No new findings."]
-        out += ["", f"//nova:diff:{self.session.diff_id} nova:verdict:{verdict_marker(result)} "
-                    f"nova:fp:{','.join(all_fps)}//"]
-        return "\n".join(out)
-
-    # -- Harbormaster ------------------------------------------------------------------
-    def _report_build(self, result: ReviewResult, errors: tuple[str, ...] = ()) -> None:
-        failed = bool(errors) or exit_code_for(result, self.settings.fail_on) != 0
-        lint = [{"name": clean_text(p.comment.body.splitlines()[0][:120] if p.comment.body
-                                    else "Nova finding"),
-                 "code": p.comment.rule or f"NOVA-{p.comment.severity.upper()}",
-                 "severity": _LINT_SEVERITY[p.comment.severity], "path": p.path,
-                 "line": p.line, "description": clean_text(p.comment.body)}
-                for p in result.placed]
-        verdict = "broken" if errors else "fail" if failed else "pass"
-        unit = [{"name": "nova review", "result": verdict,
-                 "details": f"{len(result.placed)} findings on lines, "
-                            f"{len(result.unplaced)} in the summary, "
-                            f"{len(result.errors) + len(errors)} errors"}]
-        self._send("fail" if failed else "pass", lint=lint, unit=unit)
-
-    def _send(self, kind: str, **extra: Any) -> None:
-        """``harbormaster.sendmessage``; old servers know only ``buildTargetPHID``."""
-        try:
-            self.conduit.call("harbormaster.sendmessage", write=True, receiver=self.target,
-                              type=kind, **extra)
-        except ConduitError as exc:
-            if "buildTargetPHID" not in exc.info:
-                raise
-            self.conduit.call("harbormaster.sendmessage", write=True,
-                              buildTargetPHID=self.target, type=kind, **extra)
+        length = (p.end_line - p.line) if p.end_line and p.line else 0
+        return {"path": p.path, "line": p.line, "length": max(0, length),
+                "content": f"{content}\n\n//nova:fp:{fp}//", "isNewFile": True}

@@ -20,6 +20,7 @@ class PhabricatorSession:
     repo_path: Path | None = None
     revision: dict[str, Any] = field(default_factory=dict)  # differential.revision.search row
     diff_id: int | None = None  # the diff under review, set by fetch
+    changesets: dict[str, int] = field(default_factory=dict)  # new path -> changeset ID
     _conduit: ConduitClient | None = field(default=None, repr=False)
     _me: str | None = field(default=None, repr=False)
     source: PhabricatorSource = field(init=False)

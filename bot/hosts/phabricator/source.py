@@ -4,6 +4,11 @@
 built from ``differential.querydiffs`` hunks (the only method that returns them; every
 number in them is a string), so new line numbers are exact. ``getrawdiff`` is not used:
 it re-renders the diff and may reorder files.
+
+python-phabricator is wrapped once, in ``conduit.py`` (``ConduitClient``). The session
+also keeps each file's changeset ID (``changesets``): the publisher links a finding to its
+line on the revision page with it (``/D123?id=<diff>#C<changeset>NL<line>``, the id
+Differential gives the new-file line number cell).
 """
 
 from __future__ import annotations
@@ -93,6 +98,9 @@ class PhabricatorSource:
             raise RemoteChangeNotFound(f"{which}D{rev_id} not found")
         diff = max(diffs, key=lambda d: _num(d.get("id")))
         diff_id = self.session.diff_id = _num(diff.get("id"))
+        self.session.changesets = {str(c.get("currentPath")): _num(c.get("id"))
+                                   for c in diff.get("changes") or []
+                                   if c.get("currentPath") and _num(c.get("id"))}
         parts = [t for t in (_change_text(c) for c in diff.get("changes") or []) if t]
         raw = "\n".join(parts) + ("\n" if parts else "")
         return Change(
@@ -125,3 +133,11 @@ class PhabricatorSource:
         from bot.hosts.git.source import GitTree
 
         return GitTree(source.repo, commit.hexsha)
+
+    def read_base(self, change: Change, path: str) -> str | None:
+        """From the CI checkout, when it has the diff's base commit."""
+        if self.session.repo_path is None or change.base_ref is None:
+            return None
+        from bot.hosts.git.source import GitSource
+
+        return GitSource(self.session.repo_path).read_base(change, path)

@@ -1,0 +1,119 @@
+"""How the review agent asks for its final answer, and how it reads it back.
+
+Three modes, one shape (``{summary, comments[{path, line, code, body, severity, end_line,
+suggestion}]}``, ``ANSWER_SCHEMA``):
+
+- ``json_schema`` (OpenAI and OpenAI-compatible servers: vLLM, Ollama, LiteLLM): the
+  provider's structured output, ``response_format={"type": "json_schema", ...}``. It is sent
+  in the request body as is (``extra_body``), not through langchain-openai's ``parse`` path,
+  which would demand ``strict`` schemas of every tool (MCP tools have optional arguments).
+- ``tool`` (Anthropic, which has no JSON schema mode): a ``submit_review`` tool whose
+  arguments are the answer, with ``tool_choice="any"`` so every turn calls a tool.
+- ``text``: the answer is JSON in the message text, read by the tolerant ``parse_answer``.
+
+A server that refuses the schema (HTTP 400 naming response_format, json_schema or
+tool_choice) is asked again at once in ``text`` mode, and so is every later call of the run.
+Each call emits the mode it used as an event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from bot.events import ErrorEvent, EventBus, TextEvent
+from bot.llm.factory import provider_errors
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+__all__ = ["ANSWER_SCHEMA", "ANSWER_TOOL", "AnswerFormat", "Mode"]
+
+Mode = Literal["json_schema", "tool", "text"]
+ANSWER_TOOL = "submit_review"
+_NULLABLE_INT = {"type": ["integer", "null"]}
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["summary", "comments"],
+    "properties": {
+        "summary": {"type": "string"},
+        "comments": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["path", "line", "code", "body", "severity", "end_line", "suggestion"],
+            "properties": {
+                "path": {"type": "string"}, "line": {"type": "integer"},
+                "code": {"type": "string"}, "body": {"type": "string"},
+                "severity": {"type": "string", "enum": ["error", "warning", "info"]},
+                "end_line": _NULLABLE_INT, "suggestion": {"type": ["string", "null"]}}}}}}
+_REFUSAL_WORDS = ("response_format", "json_schema", "tool_choice", "structured output")
+
+
+class AnswerFormat:
+    """The answer mode of one run (shared by its batches: a refusal is learned once)."""
+
+    def __init__(self, mode: Mode, bus: EventBus) -> None:
+        self.mode: Mode = mode
+        self.bus = bus
+        self.fallback_reason: str | None = None
+        self._bound: dict[Mode, Any] = {}
+
+    @staticmethod
+    def for_provider(provider: str | None) -> Mode:
+        return "tool" if provider == "anthropic" else "json_schema"
+
+    def bind(self, model: BaseChatModel, tools: Sequence[dict[str, Any]]) -> None:
+        """Prepare the model for each mode this run may use."""
+        plain = model.bind_tools(list(tools)) if tools else model
+        self._bound["text"] = plain
+        if self.mode == "json_schema":
+            self._bound["json_schema"] = plain.bind(extra_body={"response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "review", "strict": True, "schema": ANSWER_SCHEMA}}})
+        elif self.mode == "tool":
+            submit = {"type": "function", "function": {
+                "name": ANSWER_TOOL, "parameters": ANSWER_SCHEMA,
+                "description": "Submit the finished review: call it once, last."}}
+            self._bound["tool"] = model.bind_tools([*tools, submit], tool_choice="any")
+
+    async def invoke(self, messages: list[Any]) -> Any:
+        mode = self.mode
+        try:
+            msg = await self._bound[mode].ainvoke(messages)
+        except provider_errors() as exc:
+            if mode == "text" or not self._refused(exc):
+                raise
+            self._fall_back(exc)
+            mode = "text"
+            msg = await self._bound[mode].ainvoke(messages)
+        self.bus.emit(TextEvent(content=f"model call answered in {mode} mode"))
+        return msg
+
+    @staticmethod
+    def _refused(exc: BaseException) -> bool:
+        text = str(getattr(exc, "message", "") or exc).lower()
+        return getattr(exc, "status_code", None) == 400 and any(w in text for w in
+                                                                 _REFUSAL_WORDS)
+
+    def _fall_back(self, exc: BaseException) -> None:
+        if self.mode == "text":
+            return
+        first_line = (str(getattr(exc, "message", "") or exc).splitlines() or [""])[0][:200]
+        self.fallback_reason = (f"the model server refused {self.mode} structured output "
+                                f"({first_line}); answers were read from the text instead")
+        self.mode = "text"
+        self.bus.emit(ErrorEvent(error=self.fallback_reason, recoverable=True))
+
+    @staticmethod
+    def submit_calls(msg: Any) -> list[dict[str, Any]]:
+        return [c for c in getattr(msg, "tool_calls", None) or [] if c["name"] == ANSWER_TOOL]
+
+    def answer_text(self, msg: Any) -> str:
+        """The final answer as JSON text: the submit_review arguments, else the content."""
+        calls = self.submit_calls(msg)
+        if calls:
+            return json.dumps(calls[0].get("args") or {})
+        content = msg.content
+        if isinstance(content, str):
+            return content
+        return "".join(b.get("text", "") if isinstance(b, dict) else str(b)
+                       for b in content or [])
