@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.errors import ConfigError, register_secret
+from bot.errors import ConfigError, register_secret, register_url_secrets
 
 __all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings", "parse_repo_config",
            "with_repo_config"]
@@ -43,6 +44,14 @@ class SettingSpec:
     choices: tuple[str, ...] = ()
     secret: bool = False
     repo_ok: bool = False  # may be set in the reviewed repo's .nova.toml
+    min: float | None = None  # numbers: the smallest value allowed
+    min_exclusive: bool = False  # numbers: must be above ``min``, not equal to it
+
+    def range_text(self) -> str:
+        """The allowed range in words ('' when any value goes), for --help and the README."""
+        if self.min is None:
+            return ""
+        return f"{'More than' if self.min_exclusive else 'At least'} {self.min:g}."
 
 
 SETTINGS: tuple[SettingSpec, ...] = (
@@ -55,20 +64,33 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("llm_api_key", "NOVA_LLM_API_KEY",
                 "API key of the model provider; else OPENAI_API_KEY / ANTHROPIC_API_KEY.",
                 secret=True),
-    SettingSpec("llm_timeout", "NOVA_LLM_TIMEOUT", "Seconds per model request.", 120.0, float),
+    SettingSpec("llm_timeout", "NOVA_LLM_TIMEOUT", "Seconds per model request.", 120.0, float,
+                min=0, min_exclusive=True),
     SettingSpec("llm_max_retries", "NOVA_LLM_MAX_RETRIES",
-                "Retries of a failed model request (connection errors, 429, 5xx).", 2, int),
+                "Retries of a failed model request (timeouts, connection errors, 429, 5xx); "
+                "each retry is shown on the progress line.", 2, int, min=0),
+    SettingSpec("review_deadline", "NOVA_REVIEW_DEADLINE",
+                "Seconds the whole LLM review may take (every batch, retries included); then "
+                "what was found so far is published and the unfinished batches are named.",
+                600.0, float, min=0, min_exclusive=True),
+    SettingSpec("tool_timeout", "NOVA_TOOL_TIMEOUT",
+                "Seconds one context-tool call of the review agent (read a file, search the "
+                "code, an MCP tool) may take; then the model is told it timed out.", 30.0,
+                float, min=0, min_exclusive=True),
+    SettingSpec("github_actions", "GITHUB_ACTIONS",
+                "Set by GitHub Actions: untrusted text on stdout is fenced off from workflow "
+                "commands (::stop-commands::).", False, _bool),
     SettingSpec("recursion_limit", "NOVA_RECURSION_LIMIT",
                 "Most agent steps (model turns + tool rounds) per batch before it stops.", 24,
-                int),
+                int, min=1),
     SettingSpec("token_budget", "NOVA_TOKEN_BUDGET",
                 "Approximate diff tokens per review batch; bigger changes are split by file "
-                "into batches that run concurrently.", 24000, int, repo_ok=True),
+                "into batches that run concurrently.", 24000, int, repo_ok=True, min=1),
     SettingSpec("max_concurrency", "NOVA_MAX_CONCURRENCY",
-                "Review batches run at the same time.", 4, int),
+                "Review batches run at the same time.", 4, int, min=1),
     SettingSpec("max_file_tokens", "NOVA_MAX_FILE_TOKENS",
                 "A single file's diff over this many tokens is skipped (listed in the "
-                "summary).", 24000, int, repo_ok=True),
+                "summary).", 24000, int, repo_ok=True, min=1),
     SettingSpec("fail_on", "NOVA_FAIL_ON",
                 "Exit 1 when a placed or unplaced finding has at least this severity.",
                 "never", str, FAIL_ON, repo_ok=True),
@@ -99,7 +121,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "Task Manager execution this run reports to. Unset: no step tracking."),
     SettingSpec("task_manager_timeout", "NOVA_TASK_MANAGER_TIMEOUT",
                 "Seconds per Task Manager request; an outage costs the job at most about "
-                "this long, once.", 5.0, float),
+                "this long, once.", 5.0, float, min=0, min_exclusive=True),
     SettingSpec("github_token", "GITHUB_TOKEN",
                 "Token for GitHub pull requests (in Actions: secrets.GITHUB_TOKEN).",
                 secret=True),
@@ -120,13 +142,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("max_inline_comments", "NOVA_MAX_INLINE_COMMENTS",
                 "Most inline comments per run on GitHub and GitLab, most severe first (GitHub's "
                 "abuse detection bites past ~30); the rest go to the summary.", 30, int,
-                repo_ok=True),
+                repo_ok=True, min=0),
     SettingSpec("github_write_interval", "NOVA_GITHUB_WRITE_INTERVAL",
                 "Seconds between two GitHub writes (keeps under the secondary rate limits of "
-                "~80 content writes a minute).", 1.0, float),
+                "~80 content writes a minute).", 1.0, float, min=0),
     SettingSpec("github_timeout", "NOVA_GITHUB_TIMEOUT",
                 "Seconds per GitHub request; a write that times out is read back, never "
-                "posted twice.", 30.0, float),
+                "posted twice.", 30.0, float, min=0, min_exclusive=True),
     SettingSpec("phabricator_url", "PHABRICATOR_URL",
                 "Phabricator / Phorge base URL (…/api/ is added); else the host in ~/.arcrc."),
     SettingSpec("phabricator_token", "PHABRICATOR_API_TOKEN",
@@ -135,7 +157,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "Harbormaster build target PHID (PHID-HMBT-…): Nova reports work/pass/fail "
                 "and its findings as lint messages to it."),
     SettingSpec("phabricator_timeout", "NOVA_PHABRICATOR_TIMEOUT",
-                "Seconds per Conduit call.", 30.0, float),
+                "Seconds per Conduit call.", 30.0, float, min=0, min_exclusive=True),
     SettingSpec("gitlab_token", "GITLAB_TOKEN",
                 "GitLab personal, project or group access token (api scope): reads the merge "
                 "request and posts Nova's threads and summary note.", secret=True),
@@ -148,7 +170,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "then: gl-code-quality-report.json."),
     SettingSpec("gitlab_timeout", "NOVA_GITLAB_TIMEOUT",
                 "Seconds per GitLab request; a write that times out is read back, never "
-                "posted twice.", 30.0, float),
+                "posted twice.", 30.0, float, min=0, min_exclusive=True),
     SettingSpec("ci_job_token", "CI_JOB_TOKEN",
                 "Set by GitLab CI: the job's token, used read-only when GITLAB_TOKEN is not "
                 "set (findings then go to the job log and the Code Quality report).",
@@ -179,10 +201,10 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "else Nova's own."),
     SettingSpec("test_timeout", "NOVA_TEST_TIMEOUT",
                 "testgen: seconds one generated test may run; one that runs longer is "
-                "dropped.", 20.0, float),
+                "dropped.", 20.0, float, min=0, min_exclusive=True),
     SettingSpec("test_memory_mb", "NOVA_TEST_MEMORY_MB",
                 "testgen: MiB of address space a test run may use (RLIMIT_AS; node: its heap); "
-                "a test that needs more is dropped.", 1024, int),
+                "a test that needs more is dropped.", 1024, int, min=64),
     SettingSpec("use_mock_client", "USE_MOCK_CLIENT",
                 "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
                 False, lambda v: v.lower() == "true"),
@@ -197,6 +219,9 @@ class Settings:
     llm_api_key: str | None = field(default=None, repr=False)
     llm_timeout: float = 120.0
     llm_max_retries: int = 2
+    review_deadline: float = 600.0
+    tool_timeout: float = 30.0
+    github_actions: bool = False
     recursion_limit: int = 24
     token_budget: int = 24000
     max_concurrency: int = 4
@@ -248,15 +273,22 @@ class Settings:
 
     @property
     def provider(self) -> str | None:
+        """``provider`` of ``provider:model``; a bare name: the provider it is shaped like
+        (gpt-… OpenAI, claude-… Anthropic), else OpenAI (a compatible server's model)."""
         if not self.llm_model:
             return None
-        return self.llm_model.split(":", 1)[0] if ":" in self.llm_model else "openai"
+        bare = _infer_provider(self.llm_model)
+        if bare is not None or ":" not in self.llm_model:
+            return bare or "openai"
+        return self.llm_model.split(":", 1)[0]
 
     @property
     def model_name(self) -> str | None:
         if not self.llm_model:
             return None
-        return self.llm_model.split(":", 1)[1] if ":" in self.llm_model else self.llm_model
+        if _infer_provider(self.llm_model) is not None or ":" not in self.llm_model:
+            return self.llm_model
+        return self.llm_model.split(":", 1)[1]
 
     @property
     def llm_enabled(self) -> bool:
@@ -271,14 +303,72 @@ def _coerce(spec: SettingSpec, value: Any, where: str) -> Any:
         try:
             value = spec.parse(value)
         except ValueError as exc:
-            raise ConfigError(f"{where}: {spec.name} must be a {spec.parse.__name__}, "
+            raise ConfigError(f"{where}: {spec.name} must be {_kind(spec)}, "
                               f"got {value!r}") from exc
     elif isinstance(value, list) and spec.name == "exclude":
         value = tuple(str(v) for v in value)
     if spec.choices and value not in spec.choices:
         raise ConfigError(f"{where}: {spec.name} must be one of {', '.join(spec.choices)}, "
                           f"got {value!r}")
+    if spec.parse in (int, float):
+        _check_number(spec, value, where)
     return value
+
+
+def _kind(spec: SettingSpec) -> str:
+    return {"int": "an integer", "float": "a number"}.get(spec.parse.__name__, "valid")
+
+
+def _check_number(spec: SettingSpec, value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or (spec.parse is int and not isinstance(value, int)):
+        raise ConfigError(f"{where}: {spec.name} must be {_kind(spec)}, got {value!r}")
+    if spec.min is None:
+        return
+    if value < spec.min or (spec.min_exclusive and value == spec.min):
+        bound = "more than" if spec.min_exclusive else "at least"
+        raise ConfigError(f"{where}: {spec.name} must be {bound} {spec.min:g}, got {value!r}")
+
+
+# A model named without its provider: taken as OpenAI's or Anthropic's when it is shaped like
+# one of their names; anything else needs ``provider:`` (or an OpenAI-compatible server).
+_BARE_MODELS = (("openai", re.compile(r"(gpt-|chatgpt-|o[1-9]|text-|davinci|babbage|ft:)")),
+                ("anthropic", re.compile(r"claude-")))
+_PROVIDER = re.compile(r"[a-z][a-z0-9_.\-]*")
+
+
+def _infer_provider(model: str) -> str | None:
+    return next((name for name, shape in _BARE_MODELS if shape.match(model)), None)
+
+
+def _check_model(settings: Settings) -> None:
+    """Reject a malformed NOVA_LLM_MODEL at once, before anything is fetched."""
+    model = settings.llm_model
+    if not model:
+        return
+    from bot.llm.factory import PROVIDERS
+
+    where = settings.origins.get("llm_model", "NOVA_LLM_MODEL")
+    where = {"flag": "--model"}.get(where, where)
+    example = "e.g. openai:gpt-4o-mini or anthropic:claude-sonnet-4-5"
+    if any(c.isspace() for c in model):
+        raise ConfigError(f"{where}: the model {model!r} is malformed: expected provider:model "
+                          f"({example})")
+    provider, sep, name = model.partition(":")
+    if sep and _infer_provider(model) is None:
+        if not _PROVIDER.fullmatch(provider) or not name:
+            raise ConfigError(f"{where}: the model {model!r} is malformed: expected "
+                              f"provider:model ({example})")
+        if provider not in PROVIDERS:
+            raise ConfigError(f"unknown model provider {provider!r} in {where}",
+                              hint=f"use one of: {', '.join(sorted(PROVIDERS))} (any "
+                                   "OpenAI-compatible server: openai:<model> + "
+                                   "NOVA_LLM_BASE_URL)")
+    elif not sep and settings.llm_base_url is None and _infer_provider(model) is None:
+        raise ConfigError(
+            f"{where}: the model {model!r} is malformed: expected provider:model ({example}); "
+            "a name alone is taken only when it is an OpenAI (gpt-…, o1…) or Anthropic "
+            "(claude-…) model, or when NOVA_LLM_BASE_URL names an OpenAI-compatible server")
 
 
 def parse_repo_config(text: str, where: str) -> dict[str, Any]:
@@ -347,6 +437,9 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
         if fallback and env.get(fallback):
             settings = settings.with_(llm_api_key=env[fallback])
     settings = _arcrc_fallback(settings, env)
+    register_url_secrets(settings.llm_base_url, settings.task_manager_url,
+                         settings.github_api_url, settings.phabricator_url)
+    _check_model(settings)
     register_secret(settings.llm_api_key)
     register_secret(settings.task_manager_token)
     register_secret(settings.github_token)
@@ -391,5 +484,6 @@ def settings_table() -> str:
         default = "—" if default in (None, "") else f"`{default}`"
         key = f"`{s.name}`" if s.repo_ok else "— (not from the repo)"
         choices = f" One of: {', '.join(s.choices)}." if s.choices else ""
-        rows.append(f"| `{s.env}` | {key} | {default} | {s.help}{choices} |")
+        limits = f" {s.range_text()}" if s.range_text() else ""
+        rows.append(f"| `{s.env}` | {key} | {default} | {s.help}{choices}{limits} |")
     return "\n".join(rows) + "\n"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import IO, Any, ClassVar
 
-from bot.errors import redact
+from bot.errors import one_line, redact
 
 __all__ = [
     "DoneEvent", "ErrorEvent", "EventBus", "ExecutionEvent", "FileOperationEvent",
@@ -134,6 +134,17 @@ class EventBus:
                 closer()
 
 
+def _line(event: ExecutionEvent) -> str | None:
+    """The progress line of ``event``: redacted, one line, never a runner command (its text
+    may come from the model or the diff)."""
+    text = _describe(event)
+    if not text:
+        return None
+    text = one_line(redact(text))
+    stripped = text.lstrip()
+    return f"  : {stripped}" if stripped.startswith("::") else text
+
+
 def _describe(event: ExecutionEvent) -> str | None:
     if isinstance(event, StepEvent):
         tail = f": {event.message}" if event.message else ""
@@ -159,19 +170,18 @@ class PlainSink:
         self.stream = stream or sys.stderr
 
     def __call__(self, event: ExecutionEvent) -> None:
-        text = _describe(event)
+        text = _line(event)
         if text:
-            print(redact(text), file=self.stream, flush=True)
+            print(text, file=self.stream, flush=True)
 
 
 class TerminalSink(PlainSink):
     """A live one-line status on a terminal; finished steps stay on screen."""
 
     def __call__(self, event: ExecutionEvent) -> None:
-        text = _describe(event)
+        text = _line(event)
         if not text:
             return
-        text = redact(text)
         final = isinstance(event, StepEvent) and event.status != "running"
         final = final or isinstance(event, DoneEvent | ErrorEvent)
         width = 100

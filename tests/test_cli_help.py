@@ -34,6 +34,9 @@ def test_every_setting_shows_a_whole_first_sentence() -> None:
     assert set(rows) == {s.env for s in SETTINGS}
     for spec in SETTINGS:
         shown = rows[spec.env]
+        if spec.range_text():  # the allowed range follows the sentence
+            assert shown.endswith(f" {spec.range_text()}"), (spec.env, shown)
+            shown = shown.removesuffix(f" {spec.range_text()}")
         assert spec.help.startswith(shown), (spec.env, shown)
         rest = spec.help[len(shown):]
         # cut only where a sentence ends: the end, or a space and a capital letter

@@ -42,7 +42,7 @@ def test_repo_file_nova_table_and_errors(tmp_path: Path) -> None:
 
 
 def test_bad_values_name_the_variable() -> None:
-    with pytest.raises(ConfigError, match="NOVA_TOKEN_BUDGET: token_budget must be a int"):
+    with pytest.raises(ConfigError, match="NOVA_TOKEN_BUDGET: token_budget must be an integer"):
         load_settings(env={"NOVA_TOKEN_BUDGET": "lots"})
     with pytest.raises(ConfigError, match="NOVA_FAIL_ON: fail_on must be one of"):
         load_settings(env={"NOVA_FAIL_ON": "sometimes"})

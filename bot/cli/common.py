@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from bot.config import SETTINGS, Settings, load_settings
+from bot.config import SETTINGS, Settings, SettingSpec, load_settings
 
 __all__ = ["change_argument", "env_epilog", "load_from_flags", "repo_option", "setting_options"]
 
@@ -49,8 +49,9 @@ def setting_options(func: Callable[..., Any] | None = None, *,
                        else "")
             kind = click.Choice(spec.choices) if spec.choices else kind
             text = (helps or {}).get(name, spec.help)
+            limits = f" {spec.range_text()}" if spec.range_text() else ""
             f = click.option(flag, name, type=kind, default=None,
-                             help=f"{text} [env: {spec.env}]{default}")(f)
+                             help=f"{text}{limits} [env: {spec.env}]{default}")(f)
         return f
 
     return apply if func is None else apply(func)
@@ -94,20 +95,30 @@ def first_sentence(text: str) -> str:
 
 
 def env_epilog() -> str:
-    rows = "\n".join(textwrap.fill(first_sentence(s.help), width=88, break_on_hyphens=False,
-                                   break_long_words=False, initial_indent=f"  {s.env:<26} ",
+    rows = "\n".join(textwrap.fill(first_sentence(s.help) + _limits(s), width=88,
+                                   break_on_hyphens=False, break_long_words=False,
+                                   initial_indent=f"  {s.env:<26} ",
                                    subsequent_indent=" " * 29) for s in SETTINGS)
     return ("\b\nConfiguration (flags > environment > .nova.toml in the repository):\n"
             + rows)
 
 
+def _limits(spec: SettingSpec) -> str:
+    return f" {spec.range_text()}" if spec.range_text() else ""
+
+
 def event_bus(quiet: bool, events_file: Path | None):  # -> bot.events.EventBus
     """Progress on stderr (a live line on a terminal, plain lines in CI) and JSON lines."""
+    from bot.errors import UsageError
     from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink
 
     bus = EventBus()
     if not quiet:
         bus.add(TerminalSink() if sys.stderr.isatty() else PlainSink())
     if events_file is not None:
-        bus.add(JsonLinesSink(str(events_file)))
+        try:
+            bus.add(JsonLinesSink(str(events_file)))
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise UsageError(f"cannot write --events-file {events_file}: {reason}") from exc
     return bus

@@ -119,7 +119,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
 def _outputs(settings: Settings, output: str, output_file: Path | None) -> list[Output]:
     from bot.publishers.local import LocalPublisher
 
-    outputs: list[Output] = [LocalPublisher(output, output_file)]
+    outputs: list[Output] = [LocalPublisher(output, output_file, fence=settings.github_actions)]
     if settings.github_step_summary or settings.github_output:
         from bot.hosts.github.actions import ActionsOutput
 

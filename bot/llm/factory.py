@@ -105,13 +105,18 @@ def provider_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def model_error(exc: BaseException, settings: Settings) -> ModelError:
-    """A one-line, secret-free ``ModelError`` for a provider exception."""
+def model_error(exc: BaseException, settings: Settings, *, attempts: int = 1,
+                seconds: float | None = None) -> ModelError:
+    """A one-line, secret-free ``ModelError`` for a provider exception; after several
+    ``attempts`` it says how many and the real time they took (``seconds``)."""
     where = settings.llm_base_url or settings.provider or "model"
     status = getattr(exc, "status_code", None)
     name = type(exc).__name__
+    spent = f", {seconds:.1f}s in all" if seconds is not None else ""
     if "Timeout" in name:
         text = f"model endpoint {where} timed out after {settings.llm_timeout:g}s"
+        if attempts > 1:
+            text += f" (each of {attempts} attempts{spent})"
     elif "Connection" in name:
         text = f"model endpoint {where} is unreachable ({_cause(exc)})"
     elif status == 401 or status == 403:
@@ -123,6 +128,8 @@ def model_error(exc: BaseException, settings: Settings) -> ModelError:
         text = f"model endpoint {where} answered HTTP {status}: {_short(exc)}"
     else:
         text = f"model call failed: {name}: {_short(exc)}"
+    if attempts > 1 and "Timeout" not in name:
+        text += f" (after {attempts} attempts{spent})"
     return ModelError(redact(text))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -12,7 +13,8 @@ from bot import __version__
 from bot.errors import UsageError, redact
 from bot.models import Change, Placement, ReviewResult
 
-__all__ = ["FORMATS", "LocalPublisher", "format_result", "result_to_dict", "summary_text"]
+__all__ = ["FORMATS", "LocalPublisher", "fence_commands", "format_result", "result_to_dict",
+           "summary_text"]
 
 FORMATS = ("text", "markdown", "json", "sarif")
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -156,12 +158,13 @@ class LocalPublisher:
     """Writes the formatted review to ``stream`` (stdout) or to ``path``."""
 
     def __init__(self, fmt: str = "text", path: Path | None = None,
-                 stream: IO[str] | None = None) -> None:
+                 stream: IO[str] | None = None, *, fence: bool = False) -> None:
         if fmt not in FORMATS:
             raise UsageError(f"unknown output format {fmt!r}; use one of {', '.join(FORMATS)}")
         self.fmt = fmt
         self.path = path
         self.stream = stream
+        self.fence = fence  # in GitHub Actions: stdout is scanned for workflow commands
 
     def publish(self, result: ReviewResult) -> None:
         text = format_result(result, self.fmt)
@@ -172,5 +175,14 @@ class LocalPublisher:
                 raise UsageError(f"cannot write --output-file {self.path}: {exc}") from exc
         else:
             stream = self.stream or sys.stdout
-            stream.write(text)
+            stream.write(fence_commands(text) if self.fence else text)
             stream.flush()
+
+
+def fence_commands(text: str) -> str:
+    """``text`` between ``::stop-commands::TOKEN`` and ``::TOKEN::``: the Actions runner runs
+    no workflow command in between (model comments and diff lines are untrusted), and the
+    token is fresh, so the text cannot end the fence itself."""
+    token = f"nova-{secrets.token_hex(16)}"
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"::stop-commands::{token}\n{body}::{token}::\n"

@@ -29,7 +29,8 @@ from typing import Any
 
 from tests.servers.base import JsonHandler, LocalHTTPServer
 
-__all__ = ["FakeOpenAI", "Reply", "error", "hang", "text", "tool_call"]
+__all__ = ["FakeOpenAI", "Reply", "error", "garbage", "hang", "text", "tool_call",
+           "truncated"]
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Reply:
     error_message: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False  # never answer (until the server stops): a client timeout
+    raw_body: bytes | None = None  # HTTP 200 with exactly these bytes as the JSON body
 
 
 def text(content: str) -> Reply:
@@ -57,6 +59,19 @@ def error(status: int, message: str = "scripted failure", **headers: str) -> Rep
 
 def hang() -> Reply:
     return Reply(hang=True)
+
+
+def garbage(body: bytes = b"\xff\xfe<html>\x00\x81 not json") -> Reply:
+    """HTTP 200, ``content-type: application/json``, and a body that is not JSON (nor UTF-8)."""
+    return Reply(raw_body=body)
+
+
+def truncated(content: str = '{"summary": "ok", "comments": []}') -> Reply:
+    """HTTP 200 with a chat completion cut off in the middle (a proxy closed early)."""
+    whole = json.dumps({"id": "chatcmpl-test", "object": "chat.completion", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": content},
+         "finish_reason": "stop"}]})
+    return Reply(raw_body=whole[:len(whole) // 2].encode())
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -116,6 +131,8 @@ class FakeOpenAI(LocalHTTPServer):
                 if reply.hang:
                     owner.stopping.wait(30)
                     return None
+                if reply.raw_body is not None:
+                    return owner._send_raw(self, reply.raw_body)
                 if reply.status != 200:
                     return owner._send_error(self, reply)
                 if body.get("stream"):
@@ -153,6 +170,14 @@ class FakeOpenAI(LocalHTTPServer):
     def _send_json(handler: JsonHandler, status: int, data: Any,
                    headers: dict[str, str] | None = None) -> None:
         handler.send_json(status, data, headers)
+
+    @staticmethod
+    def _send_raw(handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
 
     def _send_error(self, handler: JsonHandler, reply: Reply) -> None:
         kind = {400: "invalid_request_error", 401: "authentication_error",

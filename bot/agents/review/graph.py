@@ -10,10 +10,10 @@ shown its error once, then the batch is reported as failed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar
 
 from bot.agents.review.answer import AnswerFormat
 from bot.agents.review.batching import Batch, Plan, plan_batches
@@ -25,6 +25,7 @@ from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
 from bot.hosts.base import TreeReader
 from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
+from bot.llm.retry import call_with_retries
 from bot.models import Change, Comment, Stats
 from bot.prompts import render_prompt
 
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 __all__ = ["ReviewOutcome", "build_graph", "review_change"]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -55,10 +58,14 @@ class ReviewState(TypedDict):
 
 def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats,
                 parse_final: Callable[[str], Any] = parse_answer,
-                scrub: Callable[[str], str] = redact_known, answer: AnswerFormat | None = None):
+                scrub: Callable[[str], str] = redact_known, answer: AnswerFormat | None = None, *,
+                tool_timeout: float | None = None, retries: Settings | None = None):
     """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
     the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
-    every tool result (built-in and MCP tools alike) before the model or an event sees it."""
+    every tool result (built-in and MCP tools alike) before the model or an event sees it.
+    A tool call past ``tool_timeout`` seconds answers that it timed out. With ``retries``
+    (the settings), model calls are retried by ``bot.llm.retry`` — build ``model`` with
+    ``llm_max_retries=0`` — and each retry is an event."""
     from langchain_core.messages import HumanMessage, ToolMessage
     from langgraph.graph import END, START, StateGraph
 
@@ -66,8 +73,15 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
     fmt = answer or AnswerFormat("text", bus)
     fmt.bind(model, [t.schema() for t in tools])
 
+    def on_retry(text: str) -> None:
+        bus.emit(ErrorEvent(error=text, recoverable=True))
+
     async def call_model(state: ReviewState) -> dict[str, Any]:
-        msg = await fmt.invoke(state["messages"])
+        if retries is not None:
+            msg = await call_with_retries(lambda: fmt.invoke(state["messages"]), retries,
+                                          on_retry)
+        else:
+            msg = await fmt.invoke(state["messages"])
         usage = getattr(msg, "usage_metadata", None) or {}
         stats.add_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
         return {"messages": [msg]}
@@ -89,10 +103,7 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                 status = "error"
             else:
                 try:
-                    if tool.arun is not None:
-                        result = await tool.arun(**args)
-                    else:
-                        result = await asyncio.to_thread(tool.run, **args)  # type: ignore[arg-type]
+                    result = await tool.invoke(args, tool_timeout)
                     status = "error" if result.startswith("error:") else "success"
                 except (TypeError, ValueError) as exc:
                     result, status = f"error: bad arguments for {name}: {exc}", "error"
@@ -188,14 +199,28 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
     return outcome
 
 
+async def _within(seconds: float, coros: Sequence[Coroutine[Any, Any, T]]) -> list[T | None]:
+    """Run ``coros`` concurrently for at most ``seconds``; the unfinished are cancelled (their
+    HTTP requests closed) and give None."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        done, _ = await asyncio.wait(tasks, timeout=seconds)
+    finally:
+        for task in tasks:
+            task.cancel()  # no-op on the finished ones
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return [task.result() if task in done else None for task in tasks]
+
+
 async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
                        findings: Sequence[Comment], settings: Settings, bus: EventBus,
                        stats: Stats, outcome: ReviewOutcome) -> None:
-    model = make_chat_model(settings)
+    model = make_chat_model(settings.with_(llm_max_retries=0))  # retried (and shown) below
     scrubber = Scrubber()
     fmt = AnswerFormat(AnswerFormat.for_provider(settings.provider), bus)
     graph = build_graph(model, tools, bus, stats, scrub=scrubber.scrub, answer=fmt,
-                        parse_final=lambda text: parse_answer(text, restore=scrubber.restore))
+                        parse_final=lambda text: parse_answer(text, restore=scrubber.restore),
+                        tool_timeout=settings.tool_timeout, retries=settings)
     system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
                            extra_instructions=settings.extra_instructions, mode=fmt.mode)
     semaphore = asyncio.Semaphore(max(1, settings.max_concurrency))
@@ -213,9 +238,17 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
             return answer
 
     try:
-        results = await asyncio.gather(*(one(i, b) for i, b in enumerate(plan.batches)))
+        finished = await _within(settings.review_deadline,
+                                 [one(i, b) for i, b in enumerate(plan.batches)])
     finally:
         await aclose_model(model)
+    late = ModelError(f"not reviewed: the review deadline of {settings.review_deadline:g}s "
+                      "(NOVA_REVIEW_DEADLINE) passed first")
+    if None in finished:
+        bus.emit(ErrorEvent(error=f"the review deadline of {settings.review_deadline:g}s "
+                            f"passed: {finished.count(None)} of {count} batch(es) unfinished; "
+                            "publishing what was found", recoverable=False))
+    results = [late if res is None else res for res in finished]
     if fmt.fallback_reason:
         outcome.notes.append(fmt.fallback_reason)
     for i, res in enumerate(results):

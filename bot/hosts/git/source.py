@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO
 
@@ -10,6 +13,7 @@ from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import ChangeNotFound, SourceError
 from bot.hosts.base import GrepHit
 from bot.models import Change
+from bot.search import line_matcher
 
 __all__ = ["GitSource", "GitTree", "STAGED", "STDIN"]
 
@@ -17,6 +21,7 @@ STAGED = ":staged"
 STDIN = "-"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 MAX_READ_BYTES = 512 * 1024
+GREP_TIMEOUT = 20.0  # seconds one search may take
 _DIFF_OPTS = ("--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefix=a/",
               "--dst-prefix=b/", "-U3")
 
@@ -188,21 +193,56 @@ class GitTree:
         return decode_diff(out or b"").splitlines()
 
     def grep(self, pattern: str, *, regex: bool = False, limit: int = 50) -> list[GrepHit]:
-        args = ["grep", "-n", "-I", "--no-color", "-E" if regex else "-F", "-e", pattern]
+        """git lists the lines (a fixed string: only those that contain it; a regex: every
+        text line), RE2 matches them (``bot.search``: linear time). Raises ``PatternError``
+        for a regex RE2 refuses, ``TimeoutError`` after ``GREP_TIMEOUT`` seconds."""
+        matches = line_matcher(pattern, regex=regex)
+        args = ["git", "-c", "core.quotepath=false", "grep", "-z", "-n", "-I", "--no-color",
+                "-F", "-e", "" if regex else pattern]
         if self.rev == STAGED:
-            args.insert(1, "--cached")
+            args.insert(4, "--cached")
         elif self.rev is not None:
             args.append(self.rev)
-        out = decode_diff(self._run(*args) or b"")
-        hits: list[GrepHit] = []
         prefix = f"{self.rev}:" if self.rev not in (None, STAGED) else ""
-        for row in out.splitlines():
-            if prefix and row.startswith(prefix):
-                row = row[len(prefix):]
-            path, _, rest = row.partition(":")
-            number, _, text = rest.partition(":")
-            if number.isdigit():
-                hits.append((path, int(number), text[:300]))
-            if len(hits) >= limit:
-                break
+        hits: list[GrepHit] = []
+        with _Watchdog(args, self.repo.working_tree_dir or self.repo.git_dir,
+                       GREP_TIMEOUT) as rows:
+            for row in rows:
+                path, _, rest = decode_diff(row.rstrip(b"\n")).partition("\0")
+                number, _, text = rest.partition("\0")
+                path = path[len(prefix):] if prefix and path.startswith(prefix) else path
+                if number.isdigit() and matches(text):
+                    hits.append((path, int(number), text[:300]))
+                    if len(hits) >= limit:
+                        break
         return hits
+
+
+class _Watchdog:
+    """Runs ``args`` and yields its stdout lines; kills it on leaving or after ``timeout``
+    seconds (then ``TimeoutError`` is raised)."""
+
+    def __init__(self, args: list[str], cwd: str, timeout: float) -> None:
+        self.args, self.cwd, self.timeout = args, cwd, timeout
+        self.fired = threading.Event()
+
+    def __enter__(self) -> Iterator[bytes]:
+        self.proc = subprocess.Popen(self.args, cwd=self.cwd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        self.timer = threading.Timer(self.timeout, self._fire)
+        self.timer.start()
+        assert self.proc.stdout is not None
+        return iter(self.proc.stdout)
+
+    def _fire(self) -> None:
+        self.fired.set()
+        self.proc.kill()
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.cancel()
+        self.proc.kill()
+        self.proc.wait()
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+        if self.fired.is_set():
+            raise TimeoutError(f"the search was stopped after {self.timeout:g}s")

@@ -8,7 +8,6 @@ otherwise the files without a patch are listed as skipped, with what to do about
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from bot.errors import SourceError
 from bot.hosts.base import GrepHit, TreeReader
 from bot.hosts.github.client import github_client, github_error, parse_pr_ref
 from bot.models import Change
+from bot.search import line_matcher
 
 if TYPE_CHECKING:
     from bot.hosts.git.source import GitSource
@@ -206,12 +206,12 @@ class GitHubTree:
 
     def grep(self, pattern: str, *, regex: bool = False, limit: int = 50) -> list[GrepHit]:
         """Searches the changed files only: the API has no grep at a commit."""
-        matcher = re.compile(pattern if regex else re.escape(pattern))
+        matches = line_matcher(pattern, regex=regex)  # RE2: linear time, PatternError
         hits: list[GrepHit] = []
         for path in self.changed:
             text = self.read_text(path)
             for n, line in enumerate((text or "").split("\n"), 1):
-                if matcher.search(line):
+                if matches(line):
                     hits.append((path, n, line[:300]))
                     if len(hits) >= limit:
                         return hits

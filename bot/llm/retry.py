@@ -1,0 +1,98 @@
+"""Model calls with Nova's own retries: each retry is reported (the progress line shows it)
+and the final error says how many attempts were made and how long they took in all.
+
+The SDKs retry silently inside ``ainvoke``; a hung endpoint then looked like a frozen job
+for ``timeout × attempts``. Here the chat model is built with ``max_retries=0`` and this loop
+retries what the SDKs would (timeouts, connection errors, 408/409/429, 5xx), honouring the
+server's ``retry-after``. A 200 answer whose body is not JSON (or not UTF-8, or not a chat
+completion) is mapped to a ``ModelError`` at this edge, like any other failure of the
+endpoint; it is not retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from bot.config import Settings
+from bot.errors import ModelError, redact
+from bot.llm.factory import model_error, provider_errors
+
+__all__ = ["body_error", "call_with_retries", "is_retryable", "retry_delay"]
+
+T = TypeVar("T")
+
+MAX_DELAY = 30.0
+
+
+def is_retryable(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if "Timeout" in name or "Connection" in name:
+        return True
+    return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
+
+
+def retry_delay(exc: BaseException, attempt: int) -> float:
+    """The server's ``retry-after`` (capped), else exponential backoff with jitter."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(header)
+        try:
+            wanted = float(value) * scale if value is not None else -1.0
+        except ValueError:
+            continue
+        if wanted >= 0:
+            return min(wanted, MAX_DELAY)
+    return min(8.0, 0.5 * 2 ** (attempt - 1)) * (0.75 + random.random() / 4)  # noqa: S311
+
+
+def _what_failed(exc: BaseException, settings: Settings) -> str:
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return f"no answer within {settings.llm_timeout:g}s"
+    if "Connection" in name:
+        return "connection failed"
+    status = getattr(exc, "status_code", None)
+    return f"HTTP {status}" if status is not None else name
+
+
+def body_error(exc: ValueError | TypeError, settings: Settings) -> ModelError:
+    """A 200 answer the SDK could not read: not UTF-8, not JSON (cut short), or JSON that is
+    no chat completion (the SDKs raise ``TypeError`` / ``ValueError`` for those)."""
+    where = settings.llm_base_url or settings.provider or "model"
+    if isinstance(exc, UnicodeDecodeError):
+        kind = "a body that is not UTF-8"
+    elif isinstance(exc, json.JSONDecodeError):
+        kind = "a body that is not valid JSON (cut short?)"
+    else:
+        kind = "something that is not a chat completion"
+    detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+    return ModelError(redact(f"model endpoint {where} answered {kind}: {detail}"))
+
+
+async def call_with_retries(call: Callable[[], Awaitable[T]], settings: Settings,
+                            on_retry: Callable[[str], None]) -> T:
+    """``await call()`` (one model request), retried up to ``settings.llm_max_retries``
+    times; ``on_retry`` is told of each retry."""
+    attempts = settings.llm_max_retries + 1
+    started = time.monotonic()
+    for attempt in range(1, attempts + 1):
+        try:
+            return await call()
+        except provider_errors() as exc:
+            if attempt == attempts or not is_retryable(exc):
+                raise model_error(exc, settings, attempts=attempt,
+                                  seconds=time.monotonic() - started) from exc
+            delay = retry_delay(exc, attempt)
+            on_retry(f"model request failed ({_what_failed(exc, settings)}), attempt "
+                     f"{attempt} of {attempts}; retrying in {delay:.1f}s")
+            await asyncio.sleep(delay)
+        except (ValueError, TypeError) as exc:  # only the SDK runs here: its reading failed
+            raise body_error(exc, settings) from exc
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
