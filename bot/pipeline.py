@@ -300,6 +300,7 @@ class TestgenJob:
 def run_testgen(job: TestgenJob) -> TestgenResult:
     """fetch-change → detect-test-framework → analyze-test-matrix → generate-tests →
     check-tests → run-full-suite → propose."""
+    from bot.extras import require_extra, testgen_modules
     from bot.hosts.git.source import GitSource
     from bot.testgen.frameworks import detect_framework
     from bot.testgen.report import TestgenResult
@@ -324,6 +325,8 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
                 result.notes.append("no test framework was detected: nothing was generated")
                 return result
             step.note(ws.framework.name)
+            require_extra("testgen", "nova testgen", *testgen_modules(ws.framework.language,
+                                                                     job.generator))
         _testgen_stages(job, ws, result)
     result.stats.seconds = round(time.monotonic() - started, 3)
     job.bus.emit(DoneEvent(token_usage={
