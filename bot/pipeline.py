@@ -302,6 +302,7 @@ class TestgenJob:
 def run_testgen(job: TestgenJob) -> TestgenResult:
     """fetch-change → detect-test-framework → analyze-test-matrix → generate-tests →
     check-tests → run-full-suite → propose."""
+    from bot.extras import require_extra, testgen_modules
     from bot.hosts.git.source import GitSource
     from bot.testgen.frameworks import detect_framework
     from bot.testgen.report import TestgenResult
@@ -326,6 +327,8 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
                 step.skip("no test framework found")
                 result.notes.append("no test framework was detected: nothing was generated")
                 return result
+            require_extra("testgen", "nova testgen", *testgen_modules(ws.framework.language,
+                                                                      job.generator))
             _test_environment(job, ws, result)
             step.note(f"{ws.framework.name}, {result.environment.get('why')}")
         _testgen_stages(job, ws, result)

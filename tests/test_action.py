@@ -14,7 +14,8 @@ from bot.cli.testgen import testgen as cli_testgen
 ROOT = Path(__file__).resolve().parents[1]
 # Inputs that are not `nova review` options, and why.
 NOT_OPTIONS = {"github-token": "GITHUB_TOKEN", "api-key": "NOVA_LLM_API_KEY",
-               "python-version": "setup-python", "mode": "review only for now"}
+               "python-version": "setup-python", "mode": "review only for now",
+               "image": "runs Nova from the published image"}
 # `nova review` options an action does not expose, and why.
 NOT_INPUTS = {"repo": "the workspace", "publish": "always github", "output-file": "stdout",
               "events-file": "local use", "quiet": "logs wanted", "no-llm": "empty model",

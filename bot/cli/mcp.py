@@ -31,6 +31,9 @@ def serve(transport: str, host: str, port: int, repo: Path) -> None:
     Task Manager: NOVA_TASK_MANAGER_URL (+ NOVA_TASK_MANAGER_TOKEN), or USE_MOCK_CLIENT=true
     for the in-memory client. Agents take execution_id from NOVA_EXECUTION_ID.
     """
+    from bot.extras import require_extra
+
+    require_extra("mcp", "nova mcp serve", "mcp")
     import anyio
 
     from bot.mcp.server import bind_socket, build_server, serve_http

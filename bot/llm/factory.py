@@ -13,6 +13,7 @@ from pydantic import SecretStr
 
 from bot.config import Settings
 from bot.errors import ConfigError, ModelError, redact
+from bot.extras import require_extra
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -48,6 +49,7 @@ def _openai(s: Settings) -> BaseChatModel:
 
 
 def _anthropic(s: Settings) -> BaseChatModel:
+    require_extra("anthropic", "NOVA_LLM_MODEL=anthropic:...", "langchain_anthropic")
     from langchain_anthropic import ChatAnthropic
 
     if not s.llm_api_key:
@@ -100,7 +102,7 @@ def provider_errors() -> tuple[type[BaseException], ...]:
         import anthropic
 
         errors.append(anthropic.APIError)
-    except ImportError:  # pragma: no cover - a dependency
+    except ImportError:  # the anthropic extra is not installed
         pass
     return tuple(errors)
 

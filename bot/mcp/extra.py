@@ -22,6 +22,7 @@ from typing import IO, Any, TextIO, cast
 
 from bot.agents.review.tools import MAX_CHARS, ContextTool
 from bot.errors import ConfigError, redact
+from bot.extras import require_extra
 
 __all__ = ["McpServerConfig", "load_mcp_config", "open_extra_tools"]
 
@@ -93,6 +94,8 @@ async def open_extra_tools(configs: list[McpServerConfig], stack: AsyncExitStack
                            reserved: set[str]) -> tuple[list[ContextTool], list[str]]:
     """Connect to each enabled server; return its tools and notes on what was skipped.
     Connections stay open until ``stack`` closes."""
+    if any(not cfg.disabled for cfg in configs):
+        require_extra("mcp", "NOVA_MCP_CONFIG", "mcp")
     tools: list[ContextTool] = []
     notes: list[str] = []
     for cfg in configs:
