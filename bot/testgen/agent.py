@@ -110,9 +110,11 @@ async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
     system = render_prompt("testgen/system.j2", framework=fw.to_dict() | {
         "test_dirs": fw.test_dirs, "name_patterns": fw.name_patterns},
         max_iterations=max_iterations)
-    user = render_prompt("testgen/user.j2", title=change.title,
-                         matrix=[t.to_dict() for t in targets], example=example,
-                         example_path=example_path, diff=render_files(change.files))
+    from bot.analyzers.secrets import Scrubber
+
+    user = Scrubber().scrub(render_prompt(  # a committed key never reaches the provider
+        "testgen/user.j2", title=change.title, matrix=[t.to_dict() for t in targets],
+        example=example, example_path=example_path, diff=render_files(change.files)))
     model = make_chat_model(settings)
     graph = build_graph(model, testgen_tools(ws, fw, max_iterations, settings.test_timeout),
                         bus, stats,
