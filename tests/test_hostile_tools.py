@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from bot.agents.review.tools import ContextTool, context_tools
 from bot.cli import cli
+from bot.hosts.api_tree import ApiTree
 from bot.hosts.git.source import GitTree, _Watchdog
 from bot.search import PatternError, line_matcher
 from tests.conftest import GitRepo
@@ -199,3 +200,30 @@ def test_no_form_of_the_token_reaches_the_model(repo: GitRepo, llm_env: FakeOpen
     assert all(t.startswith("error:") for t in tools[:3])
     assert "Authorization: Basic ***" in tools[3] and "?t=***" in tools[3]
     assert tools[5] == "no matches for '_authToken'"  # only in config/.npmrc: refused
+
+
+class _MemoryTree(ApiTree):
+    """An API tree whose 'API' is a dict: what GitHubTree and GitLabTree share."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        super().__init__("0" * 40, sorted(files))
+        self.files = files
+
+    def fetch(self, path: str) -> bytes | None:
+        return self.files.get(path)
+
+    def paths(self) -> list[str] | None:
+        return None
+
+
+def test_every_api_tree_searches_in_linear_time() -> None:
+    from bot.hosts.github.source import GitHubTree
+    from bot.hosts.gitlab.source import GitLabTree
+
+    assert issubclass(GitHubTree, ApiTree) and issubclass(GitLabTree, ApiTree)
+    text = ("x" * 5000 + "\n") * 200 + "the end\n"
+    tree = _MemoryTree({"a.txt": text.encode(), "bin.dat": b"\x00\x01"})
+    assert search(tree, REDOS).startswith("error: the regex cannot be run")
+    assert search(tree, r"(x+x+)+y") == "no matches for '(x+x+)+y'"
+    assert search(tree, r"the \w+") == "a.txt:201: the end"
+    assert tree.read_text("bin.dat") is None and tree.list_files() == ["a.txt", "bin.dat"]

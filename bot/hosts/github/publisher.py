@@ -40,10 +40,9 @@ from bot.models import (
     normalize_severity,
     parse_verdict,
     severity_rank,
-    verdict_marker,
 )
 from bot.publishers.fingerprint import LineIds, fingerprint, line_ids, line_key
-from bot.publishers.local import summary_text
+from bot.publishers.markdown_summary import SUMMARY_MARK, render_summary
 from bot.publishers.untrusted import cap, clean_suggestion, clean_text
 
 if TYPE_CHECKING:
@@ -52,7 +51,6 @@ if TYPE_CHECKING:
 __all__ = ["BODY_LIMIT", "GitHubPublisher"]
 
 BODY_LIMIT = 65_536  # GitHub rejects a comment or review body longer than this (422)
-SUMMARY_MARK = "<!-- nova:summary -->"
 _FP = re.compile(r"<!-- nova:fp:([0-9a-f]{16}) -->")
 _HEAD = re.compile(r"<!-- nova:head:([0-9a-f]{7,40}) -->")
 _VERDICT = re.compile(r"<!-- nova:verdict:([a-z0-9=,]+) -->")
@@ -316,37 +314,10 @@ class GitHubPublisher:
     def _summary_body(self, result: ReviewResult, posted: int, overflow: list[Group],
                       notes: list[str], carried: tuple[Severity, ...] = (),
                       earlier: str = "") -> str:
-        c = result.change
-        out = [f"## Nova review of `{(c.head_ref or '')[:7]}`", ""]
-        out.append(f"Reviewed {len(c.files)} file(s): {posted} new inline comment(s), "
-                   f"{len(result.unplaced)} finding(s) not placed on a line.")
-        text = summary_text(result)
-        if text:
-            out += ["", clean_text(text)]
-        if overflow:
-            out += ["", "### Findings not posted inline", ""]
-            for _fp, group in overflow:
-                for p in group:
-                    out.append(f"- `{p.path}:{p.line}` **{p.comment.severity}** "
-                               f"{cap(clean_text(p.comment.body), 4000, where='a summary row')}")
-        if result.unplaced:
-            out += ["", "### Not placed on a line", ""]
-            for p in result.unplaced:
-                out.append(f"- `{clean_text(p.path or p.comment.path)}:{p.comment.line or '?'}`"
-                           f" **{p.comment.severity}** "
-                           f"{cap(clean_text(p.comment.body), 4000, where='a summary row')} "
-                           f"_({clean_text(p.reason or '')})_")
-        standing = [row for row in _earlier_rows(earlier) if row not in out]
-        if standing:
-            out += ["", f"### Earlier findings (reviews before `{(result.since or '')[:7]}`)",
-                    "", *standing]
-        if notes:
-            out += ["", *[f"_{clean_text(n)}_" for n in notes]]
-        verdict = verdict_marker(result, carried)
-        marks = f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict} -->"
-        body = cap("\n".join(out), BODY_LIMIT - len(SUMMARY_MARK) - len(marks) - 4,
-                   where="GitHub")
-        return f"{SUMMARY_MARK}\n{body}\n\n{marks}"
+        return render_summary(result, posted=posted,
+                              overflow=[p for _fp, group in overflow for p in group],
+                              notes=notes, clean=clean_text, host="GitHub", limit=BODY_LIMIT,
+                              carried=carried, earlier=_earlier_rows(earlier))
 
     def _upsert_summary(self, result: ReviewResult, posted: int, overflow: list[Group],
                         notes: list[str], errors: list[str],

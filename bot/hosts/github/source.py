@@ -9,15 +9,14 @@ otherwise the files without a patch are listed as skipped, with what to do about
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from bot.diff.parse import parse_diff
 from bot.errors import SourceError
-from bot.hosts.base import GrepHit, TreeReader
+from bot.hosts.api_tree import ApiTree
+from bot.hosts.base import TreeReader
 from bot.hosts.github.client import github_client, github_error, parse_pr_ref
 from bot.models import Change
-from bot.search import line_matcher
 
 if TYPE_CHECKING:
     from bot.hosts.git.source import GitSource
@@ -174,45 +173,29 @@ class GitHubSource:
         return GitHubTree(self.session.repo, change.base_ref, []).read_text(path)
 
 
-class GitHubTree:
+class GitHubTree(ApiTree):
     """Files at the head SHA through the contents API (no checkout at hand)."""
 
     def __init__(self, gh_repo: Any, sha: str, changed: list[str]) -> None:
+        super().__init__(sha, changed)
         self.gh_repo = gh_repo
-        self.sha = sha
-        self.changed = changed
-        self.read_text = lru_cache(maxsize=64)(self._read)
 
-    def _read(self, path: str) -> str | None:
+    def fetch(self, path: str) -> bytes | None:
         from github import GithubException
 
         try:
-            content = self.gh_repo.get_contents(path.strip("/"), ref=self.sha)
+            content = self.gh_repo.get_contents(path, ref=self.sha)
         except GithubException:
             return None
         if isinstance(content, list) or content.encoding != "base64":
             return None
-        data = content.decoded_content
-        return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
+        return bytes(content.decoded_content)
 
-    def list_files(self) -> list[str]:
+    def paths(self) -> list[str] | None:
         from github import GithubException
 
         try:
             tree = self.gh_repo.get_git_tree(self.sha, recursive=True)
         except GithubException:
-            return list(self.changed)
+            return None
         return [e.path for e in tree.tree if e.type == "blob"]
-
-    def grep(self, pattern: str, *, regex: bool = False, limit: int = 50) -> list[GrepHit]:
-        """Searches the changed files only: the API has no grep at a commit."""
-        matches = line_matcher(pattern, regex=regex)  # RE2: linear time, PatternError
-        hits: list[GrepHit] = []
-        for path in self.changed:
-            text = self.read_text(path)
-            for n, line in enumerate((text or "").split("\n"), 1):
-                if matches(line):
-                    hits.append((path, n, line[:300]))
-                    if len(hits) >= limit:
-                        return hits
-        return hits

@@ -36,10 +36,9 @@ from bot.models import (
     ReviewResult,
     parse_verdict,
     severity_rank,
-    verdict_marker,
 )
 from bot.publishers.fingerprint import fingerprint, line_ids
-from bot.publishers.local import summary_text
+from bot.publishers.markdown_summary import SUMMARY_MARK, render_summary
 from bot.publishers.untrusted import cap, clean_suggestion, clean_text
 
 if TYPE_CHECKING:
@@ -49,7 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["BODY_LIMIT", "GitLabPublisher", "inert"]
 
 BODY_LIMIT = 1_000_000  # GitLab refuses a longer note (400 "is too long")
-SUMMARY_MARK = "<!-- nova:summary -->"
 _FP = re.compile(r"<!-- nova:fp:([0-9a-f]{16}) -->")
 _HEAD = re.compile(r"<!-- nova:head:([0-9a-f]{7,40}) -->")
 _VERDICT = re.compile(r"<!-- nova:verdict:([a-z0-9=,]+) -->")
@@ -245,33 +243,10 @@ class GitLabPublisher:
 
     def _summary_body(self, result: ReviewResult, posted: int, overflow: list[Group],
                       notes: list[str]) -> str:
-        c = result.change
-        out = [f"## Nova review of `{(c.head_ref or '')[:8]}`", ""]
-        out.append(f"Reviewed {len(c.files)} file(s): {posted} new inline thread(s), "
-                   f"{len(result.unplaced)} finding(s) not placed on a line.")
-        text = summary_text(result)
-        if text:
-            out += ["", inert(text)]
-        if overflow:
-            out += ["", "### Findings not posted inline", ""]
-            for _fp, group in overflow:
-                for p in group:
-                    out.append(f"- `{p.path}:{p.line}` **{p.comment.severity}** "
-                               f"{cap(inert(p.comment.body), 4000, where='a summary row')}")
-        if result.unplaced:
-            out += ["", "### Not placed on a line", ""]
-            for p in result.unplaced:
-                out.append(f"- `{inert(p.path or p.comment.path)}:{p.comment.line or '?'}` "
-                           f"**{p.comment.severity}** "
-                           f"{cap(inert(p.comment.body), 4000, where='a summary row')} "
-                           f"_({inert(p.reason or '')})_")
-        if notes:
-            out += ["", *[f"_{inert(n)}_" for n in notes]]
-        marks = (f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict_marker(result)} "
-                 "-->")
-        body = cap("\n".join(out), BODY_LIMIT - len(SUMMARY_MARK) - len(marks) - 4,
-                   where="GitLab")
-        return f"{SUMMARY_MARK}\n{body}\n\n{marks}"
+        return render_summary(result, posted=posted,
+                              overflow=[p for _fp, group in overflow for p in group],
+                              notes=notes, clean=inert, host="GitLab", limit=BODY_LIMIT,
+                              inline_noun="inline thread(s)")
 
     def _upsert_summary(self, result: ReviewResult, posted: int, overflow: list[Group],
                         notes: list[str], errors: list[str]) -> bool:

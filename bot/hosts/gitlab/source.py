@@ -14,14 +14,13 @@ With only ``CI_JOB_TOKEN`` (which GitLab may not let read merge requests), the c
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from bot.diff.parse import parse_diff
 from bot.errors import ServiceError, SourceError
-from bot.hosts.base import GrepHit, TreeReader
+from bot.hosts.api_tree import ApiTree
+from bot.hosts.base import TreeReader
 from bot.hosts.gitlab.client import MergeRequestRef, gitlab_client, gitlab_error, parse_mr_ref
 from bot.models import Change
 
@@ -195,28 +194,24 @@ class GitLabSource:
         return GitLabTree(self.session.project, change.head_ref, [f.path for f in change.files])
 
 
-class GitLabTree:
+class GitLabTree(ApiTree):
     """Files at the head SHA through the repository files API (no checkout at hand)."""
 
     def __init__(self, project: Any, sha: str, changed: list[str]) -> None:
+        super().__init__(sha, changed)
         self.project = project
-        self.sha = sha
-        self.changed = changed
-        self.read_text = lru_cache(maxsize=64)(self._read)
 
-    def _read(self, path: str) -> str | None:
+    def fetch(self, path: str) -> bytes | None:
         from gitlab.exceptions import GitlabError
         from requests import RequestException
 
         try:
-            data = self.project.files.raw(file_path=path.strip("/"), ref=self.sha)
+            data = self.project.files.raw(file_path=path, ref=self.sha)
         except (GitlabError, RequestException):
             return None
-        if not isinstance(data, bytes) or b"\x00" in data[:8192]:
-            return None
-        return data.decode("utf-8", errors="replace")
+        return data if isinstance(data, bytes) else None
 
-    def list_files(self) -> list[str]:
+    def paths(self) -> list[str] | None:
         from gitlab.exceptions import GitlabError
         from requests import RequestException
 
@@ -224,17 +219,4 @@ class GitLabTree:
             rows = self.project.repository_tree(ref=self.sha, recursive=True, iterator=True)
             return [r["path"] for r in rows if r.get("type") == "blob"]
         except (GitlabError, RequestException):
-            return list(self.changed)
-
-    def grep(self, pattern: str, *, regex: bool = False, limit: int = 50) -> list[GrepHit]:
-        """Searches the changed files only: the API has no grep at a commit."""
-        matcher = re.compile(pattern if regex else re.escape(pattern))
-        hits: list[GrepHit] = []
-        for path in self.changed:
-            text = self.read_text(path)
-            for n, line in enumerate((text or "").split("\n"), 1):
-                if matcher.search(line):
-                    hits.append((path, n, line[:300]))
-                    if len(hits) >= limit:
-                        return hits
-        return hits
+            return None
