@@ -27,8 +27,8 @@ from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec, diff_lines
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 
 PROJECT = "acme/web/shop"
-TOKEN = "glpat-testtoken000000000000"
-JOB_TOKEN = "glcbt-jobtoken00000000000000"
+TOKEN = "gitlab-test-token-not-a-secret"
+JOB_TOKEN = "gitlab-job-token-not-a-secret"
 REF = f"{PROJECT}!1"
 
 
@@ -464,7 +464,7 @@ def test_bad_token_unknown_mr_and_wrong_reference(mr: MergeRequestSpec, gl: Fake
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     result = review(tmp_path, f"{PROJECT}!404")
     assert result.exit_code == 3 and "not found" in result.stderr
-    monkeypatch.setenv("GITLAB_TOKEN", "glpat-wrongtoken0000000000")
+    monkeypatch.setenv("GITLAB_TOKEN", "gitlab-wrong-token-not-a-secret")
     result = review(tmp_path, REF)
     assert result.exit_code == 2 and "GitLab refused the token" in result.stderr
     assert "wrongtoken" not in result.stderr
@@ -523,7 +523,7 @@ def test_doctor_checks_gitlab(gl: FakeGitLab, monkeypatch: pytest.MonkeyPatch) -
     code, found = line()
     assert found.split()[0] == "ok" and "token accepted (user nova-bot)" in found
     assert f"{gl.url}/api/v4" in found and TOKEN not in found
-    monkeypatch.setenv("GITLAB_TOKEN", "glpat-wrongtoken0000000000")
+    monkeypatch.setenv("GITLAB_TOKEN", "gitlab-wrong-token-not-a-secret")
     code, found = line()
     assert code == 3 and found.split()[0] == "FAIL" and "refused (HTTP 401)" in found
     monkeypatch.delenv("GITLAB_TOKEN")

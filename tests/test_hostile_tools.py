@@ -26,7 +26,7 @@ from tests.servers.openai_server import FakeOpenAI, text, tool_call
 from tests.test_github import pull_from_repo
 
 REDOS = r"(x*)*\1\1y$"
-TOKEN = "ghs_hostileToken0123456789abcdefABCDEF"
+TOKEN = "hostile-test-token-0123456789abcdefABCDEF"
 TM_TOKEN = "tm/s3cret+t0ken=42&x"  # a token that URL-encoding changes
 
 

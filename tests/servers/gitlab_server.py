@@ -79,8 +79,8 @@ class MergeRequestSpec:
 
 
 class FakeGitLab(LocalHTTPServer):
-    def __init__(self, token: str = "glpat-testtoken000000000000", prefix: str = "",
-                 job_token: str = "glcbt-jobtoken00000000000000", user_id: int = 77,
+    def __init__(self, token: str = "gitlab-test-token-not-a-secret", prefix: str = "",
+                 job_token: str = "gitlab-job-token-not-a-secret", user_id: int = 77,
                  username: str = "nova-bot") -> None:
         self.token = token
         self.job_token = job_token
