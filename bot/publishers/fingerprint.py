@@ -12,11 +12,13 @@ import hashlib
 from collections import defaultdict
 
 from bot.diff.anchor import normalize_code
-from bot.models import Change, Placement
+from bot.models import Change, Placement, ReviewResult, severity_rank
 
-__all__ = ["LineIds", "fingerprint", "line_ids", "line_key", "line_texts"]
+__all__ = ["Group", "LineIds", "fingerprint", "group_findings", "line_ids", "line_key",
+           "line_texts"]
 
 LineIds = dict[tuple[str | None, int | None], tuple[str, int]]  # (path, line) -> (text, nth)
+Group = tuple[str, list[Placement]]  # one fingerprint and the findings that share it
 
 
 def fingerprint(p: Placement, line_text: str, occurrence: int = 0) -> str:
@@ -50,3 +52,13 @@ def line_ids(change: Change) -> LineIds:
             out[(f.path, number)] = (text, seen[key])
             seen[key] += 1
     return out
+
+
+def group_findings(result: ReviewResult, ids: LineIds) -> list[Group]:
+    """The placed findings by fingerprint (one inline comment each), most severe first."""
+    grouped: dict[str, list[Placement]] = defaultdict(list)
+    for p in result.placed:
+        grouped[fingerprint(p, *ids.get((p.path, p.line), ("", 0)))].append(p)
+    return sorted(grouped.items(), key=lambda kv: (
+        -max(severity_rank(p.comment.severity) for p in kv[1]), kv[1][0].path or "",
+        kv[1][0].line or 0))

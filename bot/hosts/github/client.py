@@ -103,15 +103,6 @@ def _write_safe_retry() -> type:
     return WriteSafeRetry
 
 
-def is_write_timeout(exc: BaseException) -> bool:
-    """requests reports a read timeout after retries as a ConnectionError around it."""
-    import requests
-    from urllib3.exceptions import ReadTimeoutError
-
-    if isinstance(exc, requests.Timeout):
-        return True
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    return isinstance(reason, ReadTimeoutError | TimeoutError)
 
 
 def github_error(exc: BaseException, what: str) -> Exception:

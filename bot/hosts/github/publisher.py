@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import IO, TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.errors import NovaError, redact
 from bot.hosts.github.actions import workflow_annotations
-from bot.hosts.github.client import github_error, is_write_timeout
+from bot.hosts.github.client import github_error
+from bot.hosts.timeouts import timed_out
 from bot.models import (
     SEVERITIES,
     Change,
@@ -41,7 +42,7 @@ from bot.models import (
     parse_verdict,
     severity_rank,
 )
-from bot.publishers.fingerprint import LineIds, fingerprint, line_ids, line_key
+from bot.publishers.fingerprint import Group, LineIds, group_findings, line_ids, line_key
 from bot.publishers.markdown_summary import SUMMARY_MARK, render_summary
 from bot.publishers.untrusted import cap, clean_suggestion, clean_text
 
@@ -57,7 +58,6 @@ _VERDICT = re.compile(r"<!-- nova:verdict:([a-z0-9=,]+) -->")
 _LINE = re.compile(r"<!-- nova:line:([0-9a-f]{12}) -->")
 OUTDATED = "> **Outdated**: Nova no longer reports this"
 _ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
-Group = tuple[str, list[Placement]]
 
 
 def _inline_body(group: list[Placement], fp: str, key: str) -> str:
@@ -174,7 +174,7 @@ class GitHubPublisher:
         notes: list[str] = []
         errors: list[str] = []
         ids = line_ids(result.change)
-        groups = self._groups(result, ids)
+        groups = group_findings(result, ids)
         try:
             existing: list[Any] | None = self._own_review_comments()
         except NovaError as exc:
@@ -204,15 +204,6 @@ class GitHubPublisher:
                          "shown as workflow annotations and in the job summary")
         return PublishReport("github", inline_posted=posted, summary_posted=summary_posted,
                              notes=tuple(notes), errors=tuple(errors), carried=carried)
-
-    def _groups(self, result: ReviewResult, ids: LineIds) -> list[Group]:
-        grouped: dict[str, list[Placement]] = defaultdict(list)
-        for p in result.placed:
-            text, nth = ids.get((p.path, p.line), ("", 0))
-            grouped[fingerprint(p, text, nth)].append(p)
-        return sorted(grouped.items(), key=lambda kv: (
-            -max(severity_rank(p.comment.severity) for p in kv[1]), kv[1][0].path or "",
-            kv[1][0].line or 0))
 
     def _event(self, result: ReviewResult) -> str:
         fail_on = self.settings.fail_on
@@ -260,7 +251,7 @@ class GitHubPublisher:
             return self._settle(inline, f"GitHub answered HTTP {exc.status} to the review",
                                 notes, errors)
         except RequestException as exc:
-            what = ("timed out" if is_write_timeout(exc)
+            what = ("timed out" if timed_out(exc)
                     else f"failed ({type(exc).__name__})")
             return self._settle(inline, f"posting the review {what}", notes, errors)
         return len(comments), []
@@ -343,7 +334,7 @@ class GitHubPublisher:
                 failure = str(github_error(exc, f"posting the summary on {result.change.id}"))
             except RequestException as exc:
                 failure = (f"posting the summary on {result.change.id} "
-                           f"{'timed out' if is_write_timeout(exc) else 'failed'}")
+                           f"{'timed out' if timed_out(exc) else 'failed'}")
             if attempt == 1:
                 errors.append(failure)
         return False

@@ -18,12 +18,13 @@ from urllib.parse import quote
 
 from bot.config import Settings
 from bot.errors import ConfigError, RemoteChangeNotFound, ServiceError, UsageError, redact
+from bot.hosts.timeouts import timed_out
 
 if TYPE_CHECKING:
     from gitlab import Gitlab
 
 __all__ = ["PUBLIC_URL", "MergeRequestRef", "Credentials", "credentials", "gitlab_client",
-           "gitlab_error", "is_mr_ref", "is_write_timeout", "mr_from_ci", "parse_mr_ref",
+           "gitlab_error", "is_mr_ref", "mr_from_ci", "parse_mr_ref",
            "server_url"]
 
 PUBLIC_URL = "https://gitlab.com"
@@ -138,15 +139,6 @@ def _write_safe_gitlab() -> type[Gitlab]:
     return WriteSafeGitlab
 
 
-def is_write_timeout(exc: BaseException) -> bool:
-    """requests reports a read timeout after retries as a ConnectionError around it."""
-    import requests
-    from urllib3.exceptions import ReadTimeoutError
-
-    if isinstance(exc, requests.Timeout):
-        return True
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    return isinstance(reason, ReadTimeoutError | TimeoutError)
 
 
 def gitlab_error(exc: BaseException, what: str) -> Exception:
@@ -163,6 +155,6 @@ def gitlab_error(exc: BaseException, what: str) -> Exception:
         return ServiceError(redact(f"{what}: GitLab answered HTTP {exc.response_code}: "
                                    f"{exc.error_message}"))
     if isinstance(exc, RequestException):
-        how = "timed out" if is_write_timeout(exc) else f"unreachable ({type(exc).__name__})"
+        how = "timed out" if timed_out(exc) else f"unreachable ({type(exc).__name__})"
         return ServiceError(redact(f"{what}: GitLab {how}"))
     return ServiceError(redact(f"{what}: {exc}"))

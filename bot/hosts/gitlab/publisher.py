@@ -21,13 +21,13 @@ failure: every finding goes to the job log and the Code Quality report.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from typing import IO, TYPE_CHECKING, Any
 
 from bot.errors import NovaError, redact
-from bot.hosts.gitlab.client import gitlab_error, is_write_timeout
+from bot.hosts.gitlab.client import gitlab_error
 from bot.hosts.gitlab.codequality import DEFAULT_REPORT, job_log_lines, write_code_quality
 from bot.hosts.gitlab.position import position
+from bot.hosts.timeouts import timed_out
 from bot.models import (
     Change,
     Placement,
@@ -35,9 +35,8 @@ from bot.models import (
     PublishReport,
     ReviewResult,
     parse_verdict,
-    severity_rank,
 )
-from bot.publishers.fingerprint import fingerprint, line_ids
+from bot.publishers.fingerprint import Group, group_findings, line_ids
 from bot.publishers.markdown_summary import SUMMARY_MARK, render_summary
 from bot.publishers.untrusted import cap, clean_suggestion, clean_text
 
@@ -53,7 +52,6 @@ _HEAD = re.compile(r"<!-- nova:head:([0-9a-f]{7,40}) -->")
 _VERDICT = re.compile(r"<!-- nova:verdict:([a-z0-9=,]+) -->")
 _QUICK_ACTION = re.compile(r"^(\s*)/", re.MULTILINE)
 _ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
-Group = tuple[str, list[Placement]]
 
 
 def inert(text: str) -> str:
@@ -161,7 +159,7 @@ class GitLabPublisher:
 
     def _post(self, result: ReviewResult, notes: list[str],
               errors: list[str]) -> tuple[int, bool]:
-        groups = self._groups(result)
+        groups = group_findings(result, line_ids(result.change))
         try:
             known: set[str] | None = self._own_fingerprints()
         except NovaError as exc:
@@ -179,15 +177,6 @@ class GitLabPublisher:
         posted, moved = self._post_threads(result.change, inline, notes, errors)
         summary_posted = self._upsert_summary(result, posted, moved + overflow, notes, errors)
         return posted, summary_posted
-
-    def _groups(self, result: ReviewResult) -> list[Group]:
-        ids = line_ids(result.change)
-        grouped: dict[str, list[Placement]] = defaultdict(list)
-        for p in result.placed:
-            grouped[fingerprint(p, *ids.get((p.path, p.line), ("", 0)))].append(p)
-        return sorted(grouped.items(), key=lambda kv: (
-            -max(severity_rank(p.comment.severity) for p in kv[1]), kv[1][0].path or "",
-            kv[1][0].line or 0))
 
     def _post_threads(self, change: Change, inline: list[Group], notes: list[str],
                       errors: list[str]) -> tuple[int, list[Group]]:
@@ -218,7 +207,7 @@ class GitLabPublisher:
                     continue
                 what = f"posting a thread got HTTP {code}"
             except RequestException as exc:
-                what = "posting a thread " + ("timed out" if is_write_timeout(exc)
+                what = "posting a thread " + ("timed out" if timed_out(exc)
                                               else f"failed ({type(exc).__name__})")
             if self._landed(fp, what, notes, errors):
                 posted += 1
@@ -277,7 +266,7 @@ class GitLabPublisher:
                     return False
             except RequestException as exc:
                 failure = (f"posting the summary on {result.change.id} "
-                           f"{'timed out' if is_write_timeout(exc) else 'failed'}")
+                           f"{'timed out' if timed_out(exc) else 'failed'}")
             if attempt == 1:
                 errors.append(failure)
         return False

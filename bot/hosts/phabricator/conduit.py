@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.config import Settings
 from bot.errors import ConfigError, ServiceError, SourceError, redact
+from bot.hosts.timeouts import timed_out
 
 __all__ = ["ConduitClient", "ConduitError", "api_url", "is_revision_ref",
            "parse_revision_ref"]
@@ -80,7 +81,7 @@ class ConduitClient:
                                   hint="check PHABRICATOR_API_TOKEN") from exc
             raise ConduitError(method, code, info) from exc
         except (requests.Timeout, requests.ConnectionError) as exc:
-            if _timed_out(exc):
+            if timed_out(exc):
                 raise ServiceError(f"Conduit {method} timed out after {self.timeout:g}s "
                                    "(NOVA_PHABRICATOR_TIMEOUT)") from exc
             raise ServiceError(f"Phabricator at {self.url} is unreachable ({method})") from exc
@@ -97,15 +98,6 @@ class ConduitClient:
         return self._methods
 
 
-def _timed_out(exc: BaseException) -> bool:
-    """requests reports a read timeout after retries as a ConnectionError around it."""
-    import requests
-    from urllib3.exceptions import ReadTimeoutError
-
-    if isinstance(exc, requests.Timeout):
-        return True
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    return isinstance(reason, ReadTimeoutError | TimeoutError)
 
 
 class ConduitError(ServiceError):
