@@ -174,3 +174,17 @@ def test_no_secret_reaches_the_model_and_each_is_a_finding(repo: GitRepo,
     assert ("deploy/settings.py", 3, "error", "secrets") in found
     assert ("deploy/settings.py", 3, "error", "llm") in found  # the quote still anchors
     assert AWS_ID not in result.stdout
+
+
+def test_the_text_output_shows_a_secret_line_without_the_secret(repo) -> None:
+    from click.testing import CliRunner
+
+    from bot.cli import cli
+
+    repo.write("app.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("app.py", f'x = 1\nAWS_KEY = "{AWS_ID}"\n')
+    repo.commit("oops")
+    result = CliRunner().invoke(cli, ["review", "--repo", str(repo.path), "-q"],
+                                catch_exceptions=False)
+    assert "AWS_KEY" in result.stdout and AWS_ID not in result.stdout

@@ -11,18 +11,14 @@ from typing import IO, Any
 
 from bot import __version__
 from bot.errors import UsageError, redact
-from bot.models import Change, Placement, ReviewResult
+from bot.models import Placement, ReviewResult
+from bot.publishers.fingerprint import line_texts
 
 __all__ = ["FORMATS", "LocalPublisher", "fence_commands", "format_result", "result_to_dict",
            "summary_text"]
 
 FORMATS = ("text", "markdown", "json", "sarif")
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-
-
-def _line_texts(change: Change) -> dict[tuple[str, int], str]:
-    return {(f.path, ln.new_no): ln.text for f in change.files for h in f.hunks
-            for ln in h.lines if ln.new_no is not None}
 
 
 def summary_text(result: ReviewResult) -> str:
@@ -54,7 +50,10 @@ def result_to_dict(result: ReviewResult) -> dict[str, Any]:
 
 
 def _format_text(result: ReviewResult) -> str:
-    texts = _line_texts(result.change)
+    from bot.analyzers.secrets import Scrubber
+
+    scrub = Scrubber().scrub  # a committed key's line is shown, never the key (CI logs)
+    texts = line_texts(result.change)
     c = result.change
     out = [f"Review of {c.id}: {c.title}".rstrip(": "), ""]
     by_file: dict[str, list[Placement]] = defaultdict(list)
@@ -64,7 +63,7 @@ def _format_text(result: ReviewResult) -> str:
         out.append(path)
         for p in sorted(by_file[path], key=lambda p: p.line or 0):
             span = f"{p.line}-{p.end_line}" if p.end_line else f"{p.line}"
-            out.append(f"  {span:>7} | {texts.get((path, p.line or 0), '').strip()[:100]}")
+            out.append(f"  {span:>7} | {scrub(texts.get((path, p.line or 0), '')).strip()[:100]}")
             out.append(f"          [{p.comment.severity}] {p.comment.body} ({p.comment.origin})")
             if p.suggestion is not None:
                 out.append(f"          suggestion: {p.suggestion.strip() or '(delete line)'}")
