@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.text import without_surrogates
+
 __all__ = [
     "AnalyzerError",
     "ChangeNotFound",
@@ -185,7 +187,9 @@ def _hide_base64_runs(text: str, core: str) -> str:
 def redact_known(text: str) -> str:
     """Hide only the configured tokens (verbatim, URL-encoded, in base64): for prompts, where
     token-shaped test fixtures in a diff must stay as they are (the model quotes them back to
-    anchor its comments)."""
+    anchor its comments). Lone surrogates become U+FFFD: what is hidden here is sent or
+    written next, and a UTF-8 encoder refuses them."""
+    text = without_surrogates(text)
     for forms in _known_secrets.values():
         for literal in forms.literal:
             if literal in text:

@@ -9,6 +9,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from bot.text import without_surrogates
+
 __all__ = ["prompt_dir", "render_prompt", "template_names"]
 
 
@@ -29,7 +31,8 @@ def _env():  # -> jinja2.Environment
 
 
 def render_prompt(name: str, **ctx: Any) -> str:
-    return _env().get_template(name).render(**ctx)
+    # a lone surrogate (from a PR title, say) would fail the model client's UTF-8 encoder
+    return without_surrogates(_env().get_template(name).render(**ctx))
 
 
 def template_names() -> list[str]:

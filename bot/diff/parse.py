@@ -13,6 +13,7 @@ import re
 
 from bot.errors import DiffParseError
 from bot.models import FileDiff, FileStatus, Hunk, Line
+from bot.text import decode_text
 
 __all__ = ["parse_diff", "decode_diff"]
 
@@ -22,9 +23,11 @@ _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f
             "v": "\v", "r": "\r"}
 
 
-def decode_diff(data: bytes) -> str:
-    """Decode diff bytes; invalid UTF-8 (latin-1 files, say) becomes U+FFFD, never an error."""
-    return data.decode("utf-8", errors="replace")
+def decode_diff(data: bytes | str) -> str:
+    """The one way every source decodes a diff: invalid UTF-8 (latin-1 files, say) becomes
+    U+FFFD, never an error; text that arrived decoded (stdin read with ``surrogateescape``, a
+    host's JSON) has its lone surrogates replaced the same way, so no encoder fails later."""
+    return decode_text(data)
 
 
 def _unquote(path: str) -> str:

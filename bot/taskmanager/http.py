@@ -17,6 +17,7 @@ import httpx
 
 from bot.errors import redact
 from bot.taskmanager.client import Envelope, TaskManagerClientBase, fail, ok
+from bot.text import without_surrogates_in
 
 __all__ = ["HttpTaskManagerClient"]
 
@@ -63,7 +64,8 @@ class HttpTaskManagerClient(TaskManagerClientBase):
         while True:
             response: httpx.Response | None = None
             try:
-                response = self._http.request(method, path, json=body)
+                response = self._http.request(method, path,
+                                              json=without_surrogates_in(body))
             except httpx.TimeoutException:
                 result: Envelope = fail("Request timeout", error_code="TIMEOUT")
                 retryable = idempotent and self.retry_timeouts

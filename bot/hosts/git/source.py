@@ -15,7 +15,7 @@ from bot.hosts.base import GrepHit
 from bot.models import Change
 from bot.search import line_matcher
 
-__all__ = ["GitSource", "GitTree", "STAGED", "STDIN"]
+__all__ = ["GitSource", "GitTree", "STAGED", "STDIN", "read_diff"]
 
 STAGED = ":staged"
 STDIN = "-"
@@ -35,6 +35,16 @@ def _open_repo(path: Path):  # -> git.Repo, imported lazily (keeps --help fast)
         raise SourceError(f"--repo {path}: no such directory") from exc
     except git.InvalidGitRepositoryError as exc:
         raise SourceError(f"--repo {path}: not a git repository") from exc
+
+
+def read_diff(stream: IO[str]) -> str:
+    """A diff from a stream, decoded the way git's own output is (``decode_diff``): the raw
+    bytes under a text stream when there are any, so a Latin-1 byte is U+FFFD, not the
+    lone surrogate Python's ``surrogateescape`` stdin would hand on to the model client."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        return decode_diff(buffer.read())
+    return decode_diff(stream.read())
 
 
 class GitSource:
@@ -91,11 +101,10 @@ class GitSource:
 
     def _change(self, change_id: str, base: str, head) -> Change:
         raw = decode_diff(self._git("diff", *_DIFF_OPTS, base, head.hexsha))
-        message = head.message if isinstance(head.message, str) else head.message.decode()
-        title, _, body = message.strip().partition("\n")
+        title, _, body = decode_diff(head.message).strip().partition("\n")
         return Change(
             id=change_id, source="git", title=title.strip(), description=body.strip(),
-            author=head.author.name or "", base_ref=base, head_ref=head.hexsha,
+            author=decode_diff(head.author.name or ""), base_ref=base, head_ref=head.hexsha,
             url=None, files=tuple(parse_diff(raw)), raw_diff=raw)
 
     def _staged(self) -> Change:
@@ -108,8 +117,7 @@ class GitSource:
                       head_ref=STAGED, files=tuple(parse_diff(raw)), raw_diff=raw)
 
     def _from_stdin(self) -> Change:
-        stream = self._stdin or sys.stdin
-        raw = stream.read()
+        raw = read_diff(self._stdin or sys.stdin)
         return Change(id="stdin", source="stdin", title="Diff from standard input",
                       head_ref=None, files=tuple(parse_diff(raw)), raw_diff=raw)
 

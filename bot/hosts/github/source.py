@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bot.diff.parse import parse_diff
+from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import SourceError
 from bot.hosts.api_tree import ApiTree
 from bot.hosts.base import TreeReader
@@ -74,7 +74,7 @@ class GitHubSource:
             parts.append(text)
             if lacks_patch:
                 missing.append(f.filename)
-        raw = "\n".join(parts) + ("\n" if parts else "")
+        raw = decode_diff("\n".join(parts) + ("\n" if parts else ""))
         notes: list[str] = []
         change_files = tuple(parse_diff(raw))
         truncated = (pr.changed_files or 0) > len(files)  # the files API stops at 3,000
@@ -158,7 +158,7 @@ class GitHubSource:
             if lacks_patch:
                 return None  # a file too big to compare: review the whole change
             parts.append(text)
-        raw = "\n".join(parts) + ("\n" if parts else "")
+        raw = decode_diff("\n".join(parts) + ("\n" if parts else ""))
         return replace(change, base_ref=since, files=tuple(parse_diff(raw)), raw_diff=raw,
                        notes=())
 

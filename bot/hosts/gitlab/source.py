@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bot.diff.parse import parse_diff
+from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import ServiceError, SourceError
 from bot.hosts.api_tree import ApiTree
 from bot.hosts.base import TreeReader
@@ -119,7 +119,7 @@ class GitLabSource:
             parts.append(text)
             if cut:
                 missing.append(entry.get("new_path") or entry.get("old_path") or "?")
-        raw = "\n".join(parts) + ("\n" if parts else "")
+        raw = decode_diff("\n".join(parts) + ("\n" if parts else ""))
         files = tuple(parse_diff(raw))
         base, head = self.session.diff_refs["base_sha"], self.session.diff_refs["head_sha"]
         notes: list[str] = []

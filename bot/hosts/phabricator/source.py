@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bot.diff.parse import parse_diff
+from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import RemoteChangeNotFound, ServiceError, SourceError
 from bot.hosts.base import TreeReader
 from bot.hosts.phabricator.conduit import parse_revision_ref
@@ -102,7 +102,7 @@ class PhabricatorSource:
                                    for c in diff.get("changes") or []
                                    if c.get("currentPath") and _num(c.get("id"))}
         parts = [t for t in (_change_text(c) for c in diff.get("changes") or []) if t]
-        raw = "\n".join(parts) + ("\n" if parts else "")
+        raw = decode_diff("\n".join(parts) + ("\n" if parts else ""))
         return Change(
             id=f"D{rev_id}", source="phabricator", title=fields.get("title", ""),
             description=fields.get("summary", ""), author=self._author(fields),
