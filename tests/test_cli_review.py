@@ -264,7 +264,8 @@ def test_markdown_and_sarif(py_repo: GitRepo, tmp_path: Path) -> None:
     sarif = json.loads(out.read_text())
     assert sarif["version"] == "2.1.0"
     locations = [r["locations"][0]["physicalLocation"] for r in sarif["runs"][0]["results"]]
-    assert {"artifactLocation": {"uri": "pkg/calc.py"}, "region": {"startLine": 1}} in locations
+    assert {"artifactLocation": {"uri": "pkg/calc.py", "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": 1}} in locations
     md = run("review", "--repo", str(py_repo.path), "-q", "-o", "markdown").stdout
     assert "| `pkg/calc.py` | 1 |" in md
 

@@ -98,5 +98,5 @@ def run_ruff(files: Sequence[FileDiff], tree: TreeReader, cwd: Path | None) -> l
             comments.append(Comment(
                 path=f.path, line=row, body=f"{rule}: {item['message']}",
                 severity=_severity(rule), suggestion=_suggestion(item, text), code=text,
-                origin="ruff", rule=rule))
+                origin="ruff", rule=rule, url=item.get("url") or None))
     return comments

@@ -14,8 +14,8 @@ from collections import defaultdict
 from bot.diff.anchor import normalize_code
 from bot.models import Change, Placement, ReviewResult, severity_rank
 
-__all__ = ["Group", "LineIds", "fingerprint", "group_findings", "line_ids", "line_key",
-           "line_texts"]
+__all__ = ["Group", "LineIds", "finding_fingerprints", "fingerprint", "group_findings",
+           "line_ids", "line_key", "line_texts"]
 
 LineIds = dict[tuple[str | None, int | None], tuple[str, int]]  # (path, line) -> (text, nth)
 Group = tuple[str, list[Placement]]  # one fingerprint and the findings that share it
@@ -62,3 +62,24 @@ def group_findings(result: ReviewResult, ids: LineIds) -> list[Group]:
     return sorted(grouped.items(), key=lambda kv: (
         -max(severity_rank(p.comment.severity) for p in kv[1]), kv[1][0].path or "",
         kv[1][0].line or 0))
+
+
+def finding_fingerprints(result: ReviewResult, ids: LineIds | None = None) -> list[str]:
+    """One fingerprint per finding (``result.placements`` order), unique within the result:
+    the publishers' own (``fingerprint``; an unplaced finding by its claimed line), and for
+    a second finding with the same identity (two on one line) one derived from it by count."""
+    ids = line_ids(result.change) if ids is None else ids
+    seen: set[str] = set()
+    out = []
+    for p in result.placements:
+        if p.placed:
+            fp = fingerprint(p, *ids.get((p.path, p.line), ("", 0)))
+        else:
+            fp = fingerprint(p, f"unplaced:{p.comment.line}")
+        unique, n = fp, 0
+        while unique in seen:
+            n += 1
+            unique = hashlib.sha1(f"{fp}:{n}".encode()).hexdigest()[:16]
+        seen.add(unique)
+        out.append(unique)
+    return out

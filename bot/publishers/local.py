@@ -9,7 +9,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import IO, Any
 
-from bot import __version__
 from bot.errors import UsageError, redact
 from bot.models import Placement, ReviewResult
 from bot.publishers.fingerprint import line_texts
@@ -18,7 +17,6 @@ __all__ = ["FORMATS", "LocalPublisher", "fence_commands", "format_result", "resu
            "summary_text"]
 
 FORMATS = ("text", "markdown", "json", "sarif")
-_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def summary_text(result: ReviewResult) -> str:
@@ -113,30 +111,9 @@ def _format_markdown(result: ReviewResult) -> str:
 
 
 def _format_sarif(result: ReviewResult) -> str:
-    rules: dict[str, dict[str, Any]] = {}
-    results = []
-    for p in result.placements:
-        rule_id = p.comment.rule or f"nova/{p.comment.origin}"
-        rules.setdefault(rule_id, {"id": rule_id})
-        entry: dict[str, Any] = {
-            "ruleId": rule_id, "level": _SARIF_LEVEL[p.comment.severity],
-            "message": {"text": p.comment.body if p.placed
-                        else f"{p.comment.body} (not placed: {p.reason})"}}
-        if p.placed:
-            region: dict[str, int] = {"startLine": p.line or 1}
-            if p.end_line:
-                region["endLine"] = p.end_line
-            entry["locations"] = [{"physicalLocation": {
-                "artifactLocation": {"uri": p.path}, "region": region}}]
-        results.append(entry)
-    doc = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": "nova", "version": __version__,
-                                      "rules": list(rules.values())}},
-                  "results": results}],
-    }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    from bot.publishers.sarif import to_sarif
+
+    return json.dumps(to_sarif(result), indent=2, ensure_ascii=False) + "\n"
 
 
 def format_result(result: ReviewResult, fmt: str) -> str:
@@ -157,21 +134,24 @@ class LocalPublisher:
     """Writes the formatted review to ``stream`` (stdout) or to ``path``."""
 
     def __init__(self, fmt: str = "text", path: Path | None = None,
-                 stream: IO[str] | None = None, *, fence: bool = False) -> None:
+                 stream: IO[str] | None = None, *, fence: bool = False,
+                 option: str = "--output-file") -> None:
         if fmt not in FORMATS:
             raise UsageError(f"unknown output format {fmt!r}; use one of {', '.join(FORMATS)}")
         self.fmt = fmt
         self.path = path
         self.stream = stream
         self.fence = fence  # in GitHub Actions: stdout is scanned for workflow commands
+        self.option = option  # named in the error when the file cannot be written
 
     def publish(self, result: ReviewResult) -> None:
         text = format_result(result, self.fmt)
         if self.path is not None:
             try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
                 self.path.write_text(text, encoding="utf-8")
             except OSError as exc:
-                raise UsageError(f"cannot write --output-file {self.path}: {exc}") from exc
+                raise UsageError(f"cannot write {self.option} {self.path}: {exc}") from exc
         else:
             stream = self.stream or sys.stdout
             stream.write(fence_commands(text) if self.fence else text)

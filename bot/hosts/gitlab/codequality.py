@@ -6,14 +6,13 @@ notes), and whenever ``NOVA_GITLAB_CODE_QUALITY`` names a file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 from bot.models import ReviewResult
-from bot.publishers.fingerprint import fingerprint, line_ids
+from bot.publishers.fingerprint import finding_fingerprints
 from bot.publishers.untrusted import clean_text
 
 __all__ = ["DEFAULT_REPORT", "code_quality", "job_log_lines", "write_code_quality"]
@@ -43,20 +42,9 @@ def job_log_lines(result: ReviewResult) -> list[str]:
 def code_quality(result: ReviewResult) -> list[dict[str, Any]]:
     """The CodeClimate issues GitLab reads: fingerprint, severity, location.path and
     location.lines.begin (fingerprints from the line's text, never the model's words)."""
-    ids = line_ids(result.change)
-    seen: set[str] = set()
     issues = []
-    for p in result.placements:
-        if p.placed:
-            fp = fingerprint(p, *ids.get((p.path, p.line), ("", 0)))
-        else:
-            fp = fingerprint(p, f"unplaced:{p.comment.line}")
-        n = 0
-        unique = fp
-        while unique in seen:  # two findings on one line: GitLab wants distinct fingerprints
-            n += 1
-            unique = hashlib.sha1(f"{fp}:{n}".encode()).hexdigest()[:16]
-        seen.add(unique)
+    # two findings on one line: GitLab wants distinct fingerprints
+    for p, unique in zip(result.placements, finding_fingerprints(result), strict=True):
         issues.append({
             "type": "issue",
             "check_name": p.comment.rule or f"nova-{p.comment.origin}",
