@@ -47,6 +47,9 @@ service (the model, the code host, an analyzer) failed or does not know the chan
               show_default=True, help="Output format.")
 @click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the output to this file instead of stdout.")
+@click.option("--sarif-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the review as SARIF 2.1.0 to this file, beside --output (for "
+                   "GitHub code scanning: github/codeql-action/upload-sarif).")
 @click.option("--events-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every execution event as a JSON line to this file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
@@ -78,7 +81,8 @@ service (the model, the code host, an analyzer) failed or does not know the chan
 def review(change: str | None, staged: bool, repo: Path, output: str,
            output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
            publish: str, confirm: bool, force: bool, full: bool, request_changes: bool | None,
-           harbormaster_target: str | None, **flags: object) -> None:
+           harbormaster_target: str | None, sarif_file: Path | None = None,
+           **flags: object) -> None:
     from bot.hosts import open_session, ref_from_ci
     from bot.models import exit_code_for
     from bot.pipeline import ReviewJob, run_review
@@ -93,7 +97,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     if change is None and not staged:
         change = ref_from_ci(settings)
     ref = change_ref(change, staged)
-    outputs = _outputs(settings, output, output_file)
+    outputs = _outputs(settings, output, output_file, sarif_file)
     try:
         session = open_session(ref, repo=repo, settings=settings)
         publishers = _publishers(session, publish, force)
@@ -116,10 +120,13 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     click.get_current_context().exit(code)
 
 
-def _outputs(settings: Settings, output: str, output_file: Path | None) -> list[Output]:
+def _outputs(settings: Settings, output: str, output_file: Path | None,
+             sarif_file: Path | None = None) -> list[Output]:
     from bot.publishers.local import LocalPublisher
 
     outputs: list[Output] = [LocalPublisher(output, output_file, fence=settings.github_actions)]
+    if sarif_file is not None:
+        outputs.append(LocalPublisher("sarif", sarif_file, option="--sarif-file"))
     if settings.github_step_summary or settings.github_output:
         from bot.hosts.github.actions import ActionsOutput
 
