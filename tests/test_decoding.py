@@ -22,7 +22,7 @@ from bot.prompts import render_prompt
 from bot.publishers.local import format_result
 from bot.text import decode_text, without_surrogates, without_surrogates_in
 from tests.conftest import GitRepo
-from tests.servers.openai_server import FakeOpenAI, text
+from tests.servers.openai_server import FakeOpenAI, text, tool_call
 
 LATIN1_DIFF = (b"diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n"
                b"@@ -1 +1,2 @@\n caf\xe9\n+na\xefve r\xe9sum\xe9\n")
@@ -91,3 +91,28 @@ def test_arbitrary_bytes_never_fail_an_encoder(lines: list[bytes], via_text: boo
     result = _review_of(raw)
     for fmt in ("json", "sarif", "text", "markdown"):
         format_result(result, fmt).encode("utf-8")
+
+
+def test_a_model_answering_lone_surrogates_cannot_break_its_next_call(
+        repo: GitRepo, llm_env: FakeOpenAI) -> None:
+    """Its message goes back to it in the next call (the agent's history): JSON may spell a
+    lone surrogate, the client's UTF-8 encoder refuses one."""
+    from click.testing import CliRunner
+
+    from bot.cli import cli
+
+    repo.write("calc.py", "def div(a, b):\n    return a\n")
+    repo.commit("base")
+    repo.write("calc.py", "def div(a, b):\n    return a / b\n")
+    repo.commit("divide")
+    llm_env.enqueue(tool_call("read_file", '{"path": "calc\\ud800.py"}'),
+                    text(json.dumps({"summary": "ok \ud800", "comments": [
+                        {"path": "calc.py", "line": 2, "code": "return a / b",
+                         "body": "zero \udce9"}]})))
+    result = CliRunner().invoke(cli, ["review", "--repo", str(repo.path), "-q", "-o", "json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert [c["body"] for c in data["comments"]] == ["zero \ufffd"]
+    assert len(llm_env.requests) == 2 and "calc\ufffd.py" in json.dumps(
+        llm_env.requests[1]["messages"], ensure_ascii=False)

@@ -24,6 +24,7 @@ from bot.config import Settings
 from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
 from bot.hosts.base import TreeReader
+from bot.llm.encodable import encodable
 from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
 from bot.llm.retry import call_with_retries
 from bot.models import Change, Comment, Stats
@@ -82,6 +83,7 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                                           on_retry)
         else:
             msg = await fmt.invoke(state["messages"])
+        msg = encodable(msg)  # it is sent back in the next call: no lone surrogate
         usage = getattr(msg, "usage_metadata", None) or {}
         stats.add_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
         return {"messages": [msg]}
