@@ -116,3 +116,20 @@ def test_a_model_answering_lone_surrogates_cannot_break_its_next_call(
     assert [c["body"] for c in data["comments"]] == ["zero \ufffd"]
     assert len(llm_env.requests) == 2 and "calc\ufffd.py" in json.dumps(
         llm_env.requests[1]["messages"], ensure_ascii=False)
+
+
+def test_task_manager_bodies_carry_no_lone_surrogate() -> None:
+    from bot.taskmanager.http import HttpTaskManagerClient
+    from tests.servers.taskmanager_server import FakeTaskManager
+
+    tm = FakeTaskManager().start()
+    client = HttpTaskManagerClient(tm.url, timeout=2, backoff=0.001)
+    try:
+        tm.add_execution("e1")
+        result = client.create_step("e1", "review caf\udce9", "title \ud800")
+        assert result["success"], result
+        (step,) = tm.steps_of("e1")
+        assert (step["step_name"], step["message"]) == ("review caf\ufffd", "title \ufffd")
+    finally:
+        client.close()
+        tm.stop()
