@@ -56,6 +56,8 @@ def _result(body: str = "Divides by zero.") -> ReviewResult:
         Placement(Comment(path="docs/read me é.md", line=40, body="Stale."),
                   path="docs/read me é.md", reason="line 40 is not in the diff"),
         Placement(Comment(path="", line=None, body="Overall: add tests."), reason="no path"),
+        Placement(Comment(path="made/up.py", line=3, body="Ghost file."),
+                  reason="made/up.py is not in the change"),
     ])
 
 
@@ -67,9 +69,10 @@ def test_sarif_validates_and_carries_what_code_scanning_reads() -> None:
         {"repositoryUri": "https://github.com/o/r", "revisionId": SHA,
          "mappedTo": {"uriBaseId": SRCROOT}}]
     results = run["results"]
-    assert len(results) == 5  # the finding with no path is a notification, not lost
+    assert len(results) == 5  # no path, or not a file of the change: a notification
     notes = [n["message"]["text"] for n in run["invocations"][0]["toolExecutionNotifications"]]
     assert any("Overall: add tests." in n for n in notes) and "ruff: 1 finding" in notes
+    assert any("made/up.py:3" in n and "Ghost file." in n for n in notes) and "ok" in notes
     for r in results:
         (loc,) = r["locations"]
         assert loc["physicalLocation"]["artifactLocation"]["uriBaseId"] == SRCROOT

@@ -5,8 +5,9 @@
   rule — never the model's words), unique within the run.
 - Every result has a location (code scanning rejects a whole upload when one has none), its
   ``uri`` relative to ``%SRCROOT%`` (the checkout). A finding that could not be placed on a
-  line is reported at the top of its file, the message saying why; one with no usable path
-  (none, absolute, ``..``) becomes a tool notification instead, so nothing is lost.
+  line is reported at the top of its file, the message saying why; one whose path is not a
+  file of the change (none, absolute, ``..``, a file the model made up) becomes a tool
+  notification instead, as do the summary and its notes, so nothing is lost.
 - Rules carry ``shortDescription``, ``fullDescription``, ``help`` and, when the analyzer
   links its documentation (``Comment.url``), ``helpUri``.
 - Code scanning's limits hold: at most ``MAX_RESULTS`` results (the most severe kept; it
@@ -61,9 +62,9 @@ def _uri(path: str | None) -> str | None:
     if not path:
         return None
     parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
-    if not parts or path.startswith(("/", "\\")) or ".." in parts or ":" in parts[0]:
+    if not parts or path.startswith(("/", "\\")) or ".." in parts:
         return None
-    return quote("/".join(parts), safe="/")
+    return quote("/".join(parts), safe="/")  # "a:b" too: a colon is %3A, never a scheme
 
 
 def rule_id(p: Placement) -> str:
@@ -136,14 +137,17 @@ def to_sarif(result: ReviewResult, *, max_results: int = MAX_RESULTS) -> dict[st
     """The SARIF log of ``result`` (one run)."""
     rules: dict[str, dict[str, Any]] = {}
     results: list[tuple[int, dict[str, Any]]] = []
-    notes = [_notification(n, "note") for n in result.notes]
+    notes = [_notification(t, "note") for t in [result.summary.strip(), *result.notes] if t]
     notes += [_notification(e, "error") for e in result.errors]
+    in_change = {f.path for f in result.change.files}
     for p, fp in zip(result.placements, finding_fingerprints(result), strict=True):
-        uri = _uri(p.path if p.placed else (p.path or p.comment.path))
+        path = p.path if p.placed else (p.path or p.comment.path)
+        uri = _uri(path) if p.placed or path in in_change else None
         if uri is None:
+            where = f"{path}:{p.comment.line or '?'}" if path else "no file"
             notes.append(_notification(
-                f"{p.comment.severity}: {p.comment.body} (no file to show it on: "
-                f"{p.reason or 'no path'})", _LEVEL[p.comment.severity]))
+                f"{p.comment.severity} ({where}, not a file of this change): {p.comment.body} "
+                f"(not placed: {p.reason or 'no path'})", _LEVEL[p.comment.severity]))
             continue
         rules.setdefault(rule_id(p), _rule(p))
         results.append((severity_rank(p.comment.severity), _result(p, fp, uri)))
