@@ -6,6 +6,8 @@ of the change's diff."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.hosts.contract import (
@@ -19,8 +21,6 @@ from tests.hosts.contract import (
     model_reply,
 )
 from tests.servers.openai_server import FakeOpenAI, text
-
-pytestmark = pytest.mark.slow  # each test runs `nova review` once or twice per host
 
 GATE = ("--analyzers", "none", "--fail-on", "error")  # "None items crash" is an error
 
@@ -36,8 +36,9 @@ def _on_its_own_line(inline: list[Inline]) -> None:
         assert (c.path, c.line) == EXPECTED[body], c
 
 
+@pytest.mark.slow  # two runs of `nova review`
 def test_a_rerun_on_the_same_head_posts_nothing_and_exits_as_the_first(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path) -> None:
+        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     llm_env.enqueue(text(model_reply()))
     first = host.review(tmp_path, change.ref, "--publish", host.name, *GATE)
     assert first.exit_code == 1, first.stderr
@@ -52,7 +53,7 @@ def test_a_rerun_on_the_same_head_posts_nothing_and_exits_as_the_first(
 
 
 def test_a_refused_position_goes_to_the_summary_never_lost_never_moved(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path) -> None:
+        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     refused = "None items crash"
     host.refuse(*EXPECTED[refused])
     llm_env.enqueue(text(model_reply()))
@@ -67,8 +68,9 @@ def test_a_refused_position_goes_to_the_summary_never_lost_never_moved(
         assert body in summary or any(body in c.body for c in inline), body
 
 
+@pytest.mark.slow  # two runs of `nova review`
 def test_markers_written_by_another_user_change_nothing(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path) -> None:
+        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     where = EXPECTED["magic number"]
     host.forge(change.head, [], where)  # "reviewed, nothing found" on this very head
     llm_env.enqueue(text(model_reply()))
@@ -91,7 +93,7 @@ def test_markers_written_by_another_user_change_nothing(
 
 
 def test_read_only_credentials_lose_nothing_and_say_what_was_refused(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path,
+        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     host.read_only(monkeypatch, tmp_path)
     llm_env.enqueue(text(model_reply()))
@@ -106,7 +108,7 @@ def test_read_only_credentials_lose_nothing_and_say_what_was_refused(
 
 
 def test_every_inline_comment_is_on_a_line_of_the_diff(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path) -> None:
+        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     llm_env.enqueue(text(model_reply()))
     result = host.review(tmp_path, change.ref, "--publish", host.name, "--analyzers", "none")
     assert result.exit_code == 0, result.stderr
