@@ -101,6 +101,9 @@ class HostHarness(Protocol):
     def read_only(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         """Switch to credentials that may read the change but not write to it."""
 
+    def fail_writes(self) -> None:
+        """From now on the server answers every write with HTTP 500 and stores nothing."""
+
 
 def build_change(repo: GitRepo) -> tuple[str, str]:
     """A change with an edited, a shortened and an added file: (base, head)."""

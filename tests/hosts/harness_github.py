@@ -68,3 +68,6 @@ class GitHubHarness:
 
     def read_only(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         self.gh.read_only = True
+
+    def fail_writes(self) -> None:
+        self.gh.write_faults += [(verb, "", 500) for verb in ("POST", "PATCH") for _ in range(50)]

@@ -73,3 +73,6 @@ class GitLabHarness:
         monkeypatch.delenv("GITLAB_TOKEN")
         monkeypatch.setenv("CI_JOB_TOKEN", JOB_TOKEN)
         monkeypatch.chdir(tmp_path)  # where the Code Quality report is written
+
+    def fail_writes(self) -> None:
+        self.gl.write_faults += [(verb, "", 500) for verb in ("POST", "PUT") for _ in range(50)]

@@ -82,3 +82,6 @@ class PhabricatorHarness:
 
     def read_only(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         self.phab.read_only = True
+
+    def fail_writes(self) -> None:
+        self.phab.fail_methods |= WRITE_METHODS

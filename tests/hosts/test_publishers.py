@@ -109,3 +109,17 @@ def test_read_only_credentials_are_reported_never_a_crash(
         assert report.inline_posted == 0 and not report.summary_posted
         assert host.refusal in " ".join(report.notes)
     assert host.inline_comments() == [] and host.summaries() == []
+
+
+def test_a_server_that_fails_every_write_is_reported_never_counted_as_posted(
+        host: HostHarness, change: HostChange) -> None:
+    fetched, publisher = _open(host, change.ref)
+    host.fail_writes()
+    try:
+        report = publisher.publish(_result(fetched))
+    except NovaError as exc:  # Phabricator raises when even the summary failed
+        assert "500" in str(exc) or "failed" in str(exc)
+    else:
+        assert report.inline_posted == 0 and not report.summary_posted
+        assert report.errors and any("summary" in e for e in report.errors)
+    assert host.inline_comments() == [] and host.summaries() == []
