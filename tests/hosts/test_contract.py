@@ -1,5 +1,6 @@
 """The contract every code host keeps, run against each host's local server (see
-contract.py): re-runs post nothing new and exit as the first run; a refused position lands in
+contract.py): re-runs post nothing new and exit as the first run, forced ones duplicate
+nothing; a refused position lands in
 the summary, never lost, never on another line; markers from anyone else change nothing;
 read-only credentials lose nothing and say what was refused; inline comments are on lines
 of the change's diff."""
@@ -50,6 +51,21 @@ def test_a_rerun_on_the_same_head_posts_nothing_and_exits_as_the_first(
     assert len(llm_env.requests) == calls  # the model is not asked again
     assert (sorted(_where(host.inline_comments())), host.summaries(), host.writes()) == stored
     assert "already reviewed" in json_output(again.stdout)["summary"]
+
+
+@pytest.mark.slow  # two runs of `nova review`
+def test_a_forced_rerun_worded_differently_duplicates_nothing(
+        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    llm_env.enqueue(text(model_reply()))
+    assert host.review(tmp_path, change.ref, "--publish", host.name, *GATE).exit_code == 1
+    before = sorted(_where(host.inline_comments()))
+    llm_env.enqueue(text(model_reply(" (worded anew)")))
+    forced = host.review(tmp_path, change.ref, "--publish", host.name, *GATE, "--force")
+    assert forced.exit_code == 1, forced.stderr
+    assert len(llm_env.requests) == 2  # --force did review again
+    assert sorted(_where(host.inline_comments())) == before  # each finding still once
+    assert not any("worded anew" in c.body for c in host.inline_comments())
+    assert len(host.summaries()) == 1
 
 
 def test_a_refused_position_goes_to_the_summary_never_lost_never_moved(
