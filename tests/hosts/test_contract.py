@@ -1,9 +1,8 @@
 """The contract every code host keeps, run against each host's local server (see
 contract.py): re-runs post nothing new and exit as the first run, forced ones duplicate
-nothing; a refused position lands in
-the summary, never lost, never on another line; markers from anyone else change nothing;
-read-only credentials lose nothing and say what was refused; inline comments are on lines
-of the change's diff."""
+nothing; a refused position lands in the summary, never lost, never on another line;
+markers from anyone else change nothing; read-only credentials lose nothing and say what
+was refused; inline comments are on lines of the change's diff."""
 
 from __future__ import annotations
 
