@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["JsonHandler", "LocalHTTPServer"]
 
@@ -59,7 +59,7 @@ class LocalHTTPServer:
         assert self._server is not None, "start() first"
         return int(self._server.server_address[1])
 
-    def start(self):  # -> Self
+    def start(self) -> Self:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()

@@ -15,6 +15,9 @@ Semantics that matter to Nova (checked against a real Phorge, see tests/e2e):
   messages unprocessed); a message to a completed target changes nothing but the rows.
   ``harbormaster.target.search`` reports the status. ``legacy=True`` mimics an old server
   that knows only ``buildTargetPHID`` and has no ``harbormaster.target.search``;
+- ``read_only=True``: every write method answers the policy error a user without the
+  right to interact gets (``ERR-CONDUIT-CORE``); ``refused_lines`` makes the extension
+  refuse an inline on those ``(path, line)`` (as a line outside the diff);
 - errors: ERR-INVALID-AUTH, ERR-BAD-FILE for an ``a/``/``b/``-prefixed or unknown path,
   ERR-CONDUIT-CORE for bad parameters; ``fail_next_http`` / ``fail_methods`` answer HTTP
   500; ``crash_methods`` (method -> message) is a PHP ``Error`` inside the method: an HTML
@@ -38,6 +41,9 @@ __all__ = ["FakeConduit", "changes_from_git_diff"]
 
 TOKEN = "api-" + "t" * 28
 BOT_PHID = "PHID-USER-novabot"
+WRITE_METHODS = frozenset({"differential.revision.edit", "differential.createinline",
+                           "nova.differential.publish", "differential.createrawdiff",
+                           "harbormaster.sendmessage"})
 
 
 def changes_from_git_diff(text: str) -> list[dict[str, Any]]:
@@ -109,6 +115,8 @@ class FakeConduit(LocalHTTPServer):
     targets: dict[str, str] = field(default_factory=dict)  # target PHID -> status
     delay: float = 0.0
     slow_methods: set[str] = field(default_factory=set)  # applied, answered after `delay`
+    read_only: bool = False  # the token's user may read but not comment (a policy error)
+    refused_lines: set[tuple[str, int]] = field(default_factory=set)  # bad inline (path, line)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -182,6 +190,9 @@ class FakeConduit(LocalHTTPServer):
             if handler is None or method in self._hidden_methods():
                 return self._error("ERR-CONDUIT-CALL", f'Conduit method "{method}" does '
                                    "not exist.")
+            if self.read_only and method in WRITE_METHODS:  # a PhabricatorPolicyException
+                return self._error("ERR-CONDUIT-CORE", "You do not have permission to "
+                                   "interact with this object.")
             try:
                 return 200, {"result": handler(params), "error_code": None, "error_info": None}
             except ConduitFault as exc:
@@ -266,6 +277,9 @@ class FakeConduit(LocalHTTPServer):
                                    f" in diff {diff_id}.")
             if not isinstance(spec.get("line"), int) or spec["line"] < 1:
                 raise ConduitFault("ERR-BAD-INLINE", f'inline {n}: "line" must be >= 1.')
+            if (spec["path"], spec["line"]) in self.refused_lines:
+                raise ConduitFault("ERR-BAD-INLINE", f'inline {n}: line {spec["line"]} of '
+                                   f'"{spec["path"]}" is not in diff {diff_id}.')
         if not specs and not (params.get("comment") or "").strip():
             raise ConduitFault("ERR-EMPTY", "Neither inline comments nor a comment.")
         discarded = self.drafts(rev_id) if params.get("discardDrafts") else []

@@ -5,7 +5,7 @@ Pulls, their files (with patches), reviews and review comments, issue comments (
 
 - 422 for a whole review when one comment's line is outside the diff ("Line could not be
   resolved"), its path is not in the PR ("Path could not be resolved"), or ``commit_id``
-  is not the head;
+  is not the head (``refused_lines`` adds (path, line) pairs to refuse so);
 - 403 "Resource not accessible by integration" on writes with a read-only token (forks);
 - 429 / secondary-limit 403 with ``retry-after`` for the next N writes;
 - a "huge" pull whose files come without patches (GitHub omits them past its limits).
@@ -88,6 +88,7 @@ class FakeGitHub(LocalHTTPServer):
         self.comparisons: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] = {}
         self.requests: list[tuple[str, str, Any]] = []
         self.read_only = False
+        self.refused_lines: set[tuple[str, int]] = set()  # (path, line): 422 as off the diff
         self.rate_limited_writes = 0
         self.rate_limit_kind = "429"  # or "secondary" (403 + message + retry-after)
         self._next_id = 1000
@@ -326,7 +327,8 @@ class FakeGitHub(LocalHTTPServer):
             lines = patches.get(c.get("path"))
             if lines is None:
                 return self._unprocessable("Path could not be resolved")
-            if c.get("side", "RIGHT") != "RIGHT" or c.get("line") not in lines:
+            if c.get("side", "RIGHT") != "RIGHT" or c.get("line") not in lines \
+                    or (c.get("path"), c.get("line")) in self.refused_lines:
                 return self._unprocessable("Line could not be resolved")
             start = c.get("start_line")
             if start is not None and (start >= c["line"] or lines.get(start) != lines[c["line"]]):

@@ -8,7 +8,8 @@ files and trees at a SHA, and merge request creation. And GitLab's rules and fai
 - a diff thread's ``position`` (``position_type: text`` with the merge request's
   ``diff_refs``): an added line takes ``new_line`` only, a removed line ``old_line`` only,
   an unchanged line BOTH; anything else is answered 400 ``line_code can't be blank``, and the
-  thread is not created (``rejected_positions`` counts them);
+  thread is not created (``rejected_positions`` counts them; ``refused_lines`` names
+  (new_path, new_line) pairs refused so even though they are in the diff);
 - 401 for a missing or wrong token; 403 for ``CI_JOB_TOKEN`` writing (and, with
   ``job_token_reads = False``, 404 for it reading a merge request);
 - 429 with ``Retry-After`` for the next ``rate_limited_writes`` writes;
@@ -92,6 +93,7 @@ class FakeGitLab(LocalHTTPServer):
         self.created_mrs: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str, Any]] = []
         self.rejected_positions: list[dict[str, Any]] = []
+        self.refused_lines: set[tuple[str, int]] = set()  # (new_path, new_line): 400 anyway
         self.write_faults: list[tuple[str, str, str | int]] = []
         self.read_faults: list[tuple[str, int]] = []  # (path regex, status) for GETs
         self.slow_seconds = 3.0
@@ -373,7 +375,7 @@ class FakeGitLab(LocalHTTPServer):
             return LINE_CODE
         entry = next((e for e in spec.diffs if e.get("new_path") == pos.get("new_path")
                       and e.get("old_path") == pos.get("old_path")), None)
-        if entry is None:
+        if entry is None or (pos.get("new_path"), pos.get("new_line")) in self.refused_lines:
             return LINE_CODE
         added, removed, context = diff_lines(entry.get("diff") or "")
         new, old = pos.get("new_line"), pos.get("old_line")
