@@ -62,8 +62,8 @@ def testgen(change: str, repo: Path, generator: str | None, max_iterations: int,
     to do), 1 none kept, 2 usage error, 3 a service failed.
     """
     from bot.hosts import resolve
-    from bot.pipeline import TestgenJob, run_testgen
     from bot.taskmanager import tracker_for
+    from bot.testgen.pipeline import TestgenJob, run_testgen
 
     settings = load_from_flags(dict(flags), repo)
     generator = generator or ("llm" if settings.llm_enabled else "differential")
