@@ -79,7 +79,7 @@ class Source(Protocol):
     name: str
 
     def fetch(self, ref: str) -> Change:
-        """The change named by ``ref``; raises ``ChangeNotFound`` / ``SourceError``."""
+        """The change named by ``ref``; raises ``RevisionNotFound`` / ``SourceError``."""
 
     def tree(self, change: Change) -> TreeReader | None:
         """A reader of the change's head revision, or None when the files are not at hand."""
