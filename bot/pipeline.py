@@ -32,7 +32,7 @@ from bot.hosts.base import (
 )
 from bot.models import Change, Comment, PriorReview, ReviewResult
 from bot.review_filter import select_files, skip_notes
-from bot.taskmanager.tracker import StepTracker
+from bot.steps import StepTracker
 
 __all__ = ["Output", "ReviewJob", "run_review", "write_error_outputs"]
 

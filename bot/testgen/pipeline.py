@@ -17,7 +17,7 @@ from bot.config import Settings
 from bot.errors import ModelError, UsageError
 from bot.events import DoneEvent, EventBus
 from bot.hosts.base import Source
-from bot.taskmanager.tracker import StepTracker
+from bot.steps import StepTracker
 
 if TYPE_CHECKING:
     from bot.testgen.report import TestgenResult
