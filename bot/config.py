@@ -253,7 +253,7 @@ class Settings:
     ci_project_id: str | None = setting("CI_PROJECT_ID", "Set by GitLab CI: the project's id.")
     ci_project_path: str | None = setting(
         "CI_PROJECT_PATH",
-        "Set by GitLab CI: group/project of the pipeline; `nova testgen --open-mr "
+        "Set by GitLab CI: group/project of the pipeline; `nova testgen --publish "
         "gitlab` opens its merge request there.")
     ci: bool = setting("CI", "Set by CI systems: Nova never asks a question then (--confirm).",
         False, parse=_bool)

@@ -13,7 +13,7 @@ Optional abilities are named protocols, checked with ``isinstance`` (never ``get
 - ``LocalTree``   — a tree reader that is a real checkout (analyzers run in its ``root``);
 - ``ReviewHistory`` / ``IncrementalSource`` — the last head Nova reviewed, and the diff
   since then (incremental review of new pushes);
-- ``Proposer``    — a host that opens a pull / merge request or revision (``--open-mr``).
+- ``Proposer``    — a host that opens a pull / merge request or revision (``--publish``).
 
 Trust rules every host keeps: only comments authored by Nova's own identity count (markers
 from anyone else are ignored); a write that timed out may have landed (re-read, never blindly

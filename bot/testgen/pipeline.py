@@ -37,7 +37,7 @@ class TestgenJob:
     generator: str = "llm"  # llm | differential | ghostwriter
     max_iterations: int = 3
     runs: int = 3
-    open_mr: str = "local"  # local | github | phabricator
+    publish: str = "local"  # local | github | phabricator
     patch_dir: Path = Path(".")
     session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
     virtual_env: str | None = None  # VIRTUAL_ENV of the caller (the CLI reads it)
@@ -183,7 +183,7 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
     with job.tracker.step("propose"):
         from bot.testgen.propose import propose
 
-        propose(result, ws, job.settings, job.open_mr, job.patch_dir)
+        propose(result, ws, job.settings, job.publish, job.patch_dir)
 
 
 def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
