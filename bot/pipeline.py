@@ -15,6 +15,7 @@ from typing import Protocol
 
 from bot.analyzers.ruff import run_ruff
 from bot.analyzers.secrets import scan_secrets
+from bot.change import Change, Comment
 from bot.config import Settings, with_repo_config
 from bot.diff.anchor import anchor
 from bot.errors import AnalyzerError, ModelError, NovaError
@@ -30,7 +31,7 @@ from bot.hosts.base import (
     Source,
     TreeReader,
 )
-from bot.models import Change, Comment, PriorReview, ReviewResult
+from bot.review.result import PriorReview, ReviewResult
 from bot.review_filter import select_files, skip_notes
 from bot.steps import StepTracker
 

@@ -15,13 +15,13 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.change import Change
 from bot.cli import cli
 from bot.config import Settings
 from bot.diff.parse import parse_diff
 from bot.hosts import classify
 from bot.hosts.gitlab.client import mr_from_ci, parse_mr_ref
 from bot.hosts.gitlab.position import position
-from bot.models import Change
 from tests.conftest import GitRepo
 from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec, diff_lines
 from tests.servers.openai_server import FakeOpenAI, text, tool_call

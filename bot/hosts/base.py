@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol, runtime_checkable
 
-from bot.models import Change, PriorReview, PublishReport, ReviewResult
+from bot.change import Change
+from bot.review.result import PriorReview, PublishReport, ReviewResult
 
 if TYPE_CHECKING:
     from bot.config import Settings

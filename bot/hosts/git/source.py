@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import RevisionNotFound, SourceError
 from bot.hosts.base import GrepHit
-from bot.models import Change
 from bot.search import line_matcher
 
 __all__ = ["GitSource", "GitTree", "STAGED", "STDIN"]

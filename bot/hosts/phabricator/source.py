@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bot.change import Change
 from bot.diff.parse import parse_diff
 from bot.errors import HostChangeNotFound, ServiceError, SourceError
 from bot.hosts.base import TreeReader
 from bot.hosts.phabricator.conduit import parse_revision_ref
-from bot.models import Change
 
 if TYPE_CHECKING:
     from bot.hosts.phabricator.session import PhabricatorSession
