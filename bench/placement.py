@@ -38,9 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bot.change import Comment, FileDiff, Placement
 from bot.diff import anchor, parse_diff  # noqa: E402
 from bot.diff.anchor import FileIndex, build_index  # noqa: E402
-from bot.models import Comment, FileDiff, Placement  # noqa: E402
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 RELEASES = {"requests": ("requests", "2.28.0", "2.32.3"), "django": ("Django", "4.2", "5.0")}

@@ -1,10 +1,11 @@
 """One frozen ``Settings``, built once by the CLI from flags > environment > ``.nova.toml``
 > defaults, and passed down. No other module reads the environment.
 
-Every setting is declared once in ``SETTINGS`` below; ``--help``, the README table and
-``nova doctor`` are generated from it. ``.nova.toml`` lives in the reviewed repository, which
-is untrusted (a pull request can edit it), so only settings marked ``repo_ok`` may come from
-it: never a model endpoint, a key or a token.
+Every setting is declared once, as a ``Settings`` field made by ``setting(...)`` (its
+environment variable, help, parser, limits); ``SETTINGS`` is derived from those fields, and
+``--help``, the README table and ``nova doctor`` are generated from it. ``.nova.toml`` lives
+in the reviewed repository, which is untrusted (a pull request can edit it), so only settings
+marked ``repo_ok`` may come from it: never a model endpoint, a key or a token.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,221 +55,225 @@ class SettingSpec:
         return f"{'More than' if self.min_exclusive else 'At least'} {self.min:g}."
 
 
-SETTINGS: tuple[SettingSpec, ...] = (
-    SettingSpec("llm_model", "NOVA_LLM_MODEL",
-                "Model as provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5). "
-                "Unset: the LLM review is off and only the analyzers run."),
-    SettingSpec("llm_base_url", "NOVA_LLM_BASE_URL",
-                "Base URL of an OpenAI-compatible server (vLLM, Ollama, LiteLLM), e.g. "
-                "http://localhost:8000/v1."),
-    SettingSpec("llm_api_key", "NOVA_LLM_API_KEY",
-                "API key of the model provider; else OPENAI_API_KEY / ANTHROPIC_API_KEY.",
-                secret=True),
-    SettingSpec("llm_timeout", "NOVA_LLM_TIMEOUT", "Seconds per model request.", 120.0, float,
-                min=0, min_exclusive=True),
-    SettingSpec("llm_max_retries", "NOVA_LLM_MAX_RETRIES",
-                "Retries of a failed model request (timeouts, connection errors, 429, 5xx); "
-                "each retry is shown on the progress line.", 2, int, min=0),
-    SettingSpec("review_deadline", "NOVA_REVIEW_DEADLINE",
-                "Seconds the whole LLM review may take (every batch, retries included); then "
-                "what was found so far is published and the unfinished batches are named.",
-                600.0, float, min=0, min_exclusive=True),
-    SettingSpec("tool_timeout", "NOVA_TOOL_TIMEOUT",
-                "Seconds one context-tool call of the review agent (read a file, search the "
-                "code, an MCP tool) may take; then the model is told it timed out.", 30.0,
-                float, min=0, min_exclusive=True),
-    SettingSpec("github_actions", "GITHUB_ACTIONS",
-                "Set by GitHub Actions: untrusted text on stdout is fenced off from workflow "
-                "commands (::stop-commands::).", False, _bool),
-    SettingSpec("recursion_limit", "NOVA_RECURSION_LIMIT",
-                "Most agent steps (model turns + tool rounds) per batch before it stops.", 24,
-                int, min=1),
-    SettingSpec("token_budget", "NOVA_TOKEN_BUDGET",
-                "Approximate diff tokens per review batch; bigger changes are split by file "
-                "into batches that run concurrently.", 24000, int, repo_ok=True, min=1),
-    SettingSpec("max_concurrency", "NOVA_MAX_CONCURRENCY",
-                "Review batches run at the same time.", 4, int, min=1),
-    SettingSpec("max_file_tokens", "NOVA_MAX_FILE_TOKENS",
-                "A single file's diff over this many tokens is skipped (listed in the "
-                "summary).", 24000, int, repo_ok=True, min=1),
-    SettingSpec("fail_on", "NOVA_FAIL_ON",
-                "Exit 1 when a placed or unplaced finding has at least this severity.",
-                "never", str, FAIL_ON, repo_ok=True),
-    SettingSpec("diff_style", "NOVA_DIFF_STYLE",
-                "How the numbered diff is shown to the model.", "compact", str,
-                ("compact", "labeled"), repo_ok=True),
-    SettingSpec("extra_instructions", "NOVA_EXTRA_INSTRUCTIONS",
-                "Extra review instructions appended to the prompt (team conventions).", "",
-                repo_ok=True),
-    SettingSpec("exclude", "NOVA_EXCLUDE",
-                "Comma-separated gitignore-style patterns of files the model and the analyzers "
-                "skip, added to the built-in ones (lockfiles, minified, generated, package "
-                "metadata, vendored, snapshots, certificates and keys); '!pattern' "
-                "re-includes.", (), _globs, repo_ok=True),
-    SettingSpec("analyzers", "NOVA_ANALYZERS",
-                "Static analyzers to run on changed files: 'ruff' or 'none'.", "ruff", str,
-                ("ruff", "none"), repo_ok=True),
-    SettingSpec("llm_review", "NOVA_LLM_REVIEW",
-                "Set to false to skip the model even when one is configured.", True, _bool),
-    SettingSpec("mcp_config", "NOVA_MCP_CONFIG",
-                "Path of an mcp.json whose servers lend the review agent extra tools; a server "
-                "that fails to start is logged and skipped."),
-    SettingSpec("task_manager_url", "NOVA_TASK_MANAGER_URL",
-                "Base URL of the Task Manager service that mirrors each run's steps."),
-    SettingSpec("task_manager_token", "NOVA_TASK_MANAGER_TOKEN",
-                "Bearer token for the Task Manager (optional).", secret=True),
-    SettingSpec("execution_id", "NOVA_EXECUTION_ID",
-                "Task Manager execution this run reports to. Unset: no step tracking."),
-    SettingSpec("task_manager_timeout", "NOVA_TASK_MANAGER_TIMEOUT",
-                "Seconds per Task Manager request; an outage costs the job at most about "
-                "this long, once.", 5.0, float, min=0, min_exclusive=True),
-    SettingSpec("github_token", "GITHUB_TOKEN",
-                "Token for GitHub pull requests (in Actions: secrets.GITHUB_TOKEN).",
-                secret=True),
-    SettingSpec("github_api_url", "GITHUB_API_URL",
-                "GitHub API base URL; GitHub Enterprise: https://HOST/api/v3.",
-                "https://api.github.com"),
-    SettingSpec("github_event_path", "GITHUB_EVENT_PATH",
-                "Set by GitHub Actions: the event payload, read when no CHANGE is given."),
-    SettingSpec("github_repository", "GITHUB_REPOSITORY",
-                "Set by GitHub Actions: owner/repo of the workflow run."),
-    SettingSpec("github_step_summary", "GITHUB_STEP_SUMMARY",
-                "Set by GitHub Actions: the job summary file Nova appends its summary to."),
-    SettingSpec("github_output", "GITHUB_OUTPUT",
-                "Set by GitHub Actions: the step outputs file (comments, unplaced, ...)."),
-    SettingSpec("request_changes", "NOVA_REQUEST_CHANGES",
-                "GitHub: submit REQUEST_CHANGES instead of COMMENT when a finding reaches "
-                "fail_on.", False, _bool, repo_ok=True),
-    SettingSpec("max_inline_comments", "NOVA_MAX_INLINE_COMMENTS",
-                "Most inline comments per run on GitHub and GitLab, most severe first (GitHub's "
-                "abuse detection bites past ~30); the rest go to the summary.", 30, int,
-                repo_ok=True, min=0),
-    SettingSpec("github_write_interval", "NOVA_GITHUB_WRITE_INTERVAL",
-                "Seconds between two GitHub writes (keeps under the secondary rate limits of "
-                "~80 content writes a minute).", 1.0, float, min=0),
-    SettingSpec("github_timeout", "NOVA_GITHUB_TIMEOUT",
-                "Seconds per GitHub request; a write that times out is read back, never "
-                "posted twice.", 30.0, float, min=0, min_exclusive=True),
-    SettingSpec("phabricator_url", "PHABRICATOR_URL",
-                "Phabricator / Phorge base URL (…/api/ is added); else the host in ~/.arcrc."),
-    SettingSpec("phabricator_token", "PHABRICATOR_API_TOKEN",
-                "Conduit API token (api-…); else the host's token in ~/.arcrc.", secret=True),
-    SettingSpec("harbormaster_target", "NOVA_HARBORMASTER_TARGET",
-                "Harbormaster build target PHID (PHID-HMBT-…): Nova reports work/pass/fail "
-                "and its findings as lint messages to it."),
-    SettingSpec("phabricator_timeout", "NOVA_PHABRICATOR_TIMEOUT",
-                "Seconds per Conduit call.", 30.0, float, min=0, min_exclusive=True),
-    SettingSpec("gitlab_token", "GITLAB_TOKEN",
-                "GitLab personal, project or group access token (api scope): reads the merge "
-                "request and posts Nova's threads and summary note.", secret=True),
-    SettingSpec("gitlab_url", "GITLAB_URL",
-                "Base URL of the GitLab server; else CI_SERVER_URL, then the host of a merge "
-                "request URL, then the public GitLab. Example: https://gitlab.example.com."),
-    SettingSpec("gitlab_code_quality", "NOVA_GITLAB_CODE_QUALITY",
-                "Path of a GitLab Code Quality report to write every finding to, shown in the "
-                "merge request widget; with only CI_JOB_TOKEN one is written anyway. Default "
-                "then: gl-code-quality-report.json."),
-    SettingSpec("gitlab_timeout", "NOVA_GITLAB_TIMEOUT",
-                "Seconds per GitLab request; a write that times out is read back, never "
-                "posted twice.", 30.0, float, min=0, min_exclusive=True),
-    SettingSpec("ci_job_token", "CI_JOB_TOKEN",
-                "Set by GitLab CI: the job's token, used read-only when GITLAB_TOKEN is not "
-                "set (findings then go to the job log and the Code Quality report).",
-                secret=True),
-    SettingSpec("ci_server_url", "CI_SERVER_URL", "Set by GitLab CI: the server's base URL."),
-    SettingSpec("ci_api_v4_url", "CI_API_V4_URL",
-                "Set by GitLab CI: the server's API URL (…/api/v4)."),
-    SettingSpec("ci_merge_request_iid", "CI_MERGE_REQUEST_IID",
-                "Set by GitLab CI in merge request pipelines: the merge request reviewed when "
-                "no CHANGE is given."),
-    SettingSpec("ci_merge_request_project_path", "CI_MERGE_REQUEST_PROJECT_PATH",
-                "Set by GitLab CI in merge request pipelines: group/project of the merge "
-                "request (the target project, also for a fork's merge request)."),
-    SettingSpec("ci_merge_request_diff_base_sha", "CI_MERGE_REQUEST_DIFF_BASE_SHA",
-                "Set by GitLab CI in merge request pipelines: the base of the merge request's "
-                "diff; with CI_COMMIT_SHA it lets Nova diff the checkout when CI_JOB_TOKEN "
-                "cannot read the merge request."),
-    SettingSpec("ci_commit_sha", "CI_COMMIT_SHA", "Set by GitLab CI: the commit the job runs on."),
-    SettingSpec("ci_project_id", "CI_PROJECT_ID", "Set by GitLab CI: the project's id."),
-    SettingSpec("ci_project_path", "CI_PROJECT_PATH",
-                "Set by GitLab CI: group/project of the pipeline; `nova testgen --open-mr "
-                "gitlab` opens its merge request there."),
-    SettingSpec("ci", "CI", "Set by CI systems: Nova never asks a question then (--confirm).",
-                False, _bool),
-    SettingSpec("test_python", "NOVA_TEST_PYTHON",
-                "testgen: the Python that runs the project's tests. Unset: the active "
-                "virtualenv, else .venv/ or venv/ in the repository, else python on PATH, "
-                "else Nova's own."),
-    SettingSpec("test_timeout", "NOVA_TEST_TIMEOUT",
-                "testgen: seconds one generated test may run; one that runs longer is "
-                "dropped.", 20.0, float, min=0, min_exclusive=True),
-    SettingSpec("test_memory_mb", "NOVA_TEST_MEMORY_MB",
-                "testgen: MiB of address space a test run may use (RLIMIT_AS; node: its heap); "
-                "a test that needs more is dropped.", 1024, int, min=64),
-    SettingSpec("use_mock_client", "USE_MOCK_CLIENT",
-                "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
-                False, lambda v: v.lower() == "true"),
-)
-_SPECS = {s.name: s for s in SETTINGS}
+_SPEC = "nova.setting"  # the dataclass field metadata key that holds a setting's spec
+
+
+def setting(env: str, help: str, default: Any = None, *, parse: Callable[[str], Any] = str,
+            choices: tuple[str, ...] = (), secret: bool = False, repo_ok: bool = False,
+            min: float | None = None, min_exclusive: bool = False) -> Any:
+    """A ``Settings`` field and everything said about it, in one place: its environment
+    variable, help (``--help``, the README table), parser and limits. A secret is kept out
+    of ``repr``."""
+    spec = SettingSpec("", env, help, default, parse, choices, secret, repo_ok, min,
+                       min_exclusive)
+    return field(default=default, repr=not secret, metadata={_SPEC: spec})
 
 
 @dataclass(frozen=True)
 class Settings:
-    llm_model: str | None = None
-    llm_base_url: str | None = None
-    llm_api_key: str | None = field(default=None, repr=False)
-    llm_timeout: float = 120.0
-    llm_max_retries: int = 2
-    review_deadline: float = 600.0
-    tool_timeout: float = 30.0
-    github_actions: bool = False
-    recursion_limit: int = 24
-    token_budget: int = 24000
-    max_concurrency: int = 4
-    max_file_tokens: int = 24000
-    fail_on: str = "never"
-    diff_style: str = "compact"
-    extra_instructions: str = ""
-    exclude: tuple[str, ...] = ()  # added to bot.review_filter.DEFAULT_EXCLUDE
-    analyzers: str = "ruff"
-    llm_review: bool = True
-    mcp_config: str | None = None
-    task_manager_url: str | None = None
-    task_manager_token: str | None = field(default=None, repr=False)
-    execution_id: str | None = None
-    task_manager_timeout: float = 5.0
-    use_mock_client: bool = False
-    github_token: str | None = field(default=None, repr=False)
-    github_api_url: str = "https://api.github.com"
-    github_event_path: str | None = None
-    github_repository: str | None = None
-    github_step_summary: str | None = None
-    github_output: str | None = None
-    request_changes: bool = False
-    max_inline_comments: int = 30
-    github_write_interval: float = 1.0
-    github_timeout: float = 30.0
-    phabricator_url: str | None = None
-    phabricator_token: str | None = field(default=None, repr=False)
-    harbormaster_target: str | None = None
-    phabricator_timeout: float = 30.0
-    gitlab_token: str | None = field(default=None, repr=False)
-    gitlab_url: str | None = None
-    gitlab_code_quality: str | None = None
-    gitlab_timeout: float = 30.0
-    ci_job_token: str | None = field(default=None, repr=False)
-    ci_server_url: str | None = None
-    ci_api_v4_url: str | None = None
-    ci_merge_request_iid: str | None = None
-    ci_merge_request_project_path: str | None = None
-    ci_merge_request_diff_base_sha: str | None = None
-    ci_commit_sha: str | None = None
-    ci_project_id: str | None = None
-    ci_project_path: str | None = None
-    ci: bool = False
-    test_python: str | None = None
-    test_timeout: float = 20.0
-    test_memory_mb: int = 1024
+    llm_model: str | None = setting(
+        "NOVA_LLM_MODEL",
+        "Model as provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5). "
+        "Unset: the LLM review is off and only the analyzers run.")
+    llm_base_url: str | None = setting(
+        "NOVA_LLM_BASE_URL",
+        "Base URL of an OpenAI-compatible server (vLLM, Ollama, LiteLLM), e.g. "
+        "http://localhost:8000/v1.")
+    llm_api_key: str | None = setting(
+        "NOVA_LLM_API_KEY",
+        "API key of the model provider; else OPENAI_API_KEY / ANTHROPIC_API_KEY.",
+        secret=True)
+    llm_timeout: float = setting("NOVA_LLM_TIMEOUT", "Seconds per model request.",
+        120.0, parse=float, min=0, min_exclusive=True)
+    llm_max_retries: int = setting(
+        "NOVA_LLM_MAX_RETRIES",
+        "Retries of a failed model request (timeouts, connection errors, 429, 5xx); "
+        "each retry is shown on the progress line.", 2, parse=int, min=0)
+    review_deadline: float = setting(
+        "NOVA_REVIEW_DEADLINE",
+        "Seconds the whole LLM review may take (every batch, retries included); then "
+        "what was found so far is published and the unfinished batches are named.",
+        600.0, parse=float, min=0, min_exclusive=True)
+    tool_timeout: float = setting(
+        "NOVA_TOOL_TIMEOUT",
+        "Seconds one context-tool call of the review agent (read a file, search the "
+        "code, an MCP tool) may take; then the model is told it timed out.",
+        30.0, parse=float, min=0, min_exclusive=True)
+    github_actions: bool = setting(
+        "GITHUB_ACTIONS",
+        "Set by GitHub Actions: untrusted text on stdout is fenced off from workflow "
+        "commands (::stop-commands::).", False, parse=_bool)
+    recursion_limit: int = setting(
+        "NOVA_RECURSION_LIMIT",
+        "Most agent steps (model turns + tool rounds) per batch before it stops.",
+        24, parse=int, min=1)
+    token_budget: int = setting(
+        "NOVA_TOKEN_BUDGET",
+        "Approximate diff tokens per review batch; bigger changes are split by file "
+        "into batches that run concurrently.", 24000, parse=int, repo_ok=True, min=1)
+    max_concurrency: int = setting("NOVA_MAX_CONCURRENCY", "Review batches run at the same time.",
+        4, parse=int, min=1)
+    max_file_tokens: int = setting(
+        "NOVA_MAX_FILE_TOKENS",
+        "A single file's diff over this many tokens is skipped (listed in the "
+        "summary).", 24000, parse=int, repo_ok=True, min=1)
+    fail_on: str = setting(
+        "NOVA_FAIL_ON",
+        "Exit 1 when a placed or unplaced finding has at least this severity.",
+        "never", parse=str, choices=FAIL_ON, repo_ok=True)
+    diff_style: str = setting("NOVA_DIFF_STYLE", "How the numbered diff is shown to the model.",
+        "compact", parse=str, choices=("compact", "labeled"), repo_ok=True)
+    extra_instructions: str = setting(
+        "NOVA_EXTRA_INSTRUCTIONS",
+        "Extra review instructions appended to the prompt (team conventions).",
+        "", repo_ok=True)
+    exclude: tuple[str, ...] = setting(
+        "NOVA_EXCLUDE",
+        "Comma-separated gitignore-style patterns of files the model and the analyzers "
+        "skip, added to the built-in ones (lockfiles, minified, generated, package "
+        "metadata, vendored, snapshots, certificates and keys); '!pattern' "
+        "re-includes.", (), parse=_globs, repo_ok=True)
+    analyzers: str = setting(
+        "NOVA_ANALYZERS",
+        "Static analyzers to run on changed files: 'ruff' or 'none'.",
+        "ruff", parse=str, choices=("ruff", "none"), repo_ok=True)
+    llm_review: bool = setting(
+        "NOVA_LLM_REVIEW",
+        "Set to false to skip the model even when one is configured.",
+        True, parse=_bool)
+    mcp_config: str | None = setting(
+        "NOVA_MCP_CONFIG",
+        "Path of an mcp.json whose servers lend the review agent extra tools; a server "
+        "that fails to start is logged and skipped.")
+    task_manager_url: str | None = setting(
+        "NOVA_TASK_MANAGER_URL",
+        "Base URL of the Task Manager service that mirrors each run's steps.")
+    task_manager_token: str | None = setting(
+        "NOVA_TASK_MANAGER_TOKEN",
+        "Bearer token for the Task Manager (optional).",
+        secret=True)
+    execution_id: str | None = setting(
+        "NOVA_EXECUTION_ID",
+        "Task Manager execution this run reports to. Unset: no step tracking.")
+    task_manager_timeout: float = setting(
+        "NOVA_TASK_MANAGER_TIMEOUT",
+        "Seconds per Task Manager request; an outage costs the job at most about "
+        "this long, once.", 5.0, parse=float, min=0, min_exclusive=True)
+    github_token: str | None = setting(
+        "GITHUB_TOKEN",
+        "Token for GitHub pull requests (in Actions: secrets.GITHUB_TOKEN).",
+        secret=True)
+    github_api_url: str = setting(
+        "GITHUB_API_URL",
+        "GitHub API base URL; GitHub Enterprise: https://HOST/api/v3.",
+        "https://api.github.com")
+    github_event_path: str | None = setting(
+        "GITHUB_EVENT_PATH",
+        "Set by GitHub Actions: the event payload, read when no CHANGE is given.")
+    github_repository: str | None = setting(
+        "GITHUB_REPOSITORY",
+        "Set by GitHub Actions: owner/repo of the workflow run.")
+    github_step_summary: str | None = setting(
+        "GITHUB_STEP_SUMMARY",
+        "Set by GitHub Actions: the job summary file Nova appends its summary to.")
+    github_output: str | None = setting(
+        "GITHUB_OUTPUT",
+        "Set by GitHub Actions: the step outputs file (comments, unplaced, ...).")
+    request_changes: bool = setting(
+        "NOVA_REQUEST_CHANGES",
+        "GitHub: submit REQUEST_CHANGES instead of COMMENT when a finding reaches "
+        "fail_on.", False, parse=_bool, repo_ok=True)
+    max_inline_comments: int = setting(
+        "NOVA_MAX_INLINE_COMMENTS",
+        "Most inline comments per run on GitHub and GitLab, most severe first (GitHub's "
+        "abuse detection bites past ~30); the rest go to the summary.",
+        30, parse=int, repo_ok=True, min=0)
+    github_write_interval: float = setting(
+        "NOVA_GITHUB_WRITE_INTERVAL",
+        "Seconds between two GitHub writes (keeps under the secondary rate limits of "
+        "~80 content writes a minute).", 1.0, parse=float, min=0)
+    github_timeout: float = setting(
+        "NOVA_GITHUB_TIMEOUT",
+        "Seconds per GitHub request; a write that times out is read back, never "
+        "posted twice.", 30.0, parse=float, min=0, min_exclusive=True)
+    phabricator_url: str | None = setting(
+        "PHABRICATOR_URL",
+        "Phabricator / Phorge base URL (…/api/ is added); else the host in ~/.arcrc.")
+    phabricator_token: str | None = setting(
+        "PHABRICATOR_API_TOKEN",
+        "Conduit API token (api-…); else the host's token in ~/.arcrc.",
+        secret=True)
+    harbormaster_target: str | None = setting(
+        "NOVA_HARBORMASTER_TARGET",
+        "Harbormaster build target PHID (PHID-HMBT-…): Nova reports work/pass/fail "
+        "and its findings as lint messages to it.")
+    phabricator_timeout: float = setting("NOVA_PHABRICATOR_TIMEOUT", "Seconds per Conduit call.",
+        30.0, parse=float, min=0, min_exclusive=True)
+    gitlab_token: str | None = setting(
+        "GITLAB_TOKEN",
+        "GitLab personal, project or group access token (api scope): reads the merge "
+        "request and posts Nova's threads and summary note.", secret=True)
+    gitlab_url: str | None = setting(
+        "GITLAB_URL",
+        "Base URL of the GitLab server; else CI_SERVER_URL, then the host of a merge "
+        "request URL, then the public GitLab. Example: https://gitlab.example.com.")
+    gitlab_code_quality: str | None = setting(
+        "NOVA_GITLAB_CODE_QUALITY",
+        "Path of a GitLab Code Quality report to write every finding to, shown in the "
+        "merge request widget; with only CI_JOB_TOKEN one is written anyway. Default "
+        "then: gl-code-quality-report.json.")
+    gitlab_timeout: float = setting(
+        "NOVA_GITLAB_TIMEOUT",
+        "Seconds per GitLab request; a write that times out is read back, never "
+        "posted twice.", 30.0, parse=float, min=0, min_exclusive=True)
+    ci_job_token: str | None = setting(
+        "CI_JOB_TOKEN",
+        "Set by GitLab CI: the job's token, used read-only when GITLAB_TOKEN is not "
+        "set (findings then go to the job log and the Code Quality report).", secret=True)
+    ci_server_url: str | None = setting("CI_SERVER_URL", "Set by GitLab CI: the server's base URL.")
+    ci_api_v4_url: str | None = setting(
+        "CI_API_V4_URL",
+        "Set by GitLab CI: the server's API URL (…/api/v4).")
+    ci_merge_request_iid: str | None = setting(
+        "CI_MERGE_REQUEST_IID",
+        "Set by GitLab CI in merge request pipelines: the merge request reviewed when "
+        "no CHANGE is given.")
+    ci_merge_request_project_path: str | None = setting(
+        "CI_MERGE_REQUEST_PROJECT_PATH",
+        "Set by GitLab CI in merge request pipelines: group/project of the merge "
+        "request (the target project, also for a fork's merge request).")
+    ci_merge_request_diff_base_sha: str | None = setting(
+        "CI_MERGE_REQUEST_DIFF_BASE_SHA",
+        "Set by GitLab CI in merge request pipelines: the base of the merge request's "
+        "diff; with CI_COMMIT_SHA it lets Nova diff the checkout when CI_JOB_TOKEN "
+        "cannot read the merge request.")
+    ci_commit_sha: str | None = setting(
+        "CI_COMMIT_SHA",
+        "Set by GitLab CI: the commit the job runs on.")
+    ci_project_id: str | None = setting("CI_PROJECT_ID", "Set by GitLab CI: the project's id.")
+    ci_project_path: str | None = setting(
+        "CI_PROJECT_PATH",
+        "Set by GitLab CI: group/project of the pipeline; `nova testgen --publish "
+        "gitlab` opens its merge request there.")
+    ci: bool = setting("CI", "Set by CI systems: Nova never asks a question then (--confirm).",
+        False, parse=_bool)
+    test_python: str | None = setting(
+        "NOVA_TEST_PYTHON",
+        "testgen: the Python that runs the project's tests. Unset: the active "
+        "virtualenv, else .venv/ or venv/ in the repository, else python on PATH, "
+        "else Nova's own.")
+    test_timeout: float = setting(
+        "NOVA_TEST_TIMEOUT",
+        "testgen: seconds one generated test may run; one that runs longer is "
+        "dropped.", 20.0, parse=float, min=0, min_exclusive=True)
+    test_memory_mb: int = setting(
+        "NOVA_TEST_MEMORY_MB",
+        "testgen: MiB of address space a test run may use (RLIMIT_AS; node: its heap); "
+        "a test that needs more is dropped.", 1024, parse=int, min=64)
+    use_mock_client: bool = setting(
+        "USE_MOCK_CLIENT",
+        "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
+        False, parse=lambda v: v.lower() == "true")
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -296,6 +301,12 @@ class Settings:
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
+
+
+# Every setting, in declaration order, named after its field.
+SETTINGS: tuple[SettingSpec, ...] = tuple(
+    replace(f.metadata[_SPEC], name=f.name) for f in fields(Settings) if _SPEC in f.metadata)
+_SPECS = {s.name: s for s in SETTINGS}
 
 
 def _coerce(spec: SettingSpec, value: Any, where: str) -> Any:

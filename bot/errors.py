@@ -5,9 +5,9 @@
     ├── ConfigError                missing/invalid setting, unknown provider  (2)
     ├── DiffParseError             the text given as a diff is not one        (2)
     ├── SourceError                the change cannot be fetched               (2)
-    │   └── ChangeNotFound         unknown revision / ref / PR                (2)
+    │   └── RevisionNotFound       a revision the local repository lacks      (2)
     └── ServiceError               an external service failed                 (3)
-        ├── RemoteChangeNotFound   GitHub / Conduit: no such PR or revision   (3)
+        ├── HostChangeNotFound     the host has no such PR / MR / revision    (3)
         ├── ModelError             the LLM endpoint failed or timed out       (3)
         ├── ModelOutputError       the model's answer could not be used       (3)
         └── AnalyzerError          a static analyzer could not run            (3)
@@ -25,13 +25,13 @@ from bot.text import without_surrogates
 
 __all__ = [
     "AnalyzerError",
-    "ChangeNotFound",
     "ConfigError",
     "DiffParseError",
+    "HostChangeNotFound",
     "ModelError",
     "ModelOutputError",
     "NovaError",
-    "RemoteChangeNotFound",
+    "RevisionNotFound",
     "ServiceError",
     "SourceError",
     "UsageError",
@@ -76,15 +76,15 @@ class SourceError(NovaError):
     pass
 
 
-class ChangeNotFound(SourceError):
-    pass
+class RevisionNotFound(SourceError):
+    """The local repository has no such revision (a typo in HEAD~3, a SHA never fetched)."""
 
 
 class ServiceError(NovaError):
     exit_code = EXIT_SERVICE
 
 
-class RemoteChangeNotFound(ServiceError):
+class HostChangeNotFound(ServiceError):
     """The service answered that the change does not exist (or the token cannot see it)."""
 
 

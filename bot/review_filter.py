@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from bot.models import FileDiff
+from bot.change import FileDiff
 
 __all__ = ["DEFAULT_EXCLUDE", "Selection", "head_lines", "select_files", "skip_notes"]
 

@@ -6,8 +6,8 @@ import difflib
 
 import pytest
 
+from bot.change import Comment
 from bot.diff import anchor, parse_diff
-from bot.models import Comment
 
 DIFF = """\
 diff --git a/src/app.py b/src/app.py

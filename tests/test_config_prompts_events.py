@@ -59,6 +59,13 @@ def test_every_setting_is_a_field_and_has_a_nova_variable() -> None:
                for s in SETTINGS)
 
 
+def test_a_secret_setting_never_shows_in_repr() -> None:
+    secrets = [s.name for s in SETTINGS if s.secret]
+    assert {"llm_api_key", "github_token", "gitlab_token", "phabricator_token"} <= set(secrets)
+    for name in secrets:
+        assert "value-77x" not in repr(Settings(**{name: "value-77x"})), name
+
+
 def test_secrets_are_redacted_everywhere() -> None:
     s = load_settings(env={"NOVA_LLM_MODEL": "openai:x", "NOVA_LLM_API_KEY": "custom-key-42abc"})
     assert "custom-key-42abc" not in repr(s)

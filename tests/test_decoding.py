@@ -13,13 +13,14 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.change import Change, Comment, Placement
 from bot.diff.parse import decode_diff, parse_diff
 from bot.diff.render import render_files
 from bot.errors import redact
 from bot.hosts.git.source import read_diff
-from bot.models import Change, Comment, Placement, ReviewResult
 from bot.prompts import render_prompt
 from bot.publishers.local import format_result
+from bot.review.result import ReviewResult
 from bot.text import decode_text, without_surrogates, without_surrogates_in
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call

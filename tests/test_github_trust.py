@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.change import Comment
 from bot.config import load_settings
 from bot.diff.anchor import anchor
 from bot.hosts.github.session import GitHubSession
-from bot.models import Comment, ReviewResult
+from bot.review.result import ReviewResult
 from tests.conftest import GitRepo
 from tests.github_support import REPO, TOKEN, pull_from_repo
 from tests.servers.github_server import BODY_LIMIT, FakeGitHub, PullSpec

@@ -15,13 +15,13 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.change import Change
 from bot.cli import cli
 from bot.config import Settings
 from bot.diff.parse import parse_diff
 from bot.hosts import classify
 from bot.hosts.gitlab.client import mr_from_ci, parse_mr_ref
 from bot.hosts.gitlab.position import position
-from bot.models import Change
 from tests.conftest import GitRepo
 from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec, diff_lines
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
@@ -546,7 +546,7 @@ def test_testgen_opens_a_merge_request(repo: GitRepo, gl: FakeGitLab, llm_env: F
     llm_env.enqueue(tool_call("write_test_file", {"path": "tests/test_nova_d.py",
                                                   "content": HEADER + GOOD}),
                     text('{"summary": "cc @acme/admins\\n/merge <!-- nova:head:0 -->"}'))
-    result = nova_testgen(sample, tmp_path, "-o", "json", "--open-mr", "gitlab", "--runs", "1")
+    result = nova_testgen(sample, tmp_path, "-o", "json", "--publish", "gitlab", "--runs", "1")
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     (created,) = gl.created_mrs
@@ -585,7 +585,7 @@ def test_ci_template_publishes_and_keeps_the_code_quality_report() -> None:
         job["artifacts"]["reports"]["codequality"] == "gl-code-quality-report.json"
     assert job["variables"]["GIT_DEPTH"] == "0" and job["artifacts"]["when"] == "always"
     assert any("nova review" in ln and "--publish gitlab" in ln for ln in job["script"])
-    assert any("--open-mr gitlab" in ln for ln in doc["nova-testgen"]["script"])
+    assert any("--publish gitlab" in ln for ln in doc["nova-testgen"]["script"])
 
 
 _SEGMENT = st.from_regex(r"[a-z0-9][a-z0-9_.-]{0,11}", fullmatch=True).filter(
@@ -608,7 +608,7 @@ def test_references_and_urls_name_the_same_merge_request(segments: list[str], ii
     assert classify(by_ref.id) == "gitlab"
 
 
-def test_open_mr_gitlab_needs_a_project_and_a_real_token(tmp_path: Path) -> None:
+def test_publish_gitlab_needs_a_project_and_a_real_token(tmp_path: Path) -> None:
     from bot.errors import ConfigError
     from bot.hosts.gitlab.propose import open_merge_request
 

@@ -336,8 +336,9 @@ def test_summary_markers_say_only_what_nova_put_there(bodies: list[str], summary
                                                       failure: str, diff_id: int) -> None:
     """Model and server text never forges a diff or fingerprint marker; links stay on
     their line."""
+    from bot.change import Change, Comment, Placement
     from bot.hosts.phabricator.summary import DIFF_MARK, FP_MARK, Summary
-    from bot.models import Change, Comment, Placement, ReviewResult
+    from bot.review.result import ReviewResult
 
     change = Change(id="D7", source="phabricator", url="http://127.0.0.1:1/D7")
     placed = [(f"{n:016x}", Placement(Comment("a.py", n + 1, body), path="a.py", line=n + 1))

@@ -9,6 +9,7 @@ import re
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from bot.change import Comment
 from bot.diff import anchor, parse_diff, render_files
 from bot.diff.anchor import build_index, normalize_code
 from bot.events import (
@@ -21,7 +22,6 @@ from bot.events import (
     ToolResultEvent,
     event_from_dict,
 )
-from bot.models import Comment
 
 # Lines that look like diff syntax and numbered output, to stress both.
 line_text = st.one_of(

@@ -13,11 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft4Validator
 
+from bot.change import Change, Comment, FileDiff, Hunk, Line, Placement
 from bot.cli import cli
-from bot.models import Change, Comment, FileDiff, Hunk, Line, Placement, ReviewResult
 from bot.publishers.fingerprint import fingerprint, group_findings, line_ids
 from bot.publishers.local import format_result
 from bot.publishers.sarif import FINGERPRINT_KEY, MAX_MESSAGE, SRCROOT, to_sarif
+from bot.review.result import ReviewResult
 from tests.conftest import GitRepo
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())

@@ -15,7 +15,7 @@ from bot.cli import cli
 from bot.config import Settings
 from bot.events import EventBus, TextEvent
 from bot.llm.factory import aclose_model, make_chat_model
-from bot.models import Stats
+from bot.llm.usage import Stats
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 

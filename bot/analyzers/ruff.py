@@ -13,9 +13,9 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.change import Comment, FileDiff, Severity
 from bot.errors import AnalyzerError
 from bot.hosts.base import TreeReader
-from bot.models import Comment, FileDiff, Severity
 
 __all__ = ["ruff_binary", "run_ruff"]
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from bot.models import Comment, FileDiff
+from bot.change import Comment, FileDiff
 
 __all__ = ["PLUGINS", "Scrubber", "find_secrets", "scan_secrets"]
 

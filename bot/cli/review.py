@@ -24,8 +24,8 @@ from bot.publishers.local import FORMATS
 
 if TYPE_CHECKING:
     from bot.hosts.base import HostSession, Publisher
-    from bot.models import ReviewResult
     from bot.pipeline import Output
+    from bot.review.result import ReviewResult
 
 HELP = """Review CHANGE (default HEAD) and print comments placed on NEW-file lines.
 
@@ -84,8 +84,8 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
            harbormaster_target: str | None, sarif_file: Path | None = None,
            **flags: object) -> None:
     from bot.hosts import open_session, ref_from_ci
-    from bot.models import exit_code_for
     from bot.pipeline import ReviewJob, run_review
+    from bot.review.result import exit_code_for
     from bot.taskmanager import tracker_for
 
     if no_llm:

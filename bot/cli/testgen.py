@@ -25,11 +25,13 @@ from bot.hosts import proposal_choices
               help="Test runs the agent may make to fix its tests.")
 @click.option("--runs", type=click.IntRange(1, 20), default=3, show_default=True,
               help="A kept test must pass this many runs in a row (flaky ones are dropped).")
-@click.option("--open-mr", "open_mr", type=click.Choice(proposal_choices()),
+@click.option("--publish", "--open-mr", "publish", type=click.Choice(proposal_choices()),
               default="local", show_default=True,
-              help="local: a branch nova/tests/<sha> and nova-tests-<sha>.patch; github: push "
-                   "the branch and open a pull request (GITHUB_REPOSITORY); phabricator: a "
-                   "revision from the raw diff, child of the original revision.")
+              help="Where the kept tests go (--open-mr is the older spelling). local: a "
+                   "branch nova/tests/<sha> and nova-tests-<sha>.patch; github: push the "
+                   "branch and open a pull request (GITHUB_REPOSITORY); gitlab: a merge "
+                   "request (CI_PROJECT_PATH); phabricator: a revision from the raw diff, "
+                   "child of the original revision.")
 @click.option("--patch-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("."), show_default=True, help="Where the .patch file goes.")
 @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
@@ -44,7 +46,7 @@ from bot.hosts import proposal_choices
                                      "Unset: the differential generator writes the tests, no "
                                      "model needed."})
 def testgen(change: str, repo: Path, generator: str | None, max_iterations: int, runs: int,
-            open_mr: str, patch_dir: Path, output: str, output_file: Path | None,
+            publish: str, patch_dir: Path, output: str, output_file: Path | None,
             events_file: Path | None, quiet: bool, **flags: object) -> None:
     """Write unit tests for CHANGE (default HEAD), run them, keep only tests that pass
     every run, execute a changed line and fail on a mutant of it (or on the parent
@@ -62,8 +64,8 @@ def testgen(change: str, repo: Path, generator: str | None, max_iterations: int,
     to do), 1 none kept, 2 usage error, 3 a service failed.
     """
     from bot.hosts import resolve
-    from bot.pipeline import TestgenJob, run_testgen
     from bot.taskmanager import tracker_for
+    from bot.testgen.pipeline import TestgenJob, run_testgen
 
     settings = load_from_flags(dict(flags), repo)
     generator = generator or ("llm" if settings.llm_enabled else "differential")
@@ -72,7 +74,7 @@ def testgen(change: str, repo: Path, generator: str | None, max_iterations: int,
     try:
         job = TestgenJob(settings=settings, source=resolve(change, repo=repo, settings=settings),
                          ref=change, repo=repo, bus=bus, tracker=tracker, generator=generator,
-                         max_iterations=max_iterations, runs=runs, open_mr=open_mr,
+                         max_iterations=max_iterations, runs=runs, publish=publish,
                          patch_dir=patch_dir, virtual_env=os.environ.get("VIRTUAL_ENV"),
                          path_python=shutil.which("python"))
         result = run_testgen(job)

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from bot.models import Comment, FileDiff, Placement
+from bot.change import Comment, FileDiff, Placement
 
 __all__ = ["FileIndex", "anchor", "anchor_one", "build_index", "normalize_code"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import gc
 import re
 
+from bot.change import FileDiff, FileStatus, Hunk, Line
 from bot.errors import DiffParseError
-from bot.models import FileDiff, FileStatus, Hunk, Line
 from bot.text import decode_text
 
 __all__ = ["parse_diff", "decode_diff"]

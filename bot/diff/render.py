@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from bot.models import FileDiff, Hunk, Line
+from bot.change import FileDiff, Hunk, Line
 
 __all__ = ["Style", "describe_file", "diff_to_dict", "render_file", "render_files"]
 

@@ -8,7 +8,7 @@
 | ``HEAD`` (default), a SHA, ``A..B``, ``A...B``, ``:staged``, ``-``   | git         |
 
 Adding a host is one package under ``bot/hosts/`` with a ``HOST`` (see ``base.Host``) and one
-entry in ``_HOST_MODULES``; the CLI's ``--publish`` / ``--open-mr`` choices, ``nova doctor``
+entry in ``_HOST_MODULES``; the CLI's ``--publish`` / ``--publish`` choices, ``nova doctor``
 and the docs' table come from here. Host packages import their clients lazily, so reading the
 registry stays cheap (``nova --help``).
 """

@@ -13,7 +13,7 @@ Optional abilities are named protocols, checked with ``isinstance`` (never ``get
 - ``LocalTree``   — a tree reader that is a real checkout (analyzers run in its ``root``);
 - ``ReviewHistory`` / ``IncrementalSource`` — the last head Nova reviewed, and the diff
   since then (incremental review of new pushes);
-- ``Proposer``    — a host that opens a pull / merge request or revision (``--open-mr``).
+- ``Proposer``    — a host that opens a pull / merge request or revision (``--publish``).
 
 Trust rules every host keeps: only comments authored by Nova's own identity count (markers
 from anyone else are ignored); a write that timed out may have landed (re-read, never blindly
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol, runtime_checkable
 
-from bot.models import Change, PriorReview, PublishReport, ReviewResult
+from bot.change import Change
+from bot.review.result import PriorReview, PublishReport, ReviewResult
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -79,7 +80,7 @@ class Source(Protocol):
     name: str
 
     def fetch(self, ref: str) -> Change:
-        """The change named by ``ref``; raises ``ChangeNotFound`` / ``SourceError``."""
+        """The change named by ``ref``; raises ``RevisionNotFound`` / ``SourceError``."""
 
     def tree(self, change: Change) -> TreeReader | None:
         """A reader of the change's head revision, or None when the files are not at hand."""

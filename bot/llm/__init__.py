@@ -1,5 +1,4 @@
-"""Chat models by configuration (``provider:model``), token estimates, error mapping."""
+"""Chat models by configuration (``provider:model``), token estimates, error mapping.
 
-from bot.llm.factory import PROVIDERS, estimate_tokens, make_chat_model, model_error
-
-__all__ = ["PROVIDERS", "estimate_tokens", "make_chat_model", "model_error"]
+Nothing is imported here: ``bot.llm.factory`` loads LangChain, ``bot.llm.usage`` is plain data.
+"""

@@ -148,9 +148,9 @@ def _keep_string_arguments(mcp: FastMCP) -> None:
 
 
 def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None:
+    from bot.change import Comment, normalize_severity
     from bot.diff.anchor import anchor
     from bot.diff.render import render_files
-    from bot.models import Comment, normalize_severity
 
     def fetch(change: str):
         if change.strip() == "-":

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 
+from bot.change import Change, Placement, severity_rank
 from bot.diff.anchor import normalize_code
-from bot.models import Change, Placement, ReviewResult, severity_rank
+from bot.review.result import ReviewResult
 
 __all__ = ["Group", "LineIds", "finding_fingerprints", "fingerprint", "group_findings",
            "line_ids", "line_key", "line_texts"]

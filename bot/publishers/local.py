@@ -9,9 +9,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import IO, Any
 
+from bot.change import Placement
 from bot.errors import UsageError, redact
-from bot.models import Placement, ReviewResult
 from bot.publishers.fingerprint import line_texts
+from bot.review.result import ReviewResult
 
 __all__ = ["FORMATS", "LocalPublisher", "fence_commands", "format_result", "result_to_dict",
            "summary_text"]

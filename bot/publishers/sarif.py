@@ -24,8 +24,9 @@ from typing import Any
 from urllib.parse import quote
 
 from bot import __version__
-from bot.models import Placement, ReviewResult, severity_rank
+from bot.change import Placement, severity_rank
 from bot.publishers.fingerprint import finding_fingerprints
+from bot.review.result import ReviewResult
 
 __all__ = ["FINGERPRINT_KEY", "MAX_MESSAGE", "MAX_RESULTS", "SRCROOT", "rule_id", "to_sarif"]
 

@@ -1,11 +1,11 @@
-"""Mirror the pipeline's stages as steps: events now, the Task Manager service as a backend."""
+"""The Task Manager: its clients (HTTP, in-memory) and the backend that mirrors steps."""
 
+from bot.taskmanager.backend import TaskManagerBackend, tracker_for
 from bot.taskmanager.client import (
     MockTaskManagerClient,
     TaskManagerClientBase,
     create_task_manager_client,
 )
-from bot.taskmanager.tracker import Step, StepBackend, StepTracker, TaskManagerBackend, tracker_for
 
-__all__ = ["MockTaskManagerClient", "Step", "StepBackend", "StepTracker", "TaskManagerBackend",
-           "TaskManagerClientBase", "create_task_manager_client", "tracker_for"]
+__all__ = ["MockTaskManagerClient", "TaskManagerBackend", "TaskManagerClientBase",
+           "create_task_manager_client", "tracker_for"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from bot.agents.review.tools import MAX_CHARS, ContextTool, context_tools
+from bot.change import Change
 from bot.config import Settings
 from bot.diff.render import render_files
 from bot.errors import ModelError, redact_known
 from bot.events import EventBus
-from bot.models import Change, Stats
+from bot.llm.usage import Stats
 from bot.prompts import render_prompt
 from bot.testgen.frameworks import Framework
 from bot.testgen.matrix import Target

@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from bot.models import Change, FileDiff
+from bot.change import Change, FileDiff
 from bot.testgen.frameworks import Framework
 from bot.testgen.runners import Lines, Runner
 from bot.testgen.workspace import Workspace

@@ -1,4 +1,4 @@
-"""Propose the kept tests: a local branch + patch (always), then, with ``--open-mr HOST``, the
+"""Propose the kept tests: a local branch + patch (always), then, with ``--publish HOST``, the
 host's pull / merge request or revision (``bot.hosts``' ``Proposer``). Test names and the
 model's summary are untrusted: what a platform renders is cleaned by the host."""
 

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.models import Change, Stats
+from bot.change import Change
+from bot.llm.usage import Stats
 from bot.testgen.frameworks import Framework
 from bot.testgen.gates import TestCase
 from bot.testgen.matrix import Target

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.change import Change, Comment, Placement, Severity
 from bot.config import load_settings
 from bot.errors import NovaError
 from bot.hosts import host_named
 from bot.hosts.base import Publisher, ReviewHistory
-from bot.models import Change, Comment, Placement, PublishReport, ReviewResult, Severity
+from bot.review.result import PublishReport, ReviewResult
 from tests.hosts.contract import EXPECTED, FINDINGS, HostChange, HostHarness
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot.change import FileDiff
 from bot.diff.render import Style, render_file
 from bot.llm.factory import estimate_tokens
-from bot.models import FileDiff
 
 __all__ = ["Batch", "Plan", "plan_batches"]
 

@@ -20,6 +20,7 @@ from bot.agents.review.batching import Batch, Plan, plan_batches
 from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
 from bot.agents.review.tools import ContextTool, context_tools
 from bot.analyzers.secrets import Scrubber
+from bot.change import Change, Comment
 from bot.config import Settings
 from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
@@ -27,7 +28,7 @@ from bot.hosts.base import TreeReader
 from bot.llm.encodable import encodable
 from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
 from bot.llm.retry import call_with_retries
-from bot.models import Change, Comment, Stats
+from bot.llm.usage import Stats
 from bot.prompts import render_prompt
 
 if TYPE_CHECKING:

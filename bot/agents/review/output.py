@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from bot.models import Comment, normalize_severity
+from bot.change import Comment, normalize_severity
 
 __all__ = ["AnswerError", "ParsedAnswer", "parse_answer"]
 

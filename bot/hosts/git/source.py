@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
-from bot.errors import ChangeNotFound, SourceError
+from bot.errors import RevisionNotFound, SourceError
 from bot.hosts.base import GrepHit
-from bot.models import Change
 from bot.search import line_matcher
 
 __all__ = ["GitSource", "GitTree", "STAGED", "STDIN", "read_diff"]
@@ -79,7 +79,7 @@ class GitSource:
         try:
             return self.repo.commit(ref)
         except (BadName, BadObject, ValueError, git.GitCommandError) as exc:
-            raise ChangeNotFound(f"unknown revision {ref!r} in {self.repo.working_dir}") from exc
+            raise RevisionNotFound(f"unknown revision {ref!r} in {self.repo.working_dir}") from exc
 
     def fetch(self, ref: str) -> Change:
         if ref == STDIN:

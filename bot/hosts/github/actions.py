@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.config import Settings
-from bot.models import ReviewResult
 from bot.publishers.local import format_result
 from bot.publishers.untrusted import clean_text
+from bot.review.result import ReviewResult
 
 __all__ = ["ActionsOutput", "escape_data", "escape_property", "workflow_annotations"]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from bot.config import Settings
 from bot.errors import (
     ConfigError,
-    RemoteChangeNotFound,
+    HostChangeNotFound,
     ServiceError,
     UsageError,
     redact,
@@ -111,7 +111,7 @@ def github_error(exc: BaseException, what: str) -> Exception:
     from requests import RequestException
 
     if isinstance(exc, UnknownObjectException):
-        return RemoteChangeNotFound(f"{what}: not found (or the token cannot see it)")
+        return HostChangeNotFound(f"{what}: not found (or the token cannot see it)")
     if isinstance(exc, BadCredentialsException):
         return ConfigError(f"{what}: GitHub refused the token (HTTP 401)",
                            hint="check GITHUB_TOKEN")

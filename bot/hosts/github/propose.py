@@ -1,4 +1,4 @@
-"""testgen's ``--open-mr github``: push the branch and open a pull request."""
+"""testgen's ``--publish github``: push the branch and open a pull request."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ __all__ = ["open_pull"]
 
 def open_pull(settings: Settings, result: TestgenResult, ws: Workspace, branch: str) -> str:
     if not settings.github_repository:
-        raise ConfigError("--open-mr github needs the repository (GITHUB_REPOSITORY=owner/repo)")
+        raise ConfigError("--publish github needs the repository (GITHUB_REPOSITORY=owner/repo)")
     import git
     from github import GithubException
 

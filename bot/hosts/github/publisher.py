@@ -25,26 +25,16 @@ import sys
 from collections import Counter
 from typing import IO, TYPE_CHECKING, Any
 
+from bot.change import SEVERITIES, Change, Placement, Severity, normalize_severity, severity_rank
 from bot.config import Settings
 from bot.errors import NovaError, redact
 from bot.hosts.github.actions import workflow_annotations
 from bot.hosts.github.client import github_error
 from bot.hosts.timeouts import timed_out
-from bot.models import (
-    SEVERITIES,
-    Change,
-    Placement,
-    PriorReview,
-    PublishReport,
-    ReviewResult,
-    Severity,
-    normalize_severity,
-    parse_verdict,
-    severity_rank,
-)
 from bot.publishers.fingerprint import Group, LineIds, group_findings, line_ids, line_key
 from bot.publishers.markdown_summary import SUMMARY_MARK, render_summary
 from bot.publishers.untrusted import cap, clean_suggestion, clean_text
+from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:
     from bot.hosts.github.session import GitHubSession

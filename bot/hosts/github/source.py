@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import SourceError
 from bot.hosts.api_tree import ApiTree
 from bot.hosts.base import TreeReader
 from bot.hosts.github.client import github_client, github_error, parse_pr_ref
-from bot.models import Change
 
 if TYPE_CHECKING:
     from bot.hosts.git.source import GitSource

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from bot.config import Settings
-from bot.errors import ConfigError, RemoteChangeNotFound, ServiceError, UsageError, redact
+from bot.errors import ConfigError, HostChangeNotFound, ServiceError, UsageError, redact
 from bot.hosts.timeouts import timed_out
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ def gitlab_error(exc: BaseException, what: str) -> Exception:
                            hint="check GITLAB_TOKEN (a token with the api scope) and GITLAB_URL")
     if isinstance(exc, GitlabError):
         if exc.response_code == 404:
-            return RemoteChangeNotFound(f"{what}: not found (or the token cannot see it)")
+            return HostChangeNotFound(f"{what}: not found (or the token cannot see it)")
         return ServiceError(redact(f"{what}: GitLab answered HTTP {exc.response_code}: "
                                    f"{exc.error_message}"))
     if isinstance(exc, RequestException):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.models import Change, FileDiff, Line
+from bot.change import Change, FileDiff, Line
 
 __all__ = ["line_position", "position"]
 

@@ -1,4 +1,4 @@
-"""testgen's ``--open-mr gitlab``: push the branch and open a merge request."""
+"""testgen's ``--publish gitlab``: push the branch and open a merge request."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ def open_merge_request(settings: Settings, result: TestgenResult, ws: Workspace,
                        branch: str) -> str:
     project_ref = settings.ci_project_path or settings.ci_project_id
     if not project_ref:
-        raise ConfigError("--open-mr gitlab needs the project (CI_PROJECT_PATH=group/project)")
+        raise ConfigError("--publish gitlab needs the project (CI_PROJECT_PATH=group/project)")
     if credentials(settings).job_only:
-        raise ConfigError("--open-mr gitlab needs GITLAB_TOKEN (api scope): CI_JOB_TOKEN "
+        raise ConfigError("--publish gitlab needs GITLAB_TOKEN (api scope): CI_JOB_TOKEN "
                           "cannot open merge requests")
     import git
     from gitlab.exceptions import GitlabError

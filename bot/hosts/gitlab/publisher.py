@@ -23,22 +23,16 @@ from __future__ import annotations
 import re
 from typing import IO, TYPE_CHECKING, Any
 
+from bot.change import Change, Placement
 from bot.errors import NovaError, redact
 from bot.hosts.gitlab.client import gitlab_error
 from bot.hosts.gitlab.codequality import DEFAULT_REPORT, job_log_lines, write_code_quality
 from bot.hosts.gitlab.position import position
 from bot.hosts.timeouts import timed_out
-from bot.models import (
-    Change,
-    Placement,
-    PriorReview,
-    PublishReport,
-    ReviewResult,
-    parse_verdict,
-)
 from bot.publishers.fingerprint import Group, group_findings, line_ids
 from bot.publishers.markdown_summary import SUMMARY_MARK, render_summary
 from bot.publishers.untrusted import cap, clean_suggestion, clean_text
+from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:
     from bot.config import Settings

@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import ServiceError, SourceError
 from bot.hosts.api_tree import ApiTree
 from bot.hosts.base import TreeReader
 from bot.hosts.gitlab.client import MergeRequestRef, gitlab_client, gitlab_error, parse_mr_ref
-from bot.models import Change
 
 if TYPE_CHECKING:
     from bot.hosts.git.source import GitSource

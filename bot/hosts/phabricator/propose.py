@@ -1,4 +1,4 @@
-"""testgen's ``--open-mr phabricator``: a revision from the raw diff, child of the original."""
+"""testgen's ``--publish phabricator``: a revision from the raw diff, child of the original."""
 
 from __future__ import annotations
 

@@ -25,14 +25,15 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
+from bot.change import Change, Placement
 from bot.config import Settings
 from bot.errors import NovaError, ServiceError
 from bot.hosts.phabricator.build import BuildReporter
 from bot.hosts.phabricator.conduit import ConduitError
 from bot.hosts.phabricator.summary import FP_MARK, VERDICT_MARK, Summary
-from bot.models import Change, Placement, PriorReview, PublishReport, ReviewResult, parse_verdict
 from bot.publishers.fingerprint import fingerprint, line_ids
 from bot.publishers.untrusted import clean_suggestion, clean_text
+from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:
     from bot.hosts.phabricator.session import PhabricatorSession

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
-from bot.errors import RemoteChangeNotFound, ServiceError, SourceError
+from bot.errors import HostChangeNotFound, ServiceError, SourceError
 from bot.hosts.base import TreeReader
 from bot.hosts.phabricator.conduit import parse_revision_ref
-from bot.models import Change
 
 if TYPE_CHECKING:
     from bot.hosts.phabricator.session import PhabricatorSession
@@ -86,7 +86,7 @@ class PhabricatorSource:
         found = self.conduit.call("differential.revision.search",
                                   constraints={"ids": [rev_id]}).get("data") or []
         if not found:
-            raise RemoteChangeNotFound(f"revision D{rev_id} not found (or the token cannot see it)")
+            raise HostChangeNotFound(f"revision D{rev_id} not found (or the token cannot see it)")
         self.session.revision = found[0]
         fields = found[0].get("fields") or {}
         query: dict[str, Any] = ({"ids": [wanted_diff]} if wanted_diff
@@ -95,7 +95,7 @@ class PhabricatorSource:
         diffs = [d for d in diffs.values() if _num(d.get("revisionID")) == rev_id]
         if not diffs:
             which = f"diff {wanted_diff} of " if wanted_diff else "any diff of "
-            raise RemoteChangeNotFound(f"{which}D{rev_id} not found")
+            raise HostChangeNotFound(f"{which}D{rev_id} not found")
         diff = max(diffs, key=lambda d: _num(d.get("id")))
         diff_id = self.session.diff_id = _num(diff.get("id"))
         self.session.changesets = {str(c.get("currentPath")): _num(c.get("id"))

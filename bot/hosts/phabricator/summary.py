@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from bot.models import Placement, ReviewResult, verdict_marker
+from bot.change import Placement
 from bot.publishers.local import summary_text
 from bot.publishers.untrusted import clean_text
+from bot.review.result import ReviewResult, verdict_marker
 
 __all__ = ["DIFF_MARK", "FP_MARK", "VERDICT_MARK", "Summary", "line_link"]
 

@@ -1,0 +1,1 @@
+"""The review feature: its result, verdict and exit code."""
