@@ -16,9 +16,12 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.errors import ConfigError, register_secret, register_url_secrets
+
+if TYPE_CHECKING:
+    from bot.analyzers.declared import DeclaredAnalyzer
 
 __all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings", "parse_repo_config",
            "with_repo_config"]
@@ -106,8 +109,18 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "metadata, vendored, snapshots, certificates and keys); '!pattern' "
                 "re-includes.", (), _globs, repo_ok=True),
     SettingSpec("analyzers", "NOVA_ANALYZERS",
-                "Static analyzers to run on changed files: 'ruff' or 'none'.", "ruff", str,
-                ("ruff", "none"), repo_ok=True),
+                "Static analyzers to run on changed files: 'ruff' (ruff, and the analyzers "
+                "the repository declares as [[analyzer]] in .nova.toml) or 'none'.", "ruff",
+                str, ("ruff", "none"), repo_ok=True),
+    SettingSpec("analyzer_results", "NOVA_ANALYZER_RESULTS",
+                "Comma-separated linter results files to put on the diff, each FILE or "
+                "FILE:FORMAT (sarif, rdjson, rdjsonl, checkstyle, eslint; detected when "
+                "omitted).", (), _globs),
+    SettingSpec("filter_mode", "NOVA_FILTER_MODE",
+                "Which analyzer findings are kept (as reviewdog's --filter-mode): added lines, "
+                "any line of a hunk, anywhere in a changed file (outside the diff: summary "
+                "only), or also other files (summary).", "added", str,
+                ("added", "diff_context", "file", "nofilter"), repo_ok=True),
     SettingSpec("llm_review", "NOVA_LLM_REVIEW",
                 "Set to false to skip the model even when one is configured.", True, _bool),
     SettingSpec("mcp_config", "NOVA_MCP_CONFIG",
@@ -231,6 +244,8 @@ class Settings:
     extra_instructions: str = ""
     exclude: tuple[str, ...] = ()  # added to bot.review_filter.DEFAULT_EXCLUDE
     analyzers: str = "ruff"
+    analyzer_results: tuple[str, ...] = ()
+    filter_mode: str = "added"
     llm_review: bool = True
     mcp_config: str | None = None
     task_manager_url: str | None = None
@@ -269,6 +284,8 @@ class Settings:
     test_python: str | None = None
     test_timeout: float = 20.0
     test_memory_mb: int = 1024
+    # [[analyzer]] tables of the base revision's .nova.toml (bot.analyzers.declared)
+    declared_analyzers: tuple[DeclaredAnalyzer, ...] = ()
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -377,7 +394,10 @@ def parse_repo_config(text: str, where: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: not valid TOML: {exc}") from exc
+    declared = data.pop("analyzer", None)
     data = data.get("nova", data)
+    if declared is None and isinstance(data, dict):
+        declared = data.pop("analyzer", None)
     unknown = sorted(k for k in data if k not in _SPECS)
     if unknown:
         raise ConfigError(f"{where}: unknown keys {', '.join(unknown)}; known: "
@@ -387,7 +407,12 @@ def parse_repo_config(text: str, where: str) -> dict[str, Any]:
         raise ConfigError(
             f"{where}: {', '.join(refused)} cannot be set in the repository (it is untrusted "
             "input); set them in the environment (NOVA_*) or as flags")
-    return {key: _coerce(_SPECS[key], value, where) for key, value in data.items()}
+    values = {key: _coerce(_SPECS[key], value, where) for key, value in data.items()}
+    if declared is not None:
+        from bot.analyzers.declared import parse_declared
+
+        values["declared_analyzers"] = parse_declared(declared, where)
+    return values
 
 
 def _read_repo_file(repo: Path | None) -> dict[str, Any]:

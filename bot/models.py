@@ -110,6 +110,7 @@ class Comment:
     code: str | None = None  # exact text of the line meant, used to anchor
     origin: str = "llm"
     rule: str | None = None
+    url: str | None = None  # the rule's documentation
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
