@@ -250,3 +250,9 @@ def test_a_symlinked_root_is_recognised_both_ways(tmp_path: Path) -> None:
 
 def test_the_registry_is_one_entry_per_format() -> None:
     assert sorted(FORMATS) == ["checkstyle", "eslint", "rdjson", "rdjsonl", "sarif"]
+
+
+def test_every_format_has_a_parser_and_is_documented() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    for name in FORMATS:
+        assert f"`{name}`" in readme, name
