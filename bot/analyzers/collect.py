@@ -17,6 +17,7 @@ it names (eslint and SARIF list clean files too) plus the ``extensions`` it decl
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -62,11 +63,16 @@ def analyze(settings: Settings, change: Change, tree: TreeReader | None, root: P
             notes: list[str]) -> Analysis:
     out = Analysis()
     running = settings.analyzers != "none"
-    if running:
-        _ruff(change, tree, root, notes, out)
-    sources = _result_files(settings.analyzer_results, notes, out)
-    if running:
-        sources += _declared(settings.declared_analyzers, tree, root, notes, out)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # declared analyzers run beside ruff
+        declared = pool.submit(_declared, settings.declared_analyzers if running else (),
+                               tree, root)
+        if running:
+            _ruff(change, tree, root, notes, out)
+        sources = _result_files(settings.analyzer_results, notes, out)
+        found, declared_notes, status = declared.result()
+    sources += found
+    notes += declared_notes
+    out.status += status
     roots = Roots(root)
     for source in sources:
         _take(source, change, roots, settings.filter_mode, notes, out)
@@ -109,33 +115,36 @@ def _result_files(specs: tuple[str, ...], notes: list[str], out: Analysis) -> li
 
 
 def _declared(analyzers: tuple[DeclaredAnalyzer, ...], tree: TreeReader | None,
-              root: Path | None, notes: list[str], out: Analysis) -> list[_Source]:
+              root: Path | None) -> tuple[list[_Source], list[str], list[str]]:
+    """(sources, notes, status lines) of the repository's [[analyzer]]s."""
     from bot.analyzers.declared import run_declared
     from bot.hosts.base import LocalTree
 
+    sources: list[_Source] = []
+    notes: list[str] = []
+    status: list[str] = []
     if not analyzers:
-        return []
+        return sources, notes, status
     names = ", ".join(a.name for a in analyzers)
     if not isinstance(tree, LocalTree) or root is None:
         notes.append(f"the analyzers declared in .nova.toml ({names}) did not run: they run "
                      "only in a local checkout of the change")
-        return []
-    sources = []
+        return sources, notes, status
     for run in run_declared(analyzers, root):
         analyzer = run.analyzer
         if run.failure is not None:
             notes.append(f"analyzer {analyzer.name} failed: {one_line(run.failure)}")
-            out.status.append(f"{analyzer.name}: failed")
+            status.append(f"{analyzer.name}: failed")
             continue
         try:
             _, reports = parse_results(run.output, analyzer.format, analyzer.name)
         except ResultsError as exc:
             notes.append(f"analyzer {analyzer.name}: its output could not be read: "
                          f"{one_line(redact(str(exc)))}")
-            out.status.append(f"{analyzer.name}: unreadable output")
+            status.append(f"{analyzer.name}: unreadable output")
             continue
         sources.append(_Source(analyzer.name, reports, analyzer.workdir, analyzer.extensions))
-    return sources
+    return sources, notes, status
 
 
 def _lines(f: FileDiff, kinds: tuple[str, ...]) -> set[int]:
@@ -178,7 +187,8 @@ def _take(source: _Source, change: Change, roots: Roots, mode: str, notes: list[
                 dropped["lines"] += 1
                 continue
             kept += 1
-            body = f"{finding.rule}: {finding.message}" if finding.rule else finding.message
+            message = redact(finding.message)  # a secret scanner may quote the secret
+            body = f"{finding.rule}: {message}" if finding.rule else message
             out.comments.append(Comment(
                 path=rel, line=finding.line, end_line=finding.end_line, body=body,
                 severity=finding.severity, origin=name, rule=finding.rule, url=finding.url))

@@ -149,8 +149,8 @@ def _run_one(analyzer: DeclaredAnalyzer, root: Path) -> Run:
         out.seek(0)
         output = out.read(OUTPUT_CAP + 1)
         if code not in (0, 1) and not output.strip():  # linters exit 1 when they find things
-            err.seek(0)
-            tail = err.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
+            err.seek(max(0, err.seek(0, os.SEEK_END) - 2000))
+            tail = err.read().decode("utf-8", "replace").strip().splitlines()
             detail = redact(tail[-1][:200]) if tail else "no output"
             return Run(analyzer, failure=f"exited with {code}: {detail}")
         return Run(analyzer, output=output)
