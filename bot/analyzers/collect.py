@@ -152,17 +152,19 @@ def _lines(f: FileDiff, kinds: tuple[str, ...]) -> set[int]:
             if ln.kind in kinds and ln.new_no is not None}
 
 
-def _keeps(mode: str, f: FileDiff, line: int | None) -> bool:
+def _allowed(mode: str, files: dict[str, FileDiff]) -> dict[str, set[int]] | None:
+    """The lines each changed file may keep findings on; None: any line (modes file and
+    nofilter)."""
     if mode in ("file", "nofilter"):
-        return True
-    if line is None:
-        return False
-    return line in _lines(f, ("added",) if mode == "added" else ("added", "context"))
+        return None
+    kinds = ("added",) if mode == "added" else ("added", "context")
+    return {path: _lines(f, kinds) for path, f in files.items()}
 
 
 def _take(source: _Source, change: Change, roots: Roots, mode: str, notes: list[str],
           out: Analysis) -> None:
     files = {f.path: f for f in change.files if f.status != "deleted" and not f.is_binary}
+    allowed = _allowed(mode, files)
     for report in source.reports:
         name = (source.name or report.tool or "analyzer").strip().lower()
         dropped: Counter[str] = Counter()
@@ -183,7 +185,8 @@ def _take(source: _Source, change: Change, roots: Roots, mode: str, notes: list[
             if target is None and mode != "nofilter":
                 dropped["other"] += 1
                 continue
-            if target is not None and not _keeps(mode, target, finding.line):
+            if target is not None and allowed is not None \
+                    and finding.line not in allowed[rel]:
                 dropped["lines"] += 1
                 continue
             kept += 1
