@@ -175,8 +175,11 @@ def _take(source: _Source, change: Change, roots: Roots, mode: str, notes: list[
             if rel is not None:
                 out.covered.add(extension(rel))
         out.covered.update(source.extensions)
+        known: dict[str, str | None] = {}  # a tool names the same file many times
         for finding in report.findings:
-            rel = repo_relative(finding.path, roots, source.base)
+            if finding.path not in known:
+                known[finding.path] = repo_relative(finding.path, roots, source.base)
+            rel = known[finding.path]
             if rel is None:
                 dropped["outside"] += 1
                 outside = outside or finding.path

@@ -89,17 +89,25 @@ def _shape(doc: object) -> str | None:
     return None
 
 
-def detect(data: bytes, name: str = "") -> str | None:
-    """The format of ``data`` by its content, else by the file name's suffix."""
+_UNREAD = object()
+_BY_DOC: dict[str, Callable[[object], list[Report]]] = {
+    "sarif": sarif.parse, "rdjson": rdjson.parse, "eslint": eslint.parse}
+
+
+def _detect(data: bytes, name: str) -> tuple[str | None, object]:
+    """(format, the parsed JSON document when that was read to tell, else ``_UNREAD``)."""
     try:
         text = _text(data[:MAX_BYTES]).lstrip()
     except ResultsError:
         text = ""
     if text.startswith("<"):
-        return "checkstyle"
+        return "checkstyle", _UNREAD
     if text.startswith(("{", "[")):
         try:
-            found = _shape(json.loads(text))
+            doc = json.loads(text)
+            found = _shape(doc)
+            if found in _BY_DOC:
+                return found, doc
         except (ValueError, RecursionError):
             first = text.splitlines()[0] if text else ""
             try:
@@ -108,8 +116,13 @@ def detect(data: bytes, name: str = "") -> str | None:
                 found = None
             found = "rdjsonl" if found == "rdjsonl" else None
         if found:
-            return found
-    return _SUFFIXES.get(Path(name).suffix.lower())
+            return found, _UNREAD
+    return _SUFFIXES.get(Path(name).suffix.lower()), _UNREAD
+
+
+def detect(data: bytes, name: str = "") -> str | None:
+    """The format of ``data`` by its content, else by the file name's suffix."""
+    return _detect(data, name)[0]
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
@@ -127,10 +140,14 @@ def parse_results(data: bytes, fmt: str | None, name: str = "") -> tuple[str, li
         raise ResultsError(f"bigger than {MAX_BYTES // 2**20} MiB: not read")
     if not data.strip():  # a tool that found nothing may print nothing (rdjsonl)
         return fmt or "empty", []
-    fmt = fmt or detect(data, name)
+    doc = _UNREAD
+    if fmt is None:
+        fmt, doc = _detect(data, name)
     if fmt is None:
         raise ResultsError("format not recognised (give FILE:FORMAT, one of "
                            f"{', '.join(FORMATS)})")
+    if doc is not _UNREAD:  # detection already parsed it: once is enough for a big file
+        return fmt, _BY_DOC[fmt](doc)
     return fmt, FORMATS[fmt](data)
 
 
