@@ -276,3 +276,34 @@ def test_bad_declarations_are_configuration_errors(polyglot: GitRepo, body: str,
     result = run("review", "HEAD", "--repo", str(polyglot.path), "-o", "json", "-q")
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_posted_on_a_github_pull_request_and_nothing_outside_its_diff(
+        polyglot: GitRepo, gh, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    """The done-when scenario, published: GitHub answers 422 for the whole review if one
+    comment is off the diff, so the file mode's line 31 must go to the summary."""
+    from tests.github_support import REPO, pull_from_repo
+    from tests.servers.github_server import commentable_lines
+
+    base, head = (polyglot.git("rev-parse", ref).strip() for ref in ("HEAD~1", "HEAD"))
+    pr = gh.add_pull(pull_from_repo(polyglot, base, head, title="Deploy script"))
+    llm_env.enqueue(text(model_says(
+        {"path": "web/app.js", "line": 4, "code": "  const unused = 42;", "severity": "warning",
+         "body": "'unused' is assigned a value but never used; drop it."})))
+    result = run("review", f"{REPO}#1", "--publish", "github", "--repo", str(polyglot.path),
+                 "-q", "-o", "json", "--filter-mode", "file",
+                 "--analyzer-results", str(eslint_sarif(polyglot, tmp_path)),
+                 "--analyzer-results", f"{shellcheck_xml(tmp_path)}:checkstyle")
+    assert result.exit_code == 0, result.stderr
+    assert len(gh.reviews) == 1
+    inline = [c for c in gh.review_comments if "nova:fp:" in c["body"]]
+    assert {(c["path"], c["line"]) for c in inline} == {
+        ("web/app.js", 4), ("web/app.js", 5), ("scripts/deploy.sh", 6), ("pkg/util.py", 1)}
+    for c in inline:
+        patch = next(f["patch"] for f in pr.files if f["filename"] == c["path"])
+        assert c["line"] in commentable_lines(patch)
+    unused = next(c for c in inline if c["line"] == 4)
+    assert "no-unused-vars" in unused["body"] and "The model says the same" in unused["body"]
+    (summary,) = gh.issue_comments
+    assert "1 .ts file: no analyzer configured" in summary["body"]
+    assert "line 31 is outside the diff" in summary["body"]
