@@ -56,3 +56,13 @@ def test_placed_findings_are_on_commentable_lines_of_the_filter_mode(
     for path, line in found:
         if path == PATH and line in lines and (mode != "added" or lines[line] == "added"):
             assert any(p.placed and p.line == line for p in placements)
+
+
+@given(raw=st.text(st.sampled_from("ab/.\\:%~ -_") | st.characters(), max_size=40),
+       base=st.sampled_from(["", "web", "web/sub"]))
+def test_a_mapped_path_is_always_inside_the_repository(raw: str, base: str) -> None:
+    from bot.analyzers.paths import Roots, repo_relative
+
+    rel = repo_relative(raw, Roots(Path("/repo/root")), base)
+    if rel is not None:
+        assert not rel.startswith("/") and ".." not in rel.split("/") and rel not in ("", ".")

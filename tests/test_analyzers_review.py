@@ -307,3 +307,15 @@ def test_posted_on_a_github_pull_request_and_nothing_outside_its_diff(
     (summary,) = gh.issue_comments
     assert "1 .ts file: no analyzer configured" in summary["body"]
     assert "line 31 is outside the diff" in summary["body"]
+
+
+def test_analyzers_none_turns_ruff_off_but_reads_results_given(polyglot: GitRepo,
+                                                              tmp_path: Path) -> None:
+    data = json.loads(run("review", "HEAD", "--repo", str(polyglot.path), "-o", "json", "-q",
+                          "--analyzers", "none", "--analyzer-results",
+                          str(eslint_sarif(polyglot, tmp_path))).stdout)
+    assert {c["origin"] for c in data["comments"]} == {"eslint"}
+    assert "1 .py file, 1 .sh file, 1 .ts file: no analyzer configured" in data["summary"]
+    data = json.loads(run("review", "HEAD", "--repo", str(polyglot.path), "-o", "json", "-q",
+                          "--analyzers", "none").stdout)
+    assert data["comments"] == [] and "no analyzer configured" not in data["summary"]
