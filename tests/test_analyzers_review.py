@@ -319,3 +319,23 @@ def test_analyzers_none_turns_ruff_off_but_reads_results_given(polyglot: GitRepo
     data = json.loads(run("review", "HEAD", "--repo", str(polyglot.path), "-o", "json", "-q",
                           "--analyzers", "none").stdout)
     assert data["comments"] == [] and "no analyzer configured" not in data["summary"]
+
+
+def test_a_reviewdog_suggestion_on_the_line_becomes_a_suggestion(polyglot: GitRepo,
+                                                                  tmp_path: Path) -> None:
+    fix = {"range": {"start": {"line": 6, "column": 15}, "end": {"line": 6, "column": 22}},
+           "text": '"$target"'}
+    results = tmp_path / "shellcheck.rdjsonl"
+    results.write_text("\n".join(json.dumps(d) for d in (
+        {"message": "Double quote to prevent globbing and word splitting.",
+         "location": {"path": "scripts/deploy.sh", "range": {"start": {"line": 6, "column": 15}}},
+         "severity": "INFO", "source": {"name": "shellcheck"}, "code": {"value": "SC2086"},
+         "suggestions": [fix]},
+        {"message": "out of range", "location": {"path": "scripts/deploy.sh", "range": {
+            "start": {"line": 6}}}, "suggestions": [{**fix, "range": {
+                "start": {"line": 6, "column": 15}, "end": {"line": 6, "column": 99}}}]})))
+    data = json.loads(run("review", "HEAD", "--repo", str(polyglot.path), "-o", "json", "-q",
+                          "--analyzer-results", str(results)).stdout)
+    fixed, odd = [c for c in data["comments"] if c["path"] == "scripts/deploy.sh"]
+    assert fixed["suggestion"] == 'cp -r build/* "$target"'
+    assert odd["suggestion"] is None  # columns past the line's end: no suggestion

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from bot.analyzers.formats import parse_results, read_results, split_spec
 from bot.analyzers.paths import Roots, repo_relative
-from bot.analyzers.report import Report, ResultsError
+from bot.analyzers.report import Finding, Report, ResultsError, apply_fix
 from bot.errors import AnalyzerError, one_line, redact
 from bot.models import Change, Comment, FileDiff
 
@@ -193,14 +193,23 @@ def _take(source: _Source, change: Change, roots: Roots, mode: str, notes: list[
                 dropped["lines"] += 1
                 continue
             kept += 1
-            message = redact(finding.message)  # a secret scanner may quote the secret
-            body = f"{finding.rule}: {message}" if finding.rule else message
-            out.comments.append(Comment(
-                path=rel, line=finding.line, end_line=finding.end_line, body=body,
-                severity=finding.severity, origin=name, rule=finding.rule, url=finding.url))
+            out.comments.append(_comment(finding, rel, name, target))
         out.status.append(f"{name}: {kept} findings kept")
         if dropped:
             notes.append(_dropped_note(name, kept, dropped, mode, outside))
+
+
+def _comment(finding: Finding, path: str, origin: str, target: FileDiff | None) -> Comment:
+    message = redact(finding.message)  # a secret scanner may quote the secret
+    suggestion = None
+    if finding.fix is not None and target is not None and finding.end_line is None:
+        text = next((ln.text for h in target.hunks for ln in h.lines
+                     if ln.new_no == finding.line), None)
+        suggestion = apply_fix(text, finding.fix) if text is not None else None
+    return Comment(path=path, line=finding.line, end_line=finding.end_line,
+                   body=f"{finding.rule}: {message}" if finding.rule else message,
+                   severity=finding.severity, origin=origin, rule=finding.rule,
+                   url=finding.url, suggestion=suggestion)
 
 
 def _dropped_note(name: str, kept: int, dropped: Counter[str], mode: str,

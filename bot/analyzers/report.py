@@ -11,13 +11,23 @@ from dataclasses import dataclass, field
 
 from bot.models import Severity
 
-__all__ = ["Finding", "Report", "ResultsError", "clip"]
+__all__ = ["Edit", "Finding", "Report", "ResultsError", "apply_fix", "clip"]
 
 MAX_MESSAGE = 2000  # characters of one finding's message kept (a comment body, not a log)
 
 
 class ResultsError(ValueError):
     """A results file that cannot be read as its format: one line saying why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """A replacement inside one line: columns are 1-based, ``end`` exclusive."""
+
+    line: int
+    start: int
+    end: int
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +39,7 @@ class Finding:
     end_line: int | None = None
     rule: str | None = None
     url: str | None = None  # the rule's documentation
+    fix: Edit | None = None  # the tool's fix, when it changes this one line only
 
 
 @dataclass(slots=True)
@@ -54,3 +65,12 @@ def positive(value: object) -> int | None:
     if isinstance(value, str) and value.isdigit() and 0 < int(value) < 10**9:
         return int(value)
     return None
+
+
+def apply_fix(text: str, fix: Edit) -> str | None:
+    """``text`` (the line) with ``fix`` applied; None when the columns do not fit it. Only
+    ASCII lines: tools count columns in bytes (reviewdog) or UTF-16 units (SARIF)."""
+    if not text.isascii() or not 1 <= fix.start <= fix.end <= len(text) + 1 \
+            or "\n" in fix.text or "\r" in fix.text:
+        return None
+    return text[:fix.start - 1] + fix.text + text[fix.end - 1:]

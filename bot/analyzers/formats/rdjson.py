@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.analyzers.report import Finding, Report, ResultsError, clip, positive
+from bot.analyzers.report import Edit, Finding, Report, ResultsError, clip, positive
 from bot.models import Severity
 
 __all__ = ["parse", "parse_lines"]
@@ -33,11 +33,27 @@ def _finding(diag: dict[str, Any], default: Severity) -> Finding | None:
     end = positive(_dict(rng.get("end")).get("line"))
     code = _dict(diag.get("code"))
     rule, url = code.get("value"), code.get("url")
+    suggestions = diag.get("suggestions")
+    first = _dict(suggestions[0]) if isinstance(suggestions, list) and suggestions else {}
     return Finding(
+        fix=_fix(first, line),
         path=path, line=line, end_line=end if line and end and end > line else None,
         message=clip(diag.get("message")), severity=_severity(diag.get("severity"), default),
         rule=clip(rule, 200) if isinstance(rule, str | int) and str(rule) else None,
         url=url if isinstance(url, str) and url.startswith(("https://", "http://")) else None)
+
+
+def _fix(suggestion: dict[str, Any], line: int | None) -> Edit | None:
+    """reviewdog's first suggestion, when it replaces text inside the finding's line."""
+    rng = _dict(suggestion.get("range"))
+    start, end = _dict(rng.get("start")), _dict(rng.get("end") or rng.get("start"))
+    text = suggestion.get("text")
+    first, col = positive(start.get("line")), positive(start.get("column"))
+    last, end_col = positive(end.get("line")), positive(end.get("column"))
+    if line is None or first != line or last != line or not col or not end_col \
+            or not isinstance(text, str):
+        return None
+    return Edit(line, col, end_col, text)
 
 
 def _tool(source: object) -> str:
