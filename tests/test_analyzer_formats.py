@@ -256,3 +256,16 @@ def test_every_format_has_a_parser_and_is_documented() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     for name in FORMATS:
         assert f"`{name}`" in readme, name
+
+
+def test_semgrep_sarif_fix_on_the_line() -> None:
+    from bot.analyzers.report import Edit, apply_fix
+
+    _, report = only(sample("semgrep.sarif"))
+    (finding,) = report.findings
+    assert report.tool == "Semgrep OSS" and finding.severity == "warning"
+    assert repo_relative(finding.path, Roots(Path(ROOT))) == "pkg/util.py"  # %SRCROOT%: root
+    assert finding.fix == Edit(5, 12, 17, "x // 2")
+    assert apply_fix("    return x / 2", finding.fix) == "    return x // 2"
+    assert apply_fix("    return x / 2é", finding.fix) is None  # columns of non-ASCII text
+    assert apply_fix("short", finding.fix) is None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote, urljoin
 
-from bot.analyzers.report import Finding, Report, ResultsError, clip, positive
+from bot.analyzers.report import Edit, Finding, Report, ResultsError, clip, positive
 from bot.models import Severity
 
 __all__ = ["parse"]
@@ -73,6 +73,24 @@ def _rules(run: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, dict[st
     return rules, {r["id"]: r for r in rules if isinstance(r.get("id"), str)}
 
 
+def _fix(result: dict[str, Any], line: int | None) -> Edit | None:
+    """The first fix, when it is one replacement inside the result's own line."""
+    fixes = _list(result.get("fixes"))
+    changes = _list(_dict(fixes[0]).get("artifactChanges")) if fixes else []
+    replacements = _list(_dict(changes[0]).get("replacements")) if len(changes) == 1 else []
+    if line is None or len(replacements) != 1:
+        return None
+    replacement = _dict(replacements[0])
+    region = _dict(replacement.get("deletedRegion"))
+    text = _dict(replacement.get("insertedContent")).get("text", "")
+    start, end = positive(region.get("startColumn")), positive(region.get("endColumn"))
+    if positive(region.get("startLine")) != line \
+            or positive(region.get("endLine", line)) != line or not start or not end \
+            or not isinstance(text, str):
+        return None
+    return Edit(line, start, end, text)
+
+
 def _is_finding(result: dict[str, Any]) -> bool:
     if result.get("kind", "fail") != "fail" or result.get("baselineState") == "absent":
         return False
@@ -99,6 +117,7 @@ def _finding(result: dict[str, Any], run: dict[str, Any], rules: list[dict[str, 
     end = positive(region.get("endLine"))
     url = rule.get("helpUri")
     return Finding(
+        fix=_fix(result, line),
         path=path, line=line, end_line=end if line and end and end > line else None,
         message=_text(result.get("message")) or _text(rule.get("shortDescription")),
         severity=_LEVEL.get(str(level), "warning"),
