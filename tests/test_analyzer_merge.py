@@ -83,17 +83,3 @@ def test_an_analyzer_line_is_never_translated_as_an_old_number() -> None:
     assert anchor([finding], files)[0].line == 5  # what anchor alone does with a model's number
     to_anchor, held = combine([finding], [], files)
     assert to_anchor == [] and held[0].reason == "line 7 is outside the diff (summary only)"
-
-
-def test_repo_config_declares_analyzers_under_nova_or_at_the_top() -> None:
-    from bot.config import Settings, parse_repo_config, with_repo_config
-
-    top = parse_repo_config('filter_mode = "file"\n[[analyzer]]\nname = "a"\ncommand = "x"\n',
-                            "t")
-    nested = parse_repo_config('[nova]\nfail_on = "error"\n[[nova.analyzer]]\nname = "a"\n'
-                               'command = ["x", "y"]\nextensions = ["ts", ".TSX"]\n', "t")
-    assert top["filter_mode"] == "file" and top["declared_analyzers"][0].command == "x"
-    (declared,) = nested["declared_analyzers"]
-    assert declared.command == ("x", "y") and declared.extensions == (".ts", ".tsx")
-    settings = with_repo_config(Settings(), '[[analyzer]]\nname = "a"\ncommand = "x"\n', "t")
-    assert [a.name for a in settings.declared_analyzers] == ["a"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import tempfile
@@ -126,6 +127,15 @@ def analyzer_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k in ENV_KEEP}
 
 
+def _limit_output(pid: int) -> None:
+    """Files the analyzer writes (its stdout is one) stop growing a little past the cap, so
+    a runaway cannot fill the disk before its timeout. Set from outside: a ``preexec_fn``
+    is not safe in threads. Where ``prlimit`` is missing, the timeout still bounds it."""
+    limit = OUTPUT_CAP + 2**20
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit, limit))
+
+
 def _run_one(analyzer: DeclaredAnalyzer, root: Path) -> Run:
     cwd = (root / analyzer.workdir).resolve()
     if not cwd.is_relative_to(root.resolve()) or not cwd.is_dir():
@@ -139,6 +149,7 @@ def _run_one(analyzer: DeclaredAnalyzer, root: Path) -> Run:
                                     stdout=out, stderr=err, start_new_session=True)
         except OSError as exc:
             return Run(analyzer, failure=f"could not start: {exc.strerror or exc}")
+        _limit_output(proc.pid)
         try:
             code = proc.wait(timeout=analyzer.timeout)
         except subprocess.TimeoutExpired:
@@ -146,8 +157,10 @@ def _run_one(analyzer: DeclaredAnalyzer, root: Path) -> Run:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             return Run(analyzer, failure=f"timed out after {analyzer.timeout:g}s")
+        if out.seek(0, os.SEEK_END) > OUTPUT_CAP:
+            return Run(analyzer, failure=f"printed more than {OUTPUT_CAP // 2**20} MiB")
         out.seek(0)
-        output = out.read(OUTPUT_CAP + 1)
+        output = out.read()
         if code not in (0, 1) and not output.strip():  # linters exit 1 when they find things
             err.seek(max(0, err.seek(0, os.SEEK_END) - 2000))
             tail = err.read().decode("utf-8", "replace").strip().splitlines()
