@@ -17,9 +17,12 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.errors import ConfigError, register_secret, register_url_secrets
+
+if TYPE_CHECKING:
+    from bot.analyzers.declared import DeclaredAnalyzer
 
 __all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings", "parse_repo_config",
            "with_repo_config"]
@@ -135,8 +138,20 @@ class Settings:
         "re-includes.", (), parse=_globs, repo_ok=True)
     analyzers: str = setting(
         "NOVA_ANALYZERS",
-        "Static analyzers to run on changed files: 'ruff' or 'none'.",
+        "Static analyzers to run on changed files: 'ruff' (ruff, and the analyzers "
+        "the repository declares as [[analyzer]] in .nova.toml) or 'none'.",
         "ruff", parse=str, choices=("ruff", "none"), repo_ok=True)
+    analyzer_results: tuple[str, ...] = setting(
+        "NOVA_ANALYZER_RESULTS",
+        "Comma-separated linter results files to put on the diff, each FILE or "
+        "FILE:FORMAT (sarif, rdjson, rdjsonl, checkstyle, eslint; detected when "
+        "omitted).", (), parse=_globs)
+    filter_mode: str = setting(
+        "NOVA_FILTER_MODE",
+        "Which analyzer findings are kept (as reviewdog's --filter-mode): added lines, "
+        "any line of a hunk, anywhere in a changed file (outside the diff: summary "
+        "only), or also other files (summary).", "added", parse=str,
+        choices=("added", "diff_context", "file", "nofilter"), repo_ok=True)
     llm_review: bool = setting(
         "NOVA_LLM_REVIEW",
         "Set to false to skip the model even when one is configured.",
@@ -274,6 +289,8 @@ class Settings:
         "USE_MOCK_CLIENT",
         "'true' (any case) selects the in-memory Task Manager client (tests, demos).",
         False, parse=lambda v: v.lower() == "true")
+    # [[analyzer]] tables of the base revision's .nova.toml (bot.analyzers.declared)
+    declared_analyzers: tuple[DeclaredAnalyzer, ...] = ()
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -388,7 +405,10 @@ def parse_repo_config(text: str, where: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: not valid TOML: {exc}") from exc
+    declared = data.pop("analyzer", None)
     data = data.get("nova", data)
+    if declared is None and isinstance(data, dict):
+        declared = data.pop("analyzer", None)
     unknown = sorted(k for k in data if k not in _SPECS)
     if unknown:
         raise ConfigError(f"{where}: unknown keys {', '.join(unknown)}; known: "
@@ -398,7 +418,12 @@ def parse_repo_config(text: str, where: str) -> dict[str, Any]:
         raise ConfigError(
             f"{where}: {', '.join(refused)} cannot be set in the repository (it is untrusted "
             "input); set them in the environment (NOVA_*) or as flags")
-    return {key: _coerce(_SPECS[key], value, where) for key, value in data.items()}
+    values = {key: _coerce(_SPECS[key], value, where) for key, value in data.items()}
+    if declared is not None:
+        from bot.analyzers.declared import parse_declared
+
+        values["declared_analyzers"] = parse_declared(declared, where)
+    return values
 
 
 def _read_repo_file(repo: Path | None) -> dict[str, Any]:

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from bot.analyzers.ruff import run_ruff
+from bot.analyzers.merge import combine
 from bot.analyzers.secrets import scan_secrets
 from bot.change import Change, Comment
 from bot.config import Settings, with_repo_config
 from bot.diff.anchor import anchor
-from bot.errors import AnalyzerError, ModelError, NovaError
+from bot.errors import ModelError, NovaError
 from bot.events import DoneEvent, EventBus
 from bot.hosts.base import (
     BuildStatus,
@@ -70,23 +70,21 @@ class ReviewJob:
 
 def _analyze(job: ReviewJob, change: Change, tree: TreeReader | None,
              notes: list[str]) -> list[Comment]:
+    """ruff, --analyzer-results files and the repository's [[analyzer]]s (bot.analyzers)."""
+    from bot.analyzers.collect import analyze
+
     with job.tracker.step("analyze") as step:
-        if job.settings.analyzers == "none":
+        settings = job.settings
+        if settings.analyzers == "none" and not settings.analyzer_results:
             step.skip("analyzers disabled (NOVA_ANALYZERS=none)")
             return []
-        if tree is None:
-            step.skip("repository files are not available")
-            notes.append("ruff did not run: the repository files are not available")
-            return []
         root = tree.root if isinstance(tree, LocalTree) else job.repo
-        try:
-            found = run_ruff(change.files, tree, root)
-        except AnalyzerError as exc:
-            notes.append(f"ruff did not run: {exc}")
-            step.skip(str(exc))
+        found = analyze(settings, change, tree, root, notes)
+        if not found.status:
+            step.skip("no analyzer ran")
             return []
-        step.note(f"ruff: {len(found)} findings on added lines")
-        return found
+        step.note("; ".join(found.status))
+        return found.comments
 
 
 def _llm_review(job: ReviewJob, change: Change, tree: TreeReader | None,
@@ -276,5 +274,6 @@ def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher
     except ModelError:
         llm_comments = []  # already in result.errors; the analyzers' findings still publish
     with job.tracker.step("anchor") as step:
-        result.placements = anchor(findings + llm_comments, result.change.files)
+        comments, held = combine(findings, llm_comments, result.change.files)
+        result.placements = anchor(comments, result.change.files) + held
         step.note(f"{len(result.placed)} placed, {len(result.unplaced)} in the summary")

@@ -25,12 +25,13 @@ _FLAGS: dict[str, tuple[str, Any]] = {
     "max_concurrency": ("--max-concurrency", int),
     "extra_instructions": ("--extra-instructions", str),
     "analyzers": ("--analyzers", None),
+    "filter_mode": ("--filter-mode", None),
     "test_python": ("--test-python", str),
     "test_timeout": ("--test-timeout", float),
     "test_memory_mb": ("--test-memory-mb", int),
 }
 REVIEW_SETTINGS = ("llm_model", "llm_base_url", "fail_on", "diff_style", "token_budget",
-                   "max_concurrency", "extra_instructions", "analyzers")
+                   "max_concurrency", "extra_instructions", "analyzers", "filter_mode")
 _SPECS = {s.name: s for s in SETTINGS}
 
 

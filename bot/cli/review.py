@@ -77,11 +77,17 @@ service (the model, the code host, an analyzer) failed or does not know the chan
 @click.option("--request-changes", is_flag=True, default=None,
               help="GitHub: submit REQUEST_CHANGES when a finding reaches --fail-on. "
                    "[env: NOVA_REQUEST_CHANGES]")
+@click.option("--analyzer-results", "analyzer_results", multiple=True, metavar="FILE[:FORMAT]",
+              help="A linter's results to put on the diff with the model's findings "
+                   "(repeatable): sarif, rdjson, rdjsonl, checkstyle or eslint (-f json); "
+                   "the format is detected when omitted. [env: NOVA_ANALYZER_RESULTS, "
+                   "comma-separated]")
 @setting_options
 def review(change: str | None, staged: bool, repo: Path, output: str,
            output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
            publish: str, confirm: bool, force: bool, full: bool, request_changes: bool | None,
-           harbormaster_target: str | None, sarif_file: Path | None = None,
+           harbormaster_target: str | None, analyzer_results: tuple[str, ...],
+           sarif_file: Path | None = None,
            **flags: object) -> None:
     from bot.hosts import open_session, ref_from_ci
     from bot.pipeline import ReviewJob, run_review
@@ -93,6 +99,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     if request_changes:
         flags["request_changes"] = True
     flags["harbormaster_target"] = harbormaster_target
+    flags["analyzer_results"] = analyzer_results or None
     settings = load_from_flags(dict(flags), None)  # .nova.toml: from the base revision
     if change is None and not staged:
         change = ref_from_ci(settings)

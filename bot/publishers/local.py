@@ -35,7 +35,8 @@ def result_to_dict(result: ReviewResult) -> dict[str, Any]:
         "comments": [
             {"path": p.path, "line": p.line, "end_line": p.end_line,
              "severity": p.comment.severity, "body": p.comment.body,
-             "suggestion": p.suggestion, "origin": p.comment.origin}
+             "suggestion": p.suggestion, "origin": p.comment.origin,
+             "rule": p.comment.rule, "url": p.comment.url}
             for p in result.placed],
         "unplaced": [
             {"path": p.path or p.comment.path, "line": p.comment.line, "body": p.comment.body,
