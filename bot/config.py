@@ -87,7 +87,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "Approximate diff tokens per review batch; bigger changes are split by file "
                 "into batches that run concurrently.", 24000, int, repo_ok=True, min=1),
     SettingSpec("max_concurrency", "NOVA_MAX_CONCURRENCY",
-                "Review batches run at the same time.", 4, int, min=1),
+                "Model requests in flight at once (every review batch shares them; fewer "
+                "for a while when the provider answers 429).", 16, int, min=1),
     SettingSpec("max_file_tokens", "NOVA_MAX_FILE_TOKENS",
                 "A single file's diff over this many tokens is skipped (listed in the "
                 "summary).", 24000, int, repo_ok=True, min=1),
@@ -224,7 +225,7 @@ class Settings:
     github_actions: bool = False
     recursion_limit: int = 24
     token_budget: int = 24000
-    max_concurrency: int = 4
+    max_concurrency: int = 16
     max_file_tokens: int = 24000
     fail_on: str = "never"
     diff_style: str = "compact"
