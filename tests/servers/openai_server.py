@@ -16,8 +16,10 @@ is set: then it is answered 400 the way servers without JSON schema support answ
 scripted reply is used up.
 
 Load: ``latency`` seconds before every answer (a hosted model's fixed time per call);
-``in_flight`` / ``max_in_flight`` count the requests being answered at once, and ``spans``
-holds each chat request's (start, end) ``time.monotonic()`` pair, for ordering proofs.
+``in_flight`` / ``max_in_flight`` count the requests being answered at once (a request
+leaves before its answer is written, so the client's next request never overlaps it), and
+``spans`` holds each request's (arrived, answered) ``time.time()`` pair, comparable with
+event timestamps, for ordering proofs.
 """
 
 from __future__ import annotations
@@ -124,13 +126,13 @@ class FakeOpenAI(LocalHTTPServer):
                     {"id": "test-model", "object": "model"}]})
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                started = owner._enter()
+                ticket = owner._enter()
                 try:
-                    return self._answer()
+                    return self._answer(ticket)
                 finally:
-                    owner._leave(started)
+                    owner._leave(ticket)
 
-            def _answer(self) -> None:
+            def _answer(self, ticket: list[float]) -> None:
                 body = json.loads(self.read_body() or b"{}")
                 owner.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path.rstrip("/") != "/v1/chat/completions":
@@ -145,6 +147,7 @@ class FakeOpenAI(LocalHTTPServer):
                 reply = owner._next(body)
                 if owner.latency:
                     owner.stopping.wait(owner.latency)
+                owner._leave(ticket)
                 if reply.hang:
                     owner.stopping.wait(30)
                     return None
@@ -158,16 +161,19 @@ class FakeOpenAI(LocalHTTPServer):
 
         return Handler
 
-    def _enter(self) -> float:
+    def _enter(self) -> list[float]:
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        return time.monotonic()
+        return [time.time()]
 
-    def _leave(self, started: float) -> None:
+    def _leave(self, ticket: list[float]) -> None:
+        """Once per request (the second call is a no-op)."""
         with self._lock:
-            self.in_flight -= 1
-            self.spans.append((started, time.monotonic()))
+            if len(ticket) == 1:
+                ticket.append(time.time())
+                self.in_flight -= 1
+                self.spans.append((ticket[0], ticket[1]))
 
     # wire format ---------------------------------------------------------------------
     @staticmethod

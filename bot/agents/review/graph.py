@@ -228,10 +228,12 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
 
 async def _within(seconds: float, coros: Sequence[Coroutine[Any, Any, T]]) -> list[T | None]:
     """Run ``coros`` concurrently for at most ``seconds``; the unfinished are cancelled (their
-    HTTP requests closed) and give None."""
+    HTTP requests closed) and give None. One that raises (a crash, not a failed batch: those
+    are returned) cancels the rest and is raised."""
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
-        done, _ = await asyncio.wait(tasks, timeout=seconds)
+        done, _ = await asyncio.wait(tasks, timeout=seconds,
+                                     return_when=asyncio.FIRST_EXCEPTION)  # a crash stops all
     finally:
         for task in tasks:
             task.cancel()  # no-op on the finished ones
