@@ -323,6 +323,9 @@ def _scope(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]
 def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]) -> None:
     change = _scope(job, result, publishers)
     tree = job.source.tree(result.change)
+    prefetch = getattr(tree, "prefetch", None)
+    if prefetch is not None:  # the filter, the analyzers and the model read these
+        prefetch([f.path for f in change.files if f.status != "deleted" and not f.is_binary])
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
     selection = select_files(change.files, job.settings.exclude,

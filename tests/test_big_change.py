@@ -260,3 +260,23 @@ def test_progress_lines_are_plain_text_events(repo: GitRepo, big: FakeOpenAI,
              if e["event_type"] == TextEvent.event_type and "batches done" in e["content"]]
     assert len(texts) == 2
     assert "2/2 batches done, 0 in flight, 0 queued" in texts[-1]["content"]
+
+
+def test_prefetched_files_read_as_they_would_one_by_one(repo: GitRepo) -> None:
+    repo.write("README", "x\n")
+    repo.commit("base")
+    repo.write("dir/é ü.py", "print('ü')\n")
+    repo.write("bin.dat", "a\x00b")
+    repo.write("lat1.txt", "")
+    (repo.path / "lat1.txt").write_bytes(b"caf\xe9\n")
+    (repo.path / "link").symlink_to("README")
+    repo.commit("files")
+    source = GitSource(repo.path)
+    change = source.fetch("HEAD")
+    paths = [*(f.path for f in change.files), "missing.txt", "dir", "../out"]
+    for rev in (change.head_ref, ":staged"):
+        one_by_one, batched = GitTree(source.repo, rev), GitTree(source.repo, rev)
+        batched.prefetch(paths)
+        assert "lat1.txt" in batched._read  # served from the one cat-file run
+        assert [batched.read_text(p) for p in paths] == [one_by_one.read_text(p)
+                                                         for p in paths[:-2]] + [None, None]
