@@ -280,3 +280,18 @@ def test_prefetched_files_read_as_they_would_one_by_one(repo: GitRepo) -> None:
         assert "lat1.txt" in batched._read  # served from the one cat-file run
         assert [batched.read_text(p) for p in paths] == [one_by_one.read_text(p)
                                                          for p in paths[:-2]] + [None, None]
+
+
+def test_a_one_batch_change_waits_for_the_analyzers_and_shows_their_findings(
+        repo: GitRepo, llm_env: FakeOpenAI) -> None:
+    repo.write("a.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("a.py", "import os\nx = 2\n")
+    repo.commit("unused import")
+    llm_env.enqueue(text(json.dumps({"summary": "ok", "comments": []})))
+    result = run("review", "--repo", str(repo.path), "-q", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    (request,) = llm_env.requests
+    prompt = request["messages"][1]["content"]
+    assert "Static analyzers already reported these" in prompt
+    assert "a.py:1 F401" in prompt

@@ -262,8 +262,9 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool], kno
     preparing = ThreadPoolExecutor(1, thread_name_prefix="nova-prompts")
 
     async def one(i: int, batch: Batch) -> ParsedAnswer | ModelError:
-        user = await loop.run_in_executor(preparing, _user_prompt, batch, i, count, change,
-                                          known.now(), scrubber.scrub)
+        user = await loop.run_in_executor(  # the hint: what is known when it is prepared
+            preparing, lambda: _user_prompt(batch, i, count, change, known.now(),
+                                            scrubber.scrub))
         async with starting:
             progress.started()
             try:
