@@ -114,8 +114,10 @@ class Settings:
         "NOVA_TOKEN_BUDGET",
         "Approximate diff tokens per review batch; bigger changes are split by file "
         "into batches that run concurrently.", 24000, parse=int, repo_ok=True, min=1)
-    max_concurrency: int = setting("NOVA_MAX_CONCURRENCY", "Review batches run at the same time.",
-        4, parse=int, min=1)
+    max_concurrency: int = setting(
+        "NOVA_MAX_CONCURRENCY",
+        "Model requests in flight at once (every review batch shares them; fewer "
+        "for a while when the provider answers 429).", 16, parse=int, min=1)
     max_file_tokens: int = setting(
         "NOVA_MAX_FILE_TOKENS",
         "A single file's diff over this many tokens is skipped (listed in the "

@@ -8,17 +8,18 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.analyzers.merge import combine
 from bot.analyzers.secrets import scan_secrets
 from bot.change import Change, Comment
 from bot.config import Settings, with_repo_config
-from bot.diff.anchor import anchor
-from bot.errors import ModelError, NovaError
+from bot.diff.anchor import FileIndex, anchor, anchor_one, build_index
+from bot.errors import ModelError, NovaError, one_line, redact
 from bot.events import DoneEvent, EventBus
 from bot.hosts.base import (
     BuildStatus,
@@ -34,6 +35,9 @@ from bot.hosts.base import (
 from bot.review.result import PriorReview, ReviewResult
 from bot.review_filter import select_files, skip_notes
 from bot.steps import StepTracker
+
+if TYPE_CHECKING:
+    from bot.agents.review.output import ParsedAnswer
 
 __all__ = ["Output", "ReviewJob", "run_review", "write_error_outputs"]
 
@@ -88,7 +92,8 @@ def _analyze(job: ReviewJob, change: Change, tree: TreeReader | None,
 
 
 def _llm_review(job: ReviewJob, change: Change, tree: TreeReader | None,
-                findings: list[Comment], result: ReviewResult) -> list[Comment]:
+                findings: list[Comment], result: ReviewResult,
+                later: Future[list[Comment]] | None = None) -> list[Comment]:
     with job.tracker.step("review") as step:
         if not job.settings.llm_enabled:
             step.skip("no model configured" if not job.settings.llm_model else "disabled")
@@ -98,11 +103,13 @@ def _llm_review(job: ReviewJob, change: Change, tree: TreeReader | None,
         if tree is None:
             result.notes.append("repository files are not available: the model reviewed the "
                                 "diff alone")
+        from bot.llm.loop import preloaded, run_coroutine
+
+        preloaded()
         from bot.agents.review import review_change
-        from bot.llm.loop import run_coroutine
 
         outcome = run_coroutine(review_change(change, tree, findings, job.settings, job.bus,
-                                            result.stats))
+                                              result.stats, later, _streamer(result)))
         result.notes += outcome.notes
         result.errors += outcome.errors
         result.summary = "\n\n".join(outcome.summaries)
@@ -110,6 +117,49 @@ def _llm_review(job: ReviewJob, change: Change, tree: TreeReader | None,
         if outcome.errors and not outcome.comments and not outcome.summaries:
             raise ModelError("; ".join(outcome.errors))
         return outcome.comments
+
+
+def _streamer(result: ReviewResult) -> Callable[[ParsedAnswer], None]:
+    """Anchor each batch's comments as it finishes (on the agent loop, while this thread
+    waits): a run cut short still outputs what was found. The anchor step redoes it whole."""
+    index: dict[str, FileIndex] = {}
+
+    def on_batch(answer: ParsedAnswer) -> None:
+        if not index:
+            index.update(build_index(result.change.files))
+        result.placements += [anchor_one(c, index) for c in answer.comments]
+        if answer.summary:
+            result.summary = "\n\n".join(filter(None, (result.summary, answer.summary)))
+
+    return on_batch
+
+
+def _analyze_while_reviewing(job: ReviewJob, change: Change, reviewed: Change,
+                             tree: TreeReader | None, result: ReviewResult
+                             ) -> tuple[list[Comment], list[Comment]]:
+    """The model's batches start as soon as the diff is rendered; the analyzers (the secret
+    scan of every file, then ``_analyze``) run in a thread meanwhile (ruff is subprocesses).
+    Their findings are shown to the batches that start after they are known, placed as soon
+    as they are known (a run cut short keeps them), and merged with the model's before the
+    anchor step."""
+    notes: list[str] = []
+    at = len(result.notes)  # the analyzers' notes go first, as when they ran first
+
+    def analyze() -> list[Comment]:
+        found = scan_secrets(change.files)  # every file: keys are excluded, not harmless
+        found += _analyze(job, reviewed, tree, notes)
+        result.placements += anchor(found, result.change.files)
+        return found
+
+    with ThreadPoolExecutor(1, thread_name_prefix="nova-analyze") as pool:
+        analysis = pool.submit(analyze)
+        try:
+            llm_comments = _llm_review(job, reviewed, tree, [], result, analysis)
+        except ModelError:
+            llm_comments = []  # already in result.errors; the analyzers' findings still publish
+        found = analysis.result()
+    result.notes[at:at] = notes
+    return found, llm_comments
 
 
 def _repo_config(job: ReviewJob, change: Change) -> list[str]:
@@ -143,6 +193,10 @@ def run_review(job: ReviewJob, publishers: Sequence[Publisher],
                outputs: Sequence[Output] = ()) -> ReviewResult:
     """fetch-change → analyze → review → anchor → publish (hosts) → outputs."""
     started = time.monotonic()
+    if job.settings.llm_enabled:  # the model client loads while the change is fetched
+        from bot.llm.loop import preload
+
+        preload(job.settings.provider)
     job.tracker.start(job.session_id, str(job.repo.resolve()) if job.repo else None)
     try:
         with job.tracker.step("fetch-change") as step:
@@ -163,6 +217,13 @@ def run_review(job: ReviewJob, publishers: Sequence[Publisher],
         result.errors.append(str(exc))
         for output in outputs:
             output.publish(result)
+        raise
+    except (Exception, KeyboardInterrupt) as exc:  # a crash: what was found is still output
+        result.errors.append(f"the review stopped early ({type(exc).__name__}: "
+                             f"{one_line(redact(str(exc)))[:300]}); this is what was found")
+        for output in outputs:
+            with suppress(NovaError):
+                output.publish(result)
         raise
     for output in outputs:
         output.publish(result)
@@ -261,18 +322,26 @@ def _scope(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]
 def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]) -> None:
     change = _scope(job, result, publishers)
     tree = job.source.tree(result.change)
+    prefetch = getattr(tree, "prefetch", None)
+    if prefetch is not None:  # the filter, the analyzers and the model read these
+        prefetch([f.path for f in change.files if f.status != "deleted" and not f.is_binary])
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
     selection = select_files(change.files, job.settings.exclude,
                              tree.read_text if tree is not None else None)
     result.notes += skip_notes(selection.skipped)
     reviewed = replace(change, files=tuple(selection.kept))  # what the model and ruff see
-    findings = scan_secrets(change.files)  # every file: keys are excluded, not harmless
-    findings += _analyze(job, reviewed, tree, result.notes) if change.files else []
-    try:
-        llm_comments = _llm_review(job, reviewed, tree, findings, result) if change.files else []
-    except ModelError:
-        llm_comments = []  # already in result.errors; the analyzers' findings still publish
+    llm_comments: list[Comment] = []
+    if change.files and job.settings.llm_enabled:
+        findings, llm_comments = _analyze_while_reviewing(job, change, reviewed, tree, result)
+    else:
+        findings = scan_secrets(change.files)  # every file: keys are excluded, not harmless
+        findings += _analyze(job, reviewed, tree, result.notes) if change.files else []
+        try:
+            if change.files:
+                llm_comments = _llm_review(job, reviewed, tree, findings, result)
+        except ModelError:
+            pass  # already in result.errors; the analyzers' findings still publish
     with job.tracker.step("anchor") as step:
         comments, held = combine(findings, llm_comments, result.change.files)
         result.placements = anchor(comments, result.change.files) + held

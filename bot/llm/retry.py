@@ -7,6 +7,9 @@ retries what the SDKs would (timeouts, connection errors, 408/409/429, 5xx), hon
 server's ``retry-after``. A 200 answer whose body is not JSON (or not UTF-8, or not a chat
 completion) is mapped to a ``ModelError`` at this edge, like any other failure of the
 endpoint; it is not retried.
+
+With a ``Limiter`` (one per run, shared by every batch) each attempt holds a request slot;
+a 429 or a connection error makes every batch back off together (``bot.llm.limiter``).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from typing import TypeVar
 from bot.config import Settings
 from bot.errors import ModelError, redact
 from bot.llm.factory import model_error, provider_errors
+from bot.llm.limiter import FIRST_TURN, FOLLOW_UP, Limiter
 
-__all__ = ["body_error", "call_with_retries", "is_retryable", "retry_delay"]
+__all__ = ["body_error", "call_with_retries", "is_retryable", "is_throttled", "retry_delay"]
 
 T = TypeVar("T")
 
@@ -37,6 +41,11 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
 
 
+def is_throttled(exc: BaseException) -> bool:
+    """The provider pushes back on load: HTTP 429 (rate limit) or a refused connection."""
+    return getattr(exc, "status_code", None) == 429 or "Connection" in type(exc).__name__
+
+
 def retry_delay(exc: BaseException, attempt: int) -> float:
     """The server's ``retry-after`` (capped), else exponential backoff with jitter."""
     response = getattr(exc, "response", None)
@@ -49,7 +58,8 @@ def retry_delay(exc: BaseException, attempt: int) -> float:
             continue
         if wanted >= 0:
             return min(wanted, MAX_DELAY)
-    return min(8.0, 0.5 * 2 ** (attempt - 1)) * (0.75 + random.random() / 4)  # noqa: S311
+    backoff: float = min(8.0, 0.5 * 2.0 ** (attempt - 1))
+    return backoff * (0.75 + random.random() / 4)  # noqa: S311
 
 
 def _what_failed(exc: BaseException, settings: Settings) -> str:
@@ -77,22 +87,42 @@ def body_error(exc: ValueError | TypeError, settings: Settings) -> ModelError:
 
 
 async def call_with_retries(call: Callable[[], Awaitable[T]], settings: Settings,
-                            on_retry: Callable[[str], None]) -> T:
+                            on_retry: Callable[[str], None], limiter: Limiter | None = None,
+                            priority: int = FIRST_TURN) -> T:
     """``await call()`` (one model request), retried up to ``settings.llm_max_retries``
-    times; ``on_retry`` is told of each retry."""
+    times; ``on_retry`` is told of each retry. With ``limiter``, each attempt holds one of
+    its slots, and push-back slows every batch down (a retry waits as a follow-up turn)."""
     attempts = settings.llm_max_retries + 1
     started = time.monotonic()
     for attempt in range(1, attempts + 1):
         try:
-            return await call()
+            if limiter is None:
+                return await call()
+            async with limiter.slot(priority if attempt == 1 else FOLLOW_UP):
+                answer = await call()
+            limiter.succeeded()
+            return answer
         except provider_errors() as exc:
             if attempt == attempts or not is_retryable(exc):
-                raise model_error(exc, settings, attempts=attempt,
-                                  seconds=time.monotonic() - started) from exc
+                raise _final_error(exc, settings, attempt, time.monotonic() - started,
+                                   limiter) from exc
             delay = retry_delay(exc, attempt)
+            if limiter is not None and is_throttled(exc):
+                limiter.back_off(delay)
             on_retry(f"model request failed ({_what_failed(exc, settings)}), attempt "
                      f"{attempt} of {attempts}; retrying in {delay:.1f}s")
             await asyncio.sleep(delay)
         except (ValueError, TypeError) as exc:  # only the SDK runs here: its reading failed
             raise body_error(exc, settings) from exc
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def _final_error(exc: BaseException, settings: Settings, attempts: int, seconds: float,
+                 limiter: Limiter | None) -> ModelError:
+    """The provider's error; a rate limit that outlasted the retries says what to change."""
+    error = model_error(exc, settings, attempts=attempts, seconds=seconds)
+    if getattr(exc, "status_code", None) != 429:
+        return error
+    limit = limiter.limit if limiter is not None else settings.max_concurrency
+    return ModelError(f"{error}: the provider's rate limit held after every retry; lower "
+                      f"NOVA_MAX_CONCURRENCY (now {limit}) or raise NOVA_LLM_MAX_RETRIES")

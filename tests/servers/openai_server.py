@@ -14,6 +14,12 @@ Structured output: a request with ``response_format`` is honoured (the scripted 
 answer; a real server constrains its decoding to the schema) unless ``refuse_response_format``
 is set: then it is answered 400 the way servers without JSON schema support answer, and no
 scripted reply is used up.
+
+Load: ``latency`` seconds before every answer (a hosted model's fixed time per call);
+``in_flight`` / ``max_in_flight`` count the requests being answered at once (a request
+leaves before its answer is written, so the client's next request never overlaps it), and
+``spans`` holds each request's (arrived, answered) ``time.time()`` pair, comparable with
+event timestamps, for ordering proofs.
 """
 
 from __future__ import annotations
@@ -84,6 +90,10 @@ class FakeOpenAI(LocalHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.refuse_response_format = False
+        self.latency = 0.0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.spans: list[tuple[float, float]] = []
         self._lock = threading.Lock()
 
     # scripting -----------------------------------------------------------------------
@@ -116,6 +126,13 @@ class FakeOpenAI(LocalHTTPServer):
                     {"id": "test-model", "object": "model"}]})
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                ticket = owner._enter()
+                try:
+                    return self._answer(ticket)
+                finally:
+                    owner._leave(ticket)
+
+            def _answer(self, ticket: list[float]) -> None:
                 body = json.loads(self.read_body() or b"{}")
                 owner.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path.rstrip("/") != "/v1/chat/completions":
@@ -128,6 +145,9 @@ class FakeOpenAI(LocalHTTPServer):
                         400, f"response_format of type {kind!r} is not supported by this "
                              "server"))
                 reply = owner._next(body)
+                if owner.latency:
+                    owner.stopping.wait(owner.latency)
+                owner._leave(ticket)
                 if reply.hang:
                     owner.stopping.wait(30)
                     return None
@@ -140,6 +160,20 @@ class FakeOpenAI(LocalHTTPServer):
                 return owner._send_json(self, 200, owner._completion(body, reply))
 
         return Handler
+
+    def _enter(self) -> list[float]:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return [time.time()]
+
+    def _leave(self, ticket: list[float]) -> None:
+        """Once per request (the second call is a no-op)."""
+        with self._lock:
+            if len(ticket) == 1:
+                ticket.append(time.time())
+                self.in_flight -= 1
+                self.spans.append((ticket[0], ticket[1]))
 
     # wire format ---------------------------------------------------------------------
     @staticmethod

@@ -5,12 +5,18 @@ provider's structured output where it has one (``answer.py``: a JSON schema for 
 compatible servers, a ``submit_review`` tool for Anthropic) and falls back to JSON in the
 message text when a server refuses it; and we control the repair turn: an unusable answer is
 shown its error once, then the batch is reported as failed.
+
+Batches all start at once; one ``Limiter`` caps the model requests in flight (and backs off
+together on a rate limit). Each finished batch is handed to ``on_batch`` at once (the
+pipeline anchors it), so a run cut short still has what was found; the progress line says
+how many batches are done, how many requests are in flight and queued, and the tokens so far.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar
@@ -18,15 +24,17 @@ from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar
 from bot.agents.review.answer import AnswerFormat
 from bot.agents.review.batching import Batch, Plan, plan_batches
 from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
+from bot.agents.review.progress import Guarded, Known, Progress
 from bot.agents.review.tools import ContextTool, context_tools
 from bot.analyzers.secrets import Scrubber
 from bot.change import Change, Comment
 from bot.config import Settings
 from bot.errors import ModelError, redact_known
-from bot.events import ErrorEvent, EventBus, TextEvent, ToolCallEvent, ToolResultEvent
+from bot.events import ErrorEvent, EventBus, ToolCallEvent, ToolResultEvent
 from bot.hosts.base import TreeReader
 from bot.llm.encodable import encodable
 from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
+from bot.llm.limiter import FIRST_TURN, FOLLOW_UP, Limiter
 from bot.llm.retry import call_with_retries
 from bot.llm.usage import Stats
 from bot.prompts import render_prompt
@@ -34,7 +42,7 @@ from bot.prompts import render_prompt
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["ReviewOutcome", "build_graph", "review_change"]
+__all__ = ["BatchDone", "ReviewOutcome", "build_graph", "review_change"]
 
 T = TypeVar("T")
 
@@ -47,6 +55,7 @@ class ReviewOutcome:
     errors: list[str] = field(default_factory=list)
 
 
+BatchDone = Callable[[ParsedAnswer], None]
 def _add_messages(left: list[Any], right: list[Any]) -> list[Any]:
     return left + right
 
@@ -61,7 +70,8 @@ class ReviewState(TypedDict):
 def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats,
                 parse_final: Callable[[str], Any] = parse_answer,
                 scrub: Callable[[str], str] = redact_known, answer: AnswerFormat | None = None, *,
-                tool_timeout: float | None = None, retries: Settings | None = None):
+                tool_timeout: float | None = None, retries: Settings | None = None,
+                limiter: Limiter | None = None) -> Any:
     """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
     the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
     every tool result (built-in and MCP tools alike) before the model or an event sees it.
@@ -80,8 +90,12 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
 
     async def call_model(state: ReviewState) -> dict[str, Any]:
         if retries is not None:
+            turn = FOLLOW_UP if len(state["messages"]) > 2 else FIRST_TURN
             msg = await call_with_retries(lambda: fmt.invoke(state["messages"]), retries,
-                                          on_retry)
+                                          on_retry, limiter, turn)
+        elif limiter is not None:
+            async with limiter.slot():
+                msg = await fmt.invoke(state["messages"])
         else:
             msg = await fmt.invoke(state["messages"])
         msg = encodable(msg)  # it is sent back in the next call: no lone surrogate
@@ -151,18 +165,21 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
     return graph.compile()
 
 
-async def _review_batch(graph: Any, batch: Batch, index: int, count: int, system: str,
-                        change: Change, findings: Sequence[Comment], settings: Settings,
-                        bus: EventBus, scrub: Callable[[str], str]) -> ParsedAnswer:
-    from langchain_core.messages import HumanMessage, SystemMessage
-    from langgraph.errors import GraphRecursionError
-
+def _user_prompt(batch: Batch, index: int, count: int, change: Change,
+                 findings: Sequence[Comment], scrub: Callable[[str], str]) -> str:
     paths = {f.path for f in batch.files}
     user = render_prompt(
         "review/user.j2", title=change.title, description=change.description,
         batch_index=index + 1, batch_count=count, diff=batch.text,
         findings=[f for f in findings if f.path in paths])
-    user = scrub(redact_known(user))  # configured tokens and committed secrets stay out
+    return scrub(redact_known(user))  # configured tokens and committed secrets stay out
+
+
+async def _review_batch(graph: Any, system: str, user: str, settings: Settings
+                        ) -> ParsedAnswer:
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langgraph.errors import GraphRecursionError
+
     state: ReviewState = {"messages": [SystemMessage(content=system), HumanMessage(content=user)],
                           "repairs": 0, "answer": None, "failure": None}
     try:
@@ -175,12 +192,19 @@ async def _review_batch(graph: Any, batch: Batch, index: int, count: int, system
         raise model_error(exc, settings) from exc
     if final.get("failure"):
         raise ModelError(final["failure"])
-    return final["answer"]
+    answer: ParsedAnswer = final["answer"]
+    return answer
 
 
 async def review_change(change: Change, tree: TreeReader | None, findings: Sequence[Comment],
-                        settings: Settings, bus: EventBus, stats: Stats) -> ReviewOutcome:
-    """Review ``change`` in concurrent batches; failures are collected, never raised."""
+                        settings: Settings, bus: EventBus, stats: Stats,
+                        later: Future[list[Comment]] | None = None,
+                        on_batch: BatchDone | None = None) -> ReviewOutcome:
+    """Review ``change`` in concurrent batches; failures are collected, never raised.
+    ``findings`` are shown to the model as known; ``later`` (the analyzers, still running)
+    are shown to the batches that start after they are known (a one-batch change waits for
+    them: they take far less than a model call). ``on_batch`` gets each answer as its batch
+    finishes."""
     outcome = ReviewOutcome()
     plan = plan_batches(change.files, budget=settings.token_budget,
                         max_file_tokens=settings.max_file_tokens, style=settings.diff_style)  # type: ignore[arg-type]
@@ -198,16 +222,21 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
             outcome.notes += notes
             for note in notes:
                 bus.emit(ErrorEvent(error=note, recoverable=True))
-        await _run_batches(change, plan, tools, findings, settings, bus, stats, outcome)
+        if later is not None and len(plan.batches) == 1:
+            await asyncio.wait([asyncio.wrap_future(later)])
+        known = Known(findings, later)
+        await _run_batches(change, plan, tools, known, settings, bus, stats, outcome, on_batch)
     return outcome
 
 
 async def _within(seconds: float, coros: Sequence[Coroutine[Any, Any, T]]) -> list[T | None]:
     """Run ``coros`` concurrently for at most ``seconds``; the unfinished are cancelled (their
-    HTTP requests closed) and give None."""
+    HTTP requests closed) and give None. One that raises (a crash, not a failed batch: those
+    are returned) cancels the rest and is raised."""
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
-        done, _ = await asyncio.wait(tasks, timeout=seconds)
+        done, _ = await asyncio.wait(tasks, timeout=seconds,
+                                     return_when=asyncio.FIRST_EXCEPTION)  # a crash stops all
     finally:
         for task in tasks:
             task.cancel()  # no-op on the finished ones
@@ -215,53 +244,67 @@ async def _within(seconds: float, coros: Sequence[Coroutine[Any, Any, T]]) -> li
     return [task.result() if task in done else None for task in tasks]
 
 
-async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool],
-                       findings: Sequence[Comment], settings: Settings, bus: EventBus,
-                       stats: Stats, outcome: ReviewOutcome) -> None:
+async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool], known: Known,
+                       settings: Settings, bus: EventBus, stats: Stats, outcome: ReviewOutcome,
+                       on_batch: BatchDone | None) -> None:
     model = make_chat_model(settings.with_(llm_max_retries=0))  # retried (and shown) below
-    scrubber = Scrubber()
+    scrubber = Guarded(Scrubber())  # one thread prepares the prompts, the loop scrubs tools
     fmt = AnswerFormat(AnswerFormat.for_provider(settings.provider), bus)
+    limiter = Limiter(settings.max_concurrency)
     graph = build_graph(model, tools, bus, stats, scrub=scrubber.scrub, answer=fmt,
                         parse_final=lambda text: parse_answer(text, restore=scrubber.restore),
-                        tool_timeout=settings.tool_timeout, retries=settings)
+                        tool_timeout=settings.tool_timeout, retries=settings, limiter=limiter)
     system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
                            extra_instructions=settings.extra_instructions, mode=fmt.mode)
-    semaphore = asyncio.Semaphore(max(1, settings.max_concurrency))
+    starting = asyncio.Semaphore(limiter.limit)  # batches in flight: the rest are queued
     count = len(plan.batches)
+    progress = Progress(count, stats, bus)
+    loop = asyncio.get_running_loop()
+    # Scrubbing a prompt is CPU work (~0.1-0.3 s a batch): one thread does it, in batch
+    # order, ahead of the requests, so the loop keeps sending and receiving meanwhile.
+    preparing = ThreadPoolExecutor(1, thread_name_prefix="nova-prompts")
 
     async def one(i: int, batch: Batch) -> ParsedAnswer | ModelError:
-        async with semaphore:
+        user = await loop.run_in_executor(  # the hint: what is known when it is prepared
+            preparing, lambda: _user_prompt(batch, i, count, change, known.now(),
+                                            scrubber.scrub))
+        async with starting:
+            progress.started()
             try:
-                answer = await _review_batch(graph, batch, i, count, system, change, findings,
-                                             settings, bus, scrubber.scrub)
+                answer = await _review_batch(graph, system, user, settings)
             except ModelError as exc:
-                bus.emit(ErrorEvent(error=f"batch {i + 1}/{count}: {exc}", recoverable=False))
+                progress.finished(f"batch {i + 1}/{count}: {exc}", failed=True)
                 return exc
-            bus.emit(TextEvent(content=f"batch {i + 1}/{count}: {len(answer.comments)} comments"))
+            if on_batch is not None:
+                on_batch(answer)
+            progress.finished(f"batch {i + 1}/{count}: {len(answer.comments)} comments")
             return answer
 
     try:
         finished = await _within(settings.review_deadline,
                                  [one(i, b) for i, b in enumerate(plan.batches)])
     finally:
+        preparing.shutdown(wait=False, cancel_futures=True)
         await aclose_model(model)
-    late = ModelError(f"not reviewed: the review deadline of {settings.review_deadline:g}s "
-                      "(NOVA_REVIEW_DEADLINE) passed first")
     if None in finished:
         bus.emit(ErrorEvent(error=f"the review deadline of {settings.review_deadline:g}s "
                             f"passed: {finished.count(None)} of {count} batch(es) unfinished; "
                             "publishing what was found", recoverable=False))
-    results = [late if res is None else res for res in finished]
+    late = ModelError(f"not reviewed: the review deadline of {settings.review_deadline:g}s "
+                      "(NOVA_REVIEW_DEADLINE) passed first")
     if fmt.fallback_reason:
         outcome.notes.append(fmt.fallback_reason)
-    for i, res in enumerate(results):
-        files = ", ".join(f.path for f in plan.batches[i].files)
-        if isinstance(res, ModelError):
+    for i, res in enumerate(finished):  # in batch order, whatever order they finished in
+        if isinstance(res, ParsedAnswer):
+            _collect(outcome, res)
+        else:
+            files = ", ".join(f.path for f in plan.batches[i].files)
             label = f"batch {i + 1}/{count} ({files})" if count > 1 else "LLM review"
-            outcome.errors.append(f"{label}: {res}")
-            continue
-        outcome.comments += res.comments
-        if res.summary:
-            outcome.summaries.append(res.summary)
-        outcome.notes += [f"dropped malformed model comment ({why})" for why in res.rejected]
+            outcome.errors.append(f"{label}: {late if res is None else res}")
 
+
+def _collect(outcome: ReviewOutcome, answer: ParsedAnswer) -> None:
+    outcome.comments += answer.comments
+    if answer.summary:
+        outcome.summaries.append(answer.summary)
+    outcome.notes += [f"dropped malformed model comment ({why})" for why in answer.rejected]

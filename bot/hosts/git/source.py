@@ -158,6 +158,7 @@ class GitTree:
     def __init__(self, repo, rev: str | None) -> None:
         self.repo = repo
         self.rev = rev
+        self._read: dict[str, bytes | None] = {}  # prefetch(): path -> blob (None: not one)
 
     @property
     def root(self) -> Path:
@@ -183,6 +184,11 @@ class GitTree:
             if not target.is_relative_to(root) or not target.is_file():
                 return None
             data = target.read_bytes()[:MAX_READ_BYTES]
+        elif rel in self._read:
+            blob = self._read[rel]
+            if blob is None:
+                return None
+            data = blob[:MAX_READ_BYTES]
         else:
             spec = f":{rel}" if self.rev == STAGED else f"{self.rev}:{rel}"
             shown = self._run("show", spec)
@@ -192,6 +198,37 @@ class GitTree:
         if b"\x00" in data[:8192]:
             return None
         return decode_diff(data)
+
+    def prefetch(self, paths: list[str]) -> None:
+        """Read many files at ``rev`` with one ``git cat-file --batch`` (a ``git show`` each
+        is a process: 1,200 files took 8 s); ``read_text`` then serves them from memory."""
+        if self.rev is None:
+            return  # the work tree: files on disk are read directly
+        prefix = ":" if self.rev == STAGED else f"{self.rev}:"
+        rels = list(dict.fromkeys(r for r in map(_safe_relpath, paths)
+                                  if r and "\n" not in r and r not in self._read))
+        if not rels:
+            return
+        try:
+            out = subprocess.run(["git", "cat-file", "--batch"], capture_output=True,
+                                 input="".join(f"{prefix}{r}\n" for r in rels).encode(),
+                                 cwd=self.repo.working_tree_dir or self.repo.git_dir,
+                                 timeout=120, check=True).stdout
+        except (OSError, subprocess.SubprocessError):
+            return  # read_text still reads each file on its own
+        pos = 0
+        for rel in rels:
+            end = out.find(b"\n", pos)
+            if end < 0:
+                return
+            header = out[pos:end].split(b" ")
+            pos = end + 1
+            if len(header) == 3 and header[2].isdigit():  # "<sha> <type> <size>"
+                size = int(header[2])
+                self._read[rel] = out[pos:pos + size] if header[1] == b"blob" else None
+                pos += size + 1
+            else:
+                self._read[rel] = None  # "<spec> missing"
 
     def list_files(self) -> list[str]:
         if self.rev is None or self.rev == STAGED:
