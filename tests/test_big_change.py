@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bot.taskmanager.tracker import StepTracker
 from click.testing import CliRunner
 
 from bot.change import Change
@@ -21,6 +20,7 @@ from bot.events import EventBus, StepEvent, TextEvent
 from bot.hosts.git.source import GitSource, GitTree
 from bot.pipeline import ReviewJob, run_review
 from bot.review.result import ReviewResult
+from bot.steps import StepTracker
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, Reply, error, text, tool_call
 
