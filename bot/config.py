@@ -16,9 +16,12 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.errors import ConfigError, register_secret, register_url_secrets
+
+if TYPE_CHECKING:
+    from bot.diff.render import Style
 
 __all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings", "parse_repo_config",
            "with_repo_config"]
@@ -227,7 +230,7 @@ class Settings:
     max_concurrency: int = 4
     max_file_tokens: int = 24000
     fail_on: str = "never"
-    diff_style: str = "compact"
+    diff_style: Style = "compact"  # one of the spec's choices (load_settings checks)
     extra_instructions: str = ""
     exclude: tuple[str, ...] = ()  # added to bot.review_filter.DEFAULT_EXCLUDE
     analyzers: str = "ruff"

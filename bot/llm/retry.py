@@ -49,7 +49,7 @@ def retry_delay(exc: BaseException, attempt: int) -> float:
             continue
         if wanted >= 0:
             return min(wanted, MAX_DELAY)
-    return min(8.0, 0.5 * 2 ** (attempt - 1)) * (0.75 + random.random() / 4)  # noqa: S311
+    return min(8.0, 0.5 * 2.0 ** (attempt - 1)) * (0.75 + random.random() / 4)  # noqa: S311
 
 
 def _what_failed(exc: BaseException, settings: Settings) -> str:

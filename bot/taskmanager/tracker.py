@@ -15,7 +15,7 @@ from typing import Protocol
 from bot.config import Settings
 from bot.errors import redact
 from bot.events import ErrorEvent, EventBus, StepEvent
-from bot.taskmanager.client import TaskManagerClientBase
+from bot.taskmanager.client import Envelope, TaskManagerClientBase
 
 __all__ = ["Step", "StepBackend", "StepTracker", "TaskManagerBackend", "tracker_for"]
 
@@ -97,7 +97,7 @@ class TaskManagerBackend:
         self.bus = bus
         self.disabled = False
 
-    def _check(self, what: str, result: dict) -> dict | None:
+    def _check(self, what: str, result: Envelope) -> Envelope | None:
         if result.get("success"):
             return result
         if not self.disabled:

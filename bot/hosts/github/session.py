@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.hosts.github.source import GitHubSource
+
+if TYPE_CHECKING:  # the publisher imports this module
+    from bot.hosts.github.publisher import GitHubPublisher
 
 __all__ = ["ACTIONS_BOT", "GitHubSession"]
 
@@ -29,7 +32,7 @@ class GitHubSession:
     def __post_init__(self) -> None:
         self.source = GitHubSource(self)
 
-    def publisher(self, *, force: bool):  # -> GitHubPublisher
+    def publisher(self, *, force: bool) -> GitHubPublisher:
         from bot.hosts.github.publisher import GitHubPublisher
 
         return GitHubPublisher(self, force=force, annotations=self.annotations)

@@ -6,11 +6,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.hosts.gitlab.client import MergeRequestRef, credentials
 from bot.hosts.gitlab.source import GitLabSource
+
+if TYPE_CHECKING:  # the publisher imports this module
+    from bot.hosts.gitlab.publisher import GitLabPublisher
 
 __all__ = ["GitLabSession"]
 
@@ -32,7 +35,7 @@ class GitLabSession:
     def __post_init__(self) -> None:
         self.source = GitLabSource(self)
 
-    def publisher(self, *, force: bool):  # -> GitLabPublisher
+    def publisher(self, *, force: bool) -> GitLabPublisher:
         from bot.hosts.gitlab.publisher import GitLabPublisher
 
         return GitLabPublisher(self, force=force, log=self.log or sys.stderr)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bot.config import Settings
 from bot.errors import NovaError, ServiceError
 from bot.hosts.phabricator.build import BuildReporter
-from bot.hosts.phabricator.conduit import ConduitError
+from bot.hosts.phabricator.conduit import ConduitClient, ConduitError
 from bot.hosts.phabricator.summary import FP_MARK, VERDICT_MARK, Summary
 from bot.models import Change, Placement, PriorReview, PublishReport, ReviewResult, parse_verdict
 from bot.publishers.fingerprint import fingerprint, line_ids
@@ -55,7 +55,7 @@ class PhabricatorPublisher:
         return self.session.settings
 
     @property
-    def conduit(self):  # -> ConduitClient
+    def conduit(self) -> ConduitClient:
         return self.session.conduit
 
     @property

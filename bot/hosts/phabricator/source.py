@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bot.diff.parse import parse_diff
 from bot.errors import RemoteChangeNotFound, ServiceError, SourceError
 from bot.hosts.base import TreeReader
-from bot.hosts.phabricator.conduit import parse_revision_ref
+from bot.hosts.phabricator.conduit import ConduitClient, parse_revision_ref
 from bot.models import Change
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class PhabricatorSource:
         self.session = session
 
     @property
-    def conduit(self):  # -> ConduitClient
+    def conduit(self) -> ConduitClient:
         return self.session.conduit
 
     def fetch(self, ref: str) -> Change:
