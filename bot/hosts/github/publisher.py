@@ -235,6 +235,7 @@ class GitHubPublisher:
                 entry.update(start_line=p.line, start_side="RIGHT")
             comments.append(entry)
         body = f"Nova found {len(result.placements)} issue(s); see the summary comment."
+        assert self.session.repo is not None and result.change.head_ref, "fetch the change first"
         try:
             commit = self.session.repo.get_commit(result.change.head_ref)
             self._pr.create_review(commit=commit, body=body, event=event, comments=comments)

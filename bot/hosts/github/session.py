@@ -11,6 +11,10 @@ from bot.config import Settings
 from bot.hosts.github.source import GitHubSource
 
 if TYPE_CHECKING:  # the publisher imports this module
+    from github import Github
+    from github.PullRequest import PullRequest
+    from github.Repository import Repository
+
     from bot.hosts.github.publisher import GitHubPublisher
 
 __all__ = ["ACTIONS_BOT", "GitHubSession"]
@@ -23,9 +27,9 @@ class GitHubSession:
     settings: Settings
     repo_path: Path | None = None
     annotations: IO[str] | None = None  # where the read-only fallback prints (stdout)
-    client: Any = None  # github.Github
-    repo: Any = None  # github.Repository of the pull request
-    pull: Any = None  # github.PullRequest, set by fetch
+    client: Github | None = None
+    repo: Repository | None = None  # of the pull request
+    pull: PullRequest | None = None  # set by fetch
     _login: str | None = field(default=None, repr=False)
     source: GitHubSource = field(init=False)
 
@@ -43,6 +47,7 @@ class GitHubSession:
         if self._login is None:
             from github import GithubException
 
+            assert self.client is not None, "open the client first"
             try:
                 self._login = str(self.client.get_user().login)
             except GithubException as exc:
