@@ -23,6 +23,7 @@ from bot.errors import ConfigError, register_secret, register_url_secrets
 
 if TYPE_CHECKING:
     from bot.analyzers.declared import DeclaredAnalyzer
+    from bot.diff.render import Style
 
 __all__ = ["SETTINGS", "SettingSpec", "Settings", "load_settings", "parse_repo_config",
            "with_repo_config"]
@@ -126,7 +127,7 @@ class Settings:
         "NOVA_FAIL_ON",
         "Exit 1 when a placed or unplaced finding has at least this severity.",
         "never", parse=str, choices=FAIL_ON, repo_ok=True)
-    diff_style: str = setting("NOVA_DIFF_STYLE", "How the numbered diff is shown to the model.",
+    diff_style: Style = setting("NOVA_DIFF_STYLE", "How the numbered diff is shown to the model.",
         "compact", parse=str, choices=("compact", "labeled"), repo_ok=True)
     extra_instructions: str = setting(
         "NOVA_EXTRA_INSTRUCTIONS",

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
 
 from bot.text import without_surrogates
 
@@ -21,7 +24,7 @@ def prompt_dir() -> Path:
 
 
 @lru_cache(maxsize=1)
-def _env():  # -> jinja2.Environment
+def _env() -> jinja2.Environment:
     import jinja2
 
     return jinja2.Environment(

@@ -22,8 +22,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bot.change import FileDiff
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 __all__ = ["DEFAULT_EXCLUDE", "Selection", "head_lines", "select_files", "skip_notes"]
 
@@ -61,7 +65,7 @@ class Selection:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
 
 
-def _compile(patterns: Sequence[str]):
+def _compile(patterns: Sequence[str]) -> GitIgnoreSpec:
     from pathspec import GitIgnoreSpec
 
     return GitIgnoreSpec.from_lines(list(patterns))

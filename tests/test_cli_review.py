@@ -93,6 +93,7 @@ def test_binary_only_change_skips_the_model_and_says_so(repo: GitRepo, llm_env: 
     assert llm_env.requests == []
 
 
+@pytest.mark.slow
 def test_garbage_twice_exits_3_but_keeps_the_analyzer_findings(py_repo: GitRepo,
                                                               llm_env: FakeOpenAI) -> None:
     llm_env.enqueue(text("I think it is fine!"), text("{not json"))
@@ -106,6 +107,7 @@ def test_garbage_twice_exits_3_but_keeps_the_analyzer_findings(py_repo: GitRepo,
     assert "could not be used" in repair and "invalid JSON" in repair
 
 
+@pytest.mark.slow
 def test_garbage_then_a_repaired_answer(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
     good = answer([{"path": "pkg/calc.py", "line": 9, "code": "    return a / b",
                     "body": "b == 0 raises ZeroDivisionError", "severity": "error"}])
@@ -122,6 +124,7 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_model_endpoint_down_exits_3_with_a_clear_message(py_repo: GitRepo, llm_env,
                                                           monkeypatch) -> None:
     monkeypatch.setenv("NOVA_LLM_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
@@ -131,6 +134,7 @@ def test_model_endpoint_down_exits_3_with_a_clear_message(py_repo: GitRepo, llm_
     assert SECRET not in result.stderr + result.stdout
 
 
+@pytest.mark.slow
 def test_model_http_500_and_401(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
     llm_env.enqueue(error(500, "upstream exploded"))
     result = run("review", "--repo", str(py_repo.path), "-q")
@@ -140,6 +144,7 @@ def test_model_http_500_and_401(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
     assert result.exit_code == 3 and "NOVA_LLM_API_KEY" in result.stderr
 
 
+@pytest.mark.slow
 def test_retries_then_succeeds(py_repo: GitRepo, llm_env: FakeOpenAI, monkeypatch) -> None:
     monkeypatch.setenv("NOVA_LLM_MAX_RETRIES", "2")
     llm_env.enqueue(error(503, "busy", **{"retry-after-ms": "1"}), text(answer([])))
@@ -147,6 +152,7 @@ def test_retries_then_succeeds(py_repo: GitRepo, llm_env: FakeOpenAI, monkeypatc
     assert result.exit_code == 0 and len(llm_env.requests) == 2
 
 
+@pytest.mark.slow
 def test_tool_calls_read_the_head_revision(py_repo: GitRepo, llm_env: FakeOpenAI,
                                            tmp_path: Path) -> None:
     py_repo.write("pkg/calc.py", "changed in the work tree only\n")  # must not be read
@@ -168,6 +174,7 @@ def test_tool_calls_read_the_head_revision(py_repo: GitRepo, llm_env: FakeOpenAI
     assert SECRET not in events.read_text()
 
 
+@pytest.mark.slow
 def test_recursion_limit_ends_with_a_clear_message(py_repo: GitRepo, llm_env: FakeOpenAI,
                                                    monkeypatch) -> None:
     monkeypatch.setenv("NOVA_RECURSION_LIMIT", "5")
@@ -178,6 +185,7 @@ def test_recursion_limit_ends_with_a_clear_message(py_repo: GitRepo, llm_env: Fa
     assert "NOVA_RECURSION_LIMIT" in result.stderr
 
 
+@pytest.mark.slow
 def test_big_changes_are_split_into_batches_and_merged(repo: GitRepo, llm_env: FakeOpenAI,
                                                        monkeypatch) -> None:
     for i in range(6):
@@ -206,6 +214,7 @@ def test_big_changes_are_split_into_batches_and_merged(repo: GitRepo, llm_env: F
     assert parts == {(str(i), str(count)) for i in range(1, count + 1)}  # each batch once
 
 
+@pytest.mark.slow
 def test_stdin_diff_and_staged(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
     diff = py_repo.git("show", "--format=", "HEAD")
     llm_env.enqueue(text(answer([{"path": "b/pkg/calc.py", "line": 9, "code": "return a / b",
@@ -225,6 +234,7 @@ def test_stdin_diff_and_staged(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
     assert [c["path"] for c in data["comments"]] == ["pkg/new.py"]
 
 
+@pytest.mark.slow
 def test_repo_config_cannot_redirect_the_model(repo: GitRepo, llm_env: FakeOpenAI) -> None:
     repo.write(".nova.toml", 'llm_base_url = "http://evil.invalid/v1"\n')
     repo.commit("config in the base")
@@ -270,6 +280,7 @@ def test_markdown_and_sarif(py_repo: GitRepo, tmp_path: Path) -> None:
     assert "| `pkg/calc.py` | 1 |" in md
 
 
+@pytest.mark.slow
 def test_real_process_has_no_traceback_and_help_lists_variables(py_repo: GitRepo) -> None:
     proc = subprocess.run([sys.executable, "-m", "bot", "review", "nope", "--repo",
                            str(py_repo.path)], capture_output=True, text=True)
@@ -281,6 +292,7 @@ def test_real_process_has_no_traceback_and_help_lists_variables(py_repo: GitRepo
         assert name in helptext
 
 
+@pytest.mark.slow
 def test_extra_mcp_tools_are_lent_and_broken_servers_skipped(py_repo: GitRepo, llm_env,
                                                              tmp_path: Path,
                                                              monkeypatch) -> None:
@@ -318,6 +330,7 @@ def test_bad_mcp_config_is_a_configuration_error(py_repo: GitRepo, llm_env, tmp_
     assert result.exit_code == 2 and "needs a name and a command or url" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_configured_key_committed_into_the_diff_never_reaches_the_model(
         repo: GitRepo, llm_env: FakeOpenAI) -> None:
     repo.write("cfg.py", "x = 1\n")

@@ -14,6 +14,8 @@ import pytest
 from tests.github_support import REPO, TOKEN
 from tests.servers.github_server import FakeGitHub, PullSpec
 
+pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast lane
+
 
 def _run_on_a_terminal(args: list[str], answer: str, env: dict[str, str]) -> tuple[int, str]:
     """Run nova with stdin and stderr on a pty; answer the first question asked."""

@@ -32,6 +32,7 @@ def _closed() -> str:
         return f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
+@pytest.mark.slow
 def test_every_configured_service_reachable(llm, monkeypatch: pytest.MonkeyPatch) -> None:
     gh, phab, tm = FakeGitHub(GH_TOKEN).start(), FakeConduit().start(), FakeTaskManager().start()
     try:
@@ -57,6 +58,7 @@ def test_every_configured_service_reachable(llm, monkeypatch: pytest.MonkeyPatch
         gh.stop(), phab.stop(), tm.stop()
 
 
+@pytest.mark.slow
 def test_closed_ports_are_reported_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NOVA_LLM_MODEL", "openai:m")
     monkeypatch.setenv("NOVA_LLM_BASE_URL", _closed() + "/v1")
@@ -82,6 +84,7 @@ def test_nothing_configured_is_not_an_error() -> None:
     assert "NOVA_LLM_MODEL" in result.stdout and "GITHUB_TOKEN" in result.stdout
 
 
+@pytest.mark.slow
 def test_refused_credentials(llm, monkeypatch: pytest.MonkeyPatch) -> None:
     gh = FakeGitHub(GH_TOKEN).start()
     try:

@@ -39,6 +39,7 @@ def _nova_inline(gh: FakeGitHub) -> list[dict]:
     return [c for c in gh.review_comments if "nova:fp:" in c["body"]]
 
 
+@pytest.mark.slow
 def test_one_review_that_github_accepts_and_one_summary(pr: PullSpec, gh: FakeGitHub,
                                                        llm_env: FakeOpenAI,
                                                        tmp_path: Path) -> None:
@@ -65,6 +66,7 @@ def test_one_review_that_github_accepts_and_one_summary(pr: PullSpec, gh: FakeGi
     assert not any(TOKEN in json.dumps(body) for _m, _p, body in gh.requests)
 
 
+@pytest.mark.slow
 def test_three_reruns_post_nothing_new(pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI,
                                        tmp_path: Path) -> None:
     llm_env.enqueue(text(model_reply()))
@@ -84,6 +86,7 @@ def test_three_reruns_post_nothing_new(pr: PullSpec, gh: FakeGitHub, llm_env: Fa
     assert "earlier run" in gh.issue_comments[0]["body"]
 
 
+@pytest.mark.slow
 def test_new_push_marks_stale_comments_outdated_never_deletes(
         pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, repo: GitRepo,
         tmp_path: Path) -> None:
@@ -106,6 +109,7 @@ def test_new_push_marks_stale_comments_outdated_never_deletes(
         assert not kept["body"].startswith("> **Outdated**")
 
 
+@pytest.mark.slow
 def test_more_than_30_findings_go_to_the_summary(repo: GitRepo, gh: FakeGitHub,
                                                  llm_env: FakeOpenAI, tmp_path: Path) -> None:
     repo.write("m.py", "x = 0\n")
@@ -125,6 +129,7 @@ def test_more_than_30_findings_go_to_the_summary(repo: GitRepo, gh: FakeGitHub,
     assert summary.count("`m.py:") == 10 and "Findings not posted inline" in summary
 
 
+@pytest.mark.slow
 def test_fork_pull_request_falls_back_to_annotations(pr: PullSpec, gh: FakeGitHub,
                                                      llm_env: FakeOpenAI, tmp_path: Path,
                                                      monkeypatch) -> None:
@@ -144,6 +149,7 @@ def test_fork_pull_request_falls_back_to_annotations(pr: PullSpec, gh: FakeGitHu
     assert gh.reviews == [] and gh.issue_comments == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["429", "secondary"])
 def test_rate_limits_are_waited_out(pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI,
                                     tmp_path: Path, kind: str) -> None:
@@ -155,6 +161,7 @@ def test_rate_limits_are_waited_out(pr: PullSpec, gh: FakeGitHub, llm_env: FakeO
     assert len(posts) == 2 and len(gh.reviews) == 1
 
 
+@pytest.mark.slow
 def test_rejected_review_moves_comments_to_the_summary(pr: PullSpec, gh: FakeGitHub,
                                                        llm_env: FakeOpenAI,
                                                        tmp_path: Path) -> None:
@@ -177,6 +184,7 @@ def test_rejected_review_moves_comments_to_the_summary(pr: PullSpec, gh: FakeGit
     assert "magic" in summary and "None items" in summary and gh.reviews == []
 
 
+@pytest.mark.slow
 def test_github_enterprise_url_and_pr_url(repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path,
                                           monkeypatch) -> None:
     server = FakeGitHub(TOKEN, prefix="/api/v3").start()
@@ -200,6 +208,7 @@ def test_github_enterprise_url_and_pr_url(repo: GitRepo, llm_env: FakeOpenAI, tm
         server.stop()
 
 
+@pytest.mark.slow
 def test_event_file_detection_and_outputs(pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI,
                                           tmp_path: Path, monkeypatch) -> None:
     event = tmp_path / "event.json"
@@ -232,6 +241,7 @@ def test_publish_github_needs_a_pull_request(repo: GitRepo, tmp_path: Path) -> N
     assert result.exit_code == 2 and "needs a GitHub pull request" in result.stderr
 
 
+@pytest.mark.slow
 def test_huge_pull_request_is_diffed_from_the_checkout(pr: PullSpec, gh: FakeGitHub,
                                                        repo: GitRepo, llm_env: FakeOpenAI,
                                                        tmp_path: Path) -> None:
@@ -248,6 +258,7 @@ def test_huge_pull_request_is_diffed_from_the_checkout(pr: PullSpec, gh: FakeGit
     assert ("shop/total.py", 5) in {(c["path"], c["line"]) for c in data["comments"]}
 
 
+@pytest.mark.slow
 def test_injected_model_output_cannot_mention_or_forge_markers(pr: PullSpec, gh: FakeGitHub,
                                                                llm_env: FakeOpenAI,
                                                                tmp_path: Path) -> None:
@@ -267,6 +278,7 @@ def test_injected_model_output_cannot_mention_or_forge_markers(pr: PullSpec, gh:
     assert summary["body"].count(f"<!-- nova:head:{pr.head_sha} -->") == 1
 
 
+@pytest.mark.slow
 def test_a_file_list_cut_short_is_diffed_locally_or_said(pr: PullSpec, gh: FakeGitHub,
                                                          repo: GitRepo, tmp_path: Path) -> None:
     pr.changed_files = 5000  # GitHub's files API stops at 3,000

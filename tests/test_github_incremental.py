@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import GitRepo
 from tests.github_support import REPO, files_between, pull_from_repo
 from tests.servers.github_server import FakeGitHub, PullSpec
 from tests.servers.openai_server import FakeOpenAI, text
 from tests.test_github import _nova_inline, model_reply, review
+
+pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast lane
 
 
 def _prompt(llm: FakeOpenAI) -> str:

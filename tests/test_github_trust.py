@@ -25,6 +25,8 @@ from tests.servers.github_server import BODY_LIMIT, FakeGitHub, PullSpec
 from tests.servers.openai_server import FakeOpenAI, text
 from tests.test_github import _nova_inline, model_reply, review
 
+pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast lane
+
 
 def _summary(gh: FakeGitHub) -> str:
     (summary,) = [c for c in gh.issue_comments if c["user"]["login"] == gh.login

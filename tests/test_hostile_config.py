@@ -140,6 +140,7 @@ def runner_commands(output: str) -> list[str]:
     return commands
 
 
+@pytest.mark.slow
 def test_model_text_cannot_start_a_workflow_command(py_repo: GitRepo, llm_env: FakeOpenAI,
                                                     monkeypatch) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
@@ -158,6 +159,7 @@ def test_model_text_cannot_start_a_workflow_command(py_repo: GitRepo, llm_env: F
     assert re.findall(r"^::stop-commands::(\S+)$", again.stdout, re.M) != tokens  # fresh
 
 
+@pytest.mark.slow
 def test_outside_actions_stdout_is_not_fenced(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
     llm_env.enqueue(text(_answer_with_injection()))
     result = run("review", "--repo", str(py_repo.path), "-q", "-o", "json")

@@ -15,6 +15,8 @@ from bot.cli import cli
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, error, garbage, hang, text, truncated
 
+pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast lane
+
 
 def run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)

@@ -104,6 +104,7 @@ def test_every_tool_call_has_a_time_limit() -> None:
                   "request"
 
 
+@pytest.mark.slow
 def test_redos_through_a_whole_review(big_repo: GitRepo, llm_env: FakeOpenAI) -> None:
     llm_env.enqueue(tool_call("search_code", {"pattern": REDOS, "regex": True}),
                     text(json.dumps({"summary": "ok", "comments": []})))
@@ -114,6 +115,7 @@ def test_redos_through_a_whole_review(big_repo: GitRepo, llm_env: FakeOpenAI) ->
     assert tool_msgs[0].startswith("error: the regex cannot be run")
 
 
+@pytest.mark.slow
 def test_redos_on_the_github_contents_tree(repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """No checkout at hand: the PR's files are read through the API and matched in Python."""
@@ -173,6 +175,7 @@ def test_git_dir_and_credential_stores_are_never_read(repo: GitRepo) -> None:
     assert search(work_tree, "Basic", regex=False).startswith("ci/fetch.sh:1: curl")
 
 
+@pytest.mark.slow
 def test_no_form_of_the_token_reaches_the_model(repo: GitRepo, llm_env: FakeOpenAI,
                                                 monkeypatch: pytest.MonkeyPatch,
                                                 tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ def js_files(draw: st.DrawFn) -> tuple[str, list[str], list[tuple[int, int]], li
     return text, blocks, places, keep
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(js_files())
 def test_removing_calls_keeps_exactly_the_other_blocks(

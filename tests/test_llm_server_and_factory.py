@@ -12,6 +12,8 @@ from bot.errors import ConfigError
 from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
 from tests.servers.openai_server import FakeOpenAI, error, text, tool_call
 
+pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast lane
+
 
 def _model(server: FakeOpenAI, **extra):
     settings = load_settings(env={"NOVA_LLM_MODEL": "openai:scripted",

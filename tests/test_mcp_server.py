@@ -88,6 +88,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "USE_MOCK_CLIENT": "true", "PYTHONUNBUFFERED": "1"}
 
 
+@pytest.mark.slow
 def test_stdio_transport_with_the_real_client(change: GitRepo) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -119,6 +120,7 @@ def _wait_for_url(proc: subprocess.Popen, deadline_s: float = 30.0) -> str:
     raise AssertionError(f"server did not start: {buffer}")
 
 
+@pytest.mark.slow
 def test_streamable_http_transport_with_the_real_client(change: GitRepo) -> None:
     import httpx
     from mcp import ClientSession
@@ -176,6 +178,7 @@ maybe = st.none() | texts
 statuses = st.none() | st.sampled_from(STATUSES) | texts
 
 
+@pytest.mark.slow
 @given(execution_id=texts, name=texts, message=maybe, status=statuses, session=texts,
        worktree=maybe)
 def test_properties_1_and_7_envelope_and_parameters_unchanged(

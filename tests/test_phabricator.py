@@ -72,6 +72,7 @@ def review(tmp_path: Path, *args: str, repo: Path | None = None):
                               catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_revision_becomes_an_exact_change(revision: Revision, phab: FakeConduit,
                                           llm_env: FakeOpenAI, tmp_path: Path) -> None:
     llm_env.enqueue(text(answer()))
@@ -90,6 +91,7 @@ def test_revision_becomes_an_exact_change(revision: Revision, phab: FakeConduit,
     assert "File: app/gone.py" not in prompt  # deleted files are not shown for review
 
 
+@pytest.mark.slow
 def test_summary_only_mode_lists_everything_and_leaves_no_drafts(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     llm_env.enqueue(text(answer()))
@@ -102,6 +104,7 @@ def test_summary_only_mode_lists_everything_and_leaves_no_drafts(
         assert needle in comment
 
 
+@pytest.mark.slow
 def test_extension_mode_publishes_inlines_and_summary_in_one_call(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     phab.extension = True
@@ -119,6 +122,7 @@ def test_extension_mode_publishes_inlines_and_summary_in_one_call(
     assert writes == ["nova.differential.publish"]  # one call: nothing half-done
 
 
+@pytest.mark.slow
 def test_summary_links_point_at_the_findings_line(revision: Revision, phab: FakeConduit,
                                                   llm_env: FakeOpenAI, tmp_path: Path) -> None:
     llm_env.enqueue(text(answer()))
@@ -131,6 +135,7 @@ def test_summary_links_point_at_the_findings_line(revision: Revision, phab: Fake
     assert f"[[ {phab.url}/D123?id=4567#C{total}NL5 | app/total.py:5 ]]" in comment
 
 
+@pytest.mark.slow
 def test_a_failed_extension_still_leaves_the_summary_and_lint(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     phab.extension = True
@@ -152,6 +157,7 @@ def test_a_failed_extension_still_leaves_the_summary_and_lint(
     assert len(message["lint"]) == 3
 
 
+@pytest.mark.slow
 def test_after_a_failed_run_a_rerun_shows_each_finding_once(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     phab.extension = True
@@ -167,6 +173,7 @@ def test_after_a_failed_run_a_rerun_shows_each_finding_once(
     assert phab.drafts(123) == []
 
 
+@pytest.mark.slow
 def test_a_timed_out_publish_that_landed_is_not_posted_again(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,6 +186,7 @@ def test_a_timed_out_publish_that_landed_is_not_posted_again(
     assert not [m for m, _ in phab.calls if m == "differential.revision.edit"]
 
 
+@pytest.mark.slow
 def test_stale_drafts_of_older_nova_are_discarded_never_published(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     phab.extension = True
@@ -203,6 +211,7 @@ def test_a_server_side_exception_shows_its_message(revision: Revision, phab: Fak
     assert "500" not in result.stderr  # Phorge answers JSON only when asked: Nova asks
 
 
+@pytest.mark.slow
 def test_harbormaster_target_gets_one_message_with_lint_and_the_verdict(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     phab.add_target(TARGET)
@@ -220,6 +229,7 @@ def test_harbormaster_target_gets_one_message_with_lint_and_the_verdict(
     assert phab.targets[TARGET] == "target/failed"
 
 
+@pytest.mark.slow
 def test_force_on_the_same_target_adds_no_lint_rows(revision: Revision, phab: FakeConduit,
                                                     llm_env: FakeOpenAI,
                                                     tmp_path: Path) -> None:
@@ -234,6 +244,7 @@ def test_force_on_the_same_target_adds_no_lint_rows(revision: Revision, phab: Fa
     assert len(phab.build_messages[TARGET]) == 1
 
 
+@pytest.mark.slow
 def test_old_phabricator_without_receiver(revision: Revision, phab: FakeConduit,
                                           llm_env: FakeOpenAI, tmp_path: Path,
                                           monkeypatch) -> None:
@@ -244,6 +255,7 @@ def test_old_phabricator_without_receiver(revision: Revision, phab: FakeConduit,
     assert [m["type"] for m in phab.build_messages[TARGET]] == ["pass"]
 
 
+@pytest.mark.slow
 def test_second_run_posts_nothing_new(revision: Revision, phab: FakeConduit,
                                       llm_env: FakeOpenAI, tmp_path: Path) -> None:
     phab.extension = True
@@ -258,6 +270,7 @@ def test_second_run_posts_nothing_new(revision: Revision, phab: FakeConduit,
     assert len(phab.inlines) == inlines and len(phab.comments(123)) == 1
 
 
+@pytest.mark.slow
 def test_a_given_diff_and_the_checkout_for_context(revision: Revision, phab: FakeConduit,
                                                    repo: GitRepo, tmp_path: Path) -> None:
     result = review(tmp_path, "D123:4567", "-o", "json", "--no-llm", repo=repo.path)
@@ -269,6 +282,7 @@ def test_a_given_diff_and_the_checkout_for_context(revision: Revision, phab: Fak
     assert missing.exit_code == 3 and "diff 9999 of D123 not found" in missing.stderr
 
 
+@pytest.mark.slow
 def test_errors_are_clear(revision: Revision, phab: FakeConduit, tmp_path: Path,
                           monkeypatch) -> None:
     unknown = review(tmp_path, "D999")
@@ -288,6 +302,7 @@ def test_errors_are_clear(revision: Revision, phab: FakeConduit, tmp_path: Path,
     assert "wwww" not in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_a_failed_summary_fails_the_build_once(revision: Revision, phab: FakeConduit,
                                                llm_env: FakeOpenAI, tmp_path: Path) -> None:
     phab.add_target(TARGET)
@@ -304,6 +319,7 @@ def test_a_failed_summary_fails_the_build_once(revision: Revision, phab: FakeCon
     assert len(edits) == 1  # a write that may have been applied is never sent twice
 
 
+@pytest.mark.slow
 def test_a_crash_before_publishing_fails_a_waiting_build(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     phab.add_target(TARGET)
@@ -316,6 +332,7 @@ def test_a_crash_before_publishing_fails_a_waiting_build(
     assert message["type"] == "fail" and message["unit"][0]["result"] == "broken"
 
 
+@pytest.mark.slow
 def test_arcrc_fallback(revision: Revision, phab: FakeConduit, tmp_path: Path,
                         monkeypatch) -> None:
     monkeypatch.delenv("PHABRICATOR_URL")
@@ -329,6 +346,7 @@ def test_arcrc_fallback(revision: Revision, phab: FakeConduit, tmp_path: Path,
     assert missing.exit_code == 2 and "PHABRICATOR_URL" in missing.stderr
 
 
+@pytest.mark.slow
 @given(bodies=st.lists(st.text(max_size=80), min_size=1, max_size=5),
        summary=st.text(max_size=80), failure=st.text(max_size=80),
        diff_id=st.integers(min_value=1, max_value=10**6))
@@ -352,6 +370,7 @@ def test_summary_markers_say_only_what_nova_put_there(bodies: list[str], summary
         assert f"?id={diff_id}#C42NL{n + 1} | a.py:{n + 1} ]]" in text
 
 
+@pytest.mark.slow
 def test_a_rerun_on_a_reviewed_diff_exits_and_reports_as_the_first(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     llm_env.enqueue(text(answer()))
@@ -366,6 +385,7 @@ def test_a_rerun_on_a_reviewed_diff_exits_and_reports_as_the_first(
     assert message["type"] == "fail" and "already reviewed" in message["unit"][0]["details"]
 
 
+@pytest.mark.slow
 def test_a_forged_verdict_from_another_user_changes_nothing(
         revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     forged = "//nova:diff:4567 nova:verdict:error=0,warning=0,info=0,failed=0 nova:fp://"

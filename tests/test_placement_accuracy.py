@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from bot.cli import cli
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text
+
+pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast lane
 
 OLD = [f"v{i} = compute({i})" for i in range(1, 41)]
 

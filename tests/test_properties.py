@@ -6,6 +6,7 @@ import difflib
 import json
 import re
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -41,6 +42,7 @@ def make_diff(path: str, old: list[str], new: list[str], context: int) -> str:
     return f"diff --git a/{path} b/{path}\n" + "\n".join(body) + "\n"
 
 
+@pytest.mark.slow
 @given(old=texts, new=texts, context=st.integers(0, 4))
 def test_parsed_numbers_are_the_true_file_lines(old, new, context) -> None:
     files = parse_diff(make_diff("f.txt", old, new, context))
@@ -53,6 +55,7 @@ def test_parsed_numbers_are_the_true_file_lines(old, new, context) -> None:
                     assert old[ln.old_no - 1] == ln.text
 
 
+@pytest.mark.slow
 @given(old=texts, new=texts)
 def test_full_context_diff_reconstructs_the_new_file(old, new) -> None:
     assume(old != new)
@@ -90,6 +93,7 @@ def _compact_rows(rendered: str) -> tuple[dict[int, tuple[str, str]], int]:
     return numbered, deleted
 
 
+@pytest.mark.slow
 @given(old=texts, new=texts, context=st.integers(0, 3), shown=st.integers(0, 4))
 def test_rendered_new_numbers_equal_new_file_lines(old, new, context, shown) -> None:
     files = parse_diff(make_diff("f.txt", old, new, context))
@@ -112,6 +116,7 @@ def test_rendered_new_numbers_equal_new_file_lines(old, new, context, shown) -> 
             assert new[int(m.group(1)) - 1] == m.group(3)
 
 
+@pytest.mark.slow
 @given(old=texts, new=texts, shown=st.integers(0, 4))
 def test_unchanged_lines_near_a_change_are_shown(old, new, shown) -> None:
     files = parse_diff(make_diff("f.txt", old, new, 6))
@@ -136,6 +141,7 @@ comments = st.builds(
 )
 
 
+@pytest.mark.slow
 @given(old=texts, new=texts, context=st.integers(0, 3), proposed=st.lists(comments, max_size=8))
 def test_anchoring_never_loses_a_comment_nor_places_it_off_the_diff(old, new, context,
                                                                     proposed) -> None:
@@ -160,6 +166,7 @@ def test_anchoring_never_loses_a_comment_nor_places_it_off_the_diff(old, new, co
             assert p.reason
 
 
+@pytest.mark.slow
 @given(old=texts, new=texts, context=st.integers(0, 3), data=st.data())
 def test_quoting_a_unique_line_places_it_there_whatever_the_number(old, new, context,
                                                                    data) -> None:
@@ -225,6 +232,7 @@ def _singles_out(claimed: int | None, line: int, matches: list[int], fi) -> bool
     return d <= 2 and all(abs(m - claimed) >= d + 10 for m in matches if m != line)
 
 
+@pytest.mark.slow
 @given(old=st.lists(twin_text, max_size=40), new=st.lists(twin_text, max_size=40),
        context=st.integers(0, 3), data=st.data())
 def test_a_quote_of_several_lines_is_placed_only_where_the_claim_singles_one_out(

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,6 +70,7 @@ def test_no_base64_form_survives(token: str, before: str, after: str, inner_befo
             assert_hidden(token, redactor(before + encoded + after))
 
 
+@pytest.mark.slow
 @given(token=tokens, before=plain_around, after=plain_around,
        style=st.sampled_from(["plain", "quote", "quote_safe", "plus", "lower"]))
 def test_no_url_encoded_form_survives(token: str, before: str, after: str, style: str) -> None:
@@ -91,6 +93,7 @@ def test_actions_checkout_header(token: str) -> None:
     assert redact(line) == "\textraheader = AUTHORIZATION: basic ***\n"
 
 
+@pytest.mark.slow
 @given(user=st.text(alphabet=string.ascii_letters, max_size=8),
        password=st.text(alphabet=string.ascii_letters + string.digits + "%-._~!$", min_size=1,
                         max_size=20))

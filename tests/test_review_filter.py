@@ -104,6 +104,7 @@ def run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_repo_exclude_adds_and_excluded_files_get_no_ruff_findings(repo: GitRepo,
                                                                    llm_env: FakeOpenAI) -> None:
     """Issue 11: the README's own example replaced the defaults (yarn.lock reached the

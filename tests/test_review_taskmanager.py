@@ -59,6 +59,7 @@ def test_session_and_one_closed_step_per_stage(change: GitRepo, tm: FakeTaskMana
     assert tm.violations == []
 
 
+@pytest.mark.slow
 def test_a_failing_stage_is_closed_as_failed(change: GitRepo, tm: FakeTaskManager) -> None:
     result = review(change, "no-such-ref")
     assert result.exit_code == 2
@@ -67,6 +68,7 @@ def test_a_failing_stage_is_closed_as_failed(change: GitRepo, tm: FakeTaskManage
     assert "unknown revision 'no-such-ref'" in step["message"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["down", "500", "slow"])
 def test_task_manager_outage_never_fails_the_job(change: GitRepo, tm: FakeTaskManager,
                                                  monkeypatch, fault: str) -> None:

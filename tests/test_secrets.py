@@ -122,6 +122,7 @@ filler = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories
                  max_size=30)
 
 
+@pytest.mark.slow
 @given(before=st.lists(filler, max_size=5), secret=secret_values,
        after=st.lists(filler, max_size=5), key=st.booleans())
 def test_no_secret_survives_scrubbing(before, secret, after, key) -> None:
@@ -152,6 +153,7 @@ def _model(server: FakeOpenAI):
     return respond
 
 
+@pytest.mark.slow
 def test_no_secret_reaches_the_model_and_each_is_a_finding(repo: GitRepo,
                                                            llm_env: FakeOpenAI) -> None:
     repo.write("README.md", "demo\n")

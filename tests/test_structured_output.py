@@ -7,6 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from bot.agents.review.answer import ANSWER_SCHEMA, ANSWER_TOOL, AnswerFormat
@@ -18,6 +19,8 @@ from bot.llm.factory import aclose_model, make_chat_model
 from bot.llm.usage import Stats
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
+
+pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast lane
 
 GOOD = {"summary": "Adds div.", "comments": [
     {"path": "pkg/calc.py", "line": 9, "code": "    return a / b", "body": "b == 0 raises",

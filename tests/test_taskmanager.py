@@ -59,6 +59,7 @@ calls = st.one_of(
 )
 
 
+@pytest.mark.slow
 @per_module
 @given(call=calls)
 def test_property_1_every_call_returns_the_envelope(call, http, tm) -> None:
@@ -67,6 +68,7 @@ def test_property_1_every_call_returns_the_envelope(call, http, tm) -> None:
         _assert_envelope(getattr(client, call[0])(*call[1:]))
 
 
+@pytest.mark.slow
 @per_module
 @given(status=bad_status, step=ids, message=messages)
 def test_property_2_unknown_status_is_refused(status, step, message, http) -> None:
@@ -77,6 +79,7 @@ def test_property_2_unknown_status_is_refused(status, step, message, http) -> No
             assert result["success"] is False and result["error"] == expected
 
 
+@pytest.mark.slow
 @given(updates=st.lists(st.tuples(st.sampled_from(STATUSES), messages), max_size=6),
        missing=ids)
 def test_property_3_mock_state_is_consistent(updates, missing) -> None:
@@ -93,6 +96,7 @@ def test_property_3_mock_state_is_consistent(updates, missing) -> None:
                           "error_code": "NOT_FOUND"}
 
 
+@pytest.mark.slow
 @given(value=st.text(max_size=8) | st.sampled_from(["true", "TRUE", "True", "tRuE", "false",
                                                       "1", "yes", " true"]))
 def test_property_4_factory_choice(value) -> None:
@@ -102,6 +106,7 @@ def test_property_4_factory_choice(value) -> None:
     client.close()
 
 
+@pytest.mark.slow
 @per_module
 @given(status=st.integers(400, 599))
 def test_property_5_http_errors_become_failures(status, tm, http) -> None:
@@ -112,6 +117,7 @@ def test_property_5_http_errors_become_failures(status, tm, http) -> None:
     assert result["error"] == "injected failure" and result["error_code"] == f"HTTP_{status}"
 
 
+@pytest.mark.slow
 @per_module
 @given(status=st.none() | st.sampled_from(STATUSES), name=st.text(min_size=1, max_size=20))
 def test_property_6_initial_status_defaults_to_running(status, name, tm, http) -> None:
@@ -159,6 +165,7 @@ def test_retries_idempotent_calls_but_never_a_post_on_5xx(tm, http) -> None:
     assert result["status_code"] == 500 and len(tm.requests) - before == 1
 
 
+@pytest.mark.slow
 def test_timeout_and_connection_refused() -> None:
     slow = FakeTaskManager().start()
     slow.delay = 5

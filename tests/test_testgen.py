@@ -99,6 +99,7 @@ def write_run_fix(path: str, first: str, fixed: str, refused: list[str]) -> list
             text('{"summary": "discount is clamped at zero and rejects negative percents"}')]
 
 
+@pytest.mark.slow
 def test_only_tests_with_evidence_are_kept(sample: GitRepo, llm_env: FakeOpenAI,
                                            tmp_path: Path) -> None:
     path = "tests/test_nova_discount.py"
@@ -155,6 +156,7 @@ def build_codec_sample(repo: GitRepo) -> GitRepo:
     return repo
 
 
+@pytest.mark.slow
 def test_ghostwriter_on_request(repo: GitRepo, tmp_path: Path) -> None:
     build_codec_sample(repo)
     result = nova_testgen(repo, tmp_path, "-o", "json", "--generator", "ghostwriter")
@@ -167,6 +169,7 @@ def test_ghostwriter_on_request(repo: GitRepo, tmp_path: Path) -> None:
     assert data["stats"]["llm_calls"] == 0
 
 
+@pytest.mark.slow
 def test_a_broken_suite_means_nothing_is_proposed(sample: GitRepo, llm_env: FakeOpenAI,
                                                   tmp_path: Path) -> None:
     sample.write("tests/test_broken.py", "def test_broken():\n    assert False\n")
@@ -264,6 +267,7 @@ def one_constant(repo: GitRepo, module: str, dotted: str) -> Workspace:
     return ws
 
 
+@pytest.mark.slow
 def test_a_same_size_mutant_in_the_same_second_never_runs_stale_bytecode(
         repo: GitRepo) -> None:
     """Runs cache bytecode (for speed); a mutant of the same size written within the same
@@ -282,6 +286,7 @@ def test_a_same_size_mutant_in_the_same_second_never_runs_stale_bytecode(
         assert ws.run([*fw.run_files, "tests"]).passed
 
 
+@pytest.mark.slow
 def test_the_trees_code_runs_even_in_a_src_layout(repo: GitRepo) -> None:
     """An editable install points at the user's checkout; mutants live in the tree."""
     with one_constant(repo, "src/shop/m.py", "shop.m") as ws:
@@ -291,6 +296,7 @@ def test_the_trees_code_runs_even_in_a_src_layout(repo: GitRepo) -> None:
             assert not ws.run([*fw.run_files, "tests"]).passed
 
 
+@pytest.mark.slow
 def test_sandbox_timeout_kills_what_the_test_run_started(tmp_path: Path) -> None:
     """node --test and pytest-xdist start workers: a timeout must not leave them running
     (nor wait for them: they hold the output pipe)."""
@@ -310,6 +316,7 @@ def test_sandbox_timeout_kills_what_the_test_run_started(tmp_path: Path) -> None
         time.sleep(0.01)
 
 
+@pytest.mark.slow
 def test_publish_on_github_and_phabricator(sample: GitRepo, llm_env: FakeOpenAI,
                                            tmp_path: Path, monkeypatch) -> None:
     from tests.servers.conduit_server import TOKEN, FakeConduit

@@ -115,6 +115,7 @@ def calc(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
     return repo
 
 
+@pytest.mark.slow
 def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path: Path
                                                           ) -> None:
     result = nova_testgen(calc, tmp_path, "-o", "json")
@@ -162,6 +163,7 @@ def test_fine():
 '''
 
 
+@pytest.mark.slow
 def test_a_test_that_loops_or_eats_memory_is_dropped_at_the_limits(
         repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     build_calc_sample(repo)
@@ -180,6 +182,7 @@ def test_a_test_that_loops_or_eats_memory_is_dropped_at_the_limits(
     assert [c["name"] for c in data["kept"]] == ["test_fine"]
 
 
+@pytest.mark.slow
 def test_the_interpreter_choice_and_its_reasons(tmp_path: Path, monkeypatch) -> None:
     repo = tmp_path / "project"
     repo.mkdir()
@@ -203,6 +206,7 @@ def test_the_interpreter_choice_and_its_reasons(tmp_path: Path, monkeypatch) -> 
     assert python_environment(tmp_path / "empty", None, None, None).why.startswith("Nova's")
 
 
+@pytest.mark.slow
 def test_a_project_that_cannot_be_imported_gets_one_note(repo: GitRepo, tmp_path: Path
                                                         ) -> None:
     build_calc_sample(repo)
@@ -292,6 +296,7 @@ _VALUES = st.recursive(_HASHABLE, lambda inner: st.lists(inner, max_size=3) | st
     _HASHABLE, inner, max_size=3) | st.sets(_HASHABLE, max_size=3), max_leaves=10)
 
 
+@pytest.mark.slow
 @given(_VALUES)
 def test_a_rendered_value_evaluates_back_to_an_equal_one(value: object) -> None:
     rendered = probe.render(value)
@@ -362,6 +367,7 @@ def test_the_sandbox_memory_limit(tmp_path: Path) -> None:
                          memory_limit=512 * 2**20).passed
 
 
+@pytest.mark.slow
 def test_a_test_deaf_to_the_signal_is_killed_with_its_run_and_the_rest_run_again(
         repo: GitRepo) -> None:
     """Code stuck where the per-test signal cannot reach it: the run's own timeout ends it,

@@ -104,6 +104,7 @@ def build_js_sample(repo: GitRepo) -> GitRepo:
     return repo
 
 
+@pytest.mark.slow
 @needs_node
 def test_node_only_tests_with_evidence_are_kept(js_sample: GitRepo, llm_env: FakeOpenAI,
                                                 tmp_path: Path) -> None:
@@ -203,6 +204,7 @@ def test_node_suite_command_comes_from_package_json(tmp_path: Path) -> None:
     assert fw is not None and fw.run_suite == (NODE, "--test")
 
 
+@pytest.mark.slow
 @needs_node
 def test_each_test_is_measured_alone_even_with_regex_characters_in_its_name(
         js_sample: GitRepo) -> None:

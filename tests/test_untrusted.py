@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ pieces = st.sampled_from(["@", "admin", "<!--", "-->", "nova:", "head:", "fp:", 
 texts = st.lists(pieces | st.text(max_size=5), max_size=12).map("".join)
 
 
+@pytest.mark.slow
 @given(text=texts)
 def test_clean_text_is_inert(text: str) -> None:
     out = clean_text(text)

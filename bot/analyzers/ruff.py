@@ -12,6 +12,7 @@ import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bot.change import Comment, FileDiff, Severity
 from bot.errors import AnalyzerError
@@ -40,7 +41,7 @@ def _severity(rule: str) -> Severity:
     return "info"
 
 
-def _suggestion(item: dict, line_text: str) -> str | None:
+def _suggestion(item: dict[str, Any], line_text: str) -> str | None:
     """A one-line replacement when ruff's fix touches only the finding's own line."""
     fix = item.get("fix") or {}
     edits = fix.get("edits") or []

@@ -28,7 +28,8 @@ class LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         module, attr, _ = COMMANDS[name]
-        return getattr(importlib.import_module(module), attr)
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
 
     def invoke(self, ctx: click.Context) -> object:
         """A ``NovaError`` becomes one clear line (no traceback) and its exit code."""

@@ -7,11 +7,14 @@ import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import click
 
 from bot.config import SETTINGS, Settings, SettingSpec, load_settings
+
+if TYPE_CHECKING:
+    from bot.events import EventBus
 
 __all__ = ["change_argument", "env_epilog", "load_from_flags", "repo_option", "setting_options"]
 
@@ -33,16 +36,28 @@ _FLAGS: dict[str, tuple[str, Any]] = {
 REVIEW_SETTINGS = ("llm_model", "llm_base_url", "fail_on", "diff_style", "token_budget",
                    "max_concurrency", "extra_instructions", "analyzers", "filter_mode")
 _SPECS = {s.name: s for s in SETTINGS}
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
-def setting_options(func: Callable[..., Any] | None = None, *,
+@overload
+def setting_options(func: _Command, *, names: Sequence[str] = ...,
+                    helps: Mapping[str, str] | None = ...) -> _Command: ...
+
+
+@overload
+def setting_options(func: None = ..., *, names: Sequence[str] = ...,
+                    helps: Mapping[str, str] | None = ...) -> Callable[[_Command], _Command]: ...
+
+
+def setting_options(func: _Command | None = None, *,
                     names: Sequence[str] = REVIEW_SETTINGS,
-                    helps: Mapping[str, str] | None = None) -> Any:
+                    helps: Mapping[str, str] | None = None
+                    ) -> _Command | Callable[[_Command], _Command]:
     """Flags for the settings ``names`` (default: the review's). ``helps`` replaces a
     setting's help where a command means something else by it (testgen: no model means
     the model-free generator, not "no LLM review"). ``@setting_options`` or
     ``@setting_options(names=..., helps=...)``."""
-    def apply(f: Callable[..., Any]) -> Callable[..., Any]:
+    def apply(f: _Command) -> _Command:
         for name in reversed(names):
             flag, kind = _FLAGS[name]
             spec = _SPECS[name]
@@ -108,7 +123,7 @@ def _limits(spec: SettingSpec) -> str:
     return f" {spec.range_text()}" if spec.range_text() else ""
 
 
-def event_bus(quiet: bool, events_file: Path | None):  # -> bot.events.EventBus
+def event_bus(quiet: bool, events_file: Path | None) -> EventBus:
     """Progress on stderr (a live line on a terminal, plain lines in CI) and JSON lines."""
     from bot.errors import UsageError
     from bot.events import EventBus, JsonLinesSink, PlainSink, TerminalSink

@@ -36,5 +36,5 @@ def diff(change: str | None, staged: bool, repo: Path, fmt: str, style: str | No
     if fmt == "json":
         click.echo(json.dumps(diff_to_dict(result.files), ensure_ascii=False))
     else:
-        click.echo(render_files(result.files, settings.diff_style),  # type: ignore[arg-type]
+        click.echo(render_files(result.files, settings.diff_style),
                    nl=False)

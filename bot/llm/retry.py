@@ -58,8 +58,7 @@ def retry_delay(exc: BaseException, attempt: int) -> float:
             continue
         if wanted >= 0:
             return min(wanted, MAX_DELAY)
-    backoff: float = min(8.0, 0.5 * 2.0 ** (attempt - 1))
-    return backoff * (0.75 + random.random() / 4)  # noqa: S311
+    return min(8.0, 0.5 * 2.0 ** (attempt - 1)) * (0.75 + random.random() / 4)  # noqa: S311
 
 
 def _what_failed(exc: BaseException, settings: Settings) -> str:

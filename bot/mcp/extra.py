@@ -18,11 +18,17 @@ import tempfile
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TextIO, cast
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from bot.agents.review.tools import MAX_CHARS, ContextTool
 from bot.errors import ConfigError, redact
 from bot.extras import require_extra
+
+if TYPE_CHECKING:  # the mcp extra, imported when a server is configured
+    from collections.abc import Awaitable, Callable
+
+    from mcp import ClientSession
+    from mcp.types import Tool
 
 __all__ = ["McpServerConfig", "load_mcp_config", "open_extra_tools"]
 
@@ -70,7 +76,8 @@ def _text_of(result: Any) -> str:
     return text[:MAX_CHARS]
 
 
-async def _connect(cfg: McpServerConfig, stack: AsyncExitStack, errlog: TextIO):
+async def _connect(cfg: McpServerConfig, stack: AsyncExitStack, errlog: TextIO
+                   ) -> tuple[ClientSession, list[Tool]]:
     """Open the session; only the handshake runs under the deadline. (A cancel scope around
     entering stdio_client's task group cannot be exited while that group stays open.)"""
     import anyio
@@ -129,7 +136,7 @@ async def open_extra_tools(configs: list[McpServerConfig], stack: AsyncExitStack
     return tools, notes
 
 
-def _caller(session: Any, tool_name: str):
+def _caller(session: ClientSession, tool_name: str) -> Callable[..., Awaitable[str]]:
     async def call(**args: Any) -> str:
         return _text_of(await session.call_tool(tool_name, args))
     return call

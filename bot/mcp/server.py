@@ -28,6 +28,9 @@ from bot.taskmanager.client import (
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
 
+    from bot.change import Change
+    from bot.hosts.base import Source
+
 __all__ = ["ProposedComment", "build_server", "serve_http"]
 
 INSTRUCTIONS = (
@@ -139,7 +142,9 @@ def _keep_string_arguments(mcp: FastMCP) -> None:
             continue
         decode = meta.pre_parse_json
 
-        def pre_parse(data: dict[str, Any], decode=decode, strings=strings) -> dict[str, Any]:
+        def pre_parse(data: dict[str, Any],
+                      decode: Callable[[dict[str, Any]], dict[str, Any]] = decode,
+                      strings: set[str] = strings) -> dict[str, Any]:
             parsed = decode(data)
             return {k: (data[k] if k in strings and isinstance(data[k], str) else v)
                     for k, v in parsed.items()}
@@ -152,7 +157,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
     from bot.diff.anchor import anchor
     from bot.diff.render import render_files
 
-    def fetch(change: str):
+    def fetch(change: str) -> tuple[Source, Change]:
         if change.strip() == "-":
             raise UsageError("'-' (a diff on stdin) is not available over MCP")
         from bot.hosts import resolve

@@ -9,7 +9,7 @@ from bot.config import Settings
 from bot.errors import redact
 from bot.events import ErrorEvent, EventBus
 from bot.steps import StepTracker
-from bot.taskmanager.client import TaskManagerClientBase
+from bot.taskmanager.client import Envelope, TaskManagerClientBase
 
 __all__ = ["TaskManagerBackend", "tracker_for"]
 
@@ -27,7 +27,7 @@ class TaskManagerBackend:
         self.bus = bus
         self.disabled = False
 
-    def _check(self, what: str, result: dict) -> dict | None:
+    def _check(self, what: str, result: Envelope) -> Envelope | None:
         if result.get("success"):
             return result
         if not self.disabled:

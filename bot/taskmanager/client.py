@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.config import Settings
 
-__all__ = ["STATUSES", "MockTaskManagerClient", "TaskManagerClientBase",
+__all__ = ["STATUSES", "Envelope", "MockTaskManagerClient", "TaskManagerClientBase",
            "create_task_manager_client", "fail", "ok", "validate_status"]
 
 STATUSES = ("running", "completed", "failed", "skipped")
@@ -93,7 +93,8 @@ class MockTaskManagerClient(TaskManagerClientBase):
         self.steps: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def _patch_execution(self, execution_id, session_id, worktree_path) -> Envelope:
+    def _patch_execution(self, execution_id: str, session_id: str | None,
+                         worktree_path: str | None) -> Envelope:
         with self._lock:
             execution = self.executions.setdefault(execution_id, {"execution_id": execution_id})
             if session_id is not None:
@@ -102,14 +103,17 @@ class MockTaskManagerClient(TaskManagerClientBase):
                 execution["worktree_path"] = worktree_path
             return ok(dict(execution), "Execution updated")
 
-    def _create_step(self, execution_id, step_name, message, status) -> Envelope:
-        step = {"step_id": uuid.uuid4().hex[:12], "execution_id": execution_id,
-                "step_name": step_name, "message": message, "status": status}
+    def _create_step(self, execution_id: str, step_name: str, message: str | None,
+                     status: str) -> Envelope:
+        step: dict[str, Any] = {
+            "step_id": uuid.uuid4().hex[:12], "execution_id": execution_id,
+            "step_name": step_name, "message": message, "status": status}
         with self._lock:
             self.steps[step["step_id"]] = step
         return ok(dict(step), "Step created")
 
-    def _patch_step(self, execution_id, step_id, status, message) -> Envelope:
+    def _patch_step(self, execution_id: str, step_id: str, status: str | None,
+                    message: str | None) -> Envelope:
         with self._lock:
             step = self.steps.get(step_id)
             if step is None or step["execution_id"] != execution_id:

@@ -89,7 +89,7 @@ class HttpTaskManagerClient(TaskManagerClientBase):
         header = response.headers.get("retry-after", "") if response is not None else ""
         if header.isdigit():
             return min(float(header), 5.0)
-        return self.backoff * (2 ** attempt)
+        return self.backoff * (2.0 ** attempt)
 
     @staticmethod
     def _envelope(response: httpx.Response) -> Envelope:
@@ -111,19 +111,22 @@ class HttpTaskManagerClient(TaskManagerClientBase):
                         error_code=body.get("error_code"), status_code=response.status_code)
         return ok(body, "OK")
 
-    def _patch_execution(self, execution_id, session_id, worktree_path) -> Envelope:
+    def _patch_execution(self, execution_id: str, session_id: str | None,
+                         worktree_path: str | None) -> Envelope:
         body = {k: v for k, v in (("session_id", session_id), ("worktree_path", worktree_path))
                 if v is not None}
         return self._request("PATCH", f"/api/executions/{_q(execution_id)}", body)
 
-    def _create_step(self, execution_id, step_name, message, status) -> Envelope:
+    def _create_step(self, execution_id: str, step_name: str, message: str | None,
+                     status: str) -> Envelope:
         body: dict[str, Any] = {"step_name": step_name, "status": status}
         if message is not None:
             body["message"] = message
         return self._request("POST", f"/api/executions/{_q(execution_id)}/steps", body,
                              idempotent=False)
 
-    def _patch_step(self, execution_id, step_id, status, message) -> Envelope:
+    def _patch_step(self, execution_id: str, step_id: str, status: str | None,
+                    message: str | None) -> Envelope:
         body = {k: v for k, v in (("status", status), ("message", message)) if v is not None}
         return self._request("PATCH",
                              f"/api/executions/{_q(execution_id)}/steps/{_q(step_id)}", body)

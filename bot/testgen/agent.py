@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.agents.review.tools import MAX_CHARS, ContextTool, context_tools
 from bot.change import Change
 from bot.config import Settings
@@ -104,7 +102,7 @@ async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
 
-    from bot.agents.review.graph import build_graph
+    from bot.agents.review.graph import ReviewState, build_graph
     from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
 
     example_path, example = _example_test(ws, fw, targets)
@@ -120,9 +118,9 @@ async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
     graph = build_graph(model, testgen_tools(ws, fw, max_iterations, settings.test_timeout),
                         bus, stats,
                         parse_final=lambda text: text.strip() or "done")
-    state: dict[str, Any] = {"messages": [SystemMessage(content=system),
-                                          HumanMessage(content=redact_known(user))],
-                             "repairs": 0, "answer": None, "failure": None}
+    state: ReviewState = {"messages": [SystemMessage(content=system),
+                                       HumanMessage(content=redact_known(user))],
+                          "repairs": 0, "answer": None, "failure": None}
     try:
         final = await graph.ainvoke(state, config={
             "recursion_limit": max(settings.recursion_limit, 4 * max_iterations + 8)})

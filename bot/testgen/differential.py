@@ -199,10 +199,10 @@ def _describe(outcome: str) -> str:
     return str(data.get("kind"))
 
 
-def _compare(name: str, first: dict[str, object], head: list[dict[str, object]],
+def _compare(name: str, first: dict[str, Any], head: list[dict[str, object]],
              parent: list[dict[str, object]]) -> tuple[list[Example], str]:
     """The examples worth writing for ``name`` and a note on how the inputs fared."""
-    entry = first["functions"][name]  # type: ignore[index]
+    entry = first["functions"][name]
     head_runs = [_outcomes(d, name) for d in head]
     parent_runs = [_outcomes(d, name) for d in parent]
     changed: list[Example] = []

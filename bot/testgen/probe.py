@@ -29,6 +29,13 @@ import sys
 import time
 import typing
 
+if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
+    from collections.abc import Callable
+    from types import ModuleType
+
+    Args = tuple[list[object], dict[str, object]]  # one call's positional and named arguments
+    Json = dict[str, typing.Any]  # an object of the plan or of the output (JSON)
+
 FUNCTION_SECONDS = 30.0  # calls of one function per run, in all
 MAX_SOURCE = 200  # characters of a rendered value; longer ones are not "small"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -57,14 +64,14 @@ class CallTimeout(BaseException):
     """The call ran past its time."""
 
 
-def _audit(event: str, args: tuple) -> None:
+def _audit(event: str, args: tuple[object, ...]) -> None:
     if not _guard["on"]:
         return
     what = _EFFECTS.get(event)
     if event == "open" and len(args) >= 3:
         mode, flags = args[1], args[2] or 0
         if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                mode is None and flags & _WRITE_FLAGS):
+                mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS):
             what = f"writes files ({args[0]!r})"
     if what:
         _guard["on"] = False
@@ -91,7 +98,8 @@ def render(value: object, depth: int = 0) -> tuple[str, list[str]] | None:
         if math.isinf(value):
             return ("math.inf" if value > 0 else "-math.inf"), ["import math"]
         return repr(value), []
-    if type(value) in (list, tuple, set, frozenset):
+    if isinstance(value, (list, tuple, set, frozenset)) and type(value) in (
+            list, tuple, set, frozenset):  # exactly these: a subclass's repr differs
         return _render_collection(value, depth)
     if type(value) is dict:
         items, imports = [], []
@@ -105,7 +113,7 @@ def render(value: object, depth: int = 0) -> tuple[str, list[str]] | None:
     return _render_by_repr(value)
 
 
-def _render_collection(value, depth: int) -> tuple[str, list[str]] | None:
+def _render_collection(value: typing.Iterable[object], depth: int) -> tuple[str, list[str]] | None:
     parts, imports = [], []
     for item in value:
         r = render(item, depth + 1)
@@ -169,7 +177,7 @@ def exception_name(exc: BaseException) -> tuple[str, list[str]]:
 
 # -- inputs -----------------------------------------------------------------------------
 
-def _evaluate(spec: dict, namespace: dict) -> tuple[list, dict] | None:
+def _evaluate(spec: Json, namespace: dict[str, object]) -> Args | None:
     scope = dict(namespace)
     for line in spec.get("imports", []):
         try:
@@ -201,7 +209,8 @@ def _strategy(hint: typing.Any) -> typing.Any:
     return st.from_type(hint)
 
 
-def _drawable(func) -> tuple[list[tuple[str, object]], list[tuple[str, object]]] | None:
+def _drawable(func: Callable[..., object]
+              ) -> tuple[list[tuple[str, object]], list[tuple[str, object]]] | None:
     """(required, optional) parameters with their type hints; None when a required
     parameter has no hint (nothing can be drawn for it). Optional ones without a hint keep
     their default."""
@@ -219,20 +228,19 @@ def _drawable(func) -> tuple[list[tuple[str, object]], list[tuple[str, object]]]
              if p.default is not p.empty and p.name in hints and p.kind != p.POSITIONAL_ONLY])
 
 
-def _small_values(required: list[tuple[str, object]], count: int
-                  ) -> list[tuple[list, dict]]:
+def _small_values(required: list[tuple[str, object]], count: int) -> list[Args]:
     if not all(t in _SMALL for _, t in required):
         return []
     columns = [_SMALL[t] for _, t in required]
     return [([c[(i + k) % len(c)] for k, c in enumerate(columns)], {}) for i in range(count)]
 
 
-def draw(func, count: int) -> list[tuple[list, dict]]:
+def draw(func: Callable[..., object], count: int) -> list[Args]:
     """Up to ``count`` argument lists from the signature's type hints (required
     parameters positional, optional ones by keyword): Hypothesis' strategies when the
     project has Hypothesis (derandomized: the same on every run), else a few small values
     of the simple types."""
-    found: list[tuple[list, dict]] = []
+    found: list[Args] = []
     params = _drawable(func) if count else None
     if not params or not (params[0] or params[1]):
         return found
@@ -255,7 +263,7 @@ def draw(func, count: int) -> list[tuple[list, dict]]:
         @settings(max_examples=count * 2, derandomize=True, database=None, deadline=None,
                   phases=[Phase.generate], suppress_health_check=list(HealthCheck))
         @given(positional, named)
-        def collect(args: tuple, kwargs: dict) -> None:
+        def collect(args: tuple[object, ...], kwargs: dict[str, object]) -> None:
             found.append((list(args), kwargs))
 
         collect()
@@ -266,7 +274,8 @@ def draw(func, count: int) -> list[tuple[list, dict]]:
 
 # -- calling -----------------------------------------------------------------------------
 
-def call(func, args: list, kwargs: dict, seconds: float) -> dict:
+def call(func: Callable[..., object], args: list[object], kwargs: dict[str, object],
+         seconds: float) -> Json:
     """Call once: the outcome as data (value, raises, or why it cannot be used)."""
     caught: BaseException | None = None
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -295,14 +304,14 @@ def call(func, args: list, kwargs: dict, seconds: float) -> dict:
     return {"kind": "value", "value": rendered[0], "imports": rendered[1]}
 
 
-def _function(module, qualname: str):
-    target = module
+def _function(module: ModuleType, qualname: str) -> object:
+    target: object = module
     for part in qualname.split("."):
         target = getattr(target, part)
     return target
 
 
-def probe_function(module, spec: dict, seconds: float) -> dict:
+def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
     try:
         func = _function(module, spec["qualname"])
     except AttributeError:
@@ -349,8 +358,8 @@ def probe_function(module, spec: dict, seconds: float) -> dict:
 _LENT = ""  # where Nova's own Hypothesis is linked (argv[3])
 
 
-def probe_module(name: str, functions: list[dict], seconds: float) -> dict:
-    out: dict = {"functions": {}}
+def probe_module(name: str, functions: list[Json], seconds: float) -> Json:
+    out: Json = {"functions": {}}
     try:
         module = importlib.import_module(name)
     except BaseException as exc:  # the module may not exist on this side, or not import

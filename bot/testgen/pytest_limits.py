@@ -17,8 +17,13 @@ import json
 import os
 import signal
 import time
+from collections.abc import Generator
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:  # annotations only: the sandbox's pytest may be older
+    from pluggy import Result
 
 _LOG = os.environ.get("PYTEST_NOVA_LOG")
 _SECONDS = float(os.environ.get("PYTEST_NOVA_SECONDS") or 0)
@@ -41,7 +46,8 @@ def _alarm(signum: int, frame: object) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
+def pytest_runtest_protocol(item: pytest.Item,
+                            nextitem: pytest.Item | None) -> Generator[None, None, None]:
     _write(event="start", nodeid=item.nodeid)
     started = time.monotonic()
     yield
@@ -49,7 +55,7 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     timed = _SECONDS > 0 and hasattr(signal, "setitimer")
     if timed:
         previous = signal.signal(signal.SIGALRM, _alarm)
@@ -63,7 +69,8 @@ def pytest_runtest_call(item):
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
     if report.when != "call" or call.excinfo is None:

@@ -62,7 +62,9 @@ class LocalHTTPServer:
     def start(self) -> Self:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # stop() waits for the loop's next poll: 0.05 s, not the default 0.5 s per test
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
         return self
 
     def stop(self) -> None:

@@ -41,6 +41,7 @@ from bot.prompts import render_prompt
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+    from langgraph.graph.state import CompiledStateGraph
 
 __all__ = ["BatchDone", "ReviewOutcome", "build_graph", "review_change"]
 
@@ -63,7 +64,7 @@ def _add_messages(left: list[Any], right: list[Any]) -> list[Any]:
 class ReviewState(TypedDict):
     messages: Annotated[list[Any], _add_messages]
     repairs: int
-    answer: ParsedAnswer | None
+    answer: object  # what parse_final made of the final text (None until then)
     failure: str | None
 
 
@@ -71,7 +72,8 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                 parse_final: Callable[[str], Any] = parse_answer,
                 scrub: Callable[[str], str] = redact_known, answer: AnswerFormat | None = None, *,
                 tool_timeout: float | None = None, retries: Settings | None = None,
-                limiter: Limiter | None = None) -> Any:
+                limiter: Limiter | None = None
+                ) -> CompiledStateGraph[ReviewState, None, ReviewState, ReviewState]:
     """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
     the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
     every tool result (built-in and MCP tools alike) before the model or an event sees it.
@@ -192,7 +194,7 @@ async def _review_batch(graph: Any, system: str, user: str, settings: Settings
         raise model_error(exc, settings) from exc
     if final.get("failure"):
         raise ModelError(final["failure"])
-    answer: ParsedAnswer = final["answer"]
+    answer: ParsedAnswer = final["answer"]  # after_parse ends only with one or a failure
     return answer
 
 
@@ -207,7 +209,7 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
     finishes."""
     outcome = ReviewOutcome()
     plan = plan_batches(change.files, budget=settings.token_budget,
-                        max_file_tokens=settings.max_file_tokens, style=settings.diff_style)  # type: ignore[arg-type]
+                        max_file_tokens=settings.max_file_tokens, style=settings.diff_style)
     outcome.notes += [f"skipped {path}: {why}" for path, why in plan.skipped]
     if not plan.batches:
         return outcome

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import RevisionNotFound, SourceError
 from bot.hosts.base import GrepHit
 from bot.search import line_matcher
+
+if TYPE_CHECKING:  # GitPython is imported lazily (keeps --help fast)
+    import git
 
 __all__ = ["GitSource", "GitTree", "STAGED", "STDIN", "read_diff"]
 
@@ -26,7 +30,7 @@ _DIFF_OPTS = ("--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefi
               "--dst-prefix=b/", "-U3")
 
 
-def _open_repo(path: Path):  # -> git.Repo, imported lazily (keeps --help fast)
+def _open_repo(path: Path) -> git.Repo:
     import git
 
     try:
@@ -53,10 +57,10 @@ class GitSource:
     def __init__(self, repo: Path, *, stdin: IO[str] | None = None) -> None:
         self.path = Path(repo)
         self._stdin = stdin
-        self._repo = None
+        self._repo: git.Repo | None = None
 
     @property
-    def repo(self):
+    def repo(self) -> git.Repo:
         if self._repo is None:
             self._repo = _open_repo(self.path)
         return self._repo
@@ -72,7 +76,7 @@ class GitSource:
             detail = (exc.stderr or "").strip().splitlines()
             raise SourceError(f"git {args[0]} failed: {detail[-1] if detail else exc}") from exc
 
-    def commit(self, ref: str):
+    def commit(self, ref: str) -> git.Commit:
         import git
         from gitdb.exc import BadName, BadObject
 
@@ -99,7 +103,7 @@ class GitSource:
         parent = commit.parents[0].hexsha if commit.parents else EMPTY_TREE
         return self._change(commit.hexsha[:12], parent, commit)
 
-    def _change(self, change_id: str, base: str, head) -> Change:
+    def _change(self, change_id: str, base: str, head: git.Commit) -> Change:
         raw = decode_diff(self._git("diff", *_DIFF_OPTS, base, head.hexsha))
         title, _, body = decode_diff(head.message).strip().partition("\n")
         return Change(
@@ -155,7 +159,7 @@ def _safe_relpath(path: str) -> str | None:
 class GitTree:
     """Reads files at ``rev`` (a commit SHA), the index (``:staged``) or the work tree (None)."""
 
-    def __init__(self, repo, rev: str | None) -> None:
+    def __init__(self, repo: git.Repo, rev: str | None) -> None:
         self.repo = repo
         self.rev = rev
         self._read: dict[str, bytes | None] = {}  # prefetch(): path -> blob (None: not one)
@@ -267,7 +271,7 @@ class _Watchdog:
     """Runs ``args`` and yields its stdout lines; kills it on leaving or after ``timeout``
     seconds (then ``TimeoutError`` is raised)."""
 
-    def __init__(self, args: list[str], cwd: str, timeout: float) -> None:
+    def __init__(self, args: list[str], cwd: str | os.PathLike[str], timeout: float) -> None:
         self.args, self.cwd, self.timeout = args, cwd, timeout
         self.fired = threading.Event()
 

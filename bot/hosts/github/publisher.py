@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from bot.change import SEVERITIES, Change, Placement, Severity, normalize_severity, severity_rank
 from bot.config import Settings
@@ -37,6 +37,10 @@ from bot.publishers.untrusted import cap, clean_suggestion, clean_text
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:
+    from github.IssueComment import IssueComment
+    from github.PullRequest import PullRequest, ReviewComment
+    from github.PullRequestComment import PullRequestComment
+
     from bot.hosts.github.session import GitHubSession
 
 __all__ = ["BODY_LIMIT", "GitHubPublisher"]
@@ -71,8 +75,8 @@ def _severities(text: str) -> list[Severity]:
     return [normalize_severity(m) for m in _LABEL.findall(text)]
 
 
-def _carried(earlier: tuple[str, PriorReview] | None, outdated: list[Any],
-             existing: list[Any], groups: list[Group]) -> tuple[Severity, ...]:
+def _carried(earlier: tuple[str, PriorReview] | None, outdated: list[PullRequestComment],
+             existing: list[PullRequestComment], groups: list[Group]) -> tuple[Severity, ...]:
     """Findings of earlier reviews that still stand after an incremental review: the earlier
     verdict, less the comments marked outdated now and the findings this run found again
     (they count through this run's own findings)."""
@@ -111,18 +115,18 @@ class GitHubPublisher:
         return self.session.settings
 
     @property
-    def _pr(self) -> Any:
+    def _pr(self) -> PullRequest:
         assert self.session.pull is not None, "fetch the change first"
         return self.session.pull
 
     # -- reading back Nova's own comments ---------------------------------------------
-    def _summary_comment(self) -> Any:
+    def _summary_comment(self) -> IssueComment | None:
         for comment in self._pr.get_issue_comments():
             if SUMMARY_MARK in (comment.body or "") and self.session.is_mine(comment):
                 return comment
         return None
 
-    def _own_review_comments(self) -> list[Any]:
+    def _own_review_comments(self) -> list[PullRequestComment]:
         from github import GithubException
 
         try:
@@ -166,7 +170,7 @@ class GitHubPublisher:
         ids = line_ids(result.change)
         groups = group_findings(result, ids)
         try:
-            existing: list[Any] | None = self._own_review_comments()
+            existing: list[PullRequestComment] | None = self._own_review_comments()
         except NovaError as exc:
             errors.append(str(exc))
             existing = None
@@ -183,7 +187,7 @@ class GitHubPublisher:
         earlier = self._finished_summary() if result.since else None
         posted, rejected = self._post_review(result, inline, ids, notes, errors)
         overflow = rejected + overflow
-        outdated: list[Any] = []
+        outdated: list[PullRequestComment] = []
         if existing is not None and not self.fallback:
             outdated = self._mark_outdated(existing, ids, errors)
         carried = _carried(earlier, outdated, existing or [], groups)
@@ -213,18 +217,19 @@ class GitHubPublisher:
         event = self._event(result)
         if not inline and event == "COMMENT":
             return 0, []
-        comments = []
+        comments: list[ReviewComment] = []
         for fp, group in inline:
             p = group[0]
+            assert p.path is not None and p.line is not None, "inline findings are placed"
             text, nth = ids.get((p.path, p.line), ("", 0))
-            entry: dict[str, Any] = {"path": p.path, "line": p.end_line or p.line,
-                                     "side": "RIGHT",
-                                     "body": _inline_body(group, fp, line_key(p.path or "",
-                                                                              text, nth))}
+            entry: ReviewComment = {"path": p.path, "line": p.end_line or p.line,
+                                    "side": "RIGHT",
+                                    "body": _inline_body(group, fp, line_key(p.path, text, nth))}
             if p.end_line:
-                entry.update(start_line=p.line, start_side="RIGHT")
+                entry["start_line"], entry["start_side"] = p.line, "RIGHT"
             comments.append(entry)
         body = f"Nova found {len(result.placements)} issue(s); see the summary comment."
+        assert self.session.repo is not None and result.change.head_ref, "fetch the change first"
         try:
             commit = self.session.repo.get_commit(result.change.head_ref)
             self._pr.create_review(commit=commit, body=body, event=event, comments=comments)
@@ -272,13 +277,13 @@ class GitHubPublisher:
             print(line, file=self.annotations)
         self.annotations.flush()
 
-    def _mark_outdated(self, existing: list[Any], ids: LineIds, errors: list[str]
-                       ) -> list[Any]:
+    def _mark_outdated(self, existing: list[PullRequestComment], ids: LineIds,
+                       errors: list[str]) -> list[PullRequestComment]:
         """Mark Nova's comments whose line left the diff; return those marked now."""
         from github import GithubException
 
         current = {line_key(path or "", text, nth) for (path, _n), (text, nth) in ids.items()}
-        marked: list[Any] = []
+        marked: list[PullRequestComment] = []
         for c in existing:
             key = _LINE.search(c.body)
             if (key and key.group(1) in current) or c.body.startswith(OUTDATED):

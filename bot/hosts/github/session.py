@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.hosts.github.source import GitHubSource
+
+if TYPE_CHECKING:  # the publisher imports this module
+    from github import Github
+    from github.PullRequest import PullRequest
+    from github.Repository import Repository
+
+    from bot.hosts.github.publisher import GitHubPublisher
 
 __all__ = ["ACTIONS_BOT", "GitHubSession"]
 
@@ -20,16 +27,16 @@ class GitHubSession:
     settings: Settings
     repo_path: Path | None = None
     annotations: IO[str] | None = None  # where the read-only fallback prints (stdout)
-    client: Any = None  # github.Github
-    repo: Any = None  # github.Repository of the pull request
-    pull: Any = None  # github.PullRequest, set by fetch
+    client: Github | None = None
+    repo: Repository | None = None  # of the pull request
+    pull: PullRequest | None = None  # set by fetch
     _login: str | None = field(default=None, repr=False)
     source: GitHubSource = field(init=False)
 
     def __post_init__(self) -> None:
         self.source = GitHubSource(self)
 
-    def publisher(self, *, force: bool):  # -> GitHubPublisher
+    def publisher(self, *, force: bool) -> GitHubPublisher:
         from bot.hosts.github.publisher import GitHubPublisher
 
         return GitHubPublisher(self, force=force, annotations=self.annotations)
@@ -40,6 +47,7 @@ class GitHubSession:
         if self._login is None:
             from github import GithubException
 
+            assert self.client is not None, "open the client first"
             try:
                 self._login = str(self.client.get_user().login)
             except GithubException as exc:

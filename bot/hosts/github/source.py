@@ -140,6 +140,7 @@ class GitHubSource:
         from github import GithubException
         from requests import RequestException
 
+        assert self.session.repo is not None, "fetch the change first"
         try:
             comparison = self.session.repo.compare(since, head)
             files = list(comparison.files) if comparison.status in ("ahead", "identical") \

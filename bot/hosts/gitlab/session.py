@@ -6,11 +6,17 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.hosts.gitlab.client import MergeRequestRef, credentials
 from bot.hosts.gitlab.source import GitLabSource
+
+if TYPE_CHECKING:  # the publisher imports this module
+    from gitlab import Gitlab
+    from gitlab.v4.objects import Project, ProjectMergeRequest
+
+    from bot.hosts.gitlab.publisher import GitLabPublisher
 
 __all__ = ["GitLabSession"]
 
@@ -21,9 +27,9 @@ class GitLabSession:
     repo_path: Path | None = None
     log: IO[str] | None = None  # the job log: where findings go when Nova cannot post
     ref: MergeRequestRef | None = None  # set by fetch
-    client: Any = None  # gitlab.Gitlab
-    project: Any = None  # gitlab Project (lazy: no GET)
-    mr: Any = None  # gitlab ProjectMergeRequest, set by fetch (None: diffed from the checkout)
+    client: Gitlab | None = None
+    project: Project | None = None  # lazy: no GET
+    mr: ProjectMergeRequest | None = None  # set by fetch (None: diffed from the checkout)
     diff_refs: dict[str, str] = field(default_factory=dict)  # base_sha, start_sha, head_sha
     _me: int | None = field(default=None, repr=False)
     _me_known: bool = field(default=False, repr=False)
@@ -32,7 +38,7 @@ class GitLabSession:
     def __post_init__(self) -> None:
         self.source = GitLabSource(self)
 
-    def publisher(self, *, force: bool):  # -> GitLabPublisher
+    def publisher(self, *, force: bool) -> GitLabPublisher:
         from bot.hosts.gitlab.publisher import GitLabPublisher
 
         return GitLabPublisher(self, force=force, log=self.log or sys.stderr)

@@ -100,14 +100,17 @@ class GitLabSource:
         """Every file's diff, and whether GitLab listed every changed file."""
         from gitlab.exceptions import GitlabError
 
-        mr = self.session.mr
+        mr, client = self.session.mr, self.session.client
+        assert mr is not None and client is not None, "fetch the change first"
         path = f"/projects/{mr_ref.encoded}/merge_requests/{mr_ref.iid}/diffs"
         try:
-            entries = list(self.session.client.http_list(path, iterator=True, per_page=100))
+            entries = list(client.http_list(path, iterator=True, per_page=100))
         except GitlabError as exc:
             if exc.response_code != 404:
                 raise
             changes = mr.changes()  # GitLab < 15.7
+            if not isinstance(changes, dict):  # a raw response: only when streamed
+                raise
             return list(changes.get("changes") or []), not changes.get("overflow")
         return entries, not str(mr.changes_count or "").endswith("+")
 

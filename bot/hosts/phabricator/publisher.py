@@ -29,7 +29,7 @@ from bot.change import Change, Placement
 from bot.config import Settings
 from bot.errors import NovaError, ServiceError
 from bot.hosts.phabricator.build import BuildReporter
-from bot.hosts.phabricator.conduit import ConduitError
+from bot.hosts.phabricator.conduit import ConduitClient, ConduitError
 from bot.hosts.phabricator.summary import FP_MARK, VERDICT_MARK, Summary
 from bot.publishers.fingerprint import fingerprint, line_ids
 from bot.publishers.untrusted import clean_suggestion, clean_text
@@ -56,7 +56,7 @@ class PhabricatorPublisher:
         return self.session.settings
 
     @property
-    def conduit(self):  # -> ConduitClient
+    def conduit(self) -> ConduitClient:
         return self.session.conduit
 
     @property

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.hosts.phabricator.conduit import ConduitClient
 from bot.hosts.phabricator.source import PhabricatorSource
+
+if TYPE_CHECKING:  # the publisher imports this module
+    from bot.hosts.phabricator.publisher import PhabricatorPublisher
 
 __all__ = ["PhabricatorSession"]
 
@@ -40,7 +43,7 @@ class PhabricatorSession:
             self._me = str(self.conduit.call("user.whoami").get("phid", ""))
         return self._me
 
-    def publisher(self, *, force: bool):  # -> PhabricatorPublisher
+    def publisher(self, *, force: bool) -> PhabricatorPublisher:
         from bot.hosts.phabricator.publisher import PhabricatorPublisher
 
         return PhabricatorPublisher(self, force=force)

@@ -19,7 +19,7 @@ from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import HostChangeNotFound, ServiceError, SourceError
 from bot.hosts.base import TreeReader
-from bot.hosts.phabricator.conduit import parse_revision_ref
+from bot.hosts.phabricator.conduit import ConduitClient, parse_revision_ref
 
 if TYPE_CHECKING:
     from bot.hosts.phabricator.session import PhabricatorSession
@@ -78,7 +78,7 @@ class PhabricatorSource:
         self.session = session
 
     @property
-    def conduit(self):  # -> ConduitClient
+    def conduit(self) -> ConduitClient:
         return self.session.conduit
 
     def fetch(self, ref: str) -> Change:
