@@ -9,10 +9,10 @@ from pathlib import PurePosixPath
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.agents.review.batching import plan_batches
 from bot.change import FileDiff, Hunk, Line
 from bot.llm.factory import estimate_tokens
 from bot.llm.limiter import FIRST_TURN, FOLLOW_UP, Limiter
+from bot.review.agent.batching import plan_batches
 
 
 def file_diff(path: str, lines: int, status: str = "modified") -> FileDiff:

@@ -18,7 +18,7 @@ from bot.cli import cli
 from bot.config import Settings, load_settings
 from bot.events import EventBus, StepEvent, TextEvent
 from bot.hosts.git.source import GitSource, GitTree
-from bot.pipeline import ReviewJob, run_review
+from bot.review.pipeline import ReviewJob, run_review
 from bot.review.result import ReviewResult
 from bot.steps import StepTracker
 from tests.conftest import GitRepo

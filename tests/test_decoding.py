@@ -19,7 +19,7 @@ from bot.diff.render import render_files
 from bot.errors import redact
 from bot.hosts.git.source import read_diff
 from bot.prompts import render_prompt
-from bot.publishers.local import format_result
+from bot.report.formats import format_result
 from bot.review.result import ReviewResult
 from bot.text import decode_text, without_surrogates, without_surrogates_in
 from tests.conftest import GitRepo

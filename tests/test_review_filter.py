@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from bot.change import FileDiff, Hunk, Line
 from bot.cli import cli
-from bot.review_filter import select_files, skip_notes
+from bot.review.filter import select_files, skip_notes
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text
 

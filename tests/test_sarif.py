@@ -15,9 +15,9 @@ from jsonschema import Draft4Validator
 
 from bot.change import Change, Comment, FileDiff, Hunk, Line, Placement
 from bot.cli import cli
-from bot.publishers.fingerprint import fingerprint, group_findings, line_ids
-from bot.publishers.local import format_result
-from bot.publishers.sarif import FINGERPRINT_KEY, MAX_MESSAGE, SRCROOT, to_sarif
+from bot.report.fingerprint import fingerprint, group_findings, line_ids
+from bot.report.formats import format_result
+from bot.report.sarif import FINGERPRINT_KEY, MAX_MESSAGE, SRCROOT, to_sarif
 from bot.review.result import ReviewResult
 from tests.conftest import GitRepo
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bot.agents.review.answer import ANSWER_SCHEMA, ANSWER_TOOL, AnswerFormat
-from bot.agents.review.graph import build_graph
 from bot.cli import cli
 from bot.config import Settings
 from bot.events import EventBus, TextEvent
 from bot.llm.factory import aclose_model, make_chat_model
 from bot.llm.usage import Stats
+from bot.review.agent.answer import ANSWER_SCHEMA, ANSWER_TOOL, AnswerFormat
+from bot.review.agent.graph import build_graph
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.publishers.untrusted import clean_suggestion, clean_text
+from bot.report.untrusted import clean_suggestion, clean_text
 
 pieces = st.sampled_from(["@", "admin", "<!--", "-->", "nova:", "head:", "fp:", "diff:", " ",
                           "`", "a@b.com", "@org/team", "NOVA:FP", "x", "\n", "sk-"])

@@ -8,7 +8,7 @@
     timeout = 120                      # optional: seconds, default 120, at most 1800
     extensions = [".js", ".jsx"]       # optional: the files it covers (coverage note)
 
-The declaration is read from the change's BASE revision only (``bot.pipeline``): a change
+The declaration is read from the change's BASE revision only (``bot.review.pipeline``): a change
 cannot add a command that runs in CI. The command itself may still run the change's code
 (an ``eslint.config.js`` is JavaScript), so it gets an environment without Nova's settings
 or any token: only ``ENV_KEEP`` is passed on.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import signal
 import subprocess
 import tempfile
@@ -127,13 +126,14 @@ def analyzer_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k in ENV_KEEP}
 
 
-def _limit_output(pid: int) -> None:
-    """Files the analyzer writes (its stdout is one) stop growing a little past the cap, so
-    a runaway cannot fill the disk before its timeout. Set from outside: a ``preexec_fn``
-    is not safe in threads. Where ``prlimit`` is missing, the timeout still bounds it."""
-    limit = OUTPUT_CAP + 2**20
-    with contextlib.suppress(OSError, AttributeError, ValueError):
-        resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit, limit))
+def _limited(argv: list[str]) -> list[str]:
+    """``argv`` run under a file-size limit a little past the cap, set by ``sh`` before it
+    execs the analyzer: files it writes (its stdout is one) stop growing there, so a
+    runaway cannot fill the disk before its timeout. Set in the child, before anything
+    runs: no race with a fast writer, and no ``preexec_fn`` (not safe in threads).
+    ``ulimit -f`` counts 512-byte blocks in POSIX shells (1,024 in bash: still bounded)."""
+    blocks = (OUTPUT_CAP + 2**20) // 512
+    return ["sh", "-c", 'ulimit -f "$0" && exec "$@"', str(blocks), *argv]
 
 
 def _run_one(analyzer: DeclaredAnalyzer, root: Path) -> Run:
@@ -145,11 +145,11 @@ def _run_one(analyzer: DeclaredAnalyzer, root: Path) -> Run:
             else list(analyzer.command))
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=analyzer_env(), stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, start_new_session=True)
+            proc = subprocess.Popen(_limited(argv), cwd=cwd, env=analyzer_env(),
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True)
         except OSError as exc:
             return Run(analyzer, failure=f"could not start: {exc.strerror or exc}")
-        _limit_output(proc.pid)
         try:
             code = proc.wait(timeout=analyzer.timeout)
         except subprocess.TimeoutExpired:

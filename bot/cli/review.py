@@ -20,11 +20,11 @@ from bot.cli.common import (
 from bot.config import Settings
 from bot.errors import NovaError, UsageError
 from bot.hosts import hosts, publish_choices
-from bot.publishers.local import FORMATS
+from bot.report.formats import FORMATS
 
 if TYPE_CHECKING:
     from bot.hosts.base import HostSession, Publisher
-    from bot.pipeline import Output
+    from bot.review.pipeline import Output
     from bot.review.result import ReviewResult
 
 HELP = """Review CHANGE (default HEAD) and print comments placed on NEW-file lines.
@@ -90,7 +90,7 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
            sarif_file: Path | None = None,
            **flags: object) -> None:
     from bot.hosts import open_session, ref_from_ci
-    from bot.pipeline import ReviewJob, run_review
+    from bot.review.pipeline import ReviewJob, run_review
     from bot.review.result import exit_code_for
     from bot.taskmanager import tracker_for
 
@@ -142,7 +142,7 @@ def _outputs(settings: Settings, output: str, output_file: Path | None,
 
 
 def _error_output(outputs: list[Output], ref: str, exc: NovaError) -> None:
-    from bot.pipeline import write_error_outputs
+    from bot.review.pipeline import write_error_outputs
 
     write_error_outputs(outputs, ref, exc)
 
@@ -166,7 +166,7 @@ def _can_ask(settings: Settings) -> bool:
 
 def _ask(result: ReviewResult) -> bool:
     """Show what will be posted and ask (``--confirm``)."""
-    from bot.publishers.local import summary_text
+    from bot.report.formats import summary_text
 
     click.echo(f"About to publish the review of {result.change.id}: "
                f"{len(result.placed)} inline, {len(result.unplaced)} in the summary only.",

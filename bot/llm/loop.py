@@ -49,7 +49,7 @@ def preload(provider: str | None) -> None:
     missing library is left for the review step to report."""
     global _preloading
     names = ("langchain_core.messages", "langgraph.graph", "langgraph.errors",
-             *_PROVIDER_MODULES.get(provider or "", ()), "bot.agents.review.graph")
+             *_PROVIDER_MODULES.get(provider or "", ()), "bot.review.agent.graph")
 
     def load() -> None:
         for name in names:

@@ -201,7 +201,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
                   end_line: int | None = None) -> dict[str, Any]:
         """Read lines of a file as it is at the change's head revision (at most 400 lines)."""
         def run() -> Envelope:
-            from bot.agents.review.tools import context_tools
+            from bot.review.agent.tools import context_tools
 
             source, c = fetch(change)
             tree = source.tree(c)

@@ -1,1 +1,3 @@
-"""The review feature: its result, verdict and exit code."""
+"""The review feature: the stages' order (``pipeline``), the LangGraph reviewer and its
+batches and tools (``agent``), what reaches the model (``filter``), and the result with its
+verdict and exit code (``result``)."""

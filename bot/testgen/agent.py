@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bot.agents.review.tools import MAX_CHARS, ContextTool, context_tools
 from bot.change import Change
 from bot.config import Settings
 from bot.diff.render import render_files
@@ -10,6 +9,7 @@ from bot.errors import ModelError, redact_known
 from bot.events import EventBus
 from bot.llm.usage import Stats
 from bot.prompts import render_prompt
+from bot.review.agent.tools import MAX_CHARS, ContextTool, context_tools
 from bot.testgen.frameworks import Framework
 from bot.testgen.matrix import Target
 from bot.testgen.sandbox import RunResult
@@ -102,8 +102,8 @@ async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
 
-    from bot.agents.review.graph import ReviewState, build_graph
     from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
+    from bot.review.agent.graph import ReviewState, build_graph
 
     example_path, example = _example_test(ws, fw, targets)
     system = render_prompt("testgen/system.j2", framework=fw.to_dict() | {

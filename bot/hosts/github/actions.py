@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.config import Settings
-from bot.publishers.local import format_result
-from bot.publishers.untrusted import clean_text
+from bot.report.formats import format_result
+from bot.report.untrusted import clean_text
 from bot.review.result import ReviewResult
 
 __all__ = ["ActionsOutput", "escape_data", "escape_property", "workflow_annotations"]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from bot.config import Settings
 from bot.errors import ConfigError, ServiceError
 from bot.hosts.github.client import github_client, github_error
-from bot.publishers.untrusted import clean_text
+from bot.report.untrusted import clean_text
 
 if TYPE_CHECKING:
     from bot.testgen.report import TestgenResult

@@ -31,9 +31,9 @@ from bot.errors import NovaError, redact
 from bot.hosts.github.actions import workflow_annotations
 from bot.hosts.github.client import github_error
 from bot.hosts.timeouts import timed_out
-from bot.publishers.fingerprint import Group, LineIds, group_findings, line_ids, line_key
-from bot.publishers.markdown_summary import SUMMARY_MARK, render_summary
-from bot.publishers.untrusted import cap, clean_suggestion, clean_text
+from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
+from bot.report.summary import SUMMARY_MARK, render_summary
+from bot.report.untrusted import cap, clean_suggestion, clean_text
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bot.publishers.fingerprint import finding_fingerprints
-from bot.publishers.untrusted import clean_text
+from bot.report.fingerprint import finding_fingerprints
+from bot.report.untrusted import clean_text
 from bot.review.result import ReviewResult
 
 __all__ = ["DEFAULT_REPORT", "code_quality", "job_log_lines", "write_code_quality"]

@@ -8,7 +8,7 @@ from bot.config import Settings
 from bot.errors import ConfigError, ServiceError, redact
 from bot.hosts.gitlab.client import credentials, gitlab_client, gitlab_error, server_url
 from bot.hosts.gitlab.publisher import BODY_LIMIT, inert
-from bot.publishers.untrusted import cap
+from bot.report.untrusted import cap
 
 if TYPE_CHECKING:
     from bot.testgen.report import TestgenResult

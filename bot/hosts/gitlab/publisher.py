@@ -29,9 +29,9 @@ from bot.hosts.gitlab.client import gitlab_error
 from bot.hosts.gitlab.codequality import DEFAULT_REPORT, job_log_lines, write_code_quality
 from bot.hosts.gitlab.position import position
 from bot.hosts.timeouts import timed_out
-from bot.publishers.fingerprint import Group, group_findings, line_ids
-from bot.publishers.markdown_summary import SUMMARY_MARK, render_summary
-from bot.publishers.untrusted import cap, clean_suggestion, clean_text
+from bot.report.fingerprint import Group, group_findings, line_ids
+from bot.report.summary import SUMMARY_MARK, render_summary
+from bot.report.untrusted import cap, clean_suggestion, clean_text
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import Any
 
 from bot.errors import ServiceError, redact
 from bot.hosts.phabricator.conduit import ConduitClient, ConduitError
-from bot.publishers.untrusted import clean_text
+from bot.report.untrusted import clean_text
 from bot.review.result import ReviewResult, exit_code_for
 
 __all__ = ["BuildReporter"]

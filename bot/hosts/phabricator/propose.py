@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from bot.config import Settings
 from bot.hosts.phabricator.conduit import ConduitClient
-from bot.publishers.untrusted import clean_text
+from bot.report.untrusted import clean_text
 
 if TYPE_CHECKING:
     from bot.testgen.report import TestgenResult

@@ -31,8 +31,8 @@ from bot.errors import NovaError, ServiceError
 from bot.hosts.phabricator.build import BuildReporter
 from bot.hosts.phabricator.conduit import ConduitClient, ConduitError
 from bot.hosts.phabricator.summary import FP_MARK, VERDICT_MARK, Summary
-from bot.publishers.fingerprint import fingerprint, line_ids
-from bot.publishers.untrusted import clean_suggestion, clean_text
+from bot.report.fingerprint import fingerprint, line_ids
+from bot.report.untrusted import clean_suggestion, clean_text
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:

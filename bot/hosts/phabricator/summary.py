@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from bot.change import Placement
-from bot.publishers.local import summary_text
-from bot.publishers.untrusted import clean_text
+from bot.report.formats import summary_text
+from bot.report.untrusted import clean_text
 from bot.review.result import ReviewResult, verdict_marker
 
 __all__ = ["DIFF_MARK", "FP_MARK", "VERDICT_MARK", "Summary", "line_link"]

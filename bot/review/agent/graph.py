@@ -21,11 +21,6 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar
 
-from bot.agents.review.answer import AnswerFormat
-from bot.agents.review.batching import Batch, Plan, plan_batches
-from bot.agents.review.output import AnswerError, ParsedAnswer, parse_answer
-from bot.agents.review.progress import Guarded, Known, Progress
-from bot.agents.review.tools import ContextTool, context_tools
 from bot.analyzers.secrets import Scrubber
 from bot.change import Change, Comment
 from bot.config import Settings
@@ -38,6 +33,11 @@ from bot.llm.limiter import FIRST_TURN, FOLLOW_UP, Limiter
 from bot.llm.retry import call_with_retries
 from bot.llm.usage import Stats
 from bot.prompts import render_prompt
+from bot.review.agent.answer import AnswerFormat
+from bot.review.agent.batching import Batch, Plan, plan_batches
+from bot.review.agent.output import AnswerError, ParsedAnswer, parse_answer
+from bot.review.agent.progress import Guarded, Known, Progress
+from bot.review.agent.tools import ContextTool, context_tools
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -45,7 +45,7 @@ def plan_batches(files: Sequence[FileDiff], *, budget: int, max_file_tokens: int
                  style: Style = "compact") -> Plan:
     """Pack the renderable files into batches whose rendered diff stays under ``budget``
     (a single file bigger than the budget, but under ``max_file_tokens``, is a batch of its
-    own). What to review was chosen before (bot.review_filter); files that cannot be
+    own). What to review was chosen before (bot.review.filter); files that cannot be
     rendered are still listed, not sent."""
     skipped: list[tuple[str, str]] = []
     rendered: list[_Rendered] = []

@@ -32,12 +32,12 @@ from bot.hosts.base import (
     Source,
     TreeReader,
 )
+from bot.review.filter import select_files, skip_notes
 from bot.review.result import PriorReview, ReviewResult
-from bot.review_filter import select_files, skip_notes
 from bot.steps import StepTracker
 
 if TYPE_CHECKING:
-    from bot.agents.review.output import ParsedAnswer
+    from bot.review.agent.output import ParsedAnswer
 
 __all__ = ["Output", "ReviewJob", "run_review", "write_error_outputs"]
 
@@ -106,7 +106,7 @@ def _llm_review(job: ReviewJob, change: Change, tree: TreeReader | None,
         from bot.llm.loop import preloaded, run_coroutine
 
         preloaded()
-        from bot.agents.review import review_change
+        from bot.review.agent import review_change
 
         outcome = run_coroutine(review_change(change, tree, findings, job.settings, job.bus,
                                               result.stats, later, _streamer(result)))

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from bot.change import Placement, Severity
-from bot.publishers.local import summary_text
-from bot.publishers.untrusted import cap
+from bot.report.formats import summary_text
+from bot.report.untrusted import cap
 from bot.review.result import ReviewResult, verdict_marker
 
 __all__ = ["SUMMARY_MARK", "render_summary"]

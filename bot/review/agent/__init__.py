@@ -1,5 +1,5 @@
 """The LLM review agent."""
 
-from bot.agents.review.graph import ReviewOutcome, review_change
+from bot.review.agent.graph import ReviewOutcome, review_change
 
 __all__ = ["ReviewOutcome", "review_change"]

@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from bot import __version__
 from bot.change import Placement, severity_rank
-from bot.publishers.fingerprint import finding_fingerprints
+from bot.report.fingerprint import finding_fingerprints
 from bot.review.result import ReviewResult
 
 __all__ = ["FINGERPRINT_KEY", "MAX_MESSAGE", "MAX_RESULTS", "SRCROOT", "rule_id", "to_sarif"]
