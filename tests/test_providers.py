@@ -169,3 +169,24 @@ def test_a_fallback_needs_its_extra_and_a_known_provider(py_repo: GitRepo,
     assert result.exit_code == 2
     assert 'pip install "nova-bot[groq]"' in result.stderr
     assert openai_env.requests == []
+
+
+def test_fallback_settings_and_keys() -> None:
+    from bot.config import load_settings
+    from bot.errors import redact
+    from bot.llm.fallback import fallback_settings
+
+    anthropic_key, groq_key = "sk-ant-fallback-key-123456", "gsk-fallback-key-654321"
+    s = load_settings(env={"NOVA_LLM_MODEL": "openai:big", "NOVA_LLM_BASE_URL": "http://x/v1",
+                           "OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": anthropic_key,
+                           "GROQ_API_KEY": groq_key,
+                           "NOVA_LLM_FALLBACK": "openai:small,anthropic:claude-x,ollama:q"})
+    assert s.llm_fallback == ("openai:small", "anthropic:claude-x", "ollama:q")
+    same = fallback_settings(s, "openai:small")
+    assert (same.llm_api_key, same.llm_base_url, same.model_name) == (KEY, "http://x/v1", "small")
+    other = fallback_settings(s, "anthropic:claude-x")
+    assert (other.llm_api_key, other.llm_base_url) == (anthropic_key, None)
+    keyless = fallback_settings(s, "ollama:q")
+    assert (keyless.llm_api_key, keyless.llm_base_url) == (None, None)
+    assert groq_key not in s.fallback_keys.values()  # only the providers that are used
+    assert anthropic_key not in repr(s) and redact(anthropic_key) == "***"

@@ -84,6 +84,7 @@ class FakeOpenAI(LocalHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.refuse_response_format = False
+        self.models: list[str] | None = ["test-model"]  # GET /v1/models; None: 404 (no list)
         self._lock = threading.Lock()
 
     # scripting -----------------------------------------------------------------------
@@ -110,10 +111,10 @@ class FakeOpenAI(LocalHTTPServer):
 
         class Handler(JsonHandler):
             def do_GET(self) -> None:  # noqa: N802 - GET /v1/models, as `nova doctor` asks
-                if self.path.rstrip("/") != "/v1/models":
+                if self.path.split("?")[0].rstrip("/") != "/v1/models" or owner.models is None:
                     return owner._send_error(self, error(404, f"unknown path {self.path}"))
                 return owner._send_json(self, 200, {"object": "list", "data": [
-                    {"id": "test-model", "object": "model"}]})
+                    {"id": m, "object": "model"} for m in owner.models]})
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = json.loads(self.read_body() or b"{}")
