@@ -2,7 +2,7 @@
 
 The core (`pip install nova-bot`) reviews with ruff; the extras are declared in
 pyproject.toml: one per model provider (``openai``, ``anthropic``, ``ollama``, ``bedrock``,
-``google``, ``vertexai``, ``mistral``, ``groq``; see ``bot.llm.providers``), ``mcp``,
+``google``, ``mistral``, ``groq``; see ``bot.llm.providers``), ``mcp``,
 ``testgen``, ``node``, ``all``.
 """
 

@@ -43,7 +43,7 @@ def test_the_core_leaves_providers_testgen_and_mcp_to_extras() -> None:
              "coverage", "pytest", "mcp", "black"}
     assert not core & heavy
     extras = PROJECT["optional-dependencies"]
-    cloud = {"bedrock", "google", "vertexai", "mistral", "groq"}
+    cloud = {"bedrock", "google", "mistral", "groq"}
     assert _extras_of(extras["all"][0]) == set(extras) - {"all", "test"} - cloud
     assert "nova-bot[all]" in extras["test"]  # CI's `.[test]`: every feature, and ollama
     assert "ollama" in _extras_of(extras["all"][0])
@@ -126,3 +126,17 @@ def test_mcp_serve_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     result = CliRunner().invoke(cli, ["mcp", "serve"], catch_exceptions=False)
     assert result.exit_code == 2
     assert 'pip install "nova-bot[mcp]"' in result.stderr
+
+
+def test_a_provider_that_cannot_be_set_up_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    # AzureChatOpenAI's own validation (no endpoint): a ConfigError, not a traceback.
+    for name in ("AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    settings = load_settings(env={"NOVA_LLM_MODEL": "azure_openai:my-deployment",
+                                  "AZURE_OPENAI_API_KEY": "azure-key-0123456789"})
+    with pytest.raises(ConfigError) as info:
+        make_chat_model(settings)
+    assert str(info.value).startswith("NOVA_LLM_MODEL=azure_openai:...: the model cannot be set")
+    assert "\n" not in str(info.value) and "azure-key-0123456789" not in str(info.value)
+    with pytest.raises(ConfigError, match="uses Azure OpenAI but no key is set"):
+        make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "azure_openai:my-deployment"}))

@@ -56,7 +56,22 @@ def make_chat_model(settings: Settings) -> BaseChatModel:
                                "NOVA_LLM_BASE_URL)")
     from langchain.chat_models import init_chat_model
 
-    return init_chat_model(model, model_provider=lc_name, **options)
+    try:
+        return init_chat_model(model, model_provider=lc_name, **options)
+    except ValueError as exc:  # the class's own validation: no region, no credentials, …
+        raise ConfigError(f"NOVA_LLM_MODEL={provider}:...: the model cannot be set up: "
+                          f"{_validation_message(exc)}") from exc
+
+
+def _validation_message(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)  # pydantic's ValidationError: the first message
+    if callable(errors):
+        try:
+            first = errors()[0]
+            return redact(str(first.get("msg", exc)).removeprefix("Value error, ")[:300])
+        except (IndexError, TypeError, AttributeError):
+            pass
+    return _short(exc)
 
 
 async def aclose_model(model: BaseChatModel) -> None:

@@ -90,7 +90,7 @@ def _bedrock(s: Settings) -> dict[str, Any]:
 
     # Credentials and region: the AWS chain (AWS_* variables, profiles, instance roles).
     config = Config(connect_timeout=min(s.llm_timeout, 30.0), read_timeout=s.llm_timeout,
-                    retries={"max_attempts": s.llm_max_retries + 1, "mode": "standard"})
+                    retries={"total_max_attempts": s.llm_max_retries + 1, "mode": "standard"})
     kwargs: dict[str, Any] = {"config": config}
     if s.llm_base_url:
         kwargs["endpoint_url"] = s.llm_base_url
@@ -105,9 +105,10 @@ def _google_genai(s: Settings) -> dict[str, Any]:
 
 
 def _vertexai(s: Settings) -> dict[str, Any]:
-    # Application default credentials; project and location from GOOGLE_CLOUD_PROJECT /
-    # GOOGLE_CLOUD_LOCATION.
-    return {"timeout": s.llm_timeout, "max_retries": s.llm_max_retries}
+    # Google's own client for Vertex AI too (langchain-google-vertexai's ChatVertexAI is
+    # deprecated for it, and google-cloud-aiplatform is large): application default
+    # credentials, project and location from GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION.
+    return _google_genai(s) | {"vertexai": True}
 
 
 def _mistral(s: Settings) -> dict[str, Any]:
@@ -152,8 +153,8 @@ PROVIDERS: dict[str, Provider] = {
     "google_genai": Provider("Google Gemini API", "langchain_google_genai", "google",
                              _google_genai, ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
                              key_required=True),
-    "google_vertexai": Provider("Google Vertex AI", "langchain_google_vertexai", "vertexai",
-                                _vertexai,
+    "google_vertexai": Provider("Google Vertex AI", "langchain_google_genai", "google",
+                                _vertexai, lc_name="google_genai",
                                 env_help="GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION and "
                                          "application default credentials "
                                          "(GOOGLE_APPLICATION_CREDENTIALS)"),
