@@ -8,6 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from bot.cli import cli
 from tests.conftest import GitRepo
@@ -190,3 +193,32 @@ def test_fallback_settings_and_keys() -> None:
     assert (keyless.llm_api_key, keyless.llm_base_url) == (None, None)
     assert groq_key not in s.fallback_keys.values()  # only the providers that are used
     assert anthropic_key not in repr(s) and redact(anthropic_key) == "***"
+
+_PROVIDER_NAMES = st.sampled_from(["openai", "anthropic", "ollama", "groq", "mistralai",
+                                   "google_genai", "bedrock", "azure_openai"])
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(first=_PROVIDER_NAMES, others=st.lists(_PROVIDER_NAMES, max_size=4),
+       base=st.sampled_from([None, "http://127.0.0.1:9/v1"]))
+def test_a_key_never_goes_to_another_provider(first: str, others: list[str],
+                                              base: str | None) -> None:
+    from bot.config import load_settings
+    from bot.llm.fallback import fallback_settings
+    from bot.llm.providers import key_envs
+
+    env = {"NOVA_LLM_MODEL": f"{first}:m0", "NOVA_LLM_API_KEY": "primary-key-000000"}
+    if base:
+        env["NOVA_LLM_BASE_URL"] = base
+    for i, provider in enumerate(others):
+        for name in key_envs(provider):
+            env[name] = f"{provider}-key-{i:06d}"
+    env["NOVA_LLM_FALLBACK"] = ",".join(f"{p}:m{i + 1}" for i, p in enumerate(others))
+    s = load_settings(env=env)
+    for model in s.llm_fallback:
+        f = fallback_settings(s, model)
+        if f.provider == first:
+            assert (f.llm_api_key, f.llm_base_url) == ("primary-key-000000", base)
+        else:
+            assert f.llm_api_key != "primary-key-000000" and f.llm_base_url is None
+            assert f.llm_api_key is None or f.llm_api_key.startswith(f"{f.provider}-key-")
