@@ -222,3 +222,28 @@ def test_a_key_never_goes_to_another_provider(first: str, others: list[str],
         else:
             assert f.llm_api_key != "primary-key-000000" and f.llm_base_url is None
             assert f.llm_api_key is None or f.llm_api_key.startswith(f"{f.provider}-key-")
+
+
+def test_concurrent_batches_switch_once(repo: GitRepo, openai_env: FakeOpenAI,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("a", "b", "c"):
+        repo.write(f"{name}.py", "x = 1\n")
+    repo.commit("base")
+    for name in ("a", "b", "c"):
+        repo.write(f"{name}.py", "x = 1\n" + "".join(f"y{i} = {i}\n" for i in range(40)))
+    repo.commit("three files")
+    monkeypatch.setenv("NOVA_TOKEN_BUDGET", "300")  # several batches
+    monkeypatch.setenv("NOVA_MAX_CONCURRENCY", "3")
+    monkeypatch.setenv("NOVA_LLM_MAX_RETRIES", "0")
+    monkeypatch.setenv("NOVA_LLM_FALLBACK", "openai:small-model")
+    openai_env.responder = lambda body: (error(502, "bad gateway")
+                                         if body["model"] == "big-model"
+                                         else text(json.dumps({"summary": "fine",
+                                                               "comments": []})))
+    result = run("review", "HEAD", "--repo", str(repo.path), "-o", "json", "-q")
+    assert result.exit_code == 0, result.stderr  # a failed batch would exit 3
+    models = [r["model"] for r in openai_env.requests]
+    batches = models.count("small-model")  # every batch answered by the fallback
+    assert batches >= 2 and 1 <= models.count("big-model") <= batches
+    summary = json.loads(result.stdout)["summary"]
+    assert summary.count("model openai:big-model failed") == 1  # one switch, not one a batch
