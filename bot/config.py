@@ -68,7 +68,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "own key variable and defaults.", (), _globs),
     SettingSpec("llm_base_url", "NOVA_LLM_BASE_URL",
                 "Base URL of an OpenAI-compatible server (vLLM, Ollama, LiteLLM), e.g. "
-                "http://localhost:8000/v1; with another provider, its endpoint (ollama: "
+                "http://localhost:8000/v1. Another provider: its endpoint (ollama: "
                 "http://localhost:11434, azure_openai: https://NAME.openai.azure.com)."),
     SettingSpec("llm_api_key", "NOVA_LLM_API_KEY",
                 "API key of the model provider; else the provider's own variable "
