@@ -89,8 +89,10 @@ def test_review_with_groq_not_installed_is_one_line(repo: GitRepo) -> None:
                                       "--model", "groq:llama-3.3-70b-versatile"],
                                 env={"GROQ_API_KEY": "gsk-test-key-0000"}, catch_exceptions=False)
     assert result.exit_code == 2, result.output
-    assert 'needs langchain_groq, not installed in this Python: pip install "nova-bot[groq]"' \
-        in result.stderr
+    assert result.stderr.splitlines() == [
+        'nova: error: NOVA_LLM_MODEL=groq:... needs langchain_groq, not installed in this '
+        'Python: pip install "nova-bot[groq]"']
+    assert result.stdout == ""  # before anything is fetched or analyzed
     assert "gsk-test-key-0000" not in result.output
 
 

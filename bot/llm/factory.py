@@ -7,7 +7,8 @@ functions, never at module import.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.errors import ConfigError, ModelError, redact
@@ -17,8 +18,8 @@ from bot.llm.providers import LANGCHAIN_ONLY, PROVIDERS, common_options
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["PROVIDERS", "aclose_model", "estimate_tokens", "make_chat_model", "model_error",
-           "provider_errors", "status_of"]
+__all__ = ["PROVIDERS", "aclose_model", "check_model", "estimate_tokens", "make_chat_model",
+           "model_error", "provider_errors", "status_of"]
 
 
 def estimate_tokens(text: str) -> int:
@@ -26,10 +27,15 @@ def estimate_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-def make_chat_model(settings: Settings) -> BaseChatModel:
-    """The chat model of ``settings.llm_model``, built by LangChain's ``init_chat_model``;
-    a missing integration package or key is a one-line ``ConfigError`` (exit 2)."""
-    provider, model = settings.provider, settings.model_name or ""
+def check_model(settings: Settings) -> None:
+    """Raise the ``ConfigError`` ``make_chat_model`` would (a missing integration package or
+    key), without importing or building anything."""
+    _plan(settings)
+
+
+def _plan(settings: Settings) -> tuple[str, Callable[[Settings], dict[str, Any]]]:
+    """``init_chat_model``'s provider name and the options function for ``settings``."""
+    provider = settings.provider
     if provider is None:
         raise ConfigError("no model configured", hint="set NOVA_LLM_MODEL=provider:model")
     spec = PROVIDERS.get(provider)
@@ -40,27 +46,34 @@ def make_chat_model(settings: Settings) -> BaseChatModel:
             names = " or ".join(("NOVA_LLM_API_KEY", *spec.key_envs))
             raise ConfigError(f"NOVA_LLM_MODEL uses {spec.title} but no key is set",
                               hint=f"set {names}")
-        options = spec.options(settings)
-        lc_name = spec.lc_name or provider
-    elif provider in LANGCHAIN_ONLY:
+        return spec.lc_name or provider, spec.options
+    if provider in LANGCHAIN_ONLY:
         module = LANGCHAIN_ONLY[provider]
         if missing(module):
             package = module.replace("_", "-")
             raise ConfigError(f"{feature} needs {module}, not installed in this Python: "
                               f"pip install {package}")
-        options, lc_name = common_options(settings), provider
-    else:
-        raise ConfigError(f"unknown model provider {provider!r} in NOVA_LLM_MODEL",
-                          hint=f"use one of: {', '.join(sorted(PROVIDERS))} "
-                               "(any OpenAI-compatible server: openai:<model> + "
-                               "NOVA_LLM_BASE_URL)")
+        return provider, common_options
+    raise ConfigError(f"unknown model provider {provider!r} in NOVA_LLM_MODEL",
+                      hint=f"use one of: {', '.join(sorted(PROVIDERS))} "
+                           "(any OpenAI-compatible server: openai:<model> + "
+                           "NOVA_LLM_BASE_URL)")
+
+
+def make_chat_model(settings: Settings) -> BaseChatModel:
+    """The chat model of ``settings.llm_model``, built by LangChain's ``init_chat_model``;
+    a missing integration package or key is a one-line ``ConfigError`` (exit 2)."""
+    lc_name, options_of = _plan(settings)
+    options = options_of(settings)
+    provider, model = settings.provider, settings.model_name or ""
     from langchain.chat_models import init_chat_model
 
     try:
-        return init_chat_model(model, model_provider=lc_name, **options)
+        chat: BaseChatModel = init_chat_model(model, model_provider=lc_name, **options)
     except ValueError as exc:  # the class's own validation: no region, no credentials, …
         raise ConfigError(f"NOVA_LLM_MODEL={provider}:...: the model cannot be set up: "
                           f"{_validation_message(exc)}") from exc
+    return chat
 
 
 def _validation_message(exc: ValueError) -> str:

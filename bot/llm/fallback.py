@@ -23,12 +23,19 @@ from typing import TYPE_CHECKING, TypeVar
 from bot.config import Settings
 from bot.errors import ModelError
 from bot.events import ErrorEvent, EventBus
-from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors, status_of
+from bot.llm.factory import (
+    aclose_model,
+    check_model,
+    make_chat_model,
+    model_error,
+    provider_errors,
+    status_of,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["ModelChain", "fallback_settings", "falls_back"]
+__all__ = ["ModelChain", "check_models", "fallback_settings", "falls_back"]
 
 T = TypeVar("T")
 
@@ -40,6 +47,13 @@ def fallback_settings(settings: Settings, model: str) -> Settings:
         return other
     return other.with_(llm_base_url=None, llm_api_key=settings.fallback_keys.get(
         other.provider or ""))
+
+
+def check_models(settings: Settings) -> None:
+    """The ConfigError (missing extra or key) of the model or any fallback, before a run
+    fetches or analyzes anything; nothing is imported or built."""
+    for s in (settings, *(fallback_settings(settings, m) for m in settings.llm_fallback)):
+        check_model(s)
 
 
 def falls_back(exc: BaseException) -> bool:
