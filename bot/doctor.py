@@ -199,5 +199,16 @@ def _hosts(s: Settings) -> list[Check]:
 
 def run_checks(settings: Settings) -> list[Check]:
     """The model, every registered code host, the Task Manager, then testgen's tools."""
-    return [_model(settings), *_hosts(settings), _task_manager(settings), _node(settings),
-            _sandbox(settings)]
+    return [_model(settings), *_fallbacks(settings), *_hosts(settings),
+            _task_manager(settings), _node(settings), _sandbox(settings)]
+
+
+def _fallbacks(s: Settings) -> list[Check]:
+    """One line per NOVA_LLM_FALLBACK model, checked like the model."""
+    if not s.llm_model:
+        return []
+    from dataclasses import replace
+
+    from bot.llm.fallback import fallback_settings
+
+    return [replace(_model(fallback_settings(s, m)), name="fallback") for m in s.llm_fallback]

@@ -162,5 +162,20 @@ def test_ollama_model_is_looked_up_in_its_tags(monkeypatch: pytest.MonkeyPatch) 
         assert server.paths == ["GET /api/tags", "GET /api/tags"]
     finally:
         server.stop()
-    result = doctor()  # the server is gone
+    monkeypatch.setenv("NOVA_LLM_FALLBACK", "ollama:qwen2.5-coder")
+    result = doctor()  # the server is gone: the fallback line says so too
     assert result.exit_code == 3 and "connection refused" in rows(result)[0]
+    assert rows(result)[1].split()[:2] == ["FAIL", "fallback"]
+
+
+def test_fallback_models_get_a_line_each(llm, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NOVA_LLM_MODEL", "openai:test-model")
+    monkeypatch.setenv("NOVA_LLM_BASE_URL", llm.base_url)
+    monkeypatch.setenv("NOVA_LLM_FALLBACK", "openai:small-model,groq:llama-3.3-70b-versatile")
+    result = doctor()
+    lines = rows(result)
+    assert [ln.split()[:2] for ln in lines[:3]] == [["ok", "model"], ["FAIL", "fallback"],
+                                                    ["FAIL", "fallback"]]
+    assert "does not have 'small-model'" in lines[1]
+    assert 'pip install "nova-bot[groq]"' in lines[2]
+    assert result.exit_code == 3
