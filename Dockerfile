@@ -17,8 +17,10 @@ COPY scripts/build-wheel.sh ./scripts/build-wheel.sh
 RUN sh scripts/build-wheel.sh /dist
 # Nova in a venv, copied whole into the final stage once pip and setuptools are out of it.
 # testgen: `nova testgen` runs Python projects' tests with this Python (pytest, coverage,
-# Hypothesis). The wheel's own dependencies are pinned to ranges in pyproject.toml.
-ARG EXTRAS=testgen
+# Hypothesis); openai and ollama: the model providers (OpenAI and every OpenAI-compatible
+# server, Ollama's own API). The wheel's own dependencies are pinned to ranges in
+# pyproject.toml. Other providers: --build-arg EXTRAS=testgen,openai,anthropic,bedrock …
+ARG EXTRAS=testgen,openai,ollama
 # hadolint ignore=DL3013
 RUN python -m venv /opt/nova \
  && wheel=$(ls /dist/nova_bot-*.whl) \

@@ -77,15 +77,26 @@ def setting(env: str, help: str, default: Any = None, *, parse: Callable[[str], 
 class Settings:
     llm_model: str | None = setting(
         "NOVA_LLM_MODEL",
-        "Model as provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5). "
-        "Unset: the LLM review is off and only the analyzers run.")
+        "Model as provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, "
+        "ollama:qwen2.5-coder, bedrock:…, google_genai:…, mistralai:…, groq:…; each "
+        "provider is a pip extra). Unset: the LLM review is off and only the analyzers "
+        "run.")
+    llm_fallback: tuple[str, ...] = setting(
+        "NOVA_LLM_FALLBACK",
+        "Comma-separated provider:model list tried in order when the model fails "
+        "(5xx, 429 or timeouts after the retries, connection errors, other refusals; "
+        "not a refused key): the next one answers for the rest of the run. One of the "
+        "same provider keeps NOVA_LLM_BASE_URL and the key; another provider uses its "
+        "own key variable and defaults.", (), parse=_globs)
     llm_base_url: str | None = setting(
         "NOVA_LLM_BASE_URL",
         "Base URL of an OpenAI-compatible server (vLLM, Ollama, LiteLLM), e.g. "
-        "http://localhost:8000/v1.")
+        "http://localhost:8000/v1. Another provider: its endpoint (ollama: "
+        "http://localhost:11434, azure_openai: https://NAME.openai.azure.com).")
     llm_api_key: str | None = setting(
         "NOVA_LLM_API_KEY",
-        "API key of the model provider; else OPENAI_API_KEY / ANTHROPIC_API_KEY.",
+        "API key of the model provider; else the provider's own variable "
+        "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GROQ_API_KEY, …).",
         secret=True)
     llm_timeout: float = setting("NOVA_LLM_TIMEOUT", "Seconds per model request.",
         120.0, parse=float, min=0, min_exclusive=True)
@@ -294,6 +305,8 @@ class Settings:
         False, parse=lambda v: v.lower() == "true")
     # [[analyzer]] tables of the base revision's .nova.toml (bot.analyzers.declared)
     declared_analyzers: tuple[DeclaredAnalyzer, ...] = ()
+    # keys of the NOVA_LLM_FALLBACK models' other providers, from their own variables
+    fallback_keys: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -377,7 +390,7 @@ def _check_model(settings: Settings) -> None:
     model = settings.llm_model
     if not model:
         return
-    from bot.llm.factory import PROVIDERS
+    from bot.llm.providers import PROVIDERS, known_provider
 
     where = settings.origins.get("llm_model", "NOVA_LLM_MODEL")
     where = {"flag": "--model"}.get(where, where)
@@ -390,7 +403,7 @@ def _check_model(settings: Settings) -> None:
         if not _PROVIDER.fullmatch(provider) or not name:
             raise ConfigError(f"{where}: the model {model!r} is malformed: expected "
                               f"provider:model ({example})")
-        if provider not in PROVIDERS:
+        if not known_provider(provider):
             raise ConfigError(f"unknown model provider {provider!r} in {where}",
                               hint=f"use one of: {', '.join(sorted(PROVIDERS))} (any "
                                    "OpenAI-compatible server: openai:<model> + "
@@ -470,22 +483,41 @@ def load_settings(flags: Mapping[str, Any] | None = None, env: Mapping[str, str]
             values[key] = _coerce(_SPECS[key], value, f"--{key.replace('_', '-')}")
             origins[key] = "flag"
     settings = Settings(**values, origins=origins)
-    if settings.llm_model and not settings.llm_api_key:
-        fallback = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(
-            settings.provider or "")
-        if fallback and env.get(fallback):
-            settings = settings.with_(llm_api_key=env[fallback])
+    settings = _provider_keys(settings, env)
     settings = _arcrc_fallback(settings, env)
     register_url_secrets(settings.llm_base_url, settings.task_manager_url,
                          settings.github_api_url, settings.phabricator_url)
     _check_model(settings)
+    for model in settings.llm_fallback:
+        _check_model(settings.with_(llm_model=model, origins={"llm_model": "NOVA_LLM_FALLBACK"}))
     register_secret(settings.llm_api_key)
+    for key in settings.fallback_keys.values():
+        register_secret(key)
     register_secret(settings.task_manager_token)
     register_secret(settings.github_token)
     register_secret(settings.phabricator_token)
     register_secret(settings.gitlab_token)
     register_secret(settings.ci_job_token)
     return settings
+
+
+def _provider_keys(settings: Settings, env: Mapping[str, str]) -> Settings:
+    """The model's key from its provider's own variable when NOVA_LLM_API_KEY is unset, and
+    the keys of the fallback models' other providers."""
+    from bot.llm.providers import key_envs
+
+    def key_of(provider: str | None) -> str | None:
+        return next((env[name] for name in key_envs(provider) if env.get(name)), None)
+
+    if settings.llm_model and not settings.llm_api_key:
+        settings = settings.with_(llm_api_key=key_of(settings.provider))
+    keys = {}
+    for model in settings.llm_fallback:
+        provider = settings.with_(llm_model=model).provider
+        key = key_of(provider)
+        if provider and provider != settings.provider and key:
+            keys[provider] = key
+    return settings.with_(fallback_keys=keys) if keys else settings
 
 
 def _arcrc_fallback(settings: Settings, env: Mapping[str, str]) -> Settings:

@@ -31,29 +31,110 @@ def describe_failure(exc: Exception) -> str:
 
 
 def _model(s: Settings) -> Check:
+    """Proves the model answers: the server's model list names it (OpenAI-compatible
+    ``/models``, Anthropic's ``/v1/models``, Ollama's ``/api/tags``), else a one-token
+    completion. A server that answers but does not have the model is a failure."""
     if not s.llm_model:
         return Check("model", "NOVA_LLM_MODEL", None,
                      "not configured: the review runs the analyzers only")
-    from bot.llm.factory import PROVIDERS
+    from bot.errors import ConfigError
+    from bot.llm.providers import known_provider
 
-    if s.provider not in PROVIDERS:
+    if not known_provider(s.provider or ""):
         return Check("model", s.llm_model, False, f"unknown provider {s.provider!r}")
-    base = (s.llm_base_url or ("https://api.anthropic.com/v1" if s.provider == "anthropic"
-                               else "https://api.openai.com/v1")).rstrip("/")
-    if not s.llm_api_key and not s.llm_base_url:
-        return Check("model", s.llm_model, False, "no API key (NOVA_LLM_API_KEY)")
+    name = s.llm_model
+    s = s.with_(llm_timeout=TIMEOUT, llm_max_retries=0)
+    try:
+        if s.provider == "ollama":
+            return _ollama_model(s)
+        if s.provider in ("openai", "anthropic") and (s.llm_api_key or s.llm_base_url):
+            listed = _listed_model(s)
+            if listed is not None:
+                return listed
+        return _completion(s)
+    except ConfigError as exc:
+        return Check("model", name, False, str(exc))
+
+
+def _listed_model(s: Settings) -> Check | None:
+    """The check from ``GET /models``; None when the server has no model list to ask."""
+    default = "https://api.anthropic.com/v1" if s.provider == "anthropic" \
+        else "https://api.openai.com/v1"
+    base = (s.llm_base_url or default).rstrip("/")
     headers = {"Authorization": f"Bearer {s.llm_api_key}"} if s.llm_api_key else {}
     if s.provider == "anthropic" and s.llm_api_key:
         headers = {"x-api-key": s.llm_api_key, "anthropic-version": "2023-06-01"}
+    target = f"{s.llm_model} at {base}"
     try:
-        response = http_get(f"{base}/models", headers)
+        response = http_get(f"{base}/models?limit=1000", headers)
     except httpx.HTTPError as exc:
-        return Check("model", f"{s.llm_model} at {base}", False, describe_failure(exc))
+        return Check("model", target, False, describe_failure(exc))
     if response.status_code in (401, 403):
-        return Check("model", f"{s.llm_model} at {base}", False,
+        return Check("model", target, False,
                      f"reachable, but the key was refused (HTTP {response.status_code})")
-    return Check("model", f"{s.llm_model} at {base}", True,
-                 f"reachable (GET /models: HTTP {response.status_code})")
+    try:
+        ids = [str(m["id"]) for m in response.json()["data"]]
+    except (ValueError, KeyError, TypeError):
+        return None  # no list here (404, another shape): ask the model itself
+    return _in_list(target, s.model_name or "", ids, "GET /models")
+
+
+def _in_list(target: str, name: str, names: list[str], how: str) -> Check:
+    if name in names:
+        return Check("model", target, True, f"served ({how} lists it)")
+    shown = ", ".join(sorted(names)[:8]) + (", …" if len(names) > 8 else "")
+    return Check("model", target, False, redact(
+        f"the server does not have {name!r} ({how}: {shown or 'no models'})"))
+
+
+def _ollama_model(s: Settings) -> Check:
+    from bot.extras import require_extra
+
+    require_extra("ollama", "NOVA_LLM_MODEL=ollama:...", "ollama")
+    import ollama
+
+    client = ollama.Client(host=s.llm_base_url, timeout=TIMEOUT)  # else OLLAMA_HOST
+    target = f"{s.llm_model} at {s.llm_base_url or 'OLLAMA_HOST (default localhost:11434)'}"
+    try:
+        with client:
+            names = [str(m.model) for m in client.list().models]
+    except (httpx.HTTPError, ConnectionError, ollama.ResponseError) as exc:
+        if isinstance(exc, ConnectionError):
+            return Check("model", target, False, "connection refused or host unknown")
+        return Check("model", target, False, describe_failure(exc))
+    name = s.model_name or ""
+    tagged = name if ":" in name else f"{name}:latest"
+    return _in_list(target, tagged if tagged in names else name, names, "GET /api/tags")
+
+
+_MAX_TOKENS = ("openai", "azure_openai", "anthropic", "groq", "mistralai")
+
+
+def _completion(s: Settings) -> Check:
+    """A one-token completion, for providers without a model list we can read."""
+    from bot.llm.factory import make_chat_model, model_error, provider_errors
+    from bot.llm.loop import run_coroutine
+
+    model = make_chat_model(s)
+    target = f"{s.llm_model} at {s.llm_base_url}" if s.llm_base_url else s.llm_model or ""
+
+    async def ask() -> None:
+        from bot.llm.factory import aclose_model
+
+        try:
+            # max_tokens where the provider takes it per call; the others answer in full
+            if s.provider in _MAX_TOKENS:
+                await model.ainvoke("Reply with OK.", max_tokens=1)
+            else:
+                await model.ainvoke("Reply with OK.")
+        finally:
+            await aclose_model(model)
+
+    try:
+        run_coroutine(ask())
+    except provider_errors() as exc:
+        return Check("model", target, False, str(model_error(exc, s)))
+    return Check("model", target, True, "answered a one-token completion")
 
 
 def _task_manager(s: Settings) -> Check:
@@ -118,5 +199,16 @@ def _hosts(s: Settings) -> list[Check]:
 
 def run_checks(settings: Settings) -> list[Check]:
     """The model, every registered code host, the Task Manager, then testgen's tools."""
-    return [_model(settings), *_hosts(settings), _task_manager(settings), _node(settings),
-            _sandbox(settings)]
+    return [_model(settings), *_fallbacks(settings), *_hosts(settings),
+            _task_manager(settings), _node(settings), _sandbox(settings)]
+
+
+def _fallbacks(s: Settings) -> list[Check]:
+    """One line per NOVA_LLM_FALLBACK model, checked like the model."""
+    if not s.llm_model:
+        return []
+    from dataclasses import replace
+
+    from bot.llm.fallback import fallback_settings
+
+    return [replace(_model(fallback_settings(s, m)), name="fallback") for m in s.llm_fallback]

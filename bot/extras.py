@@ -1,7 +1,9 @@
 """Parts of Nova installed as pip extras, and the one clear line when one is missing.
 
-The core (`pip install nova-bot`) reviews with ruff and any OpenAI-compatible model; the
-extras are declared in pyproject.toml: ``anthropic``, ``mcp``, ``testgen``, ``node``, ``all``.
+The core (`pip install nova-bot`) reviews with ruff; the extras are declared in
+pyproject.toml: one per model provider (``openai``, ``anthropic``, ``ollama``, ``bedrock``,
+``google``, ``mistral``, ``groq``; see ``bot.llm.providers``), ``mcp``,
+``testgen``, ``node``, ``all``.
 """
 
 from __future__ import annotations

@@ -126,3 +126,30 @@ def test_documented_kubectl_commands_feed_whole_manifests() -> None:
             assert [d["kind"] for d in docs] == ["Job"]
             assert "D456" in docs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert {"Job", "Secret"} <= set(kinds)
+
+
+def _install_extras(tmp_path: Path, model: str, mode: str = "review", fallback: str = "") -> str:
+    step = next(s for s in _action()["runs"]["steps"] if s.get("id") == "install")
+    out = tmp_path / "output"
+    out.write_text("")
+    env = {"PATH": "/usr/bin:/bin", "GITHUB_ACTION_PATH": str(ROOT), "GITHUB_OUTPUT": str(out),
+           "RUNNER_OS": "Linux", "PYTHON_VERSION": "3.11.9", "INPUT_MODE": mode,
+           "INPUT_MODEL": model, "NOVA_LLM_FALLBACK": fallback}
+    subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], env=env, check=True)
+    lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    return lines["extras"]
+
+
+def test_the_action_installs_the_models_provider_extra(tmp_path: Path) -> None:
+    from bot.llm.providers import PROVIDERS
+
+    for name, spec in PROVIDERS.items():
+        assert _install_extras(tmp_path, f"{name}:some-model") == spec.extra, name
+    assert _install_extras(tmp_path, "gpt-4o-mini") == "openai"  # a bare OpenAI name
+    assert _install_extras(tmp_path, "claude-sonnet-4-5") == "anthropic"
+    assert _install_extras(tmp_path, "ft:gpt-4o-mini:acme::abc") == "openai"
+    assert _install_extras(tmp_path, "") == ""
+    assert _install_extras(tmp_path, "ollama:qwen2.5-coder", "testgen") == "testgen,ollama"
+    assert _install_extras(tmp_path, "openai:gpt-4o", fallback="openai:gpt-4o-mini, groq:x,"
+                                                               " anthropic:claude-x") \
+        == "openai,groq,anthropic"

@@ -11,6 +11,8 @@ from bot.cli import cli
 from tests.servers.conduit_server import TOKEN as CONDUIT_TOKEN
 from tests.servers.conduit_server import FakeConduit
 from tests.servers.github_server import FakeGitHub
+from tests.servers.ollama_server import FakeOllama
+from tests.servers.openai_server import error, text
 from tests.servers.taskmanager_server import FakeTaskManager
 
 GH_TOKEN = "ghs_doctortoken000000000000000000000"
@@ -48,7 +50,8 @@ def test_every_configured_service_reachable(llm, monkeypatch: pytest.MonkeyPatch
         assert result.exit_code == 0, result.stdout
         lines = rows(result)
         assert [ln.split()[0] for ln in lines[:4]] == ["ok"] * 4
-        assert "reachable (GET /models: HTTP 200)" in lines[0]
+        assert "test-model at http://127.0.0.1" in lines[0]
+        assert "served (GET /models lists it)" in lines[0]
         assert "token accepted (4999 requests left)" in lines[1]
         assert "user nova-bot" in lines[2]
         assert "healthy; NOVA_EXECUTION_ID is not set" in lines[3]
@@ -116,3 +119,66 @@ def test_testgen_tools_are_reported(monkeypatch: pytest.MonkeyPatch, tmp_path) -
     line = rows(result)[4]
     assert line.split()[0] == "-" and "v18.19.0: testgen for node:test projects" in line
     assert result.exit_code == 0
+
+
+def test_a_model_the_server_does_not_have_fails(llm, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: "ok" because GET /models answered at all.
+    monkeypatch.setenv("NOVA_LLM_MODEL", "openai:gpt-typo")
+    monkeypatch.setenv("NOVA_LLM_BASE_URL", llm.base_url)
+    result = doctor()
+    assert result.exit_code == 3
+    line = rows(result)[0]
+    assert line.split()[0] == "FAIL"
+    assert "the server does not have 'gpt-typo' (GET /models: test-model)" in line
+
+
+def test_no_model_list_asks_for_one_token(llm, monkeypatch: pytest.MonkeyPatch) -> None:
+    llm.models = None  # GET /v1/models: 404
+    monkeypatch.setenv("NOVA_LLM_MODEL", "openai:test-model")
+    monkeypatch.setenv("NOVA_LLM_BASE_URL", llm.base_url)
+    monkeypatch.setenv("NOVA_LLM_API_KEY", LLM_KEY)
+    llm.enqueue(text("OK"))
+    result = doctor()
+    assert result.exit_code == 0, result.stdout
+    assert "answered a one-token completion" in rows(result)[0]
+    assert llm.requests[-1]["max_completion_tokens"] == 1  # langchain-openai: max_tokens
+    llm.enqueue(error(404, "The model `test-model` does not exist"))
+    result = doctor()
+    assert result.exit_code == 3
+    assert "model 'test-model' not found" in rows(result)[0]
+    assert LLM_KEY not in result.stdout
+
+
+def test_ollama_model_is_looked_up_in_its_tags(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = FakeOllama(models=("qwen2.5-coder", "llama3.1:8b")).start()
+    try:
+        monkeypatch.setenv("NOVA_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("NOVA_LLM_MODEL", "ollama:qwen2.5-coder")
+        result = doctor()
+        assert result.exit_code == 0, result.stdout
+        assert "served (GET /api/tags lists it)" in rows(result)[0]
+        monkeypatch.setenv("NOVA_LLM_MODEL", "ollama:llama3.1")  # pulled only as :8b
+        result = doctor()
+        assert result.exit_code == 3
+        assert "does not have 'llama3.1' (GET /api/tags: llama3.1:8b, qwen2.5-coder:latest)" \
+            in rows(result)[0]
+        assert server.paths == ["GET /api/tags", "GET /api/tags"]
+    finally:
+        server.stop()
+    monkeypatch.setenv("NOVA_LLM_FALLBACK", "ollama:qwen2.5-coder")
+    result = doctor()  # the server is gone: the fallback line says so too
+    assert result.exit_code == 3 and "connection refused" in rows(result)[0]
+    assert rows(result)[1].split()[:2] == ["FAIL", "fallback"]
+
+
+def test_fallback_models_get_a_line_each(llm, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NOVA_LLM_MODEL", "openai:test-model")
+    monkeypatch.setenv("NOVA_LLM_BASE_URL", llm.base_url)
+    monkeypatch.setenv("NOVA_LLM_FALLBACK", "openai:small-model,groq:llama-3.3-70b-versatile")
+    result = doctor()
+    lines = rows(result)
+    assert [ln.split()[:2] for ln in lines[:3]] == [["ok", "model"], ["FAIL", "fallback"],
+                                                    ["FAIL", "fallback"]]
+    assert "does not have 'small-model'" in lines[1]
+    assert 'pip install "nova-bot[groq]"' in lines[2]
+    assert result.exit_code == 3

@@ -101,6 +101,10 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     flags["harbormaster_target"] = harbormaster_target
     flags["analyzer_results"] = analyzer_results or None
     settings = load_from_flags(dict(flags), None)  # .nova.toml: from the base revision
+    if settings.llm_enabled:  # a missing provider extra or key: one line, nothing fetched
+        from bot.llm.fallback import check_models
+
+        check_models(settings)
     if change is None and not staged:
         change = ref_from_ci(settings)
     ref = change_ref(change, staged)

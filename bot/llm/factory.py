@@ -1,7 +1,8 @@
 """Build a LangChain chat model from ``Settings``; map provider errors to ``ModelError``.
 
-Providers register a builder in ``PROVIDERS`` — the built-in ones go through the same path a
-third-party one would. Heavy imports happen inside the builders, never at module import.
+Every provider goes through LangChain's ``init_chat_model`` with the arguments its entry in
+``bot.llm.providers.PROVIDERS`` makes from the settings. Heavy imports happen inside the
+functions, never at module import.
 """
 
 from __future__ import annotations
@@ -9,19 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import SecretStr
-
 from bot.config import Settings
 from bot.errors import ConfigError, ModelError, redact
-from bot.extras import require_extra
+from bot.extras import missing, require_extra
+from bot.llm.providers import LANGCHAIN_ONLY, PROVIDERS, common_options
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["PROVIDERS", "aclose_model", "estimate_tokens", "make_chat_model", "model_error"]
-
-# An OpenAI-compatible server without auth still needs *some* key in the client.
-_PLACEHOLDER_KEY = "nova-no-key"
+__all__ = ["PROVIDERS", "aclose_model", "check_model", "estimate_tokens", "make_chat_model",
+           "model_error", "provider_errors", "status_of"]
 
 
 def estimate_tokens(text: str) -> int:
@@ -29,82 +27,119 @@ def estimate_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-def _openai(s: Settings) -> BaseChatModel:
-    import openai
-    from langchain_openai import ChatOpenAI
-
-    key = s.llm_api_key
-    if not key:
-        if not s.llm_base_url:
-            raise ConfigError("NOVA_LLM_MODEL uses OpenAI but no key is set",
-                              hint="set NOVA_LLM_API_KEY or OPENAI_API_KEY, or NOVA_LLM_BASE_URL "
-                                   "for a local OpenAI-compatible server")
-        key = _PLACEHOLDER_KEY
-    # Our own async client, closed by ``aclose_model`` when the run ends (the default one is
-    # cached per base URL and keeps idle connections for the life of the process).
-    client = openai.DefaultAsyncHttpxClient(timeout=s.llm_timeout)
-    return ChatOpenAI(model=s.model_name or "", base_url=s.llm_base_url, api_key=SecretStr(key),
-                      timeout=s.llm_timeout, max_retries=s.llm_max_retries,
-                      http_async_client=client, http_socket_options=())
+def check_model(settings: Settings) -> None:
+    """Raise the ``ConfigError`` ``make_chat_model`` would (a missing integration package or
+    key), without importing or building anything."""
+    _plan(settings)
 
 
-def _anthropic(s: Settings) -> BaseChatModel:
-    require_extra("anthropic", "NOVA_LLM_MODEL=anthropic:...", "langchain_anthropic")
-    from langchain_anthropic import ChatAnthropic
-
-    if not s.llm_api_key:
-        raise ConfigError("NOVA_LLM_MODEL uses Anthropic but no key is set",
-                          hint="set NOVA_LLM_API_KEY or ANTHROPIC_API_KEY")
-    kwargs: dict[str, Any] = {"model": s.model_name, "api_key": SecretStr(s.llm_api_key),
-                              "timeout": s.llm_timeout, "max_retries": s.llm_max_retries,
-                              "max_tokens": 4096}
-    if s.llm_base_url:
-        kwargs["base_url"] = s.llm_base_url
-    return ChatAnthropic(**kwargs)  # by alias: the field names differ from the arguments
-
-
-PROVIDERS: dict[str, Callable[[Settings], BaseChatModel]] = {
-    "openai": _openai,
-    "anthropic": _anthropic,
-}
-
-
-def make_chat_model(settings: Settings) -> BaseChatModel:
+def _plan(settings: Settings) -> tuple[str, Callable[[Settings], dict[str, Any]]]:
+    """``init_chat_model``'s provider name and the options function for ``settings``."""
     provider = settings.provider
     if provider is None:
         raise ConfigError("no model configured", hint="set NOVA_LLM_MODEL=provider:model")
-    builder = PROVIDERS.get(provider)
-    if builder is None:
-        raise ConfigError(f"unknown model provider {provider!r} in NOVA_LLM_MODEL",
-                          hint=f"use one of: {', '.join(sorted(PROVIDERS))} "
-                               "(any OpenAI-compatible server: openai:<model> + "
-                               "NOVA_LLM_BASE_URL)")
-    return builder(settings)
+    spec = PROVIDERS.get(provider)
+    feature = f"NOVA_LLM_MODEL={provider}:..."
+    if spec is not None:
+        require_extra(spec.extra, feature, spec.module)
+        if spec.key_required and not settings.llm_api_key:
+            names = " or ".join(("NOVA_LLM_API_KEY", *spec.key_envs))
+            raise ConfigError(f"NOVA_LLM_MODEL uses {spec.title} but no key is set",
+                              hint=f"set {names}")
+        return spec.lc_name or provider, spec.options
+    if provider in LANGCHAIN_ONLY:
+        module = LANGCHAIN_ONLY[provider]
+        if missing(module):
+            package = module.replace("_", "-")
+            raise ConfigError(f"{feature} needs {module}, not installed in this Python: "
+                              f"pip install {package}")
+        return provider, common_options
+    raise ConfigError(f"unknown model provider {provider!r} in NOVA_LLM_MODEL",
+                      hint=f"use one of: {', '.join(sorted(PROVIDERS))} "
+                           "(any OpenAI-compatible server: openai:<model> + "
+                           "NOVA_LLM_BASE_URL)")
+
+
+def make_chat_model(settings: Settings) -> BaseChatModel:
+    """The chat model of ``settings.llm_model``, built by LangChain's ``init_chat_model``;
+    a missing integration package or key is a one-line ``ConfigError`` (exit 2)."""
+    lc_name, options_of = _plan(settings)
+    options = options_of(settings)
+    provider, model = settings.provider, settings.model_name or ""
+    from langchain.chat_models import init_chat_model
+
+    try:
+        chat: BaseChatModel = init_chat_model(model, model_provider=lc_name, **options)
+    except ValueError as exc:  # the class's own validation: no region, no credentials, …
+        raise ConfigError(f"NOVA_LLM_MODEL={provider}:...: the model cannot be set up: "
+                          f"{_validation_message(exc)}") from exc
+    return chat
+
+
+def _validation_message(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)  # pydantic's ValidationError: the first message
+    if callable(errors):
+        try:
+            first = errors()[0]
+            return redact(str(first.get("msg", exc)).removeprefix("Value error, ")[:300])
+        except (IndexError, TypeError, AttributeError):
+            pass
+    return _short(exc)
 
 
 async def aclose_model(model: BaseChatModel) -> None:
-    """Close the HTTP client a builder opened for ``model``, if any."""
+    """Close the HTTP client a builder opened for ``model``, if any (OpenAI's, which we
+    pass in; Ollama's async client, which ChatOllama opens itself)."""
     client = getattr(model, "http_async_client", None)
     if client is not None:
         await client.aclose()
+    ollama_client = getattr(model, "_async_client", None)
+    close = getattr(ollama_client, "close", None)
+    if close is not None and type(ollama_client).__module__.startswith("ollama"):
+        await close()
+
+
+# SDK exceptions that are a failed model request, by module: ``(module, class)``. A module
+# that is not loaded cannot have raised anything, so only loaded ones are looked at (no heavy
+# import just to name an exception class).
+_SDK_ERRORS = (("openai", "APIError"), ("anthropic", "APIError"), ("ollama", "ResponseError"),
+               ("ollama", "RequestError"), ("groq", "APIError"),
+               ("botocore.exceptions", "ClientError"), ("botocore.exceptions", "BotoCoreError"),
+               ("google.api_core.exceptions", "GoogleAPIError"),
+               ("google.genai.errors", "APIError"),
+               ("langchain_google_genai.chat_models", "ChatGoogleGenerativeAIError"))
 
 
 def provider_errors() -> tuple[type[BaseException], ...]:
-    """Exception classes of the installed provider SDKs (imported lazily)."""
-    errors: list[type[BaseException]] = []
-    try:
-        import openai
+    """Exception classes of the provider SDKs in use, plus httpx's (Ollama and Mistral talk
+    through httpx) and ``ConnectionError`` (the Ollama client's "cannot connect")."""
+    import sys
 
-        errors.append(openai.APIError)
-    except ImportError:  # pragma: no cover - a dependency
-        pass
-    try:
-        import anthropic
+    import httpx
 
-        errors.append(anthropic.APIError)
-    except ImportError:  # the anthropic extra is not installed
+    try:
+        import openai  # noqa: F401 - the default provider: loaded so its errors are named
+    except ImportError:  # the openai extra is not installed
         pass
+    errors: list[type[BaseException]] = [httpx.HTTPError, ConnectionError]
+    for module, name in _SDK_ERRORS:
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            errors.append(cls)
     return tuple(errors)
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of a provider error, whichever SDK raised it."""
+    for value in (getattr(exc, "status_code", None), getattr(exc, "code", None),
+                  getattr(getattr(exc, "response", None), "status_code", None)):
+        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
+            return value
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):  # botocore's ClientError
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        return status if isinstance(status, int) else None
+    return None
 
 
 def model_error(exc: BaseException, settings: Settings, *, attempts: int = 1,
@@ -112,7 +147,7 @@ def model_error(exc: BaseException, settings: Settings, *, attempts: int = 1,
     """A one-line, secret-free ``ModelError`` for a provider exception; after several
     ``attempts`` it says how many and the real time they took (``seconds``)."""
     where = settings.llm_base_url or settings.provider or "model"
-    status = getattr(exc, "status_code", None)
+    status = status_of(exc)
     name = type(exc).__name__
     spent = f", {seconds:.1f}s in all" if seconds is not None else ""
     if "Timeout" in name:

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from bot.config import Settings
 from bot.errors import ModelError, redact
-from bot.llm.factory import model_error, provider_errors
+from bot.llm.factory import model_error, provider_errors, status_of
 from bot.llm.limiter import FIRST_TURN, FOLLOW_UP, Limiter
 
 __all__ = ["body_error", "call_with_retries", "is_retryable", "is_throttled", "retry_delay"]
@@ -35,7 +35,7 @@ MAX_DELAY = 30.0
 
 def is_retryable(exc: BaseException) -> bool:
     name = type(exc).__name__
-    status = getattr(exc, "status_code", None)
+    status = status_of(exc)  # each SDK keeps it elsewhere (httpx, botocore, google)
     if "Timeout" in name or "Connection" in name:
         return True
     return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
@@ -67,7 +67,7 @@ def _what_failed(exc: BaseException, settings: Settings) -> str:
         return f"no answer within {settings.llm_timeout:g}s"
     if "Connection" in name:
         return "connection failed"
-    status = getattr(exc, "status_code", None)
+    status = status_of(exc)
     return f"HTTP {status}" if status is not None else name
 
 

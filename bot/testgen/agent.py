@@ -102,7 +102,8 @@ async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
 
-    from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
+    from bot.llm.factory import model_error, provider_errors
+    from bot.llm.fallback import ModelChain
     from bot.review.agent.graph import ReviewState, build_graph
 
     example_path, example = _example_test(ws, fw, targets)
@@ -114,10 +115,9 @@ async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
     user = Scrubber().scrub(render_prompt(  # a committed key never reaches the provider
         "testgen/user.j2", title=change.title, matrix=[t.to_dict() for t in targets],
         example=example, example_path=example_path, diff=render_files(change.files)))
-    model = make_chat_model(settings)
-    graph = build_graph(model, testgen_tools(ws, fw, max_iterations, settings.test_timeout),
-                        bus, stats,
-                        parse_final=lambda text: text.strip() or "done")
+    chain = ModelChain(settings, bus)
+    graph = build_graph(chain.model, testgen_tools(ws, fw, max_iterations, settings.test_timeout),
+                        bus, stats, parse_final=lambda text: text.strip() or "done", chain=chain)
     state: ReviewState = {"messages": [SystemMessage(content=system),
                                        HumanMessage(content=redact_known(user))],
                           "repairs": 0, "answer": None, "failure": None}
@@ -130,5 +130,5 @@ async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
     except provider_errors() as exc:
         raise model_error(exc, settings) from exc
     finally:
-        await aclose_model(model)
+        await chain.aclose()
     return str(final.get("answer") or "")

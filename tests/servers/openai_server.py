@@ -94,6 +94,7 @@ class FakeOpenAI(LocalHTTPServer):
         self.in_flight = 0
         self.max_in_flight = 0
         self.spans: list[tuple[float, float]] = []
+        self.models: list[str] | None = ["test-model"]  # GET /v1/models; None: 404 (no list)
         self._lock = threading.Lock()
 
     # scripting -----------------------------------------------------------------------
@@ -120,10 +121,10 @@ class FakeOpenAI(LocalHTTPServer):
 
         class Handler(JsonHandler):
             def do_GET(self) -> None:  # noqa: N802 - GET /v1/models, as `nova doctor` asks
-                if self.path.rstrip("/") != "/v1/models":
+                if self.path.split("?")[0].rstrip("/") != "/v1/models" or owner.models is None:
                     return owner._send_error(self, error(404, f"unknown path {self.path}"))
                 return owner._send_json(self, 200, {"object": "list", "data": [
-                    {"id": "test-model", "object": "model"}]})
+                    {"id": m, "object": "model"} for m in owner.models]})
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 ticket = owner._enter()

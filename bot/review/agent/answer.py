@@ -59,7 +59,10 @@ class AnswerFormat:
 
     @staticmethod
     def for_provider(provider: str | None) -> Mode:
-        return "tool" if provider == "anthropic" else "json_schema"
+        # json_schema is sent as OpenAI's request field (extra_body): only the OpenAI wire
+        # takes it; every other provider's chat model has tool calling (Ollama ignores
+        # tool_choice, so its answer may come as text: answer_text reads both).
+        return "json_schema" if provider in (None, "openai", "azure_openai") else "tool"
 
     def bind(self, model: BaseChatModel, tools: Sequence[dict[str, Any]]) -> None:
         """Prepare the model for each mode this run may use."""
@@ -74,6 +77,15 @@ class AnswerFormat:
                 "name": ANSWER_TOOL, "parameters": ANSWER_SCHEMA,
                 "description": "Submit the finished review: call it once, last."}}
             self._bound["tool"] = model.bind_tools([*tools, submit], tool_choice="any")
+
+    def rebind(self, model: BaseChatModel, tools: Sequence[dict[str, Any]],
+               provider: str | None) -> None:
+        """Answer with ``model`` from now on (a fallback model took over), in its
+        provider's mode; a run reading text answers (testgen, a refusal) stays in text."""
+        if self.mode != "text":
+            self.mode = self.for_provider(provider)
+        self._bound.clear()
+        self.bind(model, tools)
 
     async def invoke(self, messages: list[Any]) -> Any:
         mode = self.mode

@@ -28,7 +28,8 @@ from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, ToolCallEvent, ToolResultEvent
 from bot.hosts.base import TreeReader
 from bot.llm.encodable import encodable
-from bot.llm.factory import aclose_model, make_chat_model, model_error, provider_errors
+from bot.llm.factory import make_chat_model, model_error, provider_errors
+from bot.llm.fallback import ModelChain
 from bot.llm.limiter import FIRST_TURN, FOLLOW_UP, Limiter
 from bot.llm.retry import call_with_retries
 from bot.llm.usage import Stats
@@ -72,34 +73,43 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                 parse_final: Callable[[str], Any] = parse_answer,
                 scrub: Callable[[str], str] = redact_known, answer: AnswerFormat | None = None, *,
                 tool_timeout: float | None = None, retries: Settings | None = None,
-                limiter: Limiter | None = None
+                limiter: Limiter | None = None, chain: ModelChain | None = None
                 ) -> CompiledStateGraph[ReviewState, None, ReviewState, ReviewState]:
     """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
     the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
     every tool result (built-in and MCP tools alike) before the model or an event sees it.
     A tool call past ``tool_timeout`` seconds answers that it timed out. With ``retries``
     (the settings), model calls are retried by ``bot.llm.retry`` — build ``model`` with
-    ``llm_max_retries=0`` — and each retry is an event."""
+    ``llm_max_retries=0`` — and each retry is an event. With ``chain``, a model that fails
+    for good hands over to the next NOVA_LLM_FALLBACK model (``bot.llm.fallback``)."""
     from langchain_core.messages import HumanMessage, ToolMessage
     from langgraph.graph import END, START, StateGraph
 
     by_name = {t.name: t for t in tools}
     fmt = answer or AnswerFormat("text", bus)
     fmt.bind(model, [t.schema() for t in tools])
+    if chain is not None:
+        chain.on_switch = lambda m, s: fmt.rebind(m, [t.schema() for t in tools], s.provider)
 
     def on_retry(text: str) -> None:
         bus.emit(ErrorEvent(error=text, recoverable=True))
 
     async def call_model(state: ReviewState) -> dict[str, Any]:
-        if retries is not None:
-            turn = FOLLOW_UP if len(state["messages"]) > 2 else FIRST_TURN
-            msg = await call_with_retries(lambda: fmt.invoke(state["messages"]), retries,
-                                          on_retry, limiter, turn)
-        elif limiter is not None:
-            async with limiter.slot():
-                msg = await fmt.invoke(state["messages"])
+        turn = FOLLOW_UP if len(state["messages"]) > 2 else FIRST_TURN
+
+        async def ask(s: Settings | None) -> Any:
+            if s is not None:
+                return await call_with_retries(lambda: fmt.invoke(state["messages"]), s,
+                                               on_retry, limiter, turn)
+            if limiter is not None:
+                async with limiter.slot():
+                    return await fmt.invoke(state["messages"])
+            return await fmt.invoke(state["messages"])
+
+        if chain is not None:  # a model that fails for good hands over to the next one
+            msg = await chain.call(lambda s: ask(s if retries is not None else None))
         else:
-            msg = await fmt.invoke(state["messages"])
+            msg = await ask(retries)
         msg = encodable(msg)  # it is sent back in the next call: no lone surrogate
         usage = getattr(msg, "usage_metadata", None) or {}
         stats.add_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
@@ -249,13 +259,15 @@ async def _within(seconds: float, coros: Sequence[Coroutine[Any, Any, T]]) -> li
 async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool], known: Known,
                        settings: Settings, bus: EventBus, stats: Stats, outcome: ReviewOutcome,
                        on_batch: BatchDone | None) -> None:
-    model = make_chat_model(settings.with_(llm_max_retries=0))  # retried (and shown) below
+    chain = ModelChain(settings, bus,  # retried (and shown) below, not by the SDKs
+                       build=lambda s: make_chat_model(s.with_(llm_max_retries=0)))
     scrubber = Guarded(Scrubber())  # one thread prepares the prompts, the loop scrubs tools
     fmt = AnswerFormat(AnswerFormat.for_provider(settings.provider), bus)
     limiter = Limiter(settings.max_concurrency)
-    graph = build_graph(model, tools, bus, stats, scrub=scrubber.scrub, answer=fmt,
+    graph = build_graph(chain.model, tools, bus, stats, scrub=scrubber.scrub, answer=fmt,
                         parse_final=lambda text: parse_answer(text, restore=scrubber.restore),
-                        tool_timeout=settings.tool_timeout, retries=settings, limiter=limiter)
+                        tool_timeout=settings.tool_timeout, retries=settings, limiter=limiter,
+                        chain=chain)
     system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
                            extra_instructions=settings.extra_instructions, mode=fmt.mode)
     starting = asyncio.Semaphore(limiter.limit)  # batches in flight: the rest are queued
@@ -287,7 +299,7 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool], kno
                                  [one(i, b) for i, b in enumerate(plan.batches)])
     finally:
         preparing.shutdown(wait=False, cancel_futures=True)
-        await aclose_model(model)
+        await chain.aclose()
     if None in finished:
         bus.emit(ErrorEvent(error=f"the review deadline of {settings.review_deadline:g}s "
                             f"passed: {finished.count(None)} of {count} batch(es) unfinished; "
@@ -296,6 +308,7 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool], kno
                       "(NOVA_REVIEW_DEADLINE) passed first")
     if fmt.fallback_reason:
         outcome.notes.append(fmt.fallback_reason)
+    outcome.notes += chain.notes
     for i, res in enumerate(finished):  # in batch order, whatever order they finished in
         if isinstance(res, ParsedAnswer):
             _collect(outcome, res)
