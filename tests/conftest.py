@@ -10,7 +10,7 @@ from hypothesis import settings as hypothesis_settings
 
 from tests.servers.openai_server import FakeOpenAI
 
-pytest_plugins = ["tests.github_support"]
+pytest_plugins = ["tests.hosts.github.support"]
 
 hypothesis_settings.register_profile("nova", max_examples=150, deadline=None)
 hypothesis_settings.load_profile("nova")

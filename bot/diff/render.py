@@ -19,7 +19,7 @@ none and is marked as not in the new file. Two styles, measured by bench/prompt_
     DELETED (was line 14): - old = 1
 
 The marker column (``+`` or a space) is always present: without it a context line whose
-text starts with "+ " reads like an added line (found by tests/test_properties.py).
+text starts with "+ " reads like an added line (found by tests/diff/test_diff_properties.py).
 
 Compaction, measured on a real release diff (bench/prompt_size.py), keeps every NEW line
 number true: numbers are as wide as they are (no padding), an empty line has no trailing

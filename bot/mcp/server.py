@@ -131,7 +131,7 @@ def _keep_string_arguments(mcp: FastMCP) -> None:
     FastMCP (mcp 1.30, ``FuncMetadata.pre_parse_json``) JSON-decodes string arguments of
     every parameter not annotated plain ``str``: a step message ``"null"`` would reach the
     Task Manager as None and ``"[1]"`` would fail validation (found by the parameter
-    property in tests/test_mcp_server.py). For Nova's ``str | None`` parameters the decoded
+    property in tests/mcp/test_mcp_server.py). For Nova's ``str | None`` parameters the decoded
     value is replaced by the string that was sent.
     """
     for tool in mcp._tool_manager.list_tools():

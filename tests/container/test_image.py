@@ -13,11 +13,18 @@ import pytest
 from bot import __version__
 from tests.conftest import GitRepo
 from tests.container.conftest import PODMAN, Image, open_to_all
-from tests.github_support import REPO, TOKEN, pull_from_repo
+from tests.hosts.github.support import REPO, TOKEN, pull_from_repo
+from tests.hosts.github.test_github import model_reply
 from tests.servers.github_server import FakeGitHub, commentable_lines
 from tests.servers.openai_server import FakeOpenAI, text
-from tests.test_github import model_reply
-from tests.test_testgen import FIXED, GOOD, HEADER, WRONG, build_python_sample, write_run_fix
+from tests.testgen.test_testgen import (
+    FIXED,
+    GOOD,
+    HEADER,
+    WRONG,
+    build_python_sample,
+    write_run_fix,
+)
 
 pytestmark = pytest.mark.container
 

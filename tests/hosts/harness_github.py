@@ -9,10 +9,10 @@ import pytest
 from click.testing import Result
 
 from tests.conftest import GitRepo
-from tests.github_support import REPO, pull_from_repo
 from tests.hosts.contract import TITLE, Inline
+from tests.hosts.github.support import REPO, pull_from_repo
+from tests.hosts.github.test_github import review
 from tests.servers.github_server import FakeGitHub
-from tests.test_github import review
 
 __all__ = ["GitHubHarness"]
 

@@ -10,8 +10,8 @@ from click.testing import Result
 
 from tests.conftest import GitRepo
 from tests.hosts.contract import TITLE, Inline
+from tests.hosts.gitlab.test_gitlab import JOB_TOKEN, REF, TOKEN, mr_from_repo, review
 from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec
-from tests.test_gitlab import JOB_TOKEN, REF, TOKEN, mr_from_repo, review
 
 __all__ = ["GitLabHarness"]
 

@@ -11,6 +11,7 @@ from click.testing import Result
 
 from tests.conftest import GitRepo
 from tests.hosts.contract import TITLE, Inline
+from tests.hosts.phabricator.test_phabricator import review
 from tests.servers.conduit_server import (
     BOT_PHID,
     TOKEN,
@@ -19,7 +20,6 @@ from tests.servers.conduit_server import (
     Revision,
     changes_from_git_diff,
 )
-from tests.test_phabricator import review
 
 __all__ = ["PhabricatorHarness"]
 
