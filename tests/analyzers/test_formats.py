@@ -253,7 +253,7 @@ def test_the_registry_is_one_entry_per_format() -> None:
 
 
 def test_every_format_has_a_parser_and_is_documented() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     for name in FORMATS:
         assert f"`{name}`" in readme, name
 
