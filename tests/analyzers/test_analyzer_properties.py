@@ -8,6 +8,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ findings = st.lists(st.tuples(st.sampled_from([PATH, "web/other.js", "/elsewhere
                               st.none() | st.integers(1, 40)), max_size=12)
 
 
+@pytest.mark.slow
 @given(old=texts, new=texts, context=st.integers(0, 3), found=findings,
        mode=st.sampled_from(FILTER_MODES))
 def test_placed_findings_are_on_commentable_lines_of_the_filter_mode(

@@ -89,6 +89,7 @@ def model_says(*comments: dict) -> str:
     return json.dumps({"summary": "Mostly fine.", "comments": list(comments)})
 
 
+@pytest.mark.slow
 def test_eslint_and_shellcheck_results_land_on_the_right_lines_with_the_models(
         polyglot: GitRepo, llm_env: FakeOpenAI, tmp_path: Path) -> None:
     llm_env.enqueue(text(model_says(

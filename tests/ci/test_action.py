@@ -6,6 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from bot.cli.review import review
@@ -140,6 +141,7 @@ def _install_extras(tmp_path: Path, model: str, mode: str = "review", fallback: 
     return lines["extras"]
 
 
+@pytest.mark.slow
 def test_the_action_installs_the_models_provider_extra(tmp_path: Path) -> None:
     from bot.llm.providers import PROVIDERS
 

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,6 +30,7 @@ LATIN1_DIFF = (b"diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/note
                b"@@ -1 +1,2 @@\n caf\xe9\n+na\xefve r\xe9sum\xe9\n")
 
 
+@pytest.mark.slow
 def test_stdin_with_latin1_bytes_is_reviewed_in_a_real_process(repo: GitRepo,
                                                                llm_env: FakeOpenAI) -> None:
     repo.write("notes.txt", b"caf\xe9\n")
@@ -76,6 +78,7 @@ def _review_of(raw: str) -> ReviewResult:
     return ReviewResult(change=change, summary=raw[:50], placements=placements)
 
 
+@pytest.mark.slow
 @given(st.lists(st.binary(max_size=40), min_size=1, max_size=6), st.booleans())
 def test_arbitrary_bytes_never_fail_an_encoder(lines: list[bytes], via_text: bool) -> None:
     body = b"".join(b"+" + line.replace(b"\n", b"").replace(b"\r", b"") + b"\n"

@@ -161,6 +161,7 @@ def reviews(draw: st.DrawFn) -> ReviewResult:
                                                                    max_size=2)))
 
 
+@pytest.mark.slow
 @given(reviews())
 def test_any_review_gives_valid_sarif_with_unique_fingerprints(result: ReviewResult) -> None:
     doc = valid(json.loads(format_result(result, "sarif")))

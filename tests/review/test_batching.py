@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import PurePosixPath
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,6 +30,7 @@ files = paths.flatmap(lambda ps: st.tuples(*[
     for d, n in sorted(ps)]))
 
 
+@pytest.mark.slow
 @given(files, st.integers(60, 1500))
 def test_every_reviewable_file_is_in_exactly_one_batch_under_the_budget(spec, budget) -> None:
     diffs = [file_diff(p, n, s) for p, n, s in spec]
@@ -46,6 +48,7 @@ def test_every_reviewable_file_is_in_exactly_one_batch_under_the_budget(spec, bu
     assert firsts == sorted(firsts)  # "part i of n" follows the change's order
 
 
+@pytest.mark.slow
 @given(files, st.integers(200, 1500))
 def test_batches_are_full_at_most_one_is_half_empty(spec, budget) -> None:
     diffs = [file_diff(p, n, s) for p, n, s in spec if n and s != "deleted"]
