@@ -9,14 +9,16 @@ later run believes a change was reviewed. Publishers pass every model-written te
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from bot.errors import redact
 
-__all__ = ["cap", "clean_suggestion", "clean_text"]
+__all__ = ["cap", "clean_suggestion", "clean_text", "rule_label"]
 
 _MENTION = re.compile(r"(?<![\w@`])@(?=[A-Za-z0-9_-])")
 _MARKER = re.compile(r"nova:(?=fp|head|diff|line|summary)", re.IGNORECASE)
 ZWSP = "\u200b"
+_LINK = re.compile(r"https?://[^\s()<>\[\]\"'`\\@]{1,500}")  # no "@": no mention
 
 
 def clean_text(text: str) -> str:
@@ -41,3 +43,17 @@ def cap(text: str, limit: int, *, where: str) -> str:
         return text
     note = f"\n\n… (cut: {len(text) - limit:,}+ characters over {where}'s limit)"
     return text[:max(0, limit - len(note))] + note
+
+
+def rule_label(rule: str | None, url: str | None,
+               clean: Callable[[str], str] = clean_text) -> str:
+    """`` (rule)`` after a finding's severity, linked to the rule's documentation when
+    ``url`` is a plain http(s) address; '' without a rule. Both come from a linter's results
+    file or the model (untrusted): the rule is cleaned like any text, and a URL that could
+    break out of the Markdown link (spaces, brackets, quotes) is left out."""
+    if not rule:
+        return ""
+    text = clean(rule).replace("[", "\\[").replace("]", "\\]")
+    if url and _LINK.fullmatch(url) and redact(url) == url and "nova:" not in url.lower():
+        return f" ([{text}]({url}))"
+    return f" ({text})"

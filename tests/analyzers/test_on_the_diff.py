@@ -305,6 +305,9 @@ def test_posted_on_a_github_pull_request_and_nothing_outside_its_diff(
         assert c["line"] in commentable_lines(patch)
     unused = next(c for c in inline if c["line"] == 4)
     assert "no-unused-vars" in unused["body"] and "The model says the same" in unused["body"]
+    # the rule links to its documentation (the SARIF rule's helpUri)
+    assert "([no-unused-vars](https://eslint.org/docs/latest/rules/no-unused-vars))" in (
+        unused["body"])
     (summary,) = gh.issue_comments
     assert "1 .ts file: no analyzer configured" in summary["body"]
     assert "line 31 is outside the diff" in summary["body"]

@@ -33,7 +33,7 @@ from bot.hosts.github.client import github_error
 from bot.hosts.timeouts import timed_out
 from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
 from bot.report.summary import SUMMARY_MARK, render_summary
-from bot.report.untrusted import cap, clean_suggestion, clean_text
+from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def _inline_body(group: list[Placement], fp: str, key: str) -> str:
     parts = []
     for p in group:
         c = p.comment
-        label = f"{_ICON[c.severity]} **{c.severity}**" + (f" ({c.rule})" if c.rule else "")
+        label = f"{_ICON[c.severity]} **{c.severity}**" + rule_label(c.rule, c.url)
         parts.append(f"{label} {clean_text(c.body)}")
         suggestion = clean_suggestion(p.suggestion)
         if suggestion is not None:

@@ -31,7 +31,7 @@ from bot.hosts.gitlab.position import position
 from bot.hosts.timeouts import timed_out
 from bot.report.fingerprint import Group, group_findings, line_ids
 from bot.report.summary import SUMMARY_MARK, render_summary
-from bot.report.untrusted import cap, clean_suggestion, clean_text
+from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def _thread_body(group: list[Placement], fp: str) -> str:
     parts = []
     for p in group:
         c = p.comment
-        label = f"{_ICON[c.severity]} **{c.severity}**" + (f" ({inert(c.rule)})" if c.rule else "")
+        label = f"{_ICON[c.severity]} **{c.severity}**" + rule_label(c.rule, c.url, inert)
         parts.append(f"{label} {inert(c.body)}")
         suggestion = clean_suggestion(p.suggestion)
         if suggestion is not None:
