@@ -64,15 +64,23 @@ def one_file_repo() -> tuple[Path, list[FileDiff]]:
     django = _repo_of("django")
     files = release_files("django")
     if not (repo / ".git").is_dir():
+
         def size(f: FileDiff) -> int:
-            old = subprocess.run(["git", "show", f"HEAD~1:{f.old_path or f.path}"], cwd=django,
-                                 capture_output=True, text=True).stdout
+            old = subprocess.run(
+                ["git", "show", f"HEAD~1:{f.old_path or f.path}"],
+                cwd=django,
+                capture_output=True,
+                text=True,
+            ).stdout
             new = (django / f.path).read_text(encoding="utf-8", errors="replace")
             diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True)))
             return abs(len(diff.encode()) - ONE_FILE_BYTES)
 
-        edited = [f for f in files if f.status == "modified" and f.path.endswith(".py")
-                  and not f.is_binary]
+        edited = [
+            f
+            for f in files
+            if f.status == "modified" and f.path.endswith(".py") and not f.is_binary
+        ]
         # the diff size grows with the changed lines: look only near the right size
         near = sorted(edited, key=lambda f: abs(_changed(f) * 60 - ONE_FILE_BYTES))[:20]
         pick = min(near, key=size)
@@ -80,8 +88,15 @@ def one_file_repo() -> tuple[Path, list[FileDiff]]:
         _git(repo, "init", "-q")
         target = repo / pick.path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(subprocess.run(["git", "show", f"HEAD~1:{pick.path}"], cwd=django,
-                                         capture_output=True, text=True, check=True).stdout)
+        target.write_text(
+            subprocess.run(
+                ["git", "show", f"HEAD~1:{pick.path}"],
+                cwd=django,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", "before")
         target.write_text((django / pick.path).read_text())
@@ -100,30 +115,46 @@ def _added(files: list[FileDiff]) -> set[str]:
     return {f.path for f in files if f.added_count}
 
 
-def measure(name: str, repo: Path, files: list[FileDiff], latency: float,
-            nova_src: Path | None, extra_env: dict[str, str]) -> Row:
+def measure(
+    name: str,
+    repo: Path,
+    files: list[FileDiff],
+    latency: float,
+    nova_src: Path | None,
+    extra_env: dict[str, str],
+) -> Row:
     server = FakeOpenAI().start()
     server.latency = latency
     server.responder = lambda body: text(EMPTY_REVIEW)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NOVA_", "OPENAI_"))}
-    env.update({"NOVA_LLM_MODEL": "openai:test-model", "NOVA_LLM_BASE_URL": server.base_url,
-                **extra_env})
+    env.update(
+        {"NOVA_LLM_MODEL": "openai:test-model", "NOVA_LLM_BASE_URL": server.base_url, **extra_env}
+    )
     if nova_src is not None:
         env["PYTHONPATH"] = str(nova_src)
-    cmd = [sys.executable, "-m", "bot", "review", "HEAD", "--repo", str(repo), "-q",
-           "-o", "json"]
+    cmd = [sys.executable, "-m", "bot", "review", "HEAD", "--repo", str(repo), "-q", "-o", "json"]
     started = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=repo)
     wall = time.perf_counter() - started
     server.stop()
     if proc.returncode not in (0, 1):
         print(proc.stderr[-2000:], file=sys.stderr)
-    prompts = ["\n".join(str(m.get("content") or "") for m in r.get("messages", []))
-               for r in server.requests]
+    prompts = [
+        "\n".join(str(m.get("content") or "") for m in r.get("messages", []))
+        for r in server.requests
+    ]
     shown = {p for prompt in prompts for p in re.findall(r"^File: (.+?) \(", prompt, re.M)}
     added = _added(files)
-    return Row(name, wall, len(server.requests), sum(map(len, prompts)), len(shown & added),
-               len(added), server.max_in_flight, proc.returncode)
+    return Row(
+        name,
+        wall,
+        len(server.requests),
+        sum(map(len, prompts)),
+        len(shown & added),
+        len(added),
+        server.max_in_flight,
+        proc.returncode,
+    )
 
 
 def main() -> None:
@@ -132,14 +163,21 @@ def main() -> None:
     ap.add_argument("--only", action="append", choices=["one-file", "requests", "django"])
     ap.add_argument("--runs", type=int, default=1, help="runs per change (all are printed)")
     ap.add_argument("--nova-src", type=Path, help="run the `bot` package of this checkout")
-    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                    help="extra environment for nova (e.g. NOVA_MAX_CONCURRENCY=4)")
+    ap.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra environment for nova (e.g. NOVA_MAX_CONCURRENCY=4)",
+    )
     args = ap.parse_args()
     extra_env = dict(item.split("=", 1) for item in args.env)
     changes = args.only or ["one-file", "requests", "django"]
     print(f"latency {args.latency:g}s per call; nova from {args.nova_src or ROOT}")
-    print(f"{'change':<10} {'wall':>7} {'calls':>5} {'prompt chars':>12} "
-          f"{'files shown':>13} {'max in flight':>13} {'load':>5} exit")
+    print(
+        f"{'change':<10} {'wall':>7} {'calls':>5} {'prompt chars':>12} "
+        f"{'files shown':>13} {'max in flight':>13} {'load':>5} exit"
+    )
     for name in changes:
         if name == "one-file":
             repo, files = one_file_repo()
@@ -149,9 +187,12 @@ def main() -> None:
         for _ in range(args.runs):
             row = measure(name, repo, files, args.latency, args.nova_src, extra_env)
             load = os.getloadavg()[0]
-            print(f"{row.change:<10} {row.wall:6.1f}s {row.calls:5} {row.prompt_chars:12,} "
-                  f"{row.shown:>6}/{row.with_added:<6} {row.max_in_flight:13} {load:5.1f} "
-                  f"{row.exit_code}", flush=True)
+            print(
+                f"{row.change:<10} {row.wall:6.1f}s {row.calls:5} {row.prompt_chars:12,} "
+                f"{row.shown:>6}/{row.with_added:<6} {row.max_in_flight:13} {load:5.1f} "
+                f"{row.exit_code}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -45,11 +45,53 @@ from bot.diff import parse_diff, render_files  # noqa: E402
 
 BASELINE = Path(__file__).with_name("baseline.json")
 MARGIN = 2.0  # x the recorded ratio; see the module docstring and README "Benchmarks"
-HEAVY = ("langchain", "langgraph", "langsmith", "git", "gitdb", "github", "gitlab", "openai",
-         "anthropic", "mcp", "pydantic", "httpx", "jinja2", "detect_secrets", "re2")  # top-level
-_WORDS = ("self", "return", "value", "items", "for", "in", "if", "not", "None", "def",
-          "result", "=", "+=", "(", ")", "len(items)", "config.get('x')", "# why", "await",
-          "raise", "ValueError", "path", "text.strip()", "import", "os", "0", "1", "True")
+HEAVY = (
+    "langchain",
+    "langgraph",
+    "langsmith",
+    "git",
+    "gitdb",
+    "github",
+    "gitlab",
+    "openai",
+    "anthropic",
+    "mcp",
+    "pydantic",
+    "httpx",
+    "jinja2",
+    "detect_secrets",
+    "re2",
+)  # top-level
+_WORDS = (
+    "self",
+    "return",
+    "value",
+    "items",
+    "for",
+    "in",
+    "if",
+    "not",
+    "None",
+    "def",
+    "result",
+    "=",
+    "+=",
+    "(",
+    ")",
+    "len(items)",
+    "config.get('x')",
+    "# why",
+    "await",
+    "raise",
+    "ValueError",
+    "path",
+    "text.strip()",
+    "import",
+    "os",
+    "0",
+    "1",
+    "True",
+)
 
 
 def _line(rnd: random.Random) -> str:
@@ -79,11 +121,13 @@ def generated_diff(files: int = 400, seed: int = 17) -> str:
         if kind < 0.15:  # added or deleted: one hunk of the whole file
             rows = [_line(rnd) for _ in range(rnd.randint(10, 200))]
             added = kind < 0.1
-            out += ["new file mode 100644" if added else "deleted file mode 100644",
-                    "index 0000000..1a2b3c4" if added else "index 1a2b3c4..0000000",
-                    "--- /dev/null" if added else f"--- a/{path}",
-                    f"+++ b/{path}" if added else "+++ /dev/null",
-                    f"@@ -0,0 +1,{len(rows)} @@" if added else f"@@ -1,{len(rows)} +0,0 @@"]
+            out += [
+                "new file mode 100644" if added else "deleted file mode 100644",
+                "index 0000000..1a2b3c4" if added else "index 1a2b3c4..0000000",
+                "--- /dev/null" if added else f"--- a/{path}",
+                f"+++ b/{path}" if added else "+++ /dev/null",
+                f"@@ -0,0 +1,{len(rows)} @@" if added else f"@@ -1,{len(rows)} +0,0 @@",
+            ]
             out += [("+" if added else "-") + row for row in rows]
             continue
         out += ["index 1a2b3c4..5d6e7f8 100644", f"--- a/{path}", f"+++ b/{path}"]
@@ -117,8 +161,9 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _fastest(first: Callable[[], object], second: Callable[[], object],
-             runs: int) -> tuple[float, float]:
+def _fastest(
+    first: Callable[[], object], second: Callable[[], object], runs: int
+) -> tuple[float, float]:
     """The least CPU time of ``runs`` samples of each, taken alternately, the garbage
     collector off while they run (as timeit does)."""
     best = [float("inf"), float("inf")]
@@ -147,41 +192,51 @@ def _run(cmd: list[str]) -> None:
 
 def measure(text: str, runs: int) -> dict[str, float]:
     nova = _nova()
-    parse_render, calibrated = _fastest(lambda: render_files(parse_diff(text)),
-                                        lambda: calibration(text), runs)
-    cold, floor = _fastest(lambda: _run([*nova, "--help"]),
-                           lambda: _run([sys.executable, "-c", "pass"]), runs)
-    return {"parse_render_ratio": parse_render / calibrated, "cold_start_ratio": cold / floor,
-            "parse_render_ms": parse_render * 1000, "calibration_ms": calibrated * 1000,
-            "nova_help_ms": cold * 1000, "python_floor_ms": floor * 1000}
+    parse_render, calibrated = _fastest(
+        lambda: render_files(parse_diff(text)), lambda: calibration(text), runs
+    )
+    cold, floor = _fastest(
+        lambda: _run([*nova, "--help"]), lambda: _run([sys.executable, "-c", "pass"]), runs
+    )
+    return {
+        "parse_render_ratio": parse_render / calibrated,
+        "cold_start_ratio": cold / floor,
+        "parse_render_ms": parse_render * 1000,
+        "calibration_ms": calibrated * 1000,
+        "nova_help_ms": cold * 1000,
+        "python_floor_ms": floor * 1000,
+    }
 
 
 def heavy_imports(args: Sequence[str] = ("-m", "bot", "--help")) -> list[str]:
     """The heavy modules ``python ARGS`` imports (``nova --help``: there should be none)."""
-    err = subprocess.run([sys.executable, "-X", "importtime", *args],
-                         capture_output=True, text=True, check=True).stderr
-    names = {row.rsplit("|", 1)[-1].strip().split(".")[0] for row in err.splitlines()
-             if "|" in row}
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", *args], capture_output=True, text=True, check=True
+    ).stderr
+    names = {row.rsplit("|", 1)[-1].strip().split(".")[0] for row in err.splitlines() if "|" in row}
     return sorted(n for n in names if n in HEAVY or n.startswith("langchain"))
 
 
-def over(measured: dict[str, float], baseline: dict[str, float],
-         margin: float) -> list[str]:
+def over(measured: dict[str, float], baseline: dict[str, float], margin: float) -> list[str]:
     """One line per ratio above baseline x margin."""
     lines = []
     for key, what in (("parse_render_ratio", "parse+render"), ("cold_start_ratio", "nova --help")):
         limit = baseline[key] * margin
         if measured[key] > limit:
-            lines.append(f"{what} took {measured[key]:.2f}x its calibration (baseline "
-                         f"{baseline[key]:.2f}x, limit {limit:.2f}x)")
+            lines.append(
+                f"{what} took {measured[key]:.2f}x its calibration (baseline "
+                f"{baseline[key]:.2f}x, limit {limit:.2f}x)"
+            )
     return lines
 
 
 def _report(m: dict[str, float]) -> str:
-    return (f"parse+render {m['parse_render_ms']:.0f} ms / calibration "
-            f"{m['calibration_ms']:.0f} ms = {m['parse_render_ratio']:.2f}x; nova --help "
-            f"{m['nova_help_ms']:.0f} ms / python -c pass {m['python_floor_ms']:.0f} ms = "
-            f"{m['cold_start_ratio']:.2f}x")
+    return (
+        f"parse+render {m['parse_render_ms']:.0f} ms / calibration "
+        f"{m['calibration_ms']:.0f} ms = {m['parse_render_ratio']:.2f}x; nova --help "
+        f"{m['nova_help_ms']:.0f} ms / python -c pass {m['python_floor_ms']:.0f} ms = "
+        f"{m['cold_start_ratio']:.2f}x"
+    )
 
 
 def main() -> int:
@@ -198,20 +253,33 @@ def main() -> int:
     measured = measure(text, args.runs)
     print(f"bench: {lines} diff lines; {_report(measured)}")
     if args.record:
-        BASELINE.write_text(json.dumps({
-            "parse_render_ratio": round(measured["parse_render_ratio"], 3),
-            "cold_start_ratio": round(measured["cold_start_ratio"], 3),
-            "diff_lines": lines, "margin": MARGIN,
-            "recorded": {k: round(v, 1) for k, v in measured.items() if k.endswith("_ms")}
-            | {"when": datetime.now(UTC).strftime("%Y-%m-%d"),
-               "python": platform.python_version(), "machine": platform.machine()},
-        }, indent=2) + "\n")
+        BASELINE.write_text(
+            json.dumps(
+                {
+                    "parse_render_ratio": round(measured["parse_render_ratio"], 3),
+                    "cold_start_ratio": round(measured["cold_start_ratio"], 3),
+                    "diff_lines": lines,
+                    "margin": MARGIN,
+                    "recorded": {k: round(v, 1) for k, v in measured.items() if k.endswith("_ms")}
+                    | {
+                        "when": datetime.now(UTC).strftime("%Y-%m-%d"),
+                        "python": platform.python_version(),
+                        "machine": platform.machine(),
+                    },
+                },
+                indent=2,
+            )
+            + "\n"
+        )
         print(f"bench: wrote {BASELINE.name}")
         return 0
     baseline = json.loads(BASELINE.read_text())
     if baseline["diff_lines"] != lines:
-        print(f"bench: the generated diff changed ({lines} lines, baseline "
-              f"{baseline['diff_lines']}): run python bench/check.py --record", file=sys.stderr)
+        print(
+            f"bench: the generated diff changed ({lines} lines, baseline "
+            f"{baseline['diff_lines']}): run python bench/check.py --record",
+            file=sys.stderr,
+        )
         return 1
     slow = over(measured, baseline, MARGIN)
     if slow:  # once more: a neighbour's burst of load passes, a real slowdown stays

@@ -1,6 +1,6 @@
 """Wall time of `nova --help` and `nova --version` (median of --runs fresh processes).
 
-    python bench/cold_start.py [--runs 15]
+python bench/cold_start.py [--runs 15]
 """
 
 from __future__ import annotations
@@ -33,10 +33,17 @@ def main() -> None:
     for extra in (["--help"], ["--version"], ["review", "--help"]):
         t = timed(base + extra, args.runs)
         print(f"nova {' '.join(extra):<14} {t * 1000:6.0f} ms (median of {args.runs})")
-    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "bot", "--help"],
-                         capture_output=True, text=True).stderr
-    heavy = [ln for ln in out.splitlines() if any(m in ln for m in
-             ("langchain", "langgraph", "github", "openai", "anthropic", "git.", "mcp"))]
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot", "--help"], capture_output=True, text=True
+    ).stderr
+    heavy = [
+        ln
+        for ln in out.splitlines()
+        if any(
+            m in ln
+            for m in ("langchain", "langgraph", "github", "openai", "anthropic", "git.", "mcp")
+        )
+    ]
     print(f"heavy modules imported by --help: {len(heavy)}")
 
 

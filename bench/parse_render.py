@@ -29,20 +29,48 @@ def sdist(package: str, version: str) -> Path:
     if target.is_dir():
         return target
     CACHE.mkdir(exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                    "--no-binary", ":all:", "-d", str(CACHE), f"{package}=={version}"],
-                   check=True)
-    archive = next(p for p in CACHE.glob("*.tar.gz")
-                   if p.name.lower().startswith(f"{package.lower()}-{version}"))
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "-d",
+            str(CACHE),
+            f"{package}=={version}",
+        ],
+        check=True,
+    )
+    archive = next(
+        p
+        for p in CACHE.glob("*.tar.gz")
+        if p.name.lower().startswith(f"{package.lower()}-{version}")
+    )
     with tarfile.open(archive) as tar:
         tar.extractall(target, filter="data")
     return target
 
 
 def real_diff(old: Path, new: Path) -> bytes:
-    proc = subprocess.run(["git", "diff", "--no-index", "--no-color", "-M", "--src-prefix=a/",
-                           "--dst-prefix=b/", ".", str(new.resolve())], cwd=old,
-                          capture_output=True)
+    proc = subprocess.run(
+        [
+            "git",
+            "diff",
+            "--no-index",
+            "--no-color",
+            "-M",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            ".",
+            str(new.resolve()),
+        ],
+        cwd=old,
+        capture_output=True,
+    )
     if proc.returncode not in (0, 1):
         raise SystemExit(proc.stderr.decode())
     return proc.stdout
@@ -83,8 +111,10 @@ def main() -> None:
     raw = real_diff(old_dir, new_dir)
     # git --no-index names files relative to the old dir ("a/x") and absolute for the new one
     text = decode_diff(raw).replace(f"b{new_dir.resolve()}/", "b/")
-    print(f"{args.package} {args.old} -> {args.new}: {len(raw) / 1e6:.1f} MB, "
-          f"{text.count(chr(10))} diff lines")
+    print(
+        f"{args.package} {args.old} -> {args.new}: {len(raw) / 1e6:.1f} MB, "
+        f"{text.count(chr(10))} diff lines"
+    )
     parse_times, render_times = [], []
     for _ in range(args.runs):
         t0 = time.perf_counter()
@@ -99,8 +129,10 @@ def main() -> None:
     diff_to_dict(files)
     j = time.perf_counter() - t0
     print(f"files {len(files)}, hunks {sum(len(f.hunks) for f in files)}")
-    print(f"parse {p * 1000:.0f} ms + render {r * 1000:.0f} ms = {(p + r) * 1000:.0f} ms "
-          f"(median of {args.runs}); json structure {j * 1000:.0f} ms")
+    print(
+        f"parse {p * 1000:.0f} ms + render {r * 1000:.0f} ms = {(p + r) * 1000:.0f} ms "
+        f"(median of {args.runs}); json structure {j * 1000:.0f} ms"
+    )
     checked, bad = check_exact(files, old_dir, new_dir)
     print(f"exactness: {checked} lines checked against the real files, {bad} mismatched")
 

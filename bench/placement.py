@@ -47,10 +47,10 @@ RELEASES = {"requests": ("requests", "2.28.0", "2.32.3"), "django": ("Django", "
 CODE_SUFFIXES = (".py", ".js", ".html", ".css")
 # How often the simulated model cites each kind of number. "typical": a model reading the
 # numbered diff mostly copies the number right; "stress": four in ten citations are off.
-MIXES = {"typical": {"right": 80, "old": 5, "+1": 3, "-1": 3, "+2": 2, "-2": 2, "out": 3,
-                     "none": 2},
-         "stress": {"right": 60, "old": 10, "+1": 5, "-1": 5, "+2": 4, "-2": 4, "out": 7,
-                    "none": 5}}
+MIXES = {
+    "typical": {"right": 80, "old": 5, "+1": 3, "-1": 3, "+2": 2, "-2": 2, "out": 3, "none": 2},
+    "stress": {"right": 60, "old": 10, "+1": 5, "-1": 5, "+2": 4, "-2": 4, "out": 7, "none": 5},
+}
 QUOTES = {"exact": 60, "reindented": 20, "cut": 20}
 WORDS = ["x", "y", "total", "items", "user", "cfg", "result", "i", "value", "name"]
 
@@ -83,6 +83,7 @@ class Tally:
 
 # --- the simulated model -------------------------------------------------------------------
 
+
 def _pick(rng: random.Random, weights: dict[str, int]) -> str:
     return rng.choices(list(weights), list(weights.values()))[0]
 
@@ -97,8 +98,9 @@ def _old_number(fi: FileIndex, target: int) -> int:
     return target - (hunk.new_start - hunk.old_start)
 
 
-def _cite(rng: random.Random, fi: FileIndex, target: int,
-          mix: dict[str, int]) -> tuple[str, int | None]:
+def _cite(
+    rng: random.Random, fi: FileIndex, target: int, mix: dict[str, int]
+) -> tuple[str, int | None]:
     kind = _pick(rng, mix)
     offsets = {"+1": 1, "-1": -1, "+2": 2, "-2": -2}
     if kind in offsets:
@@ -116,13 +118,14 @@ def _quote(rng: random.Random, text: str) -> tuple[str, str]:
     if kind == "reindented":
         return kind, rng.choice(["", "    ", "\t"]) + body
     if kind == "cut" and len(body) >= 24:  # models cut long lines, not short ones
-        cut = body[:rng.randint(len(body) * 2 // 5, len(body) * 4 // 5)]
+        cut = body[: rng.randint(len(body) * 2 // 5, len(body) * 4 // 5)]
         return kind, cut + rng.choice(["", "..."])
     return "exact", text
 
 
-def simulate(files: list[FileDiff], rng: random.Random, density: int,
-             mix: dict[str, int]) -> list[Case]:
+def simulate(
+    files: list[FileDiff], rng: random.Random, density: int, mix: dict[str, int]
+) -> list[Case]:
     """Findings for each code file: one per ``density`` added lines (1 to 20), on lines with
     a letter or digit (nobody comments on a lone ``)``), 85% on added lines; and in one file
     in four that repeats such a line, one finding on each of up to 4 lines of one text."""
@@ -132,20 +135,31 @@ def simulate(files: list[FileDiff], rng: random.Random, density: int,
         if not lines or not path.endswith(CODE_SUFFIXES):
             continue
         added = [n for n in lines if n not in fi.old_to_new.values()]
-        targets = [rng.choice(added if added and rng.random() < 0.85 else lines)
-                   for _ in range(min(20, max(1, len(added) // density)))]
+        targets = [
+            rng.choice(added if added and rng.random() < 0.85 else lines)
+            for _ in range(min(20, max(1, len(added) // density)))
+        ]
         groups = [g for g in fi.by_text.values() if len(g) > 1 and g[0] in lines]
         group = rng.choice(groups)[:4] if groups and rng.random() < 0.25 else []
         for target in targets + group:
             cite, line = _cite(rng, fi, target, mix)
             quote, code = _quote(rng, fi.commentable[target])
             twins = len(fi.by_text[fi.normalized[target]]) > 1
-            cases.append(Case(Comment(path, line, f"finding {len(cases)}", code=code),
-                              target, cite, quote, twins, group=target in group))
+            cases.append(
+                Case(
+                    Comment(path, line, f"finding {len(cases)}", code=code),
+                    target,
+                    cite,
+                    quote,
+                    twins,
+                    group=target in group,
+                )
+            )
     return cases
 
 
 # --- scoring -------------------------------------------------------------------------------
+
 
 def outcome(p: Placement | None, case: Case, fi: FileIndex) -> str:
     if p is None or p.comment is not case.comment:
@@ -155,8 +169,12 @@ def outcome(p: Placement | None, case: Case, fi: FileIndex) -> str:
     if p.path == case.comment.path and p.line == case.target:
         return "intended"
     claim = case.comment.line
-    if p.path != case.comment.path or p.line is None or claim is None or \
-            fi.normalized[p.line] != fi.normalized[case.target]:
+    if (
+        p.path != case.comment.path
+        or p.line is None
+        or claim is None
+        or fi.normalized[p.line] != fi.normalized[case.target]
+    ):
         return "wrong"
     if p.line in (claim, fi.old_to_new.get(claim)):
         return "twin named"  # an identical line the claim names: the text cannot tell
@@ -179,10 +197,12 @@ def score(files: list[FileDiff], cases: list[Case], tally: Tally) -> None:
         tally.add(shapes, result, p.reason if p is not None else None)
         if result in ("wrong", "lost"):
             line = p.line if p is not None else None
-            tally.bad.append(f"{result}: {case.comment.path}:{case.target} "
-                             f"{fi.commentable[case.target].strip()!r} cited {case.cite} "
-                             f"{case.comment.line}, quoted {case.comment.code!r}, placed "
-                             f"{line} {fi.commentable.get(line or 0, '').strip()!r}")
+            tally.bad.append(
+                f"{result}: {case.comment.path}:{case.target} "
+                f"{fi.commentable[case.target].strip()!r} cited {case.cite} "
+                f"{case.comment.line}, quoted {case.comment.code!r}, placed "
+                f"{line} {fi.commentable.get(line or 0, '').strip()!r}"
+            )
 
 
 def report(title: str, tally: Tally) -> bool:
@@ -190,9 +210,13 @@ def report(title: str, tally: Tally) -> bool:
     o = tally.outcomes
     n = sum(o.values()) or 1
     print(f"{title}: {sum(o.values())} comments on {tally.files} files")
-    print("  " + "  ".join(f"{k} {o[k]} ({o[k] / n:.1%})" for k in
-                           ("intended", "twin named", "twin near", "wrong", "unplaced",
-                            "lost")))
+    print(
+        "  "
+        + "  ".join(
+            f"{k} {o[k]} ({o[k] / n:.1%})"
+            for k in ("intended", "twin named", "twin near", "wrong", "unplaced", "lost")
+        )
+    )
     for reason, count in tally.reasons.most_common(6):
         print(f"    unplaced {count:4}: {reason}")
     for line in tally.bad:
@@ -200,18 +224,33 @@ def report(title: str, tally: Tally) -> bool:
     for shape, c in sorted(tally.shapes.items()):
         if shape.startswith("unique") and not c["wrong"]:
             continue  # the unique shapes are all intended; the table is about twins
-        print(f"  {shape:38} n={sum(c.values()):4}  intended {c['intended']:4}  twin "
-              f"{c['twin named'] + c['twin near']:3}  wrong {c['wrong']:3}  unplaced "
-              f"{c['unplaced']:4}")
+        print(
+            f"  {shape:38} n={sum(c.values()):4}  intended {c['intended']:4}  twin "
+            f"{c['twin named'] + c['twin near']:3}  wrong {c['wrong']:3}  unplaced "
+            f"{c['unplaced']:4}"
+        )
     return o["wrong"] == 0 and o["lost"] == 0 and o["intended"] / n >= 0.95
 
 
 # --- real release diffs ----------------------------------------------------------------------
 
+
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost",
-                    "-c", "commit.gpgsign=false", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@localhost",
+            "-c",
+            "commit.gpgsign=false",
+            *args,
+        ],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 def _copy_tree(src: Path, repo: Path) -> None:
@@ -243,6 +282,7 @@ def release_files(name: str) -> list[FileDiff]:
 
 # --- generated changes -----------------------------------------------------------------------
 
+
 def _source(rng: random.Random, n: int) -> list[str]:
     out = []
     for _ in range(n):
@@ -267,10 +307,11 @@ def _mutate(rng: random.Random, old: list[str]) -> list[str]:
         if op < 0.4 and new:
             new[min(at, len(new) - 1)] = f"    {rng.choice(WORDS)} = {rng.randint(100, 999)}"
         elif op < 0.7:
-            new[at:at] = [f"    {rng.choice(WORDS)}_{rng.randint(0, 9)} = call()"] * \
-                rng.randint(1, 3)
+            new[at:at] = [f"    {rng.choice(WORDS)}_{rng.randint(0, 9)} = call()"] * rng.randint(
+                1, 3
+            )
         elif new:
-            del new[at:at + rng.randint(1, 3)]
+            del new[at : at + rng.randint(1, 3)]
     return new
 
 
@@ -279,22 +320,38 @@ def generated_changes(rng: random.Random, count: int) -> Iterator[list[FileDiff]
         old = _source(rng, rng.randint(20, 120))
         new = _mutate(rng, old)
         if old != new:
-            yield parse_diff("diff --git a/m.py b/m.py\n" + "\n".join(
-                difflib.unified_diff(old, new, "a/m.py", "b/m.py", lineterm="")) + "\n")
+            yield parse_diff(
+                "diff --git a/m.py b/m.py\n"
+                + "\n".join(difflib.unified_diff(old, new, "a/m.py", "b/m.py", lineterm=""))
+                + "\n"
+            )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--changes", type=int, default=300, help="generated changes")
-    ap.add_argument("--real", action="append", choices=sorted(RELEASES),
-                    help="a real release diff instead (repeatable)")
-    ap.add_argument("--density", type=int, default=3,
-                    help="real diffs: one finding per this many added lines of a file")
-    ap.add_argument("--mix", choices=sorted(MIXES), default="typical",
-                    help="how often the simulated model cites a wrong number")
-    ap.add_argument("--check", action="store_true",
-                    help="exit 1 unless 0 wrong, 0 lost and >= 95%% intended")
+    ap.add_argument(
+        "--real",
+        action="append",
+        choices=sorted(RELEASES),
+        help="a real release diff instead (repeatable)",
+    )
+    ap.add_argument(
+        "--density",
+        type=int,
+        default=3,
+        help="real diffs: one finding per this many added lines of a file",
+    )
+    ap.add_argument(
+        "--mix",
+        choices=sorted(MIXES),
+        default="typical",
+        help="how often the simulated model cites a wrong number",
+    )
+    ap.add_argument(
+        "--check", action="store_true", help="exit 1 unless 0 wrong, 0 lost and >= 95%% intended"
+    )
     args = ap.parse_args()
     ok = True
     if args.real:
@@ -304,15 +361,17 @@ def main() -> None:
             tally = Tally()
             score(files, simulate(files, rng, args.density, MIXES[args.mix]), tally)
             package, old, new = RELEASES[name]
-            ok &= report(f"{package} {old} -> {new} ({args.mix} citations, seed {args.seed})",
-                         tally)
+            ok &= report(
+                f"{package} {old} -> {new} ({args.mix} citations, seed {args.seed})", tally
+            )
     else:
         rng = random.Random(args.seed)
         tally = Tally()
         for files in generated_changes(rng, args.changes):
             score(files, simulate(files, rng, 1, MIXES[args.mix]), tally)
-        ok = report(f"{args.changes} generated changes ({args.mix} citations, seed "
-                    f"{args.seed})", tally)
+        ok = report(
+            f"{args.changes} generated changes ({args.mix} citations, seed {args.seed})", tally
+        )
     sys.exit(0 if ok or not args.check else 1)
 
 

@@ -45,15 +45,20 @@ from tests.servers.openai_server import FakeOpenAI, Reply  # noqa: E402
 
 def python_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
     return py.build_python_sample(GitRepo(path)), py.write_run_fix(
-        "tests/test_nova_discount.py", py.HEADER + py.GOOD + py.WRONG + py.FLAKY + py.USELESS,
-        py.HEADER + py.GOOD + py.FIXED + py.FLAKY + py.USELESS, ["../../etc/nova_pwned.py"])
+        "tests/test_nova_discount.py",
+        py.HEADER + py.GOOD + py.WRONG + py.FLAKY + py.USELESS,
+        py.HEADER + py.GOOD + py.FIXED + py.FLAKY + py.USELESS,
+        ["../../etc/nova_pwned.py"],
+    )
 
 
 def js_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
     return js.build_js_sample(GitRepo(path)), py.write_run_fix(
-        "test/nova_discount.test.js", js.HEADER + js.GOOD + js.WRONG + js.FLAKY + js.USELESS,
+        "test/nova_discount.test.js",
+        js.HEADER + js.GOOD + js.WRONG + js.FLAKY + js.USELESS,
         js.HEADER + js.GOOD + js.FIXED + js.FLAKY + js.USELESS,
-        ["../../etc/nova_pwned.test.js"])
+        ["../../etc/nova_pwned.test.js"],
+    )
 
 
 def ghostwriter_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
@@ -79,11 +84,23 @@ def humanize_venv() -> Path:
     python = venv / "bin" / "python"
     if not python.is_file():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "-q", "install", "pytest", "coverage",
-                        "freezegun"], check=True)
-        subprocess.run([str(python), "-m", "pip", "-q", "install", "--no-deps",
-                        str(CACHE / f"humanize-{HUMANIZE[1]}.tar.gz")], check=True,
-                       env={**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION": HUMANIZE[1]})
+        subprocess.run(
+            [str(python), "-m", "pip", "-q", "install", "pytest", "coverage", "freezegun"],
+            check=True,
+        )
+        subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "-q",
+                "install",
+                "--no-deps",
+                str(CACHE / f"humanize-{HUMANIZE[1]}.tar.gz"),
+            ],
+            check=True,
+            env={**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION": HUMANIZE[1]},
+        )
     return python
 
 
@@ -92,8 +109,15 @@ def humanize_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
     CACHE.mkdir(parents=True, exist_ok=True)
     for version in HUMANIZE:
         if not (CACHE / f"humanize-{version}.tar.gz").is_file():
-            _pip("download", "--no-deps", "--no-binary", ":all:", f"humanize=={version}",
-                 "-d", str(CACHE))
+            _pip(
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"humanize=={version}",
+                "-d",
+                str(CACHE),
+            )
     python = humanize_venv()
     unpacked = path.parent / "sdists"
     for version in HUMANIZE:
@@ -111,8 +135,13 @@ def humanize_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
     return repo, []
 
 
-SCENARIOS = {"python": python_repo, "javascript": js_repo, "ghostwriter": ghostwriter_repo,
-             "differential": differential_repo, "humanize": humanize_repo}
+SCENARIOS = {
+    "python": python_repo,
+    "javascript": js_repo,
+    "ghostwriter": ghostwriter_repo,
+    "differential": differential_repo,
+    "humanize": humanize_repo,
+}
 GENERATOR = {"ghostwriter": ["--generator", "ghostwriter"]}
 DEFAULT = ["python", "javascript", "ghostwriter", "differential"]
 
@@ -120,20 +149,43 @@ DEFAULT = ["python", "javascript", "ghostwriter", "differential"]
 def run_once(name: str, llm: FakeOpenAI) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         repo, script = SCENARIOS[name](Path(tmp) / "repo")
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith("NOVA_") and k != "VIRTUAL_ENV"}
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith("NOVA_") and k != "VIRTUAL_ENV"
+        }
         env.update(HOME=tmp, GIT_CONFIG_NOSYSTEM="1", NO_PROXY="127.0.0.1,localhost")
         if script:
             llm.enqueue(*script)
-            env.update(NOVA_LLM_MODEL="openai:bench", NOVA_LLM_BASE_URL=llm.base_url,
-                       NOVA_LLM_API_KEY="bench-key", NOVA_LLM_MAX_RETRIES="0")
+            env.update(
+                NOVA_LLM_MODEL="openai:bench",
+                NOVA_LLM_BASE_URL=llm.base_url,
+                NOVA_LLM_API_KEY="bench-key",
+                NOVA_LLM_MAX_RETRIES="0",
+            )
         events = Path(tmp) / "events.jsonl"
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "bot", "testgen", "HEAD", "--repo",
-                               str(repo.path), "-o", "json", "-q", "--patch-dir", tmp,
-                               "--events-file", str(events), *GENERATOR.get(name, [])],
-                              env=env, capture_output=True,
-                              text=True, cwd=tmp)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bot",
+                "testgen",
+                "HEAD",
+                "--repo",
+                str(repo.path),
+                "-o",
+                "json",
+                "-q",
+                "--patch-dir",
+                tmp,
+                "--events-file",
+                str(events),
+                *GENERATOR.get(name, []),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+        )
         wall = time.perf_counter() - t0
         if proc.returncode not in (0, 1):
             raise SystemExit(f"{name}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
@@ -165,12 +217,14 @@ def main() -> None:
             assert isinstance(data, dict)
             stats = data["stats"]
             reasons = Counter(d["reason"].split(":")[0] for d in data["dropped"])
-            print(f"{name}: wall {statistics.median(r['wall'] for r in results):.1f} s "
-                  f"(median of {args.runs}); proposed {stats['proposed']}, kept "
-                  f"{stats['kept']}, dropped {stats['dropped']} {dict(reasons)}; "
-                  f"LLM calls {stats['llm_calls']}; changed lines covered "
-                  f"{stats['changed_lines_covered_before']} -> "
-                  f"{stats['changed_lines_covered_after']} of {stats['changed_lines']}")
+            print(
+                f"{name}: wall {statistics.median(r['wall'] for r in results):.1f} s "
+                f"(median of {args.runs}); proposed {stats['proposed']}, kept "
+                f"{stats['kept']}, dropped {stats['dropped']} {dict(reasons)}; "
+                f"LLM calls {stats['llm_calls']}; changed lines covered "
+                f"{stats['changed_lines_covered_before']} -> "
+                f"{stats['changed_lines_covered_after']} of {stats['changed_lines']}"
+            )
             stages = results[-1]["stages"]
             assert isinstance(stages, dict)
             print("   " + ", ".join(f"{k} {v:.1f}s" for k, v in stages.items()))
@@ -183,18 +237,22 @@ def main() -> None:
 def _evidence(data: dict[str, object]) -> None:
     stats = data["stats"]
     assert isinstance(stats, dict)
-    print(f"   tests ran with {data['environment']}; full suite passed: "
-          f"{stats['suite_passed']}")
+    print(f"   tests ran with {data['environment']}; full suite passed: {stats['suite_passed']}")
     kept = data["kept"]
     assert isinstance(kept, list)
-    print(f"   {sum(bool(k['evidence']['fails_on_parent']) for k in kept)} of {len(kept)} "
-          "kept tests fail on the parent")
+    print(
+        f"   {sum(bool(k['evidence']['fails_on_parent']) for k in kept)} of {len(kept)} "
+        "kept tests fail on the parent"
+    )
     for k in kept:
         e = k["evidence"]
-        bite = ("fails on the parent" if e["fails_on_parent"]
-                else f"kills mutant {e['mutant_killed']}")
-        print(f"   kept {k['path']}::{k['name']}: passed {e['runs']}x, covers "
-              f"{e['changed_lines_covered']} changed line(s), {bite}")
+        bite = (
+            "fails on the parent" if e["fails_on_parent"] else f"kills mutant {e['mutant_killed']}"
+        )
+        print(
+            f"   kept {k['path']}::{k['name']}: passed {e['runs']}x, covers "
+            f"{e['changed_lines_covered']} changed line(s), {bite}"
+        )
 
 
 if __name__ == "__main__":

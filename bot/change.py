@@ -15,9 +15,19 @@ Severity = Literal["info", "warning", "error"]
 
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error")
 _SEVERITY_ALIASES = {
-    "critical": "error", "blocker": "error", "high": "error", "bug": "error", "major": "error",
-    "medium": "warning", "warn": "warning", "minor": "info", "low": "info", "nit": "info",
-    "suggestion": "info", "style": "info", "note": "info",
+    "critical": "error",
+    "blocker": "error",
+    "high": "error",
+    "bug": "error",
+    "major": "error",
+    "medium": "warning",
+    "warn": "warning",
+    "minor": "info",
+    "low": "info",
+    "nit": "info",
+    "suggestion": "info",
+    "style": "info",
+    "note": "info",
 }
 
 
@@ -95,8 +105,13 @@ class Change:
 
     def summary_dict(self) -> dict[str, object]:
         return {
-            "id": self.id, "source": self.source, "title": self.title, "author": self.author,
-            "base_ref": self.base_ref, "head_ref": self.head_ref, "url": self.url,
+            "id": self.id,
+            "source": self.source,
+            "title": self.title,
+            "author": self.author,
+            "base_ref": self.base_ref,
+            "head_ref": self.head_ref,
+            "url": self.url,
             "files": len(self.files),
         }
 

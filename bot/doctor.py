@@ -35,8 +35,9 @@ def _model(s: Settings) -> Check:
     ``/models``, Anthropic's ``/v1/models``, Ollama's ``/api/tags``), else a one-token
     completion. A server that answers but does not have the model is a failure."""
     if not s.llm_model:
-        return Check("model", "NOVA_LLM_MODEL", None,
-                     "not configured: the review runs the analyzers only")
+        return Check(
+            "model", "NOVA_LLM_MODEL", None, "not configured: the review runs the analyzers only"
+        )
     from bot.errors import ConfigError
     from bot.llm.providers import known_provider
 
@@ -58,8 +59,9 @@ def _model(s: Settings) -> Check:
 
 def _listed_model(s: Settings) -> Check | None:
     """The check from ``GET /models``; None when the server has no model list to ask."""
-    default = "https://api.anthropic.com/v1" if s.provider == "anthropic" \
-        else "https://api.openai.com/v1"
+    default = (
+        "https://api.anthropic.com/v1" if s.provider == "anthropic" else "https://api.openai.com/v1"
+    )
     base = (s.llm_base_url or default).rstrip("/")
     headers = {"Authorization": f"Bearer {s.llm_api_key}"} if s.llm_api_key else {}
     if s.provider == "anthropic" and s.llm_api_key:
@@ -70,8 +72,12 @@ def _listed_model(s: Settings) -> Check | None:
     except httpx.HTTPError as exc:
         return Check("model", target, False, describe_failure(exc))
     if response.status_code in (401, 403):
-        return Check("model", target, False,
-                     f"reachable, but the key was refused (HTTP {response.status_code})")
+        return Check(
+            "model",
+            target,
+            False,
+            f"reachable, but the key was refused (HTTP {response.status_code})",
+        )
     try:
         ids = [str(m["id"]) for m in response.json()["data"]]
     except (ValueError, KeyError, TypeError):
@@ -83,8 +89,12 @@ def _in_list(target: str, name: str, names: list[str], how: str) -> Check:
     if name in names:
         return Check("model", target, True, f"served ({how} lists it)")
     shown = ", ".join(sorted(names)[:8]) + (", …" if len(names) > 8 else "")
-    return Check("model", target, False, redact(
-        f"the server does not have {name!r} ({how}: {shown or 'no models'})"))
+    return Check(
+        "model",
+        target,
+        False,
+        redact(f"the server does not have {name!r} ({how}: {shown or 'no models'})"),
+    )
 
 
 def _ollama_model(s: Settings) -> Check:
@@ -163,18 +173,29 @@ def _node(s: Settings) -> Check:
 
     node = node_binary()
     if node is None:
-        return Check("node", "node", None, "not found: testgen for node:test projects needs "
-                                           "Node >= 20.18 (pip install \"nova-bot[node]\")")
+        return Check(
+            "node",
+            "node",
+            None,
+            "not found: testgen for node:test projects needs "
+            'Node >= 20.18 (pip install "nova-bot[node]")',
+        )
     try:
-        version = subprocess.run([node, "--version"], capture_output=True, text=True,
-                                 timeout=TIMEOUT).stdout.strip()
+        version = subprocess.run(
+            [node, "--version"], capture_output=True, text=True, timeout=TIMEOUT
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Check("node", node, False, f"does not run: {exc}"[:160])
     parts = tuple(int(p) for p in version.lstrip("v").split(".")[:2] if p.isdigit())
     if parts < (20, 18):
-        return Check("node", node, None, f"{version or 'unknown version'}: testgen for "
-                                         "node:test projects needs Node >= 20.18 (per-line "
-                                         "coverage)")
+        return Check(
+            "node",
+            node,
+            None,
+            f"{version or 'unknown version'}: testgen for "
+            "node:test projects needs Node >= 20.18 (per-line "
+            "coverage)",
+        )
     return Check("node", node, True, version)
 
 
@@ -184,11 +205,15 @@ def _sandbox(s: Settings) -> Check:
 
     prefix = network_isolation()
     if prefix:
-        return Check("test sandbox", " ".join(prefix), True, "generated tests run without "
-                                                             "network")
-    return Check("test sandbox", "unshare", None, "no network isolation here (unshare --net "
-                                                  "is not allowed): generated tests run with "
-                                                  "the job's network")
+        return Check("test sandbox", " ".join(prefix), True, "generated tests run without network")
+    return Check(
+        "test sandbox",
+        "unshare",
+        None,
+        "no network isolation here (unshare --net "
+        "is not allowed): generated tests run with "
+        "the job's network",
+    )
 
 
 def _hosts(s: Settings) -> list[Check]:
@@ -199,8 +224,14 @@ def _hosts(s: Settings) -> list[Check]:
 
 def run_checks(settings: Settings) -> list[Check]:
     """The model, every registered code host, the Task Manager, then testgen's tools."""
-    return [_model(settings), *_fallbacks(settings), *_hosts(settings),
-            _task_manager(settings), _node(settings), _sandbox(settings)]
+    return [
+        _model(settings),
+        *_fallbacks(settings),
+        *_hosts(settings),
+        _task_manager(settings),
+        _node(settings),
+        _sandbox(settings),
+    ]
 
 
 def _fallbacks(s: Settings) -> list[Check]:

@@ -159,7 +159,7 @@ def _encoded_forms(secret: str) -> _Forms:
     cores: set[str] = set()
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
-        core = encoded[(4 * shift + 2) // 3:(4 * (shift + len(raw))) // 3]
+        core = encoded[(4 * shift + 2) // 3 : (4 * (shift + len(raw))) // 3]
         if len(core) >= 6:
             cores |= {core, core.replace("+", "-").replace("/", "_")}  # and base64url
     # the longest first: a shorter form may be a part of a longer one

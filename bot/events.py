@@ -18,9 +18,19 @@ from typing import IO, Any, ClassVar
 from bot.errors import one_line, redact
 
 __all__ = [
-    "DoneEvent", "ErrorEvent", "EventBus", "ExecutionEvent", "FileOperationEvent",
-    "JsonLinesSink", "PlainSink", "StepEvent", "TerminalSink", "TextEvent", "ToolCallEvent",
-    "ToolResultEvent", "event_from_dict",
+    "DoneEvent",
+    "ErrorEvent",
+    "EventBus",
+    "ExecutionEvent",
+    "FileOperationEvent",
+    "JsonLinesSink",
+    "PlainSink",
+    "StepEvent",
+    "TerminalSink",
+    "TextEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "event_from_dict",
 ]
 
 
@@ -92,8 +102,15 @@ class DoneEvent(ExecutionEvent):
 
 _TYPES: dict[str, type[ExecutionEvent]] = {
     cls.event_type: cls
-    for cls in (TextEvent, ToolCallEvent, ToolResultEvent, FileOperationEvent, StepEvent,
-                ErrorEvent, DoneEvent)
+    for cls in (
+        TextEvent,
+        ToolCallEvent,
+        ToolResultEvent,
+        FileOperationEvent,
+        StepEvent,
+        ErrorEvent,
+        DoneEvent,
+    )
 }
 
 
@@ -158,8 +175,10 @@ def _describe(event: ExecutionEvent) -> str | None:
         return f"  {event.content[:200]}"
     if isinstance(event, DoneEvent) and event.token_usage:
         usage = event.token_usage
-        return (f"[done] {usage.get('llm_calls', 0)} LLM calls, "
-                f"{usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)} tokens")
+        return (
+            f"[done] {usage.get('llm_calls', 0)} LLM calls, "
+            f"{usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)} tokens"
+        )
     return None
 
 

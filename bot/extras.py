@@ -24,8 +24,10 @@ def require_extra(extra: str, feature: str, *modules: str) -> None:
     """Raise a one-line ``ConfigError`` (exit 2) naming the extra when a module is absent."""
     absent = missing(*modules)
     if absent:
-        raise ConfigError(f"{feature} needs {', '.join(absent)}, not installed in this Python: "
-                          f"pip install \"nova-bot[{extra}]\"")
+        raise ConfigError(
+            f"{feature} needs {', '.join(absent)}, not installed in this Python: "
+            f'pip install "nova-bot[{extra}]"'
+        )
 
 
 def testgen_modules(language: str, generator: str) -> tuple[str, ...]:

@@ -29,8 +29,12 @@ def _env() -> jinja2.Environment:
 
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(prompt_dir())),
-        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-        trim_blocks=True, lstrip_blocks=True)
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def render_prompt(name: str, **ctx: Any) -> str:

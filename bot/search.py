@@ -39,5 +39,6 @@ def line_matcher(pattern: str, *, regex: bool) -> Callable[[str], bool]:
             detail = detail.decode("utf-8", errors="replace")
         raise PatternError(
             f"the regex cannot be run ({detail}): the search engine (RE2) runs in linear time "
-            "and has no backreferences or lookaround; search a fixed string instead") from exc
+            "and has no backreferences or lookaround; search a fixed string instead"
+        ) from exc
     return lambda line: compiled.search(line) is not None

@@ -15,8 +15,15 @@ pytest_plugins = ["tests.hosts.github.support"]
 hypothesis_settings.register_profile("nova", max_examples=150, deadline=None)
 hypothesis_settings.load_profile("nova")
 
-_LEAKY_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "PHABRICATOR_API_TOKEN",
-              "OPENAI_BASE_URL", "CI", "GITHUB_ACTIONS")
+_LEAKY_ENV = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GITHUB_TOKEN",
+    "PHABRICATOR_API_TOKEN",
+    "OPENAI_BASE_URL",
+    "CI",
+    "GITHUB_ACTIONS",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -41,10 +48,22 @@ class GitRepo:
         self.git("init", "-q", "-b", "main")
 
     def git(self, *args: str, input: str | None = None) -> str:
-        env = {**os.environ, "GIT_AUTHOR_NAME": "Ada Author", "GIT_AUTHOR_EMAIL": "ada@x.invalid",
-               "GIT_COMMITTER_NAME": "Ada Author", "GIT_COMMITTER_EMAIL": "ada@x.invalid"}
-        return subprocess.run(["git", *args], cwd=self.path, env=env, input=input,
-                              capture_output=True, text=True, check=True).stdout
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "Ada Author",
+            "GIT_AUTHOR_EMAIL": "ada@x.invalid",
+            "GIT_COMMITTER_NAME": "Ada Author",
+            "GIT_COMMITTER_EMAIL": "ada@x.invalid",
+        }
+        return subprocess.run(
+            ["git", *args],
+            cwd=self.path,
+            env=env,
+            input=input,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
 
     def write(self, rel: str, content: str | bytes) -> Path:
         target = self.path / rel

@@ -59,13 +59,15 @@ def extension(path: str) -> str:
     return PurePosixPath(path).suffix.lower()
 
 
-def analyze(settings: Settings, change: Change, tree: TreeReader | None, root: Path | None,
-            notes: list[str]) -> Analysis:
+def analyze(
+    settings: Settings, change: Change, tree: TreeReader | None, root: Path | None, notes: list[str]
+) -> Analysis:
     out = Analysis()
     running = settings.analyzers != "none"
     with ThreadPoolExecutor(max_workers=1) as pool:  # declared analyzers run beside ruff
-        declared = pool.submit(_declared, settings.declared_analyzers if running else (),
-                               tree, root)
+        declared = pool.submit(
+            _declared, settings.declared_analyzers if running else (), tree, root
+        )
         if running:
             _ruff(change, tree, root, notes, out)
         sources = _result_files(settings.analyzer_results, notes, out)
@@ -82,8 +84,9 @@ def analyze(settings: Settings, change: Change, tree: TreeReader | None, root: P
     return out
 
 
-def _ruff(change: Change, tree: TreeReader | None, root: Path | None, notes: list[str],
-          out: Analysis) -> None:
+def _ruff(
+    change: Change, tree: TreeReader | None, root: Path | None, notes: list[str], out: Analysis
+) -> None:
     from bot.analyzers.ruff import run_ruff
 
     if tree is None:
@@ -114,8 +117,9 @@ def _result_files(specs: tuple[str, ...], notes: list[str], out: Analysis) -> li
     return sources
 
 
-def _declared(analyzers: tuple[DeclaredAnalyzer, ...], tree: TreeReader | None,
-              root: Path | None) -> tuple[list[_Source], list[str], list[str]]:
+def _declared(
+    analyzers: tuple[DeclaredAnalyzer, ...], tree: TreeReader | None, root: Path | None
+) -> tuple[list[_Source], list[str], list[str]]:
     """(sources, notes, status lines) of the repository's [[analyzer]]s."""
     from bot.analyzers.declared import run_declared
     from bot.hosts.base import LocalTree
@@ -127,8 +131,10 @@ def _declared(analyzers: tuple[DeclaredAnalyzer, ...], tree: TreeReader | None,
         return sources, notes, status
     names = ", ".join(a.name for a in analyzers)
     if not isinstance(tree, LocalTree) or root is None:
-        notes.append(f"the analyzers declared in .nova.toml ({names}) did not run: they run "
-                     "only in a local checkout of the change")
+        notes.append(
+            f"the analyzers declared in .nova.toml ({names}) did not run: they run "
+            "only in a local checkout of the change"
+        )
         return sources, notes, status
     for run in run_declared(analyzers, root):
         analyzer = run.analyzer
@@ -139,8 +145,10 @@ def _declared(analyzers: tuple[DeclaredAnalyzer, ...], tree: TreeReader | None,
         try:
             _, reports = parse_results(run.output, analyzer.format, analyzer.name)
         except ResultsError as exc:
-            notes.append(f"analyzer {analyzer.name}: its output could not be read: "
-                         f"{one_line(redact(str(exc)))}")
+            notes.append(
+                f"analyzer {analyzer.name}: its output could not be read: "
+                f"{one_line(redact(str(exc)))}"
+            )
             status.append(f"{analyzer.name}: unreadable output")
             continue
         sources.append(_Source(analyzer.name, reports, analyzer.workdir, analyzer.extensions))
@@ -148,8 +156,9 @@ def _declared(analyzers: tuple[DeclaredAnalyzer, ...], tree: TreeReader | None,
 
 
 def _lines(f: FileDiff, kinds: tuple[str, ...]) -> set[int]:
-    return {ln.new_no for h in f.hunks for ln in h.lines
-            if ln.kind in kinds and ln.new_no is not None}
+    return {
+        ln.new_no for h in f.hunks for ln in h.lines if ln.kind in kinds and ln.new_no is not None
+    }
 
 
 def _allowed(mode: str, files: dict[str, FileDiff]) -> dict[str, set[int]] | None:
@@ -161,8 +170,9 @@ def _allowed(mode: str, files: dict[str, FileDiff]) -> dict[str, set[int]] | Non
     return {path: _lines(f, kinds) for path, f in files.items()}
 
 
-def _take(source: _Source, change: Change, roots: Roots, mode: str, notes: list[str],
-          out: Analysis) -> None:
+def _take(
+    source: _Source, change: Change, roots: Roots, mode: str, notes: list[str], out: Analysis
+) -> None:
     files = {f.path: f for f in change.files if f.status != "deleted" and not f.is_binary}
     allowed = _allowed(mode, files)
     for report in source.reports:
@@ -188,8 +198,7 @@ def _take(source: _Source, change: Change, roots: Roots, mode: str, notes: list[
             if target is None and mode != "nofilter":
                 dropped["other"] += 1
                 continue
-            if target is not None and allowed is not None \
-                    and finding.line not in allowed[rel]:
+            if target is not None and allowed is not None and finding.line not in allowed[rel]:
                 dropped["lines"] += 1
                 continue
             kept += 1
@@ -203,28 +212,40 @@ def _comment(finding: Finding, path: str, origin: str, target: FileDiff | None) 
     message = redact(finding.message)  # a secret scanner may quote the secret
     suggestion = None
     if finding.fix is not None and target is not None and finding.end_line is None:
-        text = next((ln.text for h in target.hunks for ln in h.lines
-                     if ln.new_no == finding.line), None)
+        text = next(
+            (ln.text for h in target.hunks for ln in h.lines if ln.new_no == finding.line), None
+        )
         suggestion = apply_fix(text, finding.fix) if text is not None else None
-    return Comment(path=path, line=finding.line, end_line=finding.end_line,
-                   body=f"{finding.rule}: {message}" if finding.rule else message,
-                   severity=finding.severity, origin=origin, rule=finding.rule,
-                   url=finding.url, suggestion=suggestion)
+    return Comment(
+        path=path,
+        line=finding.line,
+        end_line=finding.end_line,
+        body=f"{finding.rule}: {message}" if finding.rule else message,
+        severity=finding.severity,
+        origin=origin,
+        rule=finding.rule,
+        url=finding.url,
+        suggestion=suggestion,
+    )
 
 
-def _dropped_note(name: str, kept: int, dropped: Counter[str], mode: str,
-                  outside: str | None) -> str:
+def _dropped_note(
+    name: str, kept: int, dropped: Counter[str], mode: str, outside: str | None
+) -> str:
     parts = []
     if dropped["lines"]:
-        where = {"added": "not on added lines",
-                 "diff_context": "outside the diff's hunks"}.get(mode, "outside the diff")
+        where = {"added": "not on added lines", "diff_context": "outside the diff's hunks"}.get(
+            mode, "outside the diff"
+        )
         parts.append(f"{dropped['lines']} {where} (filter mode {mode})")
     if dropped["other"]:
         parts.append(f"{dropped['other']} in files this review does not cover")
     if dropped["outside"]:
-        parts.append(f"{dropped['outside']} on paths outside the repository "
-                     f"(e.g. {one_line(redact(outside or ''))[:120]}) — paths must be "
-                     "relative to the repository or under its root")
+        parts.append(
+            f"{dropped['outside']} on paths outside the repository "
+            f"(e.g. {one_line(redact(outside or ''))[:120]}) — paths must be "
+            "relative to the repository or under its root"
+        )
     return f"{name}: {kept} finding(s) used; left out: {'; '.join(parts)}"
 
 
@@ -232,15 +253,22 @@ def coverage_note(files: tuple[FileDiff, ...], covered: set[str]) -> str | None:
     """``3 .ts files, 1 .go file: no analyzer configured`` for the changed files no
     analyzer covered (added or modified text files)."""
     counts: Counter[str] = Counter(
-        extension(f.path) for f in files
-        if f.status != "deleted" and not f.is_binary and f.added_count
-        and extension(f.path) not in covered)
+        extension(f.path)
+        for f in files
+        if f.status != "deleted"
+        and not f.is_binary
+        and f.added_count
+        and extension(f.path) not in covered
+    )
     if not counts:
         return None
     groups = []
     for ext, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         plural = "s" if n > 1 else ""
-        groups.append(f"{n} {ext} file{plural}" if ext
-                      else f"{n} file{plural} without an extension")
-    return (f"{', '.join(groups)}: no analyzer configured (give --analyzer-results or "
-            "declare an [[analyzer]] in .nova.toml)")
+        groups.append(
+            f"{n} {ext} file{plural}" if ext else f"{n} file{plural} without an extension"
+        )
+    return (
+        f"{', '.join(groups)}: no analyzer configured (give --analyzer-results or "
+        "declare an [[analyzer]] in .nova.toml)"
+    )

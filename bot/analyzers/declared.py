@@ -29,8 +29,15 @@ from typing import Any
 
 from bot.errors import ConfigError, redact
 
-__all__ = ["DEFAULT_TIMEOUT", "ENV_KEEP", "DeclaredAnalyzer", "Run", "analyzer_env",
-           "parse_declared", "run_declared"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "ENV_KEEP",
+    "DeclaredAnalyzer",
+    "Run",
+    "analyzer_env",
+    "parse_declared",
+    "run_declared",
+]
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 1800.0
@@ -38,10 +45,35 @@ MAX_ANALYZERS = 20
 OUTPUT_CAP = 64 * 2**20  # bytes of stdout kept (the results parser refuses more)
 # The environment a declared analyzer sees: where tools and their caches are, the locale.
 # Not NOVA_*, GITHUB_TOKEN, CI_JOB_TOKEN, cloud credentials, or anything else.
-ENV_KEEP = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
-            "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
-            "JAVA_HOME", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS",
-            "CARGO_HOME", "RUSTUP_HOME", "NODE_PATH", "NVM_DIR", "VIRTUAL_ENV", "CI")
+ENV_KEEP = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "SYSTEMROOT",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "JAVA_HOME",
+    "GOPATH",
+    "GOROOT",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOFLAGS",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "NODE_PATH",
+    "NVM_DIR",
+    "VIRTUAL_ENV",
+    "CI",
+)
 _KEYS = {"name", "command", "format", "workdir", "timeout", "extensions"}
 
 
@@ -69,8 +101,9 @@ def _workdir(value: object, where: str) -> str:
         raise ConfigError(f"{where}: workdir must be a string")
     p = PurePosixPath(value.replace("\\", "/"))
     if p.is_absolute() or ".." in p.parts:
-        raise ConfigError(f"{where}: workdir must be a directory inside the repository, "
-                          f"got {value!r}")
+        raise ConfigError(
+            f"{where}: workdir must be a directory inside the repository, got {value!r}"
+        )
     return "" if str(p) == "." else p.as_posix()
 
 
@@ -81,8 +114,10 @@ def _one(raw: object, where: str) -> DeclaredAnalyzer:
         raise ConfigError(f"{where}: each [[analyzer]] must be a table")
     unknown = sorted(set(raw) - _KEYS)
     if unknown:
-        raise ConfigError(f"{where}: unknown [[analyzer]] keys {', '.join(unknown)}; known: "
-                          f"{', '.join(sorted(_KEYS))}")
+        raise ConfigError(
+            f"{where}: unknown [[analyzer]] keys {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(_KEYS))}"
+        )
     name, command = raw.get("name"), raw.get("command")
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"{where}: [[analyzer]] needs a name")
@@ -95,17 +130,25 @@ def _one(raw: object, where: str) -> DeclaredAnalyzer:
     if fmt is not None and fmt not in FORMATS:
         raise ConfigError(f"{where}: format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     timeout = raw.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) \
-            or not 0 < timeout <= MAX_TIMEOUT:
-        raise ConfigError(f"{where}: timeout must be a number of seconds in (0, "
-                          f"{MAX_TIMEOUT:g}], got {timeout!r}")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= MAX_TIMEOUT
+    ):
+        raise ConfigError(
+            f"{where}: timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}], got {timeout!r}"
+        )
     extensions = raw.get("extensions", [])
     if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
-        raise ConfigError(f"{where}: extensions must be a list of strings like \".js\"")
+        raise ConfigError(f'{where}: extensions must be a list of strings like ".js"')
     return DeclaredAnalyzer(
-        name=name.strip(), command=command, format=fmt,
-        workdir=_workdir(raw.get("workdir", ""), where), timeout=float(timeout),
-        extensions=tuple("." + e.lstrip(".").lower() for e in extensions if e.strip(".")))
+        name=name.strip(),
+        command=command,
+        format=fmt,
+        workdir=_workdir(raw.get("workdir", ""), where),
+        timeout=float(timeout),
+        extensions=tuple("." + e.lstrip(".").lower() for e in extensions if e.strip(".")),
+    )
 
 
 def parse_declared(raw: Any, where: str) -> tuple[DeclaredAnalyzer, ...]:
@@ -139,15 +182,25 @@ def _limited(argv: list[str]) -> list[str]:
 def _run_one(analyzer: DeclaredAnalyzer, root: Path) -> Run:
     cwd = (root / analyzer.workdir).resolve()
     if not cwd.is_relative_to(root.resolve()) or not cwd.is_dir():
-        return Run(analyzer, failure=f"its workdir {analyzer.workdir!r} is not a directory "
-                                     "of the checkout")
-    argv = (["sh", "-c", analyzer.command] if isinstance(analyzer.command, str)
-            else list(analyzer.command))
+        return Run(
+            analyzer, failure=f"its workdir {analyzer.workdir!r} is not a directory of the checkout"
+        )
+    argv = (
+        ["sh", "-c", analyzer.command]
+        if isinstance(analyzer.command, str)
+        else list(analyzer.command)
+    )
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(_limited(argv), cwd=cwd, env=analyzer_env(),
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                _limited(argv),
+                cwd=cwd,
+                env=analyzer_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
         except OSError as exc:
             return Run(analyzer, failure=f"could not start: {exc.strerror or exc}")
         try:

@@ -39,8 +39,11 @@ def _words(text: str) -> set[str]:
 def says_the_same(finding: Comment, remark: str) -> bool:
     """Whether the model's ``remark`` names the finding's rule or reads like its message."""
     text = remark.lower()
-    if finding.rule and len(finding.rule) > 2 and \
-            re.search(rf"(?<![\w-]){re.escape(finding.rule.lower())}(?![\w-])", text):
+    if (
+        finding.rule
+        and len(finding.rule) > 2
+        and re.search(rf"(?<![\w-]){re.escape(finding.rule.lower())}(?![\w-])", text)
+    ):
         return True
     message = finding.body.split(": ", 1)[-1] if finding.rule else finding.body
     a, b = _words(message), _words(remark)
@@ -59,13 +62,17 @@ def _overlaps(finding: Comment, line: int) -> bool:
 def _merged(finding: Comment, remark: Comment) -> Comment:
     severity = max(finding.severity, remark.severity, key=severity_rank)
     body = f"{finding.body}\n\nThe model says the same: {remark.body.strip()}"
-    return replace(finding, severity=severity, body=body,
-                   suggestion=finding.suggestion if finding.suggestion is not None
-                   else remark.suggestion)
+    return replace(
+        finding,
+        severity=severity,
+        body=body,
+        suggestion=finding.suggestion if finding.suggestion is not None else remark.suggestion,
+    )
 
 
-def _merge(findings: list[Comment], remarks: Sequence[Comment],
-           files: Sequence[FileDiff]) -> tuple[list[Comment], list[Comment]]:
+def _merge(
+    findings: list[Comment], remarks: Sequence[Comment], files: Sequence[FileDiff]
+) -> tuple[list[Comment], list[Comment]]:
     """(findings with the duplicate remarks folded in, the remarks left)."""
     index = build_index(files)
     merged = list(findings)
@@ -74,10 +81,18 @@ def _merge(findings: list[Comment], remarks: Sequence[Comment],
         placed = anchor_one(remark, index)
         match = None
         if placed.placed and placed.line is not None:
-            match = next((i for i, f in enumerate(merged) if is_analyzer(f)
-                          and f.path == placed.path and _overlaps(f, placed.line)
-                          and f.body.count("\n\nThe model says the same: ") == 0
-                          and says_the_same(f, remark.body)), None)
+            match = next(
+                (
+                    i
+                    for i, f in enumerate(merged)
+                    if is_analyzer(f)
+                    and f.path == placed.path
+                    and _overlaps(f, placed.line)
+                    and f.body.count("\n\nThe model says the same: ") == 0
+                    and says_the_same(f, remark.body)
+                ),
+                None,
+            )
         if match is None:
             left.append(remark)
         else:
@@ -89,24 +104,29 @@ def _held(c: Comment, commentable: dict[str, set[int]]) -> Placement | None:
     """The summary placement of an analyzer finding that must not go inline, else None."""
     lines = commentable.get(c.path)
     if lines is None:
-        return Placement(c, path=c.path, reason=f"{c.path} is not a file of this change "
-                                                "(filter mode nofilter: summary only)")
+        return Placement(
+            c,
+            path=c.path,
+            reason=f"{c.path} is not a file of this change (filter mode nofilter: summary only)",
+        )
     if c.line is None:
         return Placement(c, path=c.path, reason="the finding is about the whole file")
     if c.line not in lines:
-        return Placement(c, path=c.path, reason=f"line {c.line} is outside the diff "
-                                                "(summary only)")
+        return Placement(c, path=c.path, reason=f"line {c.line} is outside the diff (summary only)")
     return None
 
 
-def combine(findings: Sequence[Comment], remarks: Sequence[Comment],
-            files: Sequence[FileDiff]) -> tuple[list[Comment], list[Placement]]:
+def combine(
+    findings: Sequence[Comment], remarks: Sequence[Comment], files: Sequence[FileDiff]
+) -> tuple[list[Comment], list[Placement]]:
     """(the comments to anchor, the analyzer findings that go to the summary as they are).
     ``findings``: the analyzers'; ``remarks``: the model's."""
     merged, left = _merge(list(findings), remarks, files)
     commentable = {
         f.path: {ln.new_no for h in f.hunks for ln in h.lines if ln.new_no is not None}
-        for f in files if f.status != "deleted" and not f.is_binary}
+        for f in files
+        if f.status != "deleted" and not f.is_binary
+    }
     to_anchor: list[Comment] = []
     held: list[Placement] = []
     for c in merged:

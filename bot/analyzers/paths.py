@@ -57,7 +57,7 @@ def repo_relative(raw: str, roots: Roots, base: str = "") -> str | None:
         absolute = posixpath.normpath(text)
         for root in roots.forms:
             if absolute.startswith(root + "/"):
-                return _clean(absolute[len(root) + 1:])
+                return _clean(absolute[len(root) + 1 :])
         return None
     return _clean(posixpath.join(base, text))
 

@@ -53,7 +53,7 @@ def clip(text: object, limit: int = MAX_MESSAGE) -> str:
     """A message from a results file as one bounded string."""
     value = text if isinstance(text, str) else "" if text is None else str(text)
     value = value.strip()
-    return value if len(value) <= limit else value[:limit - 1] + "…"
+    return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
 def positive(value: object) -> int | None:
@@ -70,7 +70,11 @@ def positive(value: object) -> int | None:
 def apply_fix(text: str, fix: Edit) -> str | None:
     """``text`` (the line) with ``fix`` applied; None when the columns do not fit it. Only
     ASCII lines: tools count columns in bytes (reviewdog) or UTF-16 units (SARIF)."""
-    if not text.isascii() or not 1 <= fix.start <= fix.end <= len(text) + 1 \
-            or "\n" in fix.text or "\r" in fix.text:
+    if (
+        not text.isascii()
+        or not 1 <= fix.start <= fix.end <= len(text) + 1
+        or "\n" in fix.text
+        or "\r" in fix.text
+    ):
         return None
-    return text[:fix.start - 1] + fix.text + text[fix.end - 1:]
+    return text[: fix.start - 1] + fix.text + text[fix.end - 1 :]

@@ -50,8 +50,10 @@ def _suggestion(item: dict[str, Any], line_text: str) -> str | None:
         return None
     if len(edits) == 1:
         e = edits[0]
-        whole_line = (e["location"] == {"row": row, "column": 1}
-                      and e["end_location"] == {"row": row + 1, "column": 1})
+        whole_line = e["location"] == {"row": row, "column": 1} and e["end_location"] == {
+            "row": row + 1,
+            "column": 1,
+        }
         if whole_line and not e.get("content"):
             return ""
     text = line_text
@@ -80,10 +82,23 @@ def run_ruff(files: Sequence[FileDiff], tree: TreeReader, cwd: Path | None) -> l
             continue
         try:
             proc = subprocess.run(
-                [binary, "check", "--output-format=json", "--no-cache", "--exit-zero",
-                 "--stdin-filename", f.path, "-"],
-                input=source, capture_output=True, text=True, timeout=TIMEOUT,
-                cwd=str(cwd) if cwd else None, check=False)
+                [
+                    binary,
+                    "check",
+                    "--output-format=json",
+                    "--no-cache",
+                    "--exit-zero",
+                    "--stdin-filename",
+                    f.path,
+                    "-",
+                ],
+                input=source,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                cwd=str(cwd) if cwd else None,
+                check=False,
+            )
         except subprocess.TimeoutExpired as exc:
             raise AnalyzerError(f"ruff timed out after {TIMEOUT}s on {f.path}") from exc
         if proc.returncode != 0:
@@ -96,8 +111,17 @@ def run_ruff(files: Sequence[FileDiff], tree: TreeReader, cwd: Path | None) -> l
                 continue
             rule = item.get("code") or "syntax"
             text = lines[row - 1] if row <= len(lines) else added[row]
-            comments.append(Comment(
-                path=f.path, line=row, body=f"{rule}: {item['message']}",
-                severity=_severity(rule), suggestion=_suggestion(item, text), code=text,
-                origin="ruff", rule=rule, url=item.get("url") or None))
+            comments.append(
+                Comment(
+                    path=f.path,
+                    line=row,
+                    body=f"{rule}: {item['message']}",
+                    severity=_severity(rule),
+                    suggestion=_suggestion(item, text),
+                    code=text,
+                    origin="ruff",
+                    rule=rule,
+                    url=item.get("url") or None,
+                )
+            )
     return comments

@@ -29,11 +29,26 @@ from bot.change import Comment, FileDiff
 __all__ = ["PLUGINS", "Scrubber", "find_secrets", "scan_secrets"]
 
 PLUGINS = (
-    "PrivateKeyDetector", "AWSKeyDetector", "AzureStorageKeyDetector", "GitHubTokenDetector",
-    "GitLabTokenDetector", "SlackDetector", "StripeDetector", "OpenAIDetector", "NpmDetector",
-    "PypiTokenDetector", "SendGridDetector", "TwilioKeyDetector", "DiscordBotTokenDetector",
-    "TelegramBotTokenDetector", "ArtifactoryDetector", "MailchimpDetector",
-    "SquareOAuthDetector", "JwtTokenDetector", "BasicAuthDetector", "KeywordDetector",
+    "PrivateKeyDetector",
+    "AWSKeyDetector",
+    "AzureStorageKeyDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "SlackDetector",
+    "StripeDetector",
+    "OpenAIDetector",
+    "NpmDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "TwilioKeyDetector",
+    "DiscordBotTokenDetector",
+    "TelegramBotTokenDetector",
+    "ArtifactoryDetector",
+    "MailchimpDetector",
+    "SquareOAuthDetector",
+    "JwtTokenDetector",
+    "BasicAuthDetector",
+    "KeywordDetector",
 )
 GENERIC = {"Secret Keyword", "Basic Auth Credentials"}  # must also look random
 MIN_ENTROPY = 3.3  # bits per character of a generic secret's value
@@ -102,8 +117,9 @@ def find_secrets(line: str, scan: Any) -> list[tuple[str, int, int]]:
             m = _KEY_BEGIN.search(line)
             found.append((PRIVATE_KEY, *(m.span() if m else (0, 0))))
             continue
-        if secret.type in GENERIC and (len(value) < MIN_GENERIC_LENGTH
-                                       or _entropy(value) < MIN_ENTROPY):
+        if secret.type in GENERIC and (
+            len(value) < MIN_GENERIC_LENGTH or _entropy(value) < MIN_ENTROPY
+        ):
             continue
         span = _span(line, value) if value else None
         if span and span[1] - span[0] >= 4:
@@ -136,10 +152,16 @@ def scan_secrets(files: Sequence[FileDiff]) -> list[Comment]:
                     hits = find_secrets(ln.text, scan)
                     if hits:
                         kind = hits[0][0]
-                        comments.append(Comment(
-                            path=f.path, line=ln.new_no, body=_message(kind, f.path),
-                            severity="warning" if _TEST_PATH.search(f.path) else "error",
-                            origin="secrets", rule=kind))
+                        comments.append(
+                            Comment(
+                                path=f.path,
+                                line=ln.new_no,
+                                body=_message(kind, f.path),
+                                severity="warning" if _TEST_PATH.search(f.path) else "error",
+                                origin="secrets",
+                                rule=kind,
+                            )
+                        )
     return comments
 
 
@@ -187,8 +209,8 @@ def _scrub_key_blocks(text: str) -> str:
             continue
         end = _KEY_END.search(text, begin.end())
         stop = end.start() if end else len(text)
-        out.append(text[pos:begin.end()])
-        out.append(_KEY_MATERIAL.sub(KEY_PLACEHOLDER, text[begin.end():stop]))
+        out.append(text[pos : begin.end()])
+        out.append(_KEY_MATERIAL.sub(KEY_PLACEHOLDER, text[begin.end() : stop]))
         pos = stop
     out.append(text[pos:])
     return "".join(out)

@@ -15,8 +15,11 @@ COMMANDS = {
     "diff": ("bot.cli.diff", "diff", "Print a change as the numbered diff the model sees."),
     "doctor": ("bot.cli.doctor", "doctor", "Check configuration and reachability of services."),
     "mcp": ("bot.cli.mcp", "mcp", "Serve Nova's tools to other agents over MCP."),
-    "testgen": ("bot.cli.testgen", "testgen",
-                "Write unit tests for a change and keep those that pass and bite."),
+    "testgen": (
+        "bot.cli.testgen",
+        "testgen",
+        "Write unit tests for a change and keep those that pass and bite.",
+    ),
 }
 
 

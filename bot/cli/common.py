@@ -33,56 +33,79 @@ _FLAGS: dict[str, tuple[str, Any]] = {
     "test_timeout": ("--test-timeout", float),
     "test_memory_mb": ("--test-memory-mb", int),
 }
-REVIEW_SETTINGS = ("llm_model", "llm_base_url", "fail_on", "diff_style", "token_budget",
-                   "max_concurrency", "extra_instructions", "analyzers", "filter_mode")
+REVIEW_SETTINGS = (
+    "llm_model",
+    "llm_base_url",
+    "fail_on",
+    "diff_style",
+    "token_budget",
+    "max_concurrency",
+    "extra_instructions",
+    "analyzers",
+    "filter_mode",
+)
 _SPECS = {s.name: s for s in SETTINGS}
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
 @overload
-def setting_options(func: _Command, *, names: Sequence[str] = ...,
-                    helps: Mapping[str, str] | None = ...) -> _Command: ...
+def setting_options(
+    func: _Command, *, names: Sequence[str] = ..., helps: Mapping[str, str] | None = ...
+) -> _Command: ...
 
 
 @overload
-def setting_options(func: None = ..., *, names: Sequence[str] = ...,
-                    helps: Mapping[str, str] | None = ...) -> Callable[[_Command], _Command]: ...
+def setting_options(
+    func: None = ..., *, names: Sequence[str] = ..., helps: Mapping[str, str] | None = ...
+) -> Callable[[_Command], _Command]: ...
 
 
-def setting_options(func: _Command | None = None, *,
-                    names: Sequence[str] = REVIEW_SETTINGS,
-                    helps: Mapping[str, str] | None = None
-                    ) -> _Command | Callable[[_Command], _Command]:
+def setting_options(
+    func: _Command | None = None,
+    *,
+    names: Sequence[str] = REVIEW_SETTINGS,
+    helps: Mapping[str, str] | None = None,
+) -> _Command | Callable[[_Command], _Command]:
     """Flags for the settings ``names`` (default: the review's). ``helps`` replaces a
     setting's help where a command means something else by it (testgen: no model means
     the model-free generator, not "no LLM review"). ``@setting_options`` or
     ``@setting_options(names=..., helps=...)``."""
+
     def apply(f: _Command) -> _Command:
         for name in reversed(names):
             flag, kind = _FLAGS[name]
             spec = _SPECS[name]
-            default = (f" [default: {spec.default}]" if spec.default not in (None, "", ())
-                       else "")
+            default = f" [default: {spec.default}]" if spec.default not in (None, "", ()) else ""
             kind = click.Choice(spec.choices) if spec.choices else kind
             text = (helps or {}).get(name, spec.help)
             limits = f" {spec.range_text()}" if spec.range_text() else ""
-            f = click.option(flag, name, type=kind, default=None,
-                             help=f"{text}{limits} [env: {spec.env}]{default}")(f)
+            f = click.option(
+                flag,
+                name,
+                type=kind,
+                default=None,
+                help=f"{text}{limits} [env: {spec.env}]{default}",
+            )(f)
         return f
 
     return apply if func is None else apply(func)
 
 
 def repo_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
-                        default=Path("."), show_default=True,
-                        help="Git repository of the change (its .nova.toml is read at the "
-                             "change's base revision).")(func)
+    return click.option(
+        "--repo",
+        "repo",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path("."),
+        show_default=True,
+        help="Git repository of the change (its .nova.toml is read at the change's base revision).",
+    )(func)
 
 
 def change_argument(func: Callable[..., Any]) -> Callable[..., Any]:
-    func = click.option("--staged", is_flag=True,
-                        help="Review the staged changes (the index) instead of a commit.")(func)
+    func = click.option(
+        "--staged", is_flag=True, help="Review the staged changes (the index) instead of a commit."
+    )(func)
     return click.argument("change", required=False, default=None)(func)
 
 
@@ -107,16 +130,22 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)\.(?=\s+[A-Z]|\s*$)
 
 def first_sentence(text: str) -> str:
     m = _SENTENCE_END.search(text)
-    return text[:m.end()] if m else text
+    return text[: m.end()] if m else text
 
 
 def env_epilog() -> str:
-    rows = "\n".join(textwrap.fill(first_sentence(s.help) + _limits(s), width=88,
-                                   break_on_hyphens=False, break_long_words=False,
-                                   initial_indent=f"  {s.env:<26} ",
-                                   subsequent_indent=" " * 29) for s in SETTINGS)
-    return ("\b\nConfiguration (flags > environment > .nova.toml in the repository):\n"
-            + rows)
+    rows = "\n".join(
+        textwrap.fill(
+            first_sentence(s.help) + _limits(s),
+            width=88,
+            break_on_hyphens=False,
+            break_long_words=False,
+            initial_indent=f"  {s.env:<26} ",
+            subsequent_indent=" " * 29,
+        )
+        for s in SETTINGS
+    )
+    return "\b\nConfiguration (flags > environment > .nova.toml in the repository):\n" + rows
 
 
 def _limits(spec: SettingSpec) -> str:

@@ -13,12 +13,22 @@ from bot.cli.common import change_argument, change_ref, repo_option
 @click.command()
 @change_argument
 @repo_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="text: the numbered diff the model sees; json: the "
-              "parsed files, hunks and lines with old and new numbers.")
-@click.option("--style", type=click.Choice(["compact", "labeled"]), default=None,
-              help="Rendering style of --format text; the review's diff_style setting. "
-              "[env: NOVA_DIFF_STYLE] [default: compact]")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: the numbered diff the model sees; json: the "
+    "parsed files, hunks and lines with old and new numbers.",
+)
+@click.option(
+    "--style",
+    type=click.Choice(["compact", "labeled"]),
+    default=None,
+    help="Rendering style of --format text; the review's diff_style setting. "
+    "[env: NOVA_DIFF_STYLE] [default: compact]",
+)
 def diff(change: str | None, staged: bool, repo: Path, fmt: str, style: str | None) -> None:
     """Print CHANGE (default HEAD) as Nova shows it to the model.
 
@@ -36,5 +46,4 @@ def diff(change: str | None, staged: bool, repo: Path, fmt: str, style: str | No
     if fmt == "json":
         click.echo(json.dumps(diff_to_dict(result.files), ensure_ascii=False))
     else:
-        click.echo(render_files(result.files, settings.diff_style),
-                   nl=False)
+        click.echo(render_files(result.files, settings.diff_style), nl=False)

@@ -15,12 +15,21 @@ def mcp() -> None:
 
 
 @mcp.command()
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
-              show_default=True, help="stdio for a local agent; http for streamable HTTP "
-              "(path /mcp).")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a local agent; http for streamable HTTP (path /mcp).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
-@click.option("--port", type=int, default=8765, show_default=True,
-              help="HTTP port (0 picks a free one; the URL is printed on stderr).")
+@click.option(
+    "--port",
+    type=int,
+    default=8765,
+    show_default=True,
+    help="HTTP port (0 picks a free one; the URL is printed on stderr).",
+)
 @repo_option
 def serve(transport: str, host: str, port: int, repo: Path) -> None:
     """Serve the Task Manager tools (update_execution_session, create_step, update_step,

@@ -43,52 +43,107 @@ service (the model, the code host, an analyzer) failed or does not know the chan
 @click.command(help=HELP, epilog=env_epilog())
 @change_argument
 @repo_option
-@click.option("--output", "-o", "output", type=click.Choice(FORMATS), default="text",
-              show_default=True, help="Output format.")
-@click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the output to this file instead of stdout.")
-@click.option("--sarif-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the review as SARIF 2.1.0 to this file, beside --output (for "
-                   "GitHub code scanning: github/codeql-action/upload-sarif).")
-@click.option("--events-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write every execution event as a JSON line to this file.")
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--output-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the output to this file instead of stdout.",
+)
+@click.option(
+    "--sarif-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the review as SARIF 2.1.0 to this file, beside --output (for "
+    "GitHub code scanning: github/codeql-action/upload-sarif).",
+)
+@click.option(
+    "--events-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every execution event as a JSON line to this file.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option("--no-llm", is_flag=True, help="Run only the static analyzers.")
-@click.option("--publish", type=click.Choice(publish_choices()),
-              default="local", show_default=True,
-              help="Where the review goes besides --output: github posts one review and a "
-                   "summary comment on the pull request; gitlab one thread per finding and a "
-                   "summary note on the merge request; phabricator posts to the revision "
-                   "(lint messages on the build, inline comments with Nova's extension, and "
-                   "always a summary comment).")
-@click.option("--confirm", is_flag=True,
-              help="On a terminal, show what will be posted (counts, the summary, each inline "
-                   "location) and ask before publishing. Never asks in CI; declined: nothing "
-                   "is posted, exit 0.")
-@click.option("--harbormaster-target", "harbormaster_target", default=None,
-              help="Harbormaster build target PHID (PHID-HMBT-…) to report work/pass/fail "
-                   "and lint messages to. [env: NOVA_HARBORMASTER_TARGET]")
-@click.option("--force", is_flag=True,
-              help="Review the whole change again, also a head that was already reviewed (a "
-                   "re-run otherwise posts nothing and exits as the first review did).")
-@click.option("--full", is_flag=True,
-              help="Review the whole change even when Nova reviewed an earlier push of it (by "
-                   "default only what the new pushes changed is reviewed).")
-@click.option("--request-changes", is_flag=True, default=None,
-              help="GitHub: submit REQUEST_CHANGES when a finding reaches --fail-on. "
-                   "[env: NOVA_REQUEST_CHANGES]")
-@click.option("--analyzer-results", "analyzer_results", multiple=True, metavar="FILE[:FORMAT]",
-              help="A linter's results to put on the diff with the model's findings "
-                   "(repeatable): sarif, rdjson, rdjsonl, checkstyle or eslint (-f json); "
-                   "the format is detected when omitted. [env: NOVA_ANALYZER_RESULTS, "
-                   "comma-separated]")
+@click.option(
+    "--publish",
+    type=click.Choice(publish_choices()),
+    default="local",
+    show_default=True,
+    help="Where the review goes besides --output: github posts one review and a "
+    "summary comment on the pull request; gitlab one thread per finding and a "
+    "summary note on the merge request; phabricator posts to the revision "
+    "(lint messages on the build, inline comments with Nova's extension, and "
+    "always a summary comment).",
+)
+@click.option(
+    "--confirm",
+    is_flag=True,
+    help="On a terminal, show what will be posted (counts, the summary, each inline "
+    "location) and ask before publishing. Never asks in CI; declined: nothing "
+    "is posted, exit 0.",
+)
+@click.option(
+    "--harbormaster-target",
+    "harbormaster_target",
+    default=None,
+    help="Harbormaster build target PHID (PHID-HMBT-…) to report work/pass/fail "
+    "and lint messages to. [env: NOVA_HARBORMASTER_TARGET]",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Review the whole change again, also a head that was already reviewed (a "
+    "re-run otherwise posts nothing and exits as the first review did).",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Review the whole change even when Nova reviewed an earlier push of it (by "
+    "default only what the new pushes changed is reviewed).",
+)
+@click.option(
+    "--request-changes",
+    is_flag=True,
+    default=None,
+    help="GitHub: submit REQUEST_CHANGES when a finding reaches --fail-on. "
+    "[env: NOVA_REQUEST_CHANGES]",
+)
+@click.option(
+    "--analyzer-results",
+    "analyzer_results",
+    multiple=True,
+    metavar="FILE[:FORMAT]",
+    help="A linter's results to put on the diff with the model's findings "
+    "(repeatable): sarif, rdjson, rdjsonl, checkstyle or eslint (-f json); "
+    "the format is detected when omitted. [env: NOVA_ANALYZER_RESULTS, "
+    "comma-separated]",
+)
 @setting_options
-def review(change: str | None, staged: bool, repo: Path, output: str,
-           output_file: Path | None, events_file: Path | None, quiet: bool, no_llm: bool,
-           publish: str, confirm: bool, force: bool, full: bool, request_changes: bool | None,
-           harbormaster_target: str | None, analyzer_results: tuple[str, ...],
-           sarif_file: Path | None = None,
-           **flags: object) -> None:
+def review(
+    change: str | None,
+    staged: bool,
+    repo: Path,
+    output: str,
+    output_file: Path | None,
+    events_file: Path | None,
+    quiet: bool,
+    no_llm: bool,
+    publish: str,
+    confirm: bool,
+    force: bool,
+    full: bool,
+    request_changes: bool | None,
+    harbormaster_target: str | None,
+    analyzer_results: tuple[str, ...],
+    sarif_file: Path | None = None,
+    **flags: object,
+) -> None:
     from bot.hosts import open_session, ref_from_ci
     from bot.review.pipeline import ReviewJob, run_review
     from bot.review.result import exit_code_for
@@ -117,9 +172,17 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
         raise
     bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
-    job = ReviewJob(settings=settings, session=session, ref=ref, repo=repo, bus=bus,
-                    tracker=tracker, force=force, full=full or force,
-                    confirm=_ask if confirm and _can_ask(settings) else None)
+    job = ReviewJob(
+        settings=settings,
+        session=session,
+        ref=ref,
+        repo=repo,
+        bus=bus,
+        tracker=tracker,
+        force=force,
+        full=full or force,
+        confirm=_ask if confirm and _can_ask(settings) else None,
+    )
     try:
         result = run_review(job, publishers, outputs)
     finally:
@@ -131,8 +194,9 @@ def review(change: str | None, staged: bool, repo: Path, output: str,
     click.get_current_context().exit(code)
 
 
-def _outputs(settings: Settings, output: str, output_file: Path | None,
-             sarif_file: Path | None = None) -> list[Output]:
+def _outputs(
+    settings: Settings, output: str, output_file: Path | None, sarif_file: Path | None = None
+) -> list[Output]:
     from bot.publishers.local import LocalPublisher
 
     outputs: list[Output] = [LocalPublisher(output, output_file, fence=settings.github_actions)]
@@ -159,8 +223,9 @@ def _publishers(session: HostSession, publish: str, force: bool) -> list[Publish
     host = host_named(publish)
     publisher: Publisher | None = session.publisher(force=force)
     if publisher is None or session.source.name != host.name:
-        raise UsageError(f"--publish {publish} needs a {host.title} {host.noun} "
-                         f"({host.references})")
+        raise UsageError(
+            f"--publish {publish} needs a {host.title} {host.noun} ({host.references})"
+        )
     return [publisher]
 
 
@@ -172,12 +237,17 @@ def _ask(result: ReviewResult) -> bool:
     """Show what will be posted and ask (``--confirm``)."""
     from bot.report.formats import summary_text
 
-    click.echo(f"About to publish the review of {result.change.id}: "
-               f"{len(result.placed)} inline, {len(result.unplaced)} in the summary only.",
-               err=True)
+    click.echo(
+        f"About to publish the review of {result.change.id}: "
+        f"{len(result.placed)} inline, {len(result.unplaced)} in the summary only.",
+        err=True,
+    )
     for p in result.placed:
-        click.echo(f"  {p.path}:{p.line} [{p.comment.severity}] "
-                   f"{p.comment.body.splitlines()[0][:100] if p.comment.body else ''}", err=True)
+        click.echo(
+            f"  {p.path}:{p.line} [{p.comment.severity}] "
+            f"{p.comment.body.splitlines()[0][:100] if p.comment.body else ''}",
+            err=True,
+        )
     summary = summary_text(result)
     if summary:
         click.echo("Summary:\n  " + "\n  ".join(summary.splitlines()[:20]), err=True)

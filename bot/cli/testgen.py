@@ -15,39 +15,78 @@ from bot.hosts import proposal_choices
 @click.command()
 @click.argument("change", required=False, default="HEAD")
 @repo_option
-@click.option("--generator", type=click.Choice(["llm", "differential", "ghostwriter"]),
-              default=None,
-              help="Who writes the tests. Default: llm when a model is configured, else "
-                   "differential (Python, no model: runs each changed function on inputs from "
-                   "the tests, docstrings and type hints against the change and its parent, "
-                   "and pins what changed). ghostwriter: Hypothesis' property tests.")
-@click.option("--max-iterations", type=click.IntRange(1, 20), default=3, show_default=True,
-              help="Test runs the agent may make to fix its tests.")
-@click.option("--runs", type=click.IntRange(1, 20), default=3, show_default=True,
-              help="A kept test must pass this many runs in a row (flaky ones are dropped).")
-@click.option("--publish", "--open-mr", "publish", type=click.Choice(proposal_choices()),
-              default="local", show_default=True,
-              help="Where the kept tests go (--open-mr is the older spelling). local: a "
-                   "branch nova/tests/<sha> and nova-tests-<sha>.patch; github: push the "
-                   "branch and open a pull request (GITHUB_REPOSITORY); gitlab: a merge "
-                   "request (CI_PROJECT_PATH); phabricator: a revision from the raw diff, "
-                   "child of the original revision.")
-@click.option("--patch-dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("."), show_default=True, help="Where the .patch file goes.")
-@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option(
+    "--generator",
+    type=click.Choice(["llm", "differential", "ghostwriter"]),
+    default=None,
+    help="Who writes the tests. Default: llm when a model is configured, else "
+    "differential (Python, no model: runs each changed function on inputs from "
+    "the tests, docstrings and type hints against the change and its parent, "
+    "and pins what changed). ghostwriter: Hypothesis' property tests.",
+)
+@click.option(
+    "--max-iterations",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="Test runs the agent may make to fix its tests.",
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="A kept test must pass this many runs in a row (flaky ones are dropped).",
+)
+@click.option(
+    "--publish",
+    "--open-mr",
+    "publish",
+    type=click.Choice(proposal_choices()),
+    default="local",
+    show_default=True,
+    help="Where the kept tests go (--open-mr is the older spelling). local: a "
+    "branch nova/tests/<sha> and nova-tests-<sha>.patch; github: push the "
+    "branch and open a pull request (GITHUB_REPOSITORY); gitlab: a merge "
+    "request (CI_PROJECT_PATH); phabricator: a revision from the raw diff, "
+    "child of the original revision.",
+)
+@click.option(
+    "--patch-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Where the .patch file goes.",
+)
+@click.option(
+    "--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--events-file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-@setting_options(names=("llm_model", "llm_base_url", "test_python", "test_timeout",
-                        "test_memory_mb"),
-                 helps={"llm_model": "Model as provider:model (openai:gpt-4o-mini, "
-                                     "anthropic:claude-sonnet-4-5) for the test-writing agent. "
-                                     "Unset: the differential generator writes the tests, no "
-                                     "model needed."})
-def testgen(change: str, repo: Path, generator: str | None, max_iterations: int, runs: int,
-            publish: str, patch_dir: Path, output: str, output_file: Path | None,
-            events_file: Path | None, quiet: bool, **flags: object) -> None:
+@setting_options(
+    names=("llm_model", "llm_base_url", "test_python", "test_timeout", "test_memory_mb"),
+    helps={
+        "llm_model": "Model as provider:model (openai:gpt-4o-mini, "
+        "anthropic:claude-sonnet-4-5) for the test-writing agent. "
+        "Unset: the differential generator writes the tests, no "
+        "model needed."
+    },
+)
+def testgen(
+    change: str,
+    repo: Path,
+    generator: str | None,
+    max_iterations: int,
+    runs: int,
+    publish: str,
+    patch_dir: Path,
+    output: str,
+    output_file: Path | None,
+    events_file: Path | None,
+    quiet: bool,
+    **flags: object,
+) -> None:
     """Write unit tests for CHANGE (default HEAD), run them, keep only tests that pass
     every run, execute a changed line and fail on a mutant of it (or on the parent
     commit), run the full suite, and propose them.
@@ -72,11 +111,21 @@ def testgen(change: str, repo: Path, generator: str | None, max_iterations: int,
     bus = event_bus(quiet, events_file)
     tracker = tracker_for(settings, bus)
     try:
-        job = TestgenJob(settings=settings, source=resolve(change, repo=repo, settings=settings),
-                         ref=change, repo=repo, bus=bus, tracker=tracker, generator=generator,
-                         max_iterations=max_iterations, runs=runs, publish=publish,
-                         patch_dir=patch_dir, virtual_env=os.environ.get("VIRTUAL_ENV"),
-                         path_python=shutil.which("python"))
+        job = TestgenJob(
+            settings=settings,
+            source=resolve(change, repo=repo, settings=settings),
+            ref=change,
+            repo=repo,
+            bus=bus,
+            tracker=tracker,
+            generator=generator,
+            max_iterations=max_iterations,
+            runs=runs,
+            publish=publish,
+            patch_dir=patch_dir,
+            virtual_env=os.environ.get("VIRTUAL_ENV"),
+            path_python=shutil.which("python"),
+        )
         result = run_testgen(job)
     finally:
         tracker.close()

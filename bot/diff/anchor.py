@@ -133,12 +133,12 @@ def _rivals(line: int, key: str, matches: list[int], fi: FileIndex) -> bool:
     """Whether a quote that is only the start of ``line`` also matches a line of other text
     near it: a cut-short quote can be the whole of a neighbour, so naming is not enough."""
     text = fi.normalized[line]
-    return text != key and any(abs(m - line) <= _NEAR and fi.normalized[m] != text
-                               for m in matches)
+    return text != key and any(abs(m - line) <= _NEAR and fi.normalized[m] != text for m in matches)
 
 
-def _single_out(key: str, matches: list[int], claimed: int | None,
-                fi: FileIndex) -> tuple[int | None, str, str | None]:
+def _single_out(
+    key: str, matches: list[int], claimed: int | None, fi: FileIndex
+) -> tuple[int | None, str, str | None]:
     """(line, how, reason): the match the claim singles out, or why none is."""
     if len(matches) == 1:
         return matches[0], "exact" if matches[0] == claimed else "code", None
@@ -150,19 +150,25 @@ def _single_out(key: str, matches: list[int], claimed: int | None,
         translated = fi.old_to_new.get(claimed)
         if translated is not None and translated in matches:
             # read as a new number, the claim may also point at another twin
-            if not [m for m in near if m != translated] and \
-                    not _rivals(translated, key, matches, fi):
+            if not [m for m in near if m != translated] and not _rivals(
+                translated, key, matches, fi
+            ):
                 return translated, "translated", None
         elif len(near) == 1:
             best = abs(near[0] - claimed)
             if all(abs(m - claimed) - best >= _APART for m in matches if m != near[0]):
                 return near[0], "code", None
-    shown = ", ".join(map(str, matches[:6])) + (f" and {len(matches) - 6} more"
-                                                 if len(matches) > 6 else "")
-    why = ("no line number was given" if claimed is None
-           else f"line {claimed} does not single one out")
-    return None, "", (f"ambiguous: the quoted code matches {len(matches)} lines ({shown}) "
-                      f"and {why}")
+    shown = ", ".join(map(str, matches[:6])) + (
+        f" and {len(matches) - 6} more" if len(matches) > 6 else ""
+    )
+    why = (
+        "no line number was given" if claimed is None else f"line {claimed} does not single one out"
+    )
+    return (
+        None,
+        "",
+        (f"ambiguous: the quoted code matches {len(matches)} lines ({shown}) and {why}"),
+    )
 
 
 def _quote_matches(code: str, fi: FileIndex) -> tuple[str, list[int]]:
@@ -187,8 +193,14 @@ def _place_line(c: Comment, fi: FileIndex) -> tuple[int | None, str, str | None]
         key = normalize_code(code)
         deleted = [o for o, t in fi.removed.items() if normalize_code(t) == key]
         if deleted:
-            return None, "", (f"quotes a deleted line (was line {deleted[0]}); deleted lines "
-                              "are not in the new file")
+            return (
+                None,
+                "",
+                (
+                    f"quotes a deleted line (was line {deleted[0]}); deleted lines "
+                    "are not in the new file"
+                ),
+            )
         if claimed in fi.commentable and _similar(key, normalize_code(fi.commentable[claimed])):
             return claimed, "number", None
         return None, "", f"quoted code not found among the lines of this diff in {fi.file.path}"

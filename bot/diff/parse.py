@@ -19,8 +19,17 @@ __all__ = ["parse_diff", "decode_diff"]
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 _GIT_HEADER_RE = re.compile(r"^diff --git (.+)$")
-_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
-            "v": "\v", "r": "\r"}
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    '"': '"',
+    "\\": "\\",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+    "r": "\r",
+}
 
 
 def decode_diff(data: bytes | str) -> str:
@@ -41,8 +50,8 @@ def _unquote(path: str) -> str:
         ch = body[i]
         if ch == "\\" and i + 1 < len(body):
             nxt = body[i + 1]
-            if nxt in "01234567" and i + 3 < len(body) + 1 and body[i + 1:i + 4].isdigit():
-                out.append(int(body[i + 1:i + 4], 8) & 0xFF)
+            if nxt in "01234567" and i + 3 < len(body) + 1 and body[i + 1 : i + 4].isdigit():
+                out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
                 i += 4
                 continue
             out.extend(_ESCAPES.get(nxt, nxt).encode())
@@ -68,11 +77,11 @@ def _split_git_header(rest: str) -> tuple[str | None, str | None]:
         while end > 0 and rest[end - 1] == "\\":
             end = rest.find('"', end + 1)
         if end > 0:
-            return _strip_prefix(rest[: end + 1]), _strip_prefix(rest[end + 1:].strip())
+            return _strip_prefix(rest[: end + 1]), _strip_prefix(rest[end + 1 :].strip())
     # Unquoted and symmetric: "a/<p> b/<p>" — split in the middle.
     half = (len(rest) - 1) // 2
-    if len(rest) % 2 == 1 and rest[half] == " " and rest[:half][2:] == rest[half + 1:][2:]:
-        return _strip_prefix(rest[:half]), _strip_prefix(rest[half + 1:])
+    if len(rest) % 2 == 1 and rest[half] == " " and rest[:half][2:] == rest[half + 1 :][2:]:
+        return _strip_prefix(rest[:half]), _strip_prefix(rest[half + 1 :])
     parts = rest.split(" b/", 1)
     if len(parts) == 2:
         return _strip_prefix(parts[0]), parts[1]
@@ -80,8 +89,17 @@ def _split_git_header(rest: str) -> tuple[str | None, str | None]:
 
 
 class _FileBuilder:
-    __slots__ = ("old_path", "new_path", "status", "binary", "hunks", "old_mode", "new_mode",
-                 "similarity", "start")
+    __slots__ = (
+        "old_path",
+        "new_path",
+        "status",
+        "binary",
+        "hunks",
+        "old_mode",
+        "new_mode",
+        "similarity",
+        "start",
+    )
 
     def __init__(self, start: int) -> None:
         self.old_path: str | None = None
@@ -102,9 +120,16 @@ class _FileBuilder:
             new = None
         if old is None and new is None:
             raise DiffParseError(f"diff line {self.start}: file header without a path")
-        return FileDiff(old_path=old, new_path=new, status=self.status, is_binary=self.binary,
-                        hunks=tuple(self.hunks), old_mode=self.old_mode, new_mode=self.new_mode,
-                        similarity=self.similarity)
+        return FileDiff(
+            old_path=old,
+            new_path=new,
+            status=self.status,
+            is_binary=self.binary,
+            hunks=tuple(self.hunks),
+            old_mode=self.old_mode,
+            new_mode=self.new_mode,
+            similarity=self.similarity,
+        )
 
 
 def parse_diff(text: str) -> list[FileDiff]:

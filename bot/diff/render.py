@@ -131,8 +131,9 @@ def _row_labeled(ln: Line | int) -> str:
     return f"DELETED (was line {old_no}): - {text}"
 
 
-def render_file(f: FileDiff, style: Style = "compact", out: list[str] | None = None,
-                context: int = CONTEXT) -> list[str]:
+def render_file(
+    f: FileDiff, style: Style = "compact", out: list[str] | None = None, context: int = CONTEXT
+) -> list[str]:
     """Append the lines of one file's rendering to ``out`` (a new list when None)."""
     out = [] if out is None else out
     out.append(f"File: {describe_file(f)}")
@@ -146,8 +147,9 @@ def render_file(f: FileDiff, style: Style = "compact", out: list[str] | None = N
     return out
 
 
-def render_files(files: Iterable[FileDiff], style: Style = "compact",
-                 context: int = CONTEXT) -> str:
+def render_files(
+    files: Iterable[FileDiff], style: Style = "compact", context: int = CONTEXT
+) -> str:
     """The numbered diff of ``files``, one blank line between files."""
     out: list[str] = []
     for index, f in enumerate(files):

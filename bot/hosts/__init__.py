@@ -24,9 +24,22 @@ from bot.config import Settings
 from bot.errors import UsageError
 from bot.hosts.base import Host, HostSession, Proposer, Source, TreeReader
 
-__all__ = ["Host", "HostSession", "Source", "TreeReader", "classify", "host_for", "host_named",
-           "hosts", "open_session", "proposer_named", "publish_choices", "proposal_choices",
-           "ref_from_ci", "resolve"]
+__all__ = [
+    "Host",
+    "HostSession",
+    "Source",
+    "TreeReader",
+    "classify",
+    "host_for",
+    "host_named",
+    "hosts",
+    "open_session",
+    "proposer_named",
+    "publish_choices",
+    "proposal_choices",
+    "ref_from_ci",
+    "resolve",
+]
 
 # Order matters: the first host whose grammar matches a reference takes it; git takes the rest.
 _HOST_MODULES = ("bot.hosts.github", "bot.hosts.phabricator", "bot.hosts.gitlab", "bot.hosts.git")
@@ -77,12 +90,14 @@ def ref_from_ci(settings: Settings) -> str | None:
     return None
 
 
-def open_session(spec: str, *, repo: Path, settings: Settings | None = None,
-                 stdin: IO[str] | None = None) -> HostSession:
+def open_session(
+    spec: str, *, repo: Path, settings: Settings | None = None, stdin: IO[str] | None = None
+) -> HostSession:
     return host_for(spec).open(settings or Settings(), repo, stdin=stdin)
 
 
-def resolve(spec: str, *, repo: Path, settings: Settings | None = None,
-            stdin: IO[str] | None = None) -> Source:
+def resolve(
+    spec: str, *, repo: Path, settings: Settings | None = None, stdin: IO[str] | None = None
+) -> Source:
     """The source of a change reference (``nova diff``, the MCP server, testgen)."""
     return open_session(spec, repo=repo, settings=settings, stdin=stdin).source

@@ -163,8 +163,9 @@ class Host(Protocol):
     def ref_from_ci(self, settings: Settings) -> str | None:
         """The change of the CI job this runs in, when it runs in this host's CI."""
 
-    def open(self, settings: Settings, repo: Path | None, *,
-             stdin: IO[str] | None = None) -> HostSession:
+    def open(
+        self, settings: Settings, repo: Path | None, *, stdin: IO[str] | None = None
+    ) -> HostSession:
         """A session for one change (nothing is fetched yet)."""
 
     def checks(self, settings: Settings) -> Sequence[Check]:
@@ -173,7 +174,6 @@ class Host(Protocol):
 
 @runtime_checkable
 class Proposer(Protocol):
-    def propose(self, settings: Settings, result: TestgenResult, ws: Workspace,
-                branch: str) -> str:
+    def propose(self, settings: Settings, result: TestgenResult, ws: Workspace, branch: str) -> str:
         """Push ``branch`` (already committed in ``ws``) and open a pull / merge request or
         revision with the kept tests; return its URL."""

@@ -18,8 +18,16 @@ from bot.llm.providers import LANGCHAIN_ONLY, PROVIDERS, common_options
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["PROVIDERS", "aclose_model", "check_model", "estimate_tokens", "make_chat_model",
-           "model_error", "provider_errors", "status_of"]
+__all__ = [
+    "PROVIDERS",
+    "aclose_model",
+    "check_model",
+    "estimate_tokens",
+    "make_chat_model",
+    "model_error",
+    "provider_errors",
+    "status_of",
+]
 
 
 def estimate_tokens(text: str) -> int:
@@ -44,20 +52,24 @@ def _plan(settings: Settings) -> tuple[str, Callable[[Settings], dict[str, Any]]
         require_extra(spec.extra, feature, spec.module)
         if spec.key_required and not settings.llm_api_key:
             names = " or ".join(("NOVA_LLM_API_KEY", *spec.key_envs))
-            raise ConfigError(f"NOVA_LLM_MODEL uses {spec.title} but no key is set",
-                              hint=f"set {names}")
+            raise ConfigError(
+                f"NOVA_LLM_MODEL uses {spec.title} but no key is set", hint=f"set {names}"
+            )
         return spec.lc_name or provider, spec.options
     if provider in LANGCHAIN_ONLY:
         module = LANGCHAIN_ONLY[provider]
         if missing(module):
             package = module.replace("_", "-")
-            raise ConfigError(f"{feature} needs {module}, not installed in this Python: "
-                              f"pip install {package}")
+            raise ConfigError(
+                f"{feature} needs {module}, not installed in this Python: pip install {package}"
+            )
         return provider, common_options
-    raise ConfigError(f"unknown model provider {provider!r} in NOVA_LLM_MODEL",
-                      hint=f"use one of: {', '.join(sorted(PROVIDERS))} "
-                           "(any OpenAI-compatible server: openai:<model> + "
-                           "NOVA_LLM_BASE_URL)")
+    raise ConfigError(
+        f"unknown model provider {provider!r} in NOVA_LLM_MODEL",
+        hint=f"use one of: {', '.join(sorted(PROVIDERS))} "
+        "(any OpenAI-compatible server: openai:<model> + "
+        "NOVA_LLM_BASE_URL)",
+    )
 
 
 def make_chat_model(settings: Settings) -> BaseChatModel:
@@ -71,8 +83,9 @@ def make_chat_model(settings: Settings) -> BaseChatModel:
     try:
         chat: BaseChatModel = init_chat_model(model, model_provider=lc_name, **options)
     except ValueError as exc:  # the class's own validation: no region, no credentials, …
-        raise ConfigError(f"NOVA_LLM_MODEL={provider}:...: the model cannot be set up: "
-                          f"{_validation_message(exc)}") from exc
+        raise ConfigError(
+            f"NOVA_LLM_MODEL={provider}:...: the model cannot be set up: {_validation_message(exc)}"
+        ) from exc
     return chat
 
 
@@ -102,12 +115,18 @@ async def aclose_model(model: BaseChatModel) -> None:
 # SDK exceptions that are a failed model request, by module: ``(module, class)``. A module
 # that is not loaded cannot have raised anything, so only loaded ones are looked at (no heavy
 # import just to name an exception class).
-_SDK_ERRORS = (("openai", "APIError"), ("anthropic", "APIError"), ("ollama", "ResponseError"),
-               ("ollama", "RequestError"), ("groq", "APIError"),
-               ("botocore.exceptions", "ClientError"), ("botocore.exceptions", "BotoCoreError"),
-               ("google.api_core.exceptions", "GoogleAPIError"),
-               ("google.genai.errors", "APIError"),
-               ("langchain_google_genai.chat_models", "ChatGoogleGenerativeAIError"))
+_SDK_ERRORS = (
+    ("openai", "APIError"),
+    ("anthropic", "APIError"),
+    ("ollama", "ResponseError"),
+    ("ollama", "RequestError"),
+    ("groq", "APIError"),
+    ("botocore.exceptions", "ClientError"),
+    ("botocore.exceptions", "BotoCoreError"),
+    ("google.api_core.exceptions", "GoogleAPIError"),
+    ("google.genai.errors", "APIError"),
+    ("langchain_google_genai.chat_models", "ChatGoogleGenerativeAIError"),
+)
 
 
 def provider_errors() -> tuple[type[BaseException], ...]:
@@ -131,8 +150,11 @@ def provider_errors() -> tuple[type[BaseException], ...]:
 
 def status_of(exc: BaseException) -> int | None:
     """The HTTP status of a provider error, whichever SDK raised it."""
-    for value in (getattr(exc, "status_code", None), getattr(exc, "code", None),
-                  getattr(getattr(exc, "response", None), "status_code", None)):
+    for value in (
+        getattr(exc, "status_code", None),
+        getattr(exc, "code", None),
+        getattr(getattr(exc, "response", None), "status_code", None),
+    ):
         if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
             return value
     response = getattr(exc, "response", None)
@@ -142,8 +164,9 @@ def status_of(exc: BaseException) -> int | None:
     return None
 
 
-def model_error(exc: BaseException, settings: Settings, *, attempts: int = 1,
-                seconds: float | None = None) -> ModelError:
+def model_error(
+    exc: BaseException, settings: Settings, *, attempts: int = 1, seconds: float | None = None
+) -> ModelError:
     """A one-line, secret-free ``ModelError`` for a provider exception; after several
     ``attempts`` it says how many and the real time they took (``seconds``)."""
     where = settings.llm_base_url or settings.provider or "model"
@@ -157,8 +180,10 @@ def model_error(exc: BaseException, settings: Settings, *, attempts: int = 1,
     elif "Connection" in name:
         text = f"model endpoint {where} is unreachable ({_cause(exc)})"
     elif status == 401 or status == 403:
-        text = f"model endpoint {where} refused the credentials (HTTP {status}); check " \
-               "NOVA_LLM_API_KEY"
+        text = (
+            f"model endpoint {where} refused the credentials (HTTP {status}); check "
+            "NOVA_LLM_API_KEY"
+        )
     elif status == 404:
         text = f"model {settings.model_name!r} not found at {where} (HTTP 404)"
     elif status is not None:

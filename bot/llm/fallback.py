@@ -45,8 +45,9 @@ def fallback_settings(settings: Settings, model: str) -> Settings:
     other = settings.with_(llm_model=model)
     if other.provider == settings.provider:
         return other
-    return other.with_(llm_base_url=None, llm_api_key=settings.fallback_keys.get(
-        other.provider or ""))
+    return other.with_(
+        llm_base_url=None, llm_api_key=settings.fallback_keys.get(other.provider or "")
+    )
 
 
 def check_models(settings: Settings) -> None:
@@ -68,10 +69,17 @@ class ModelChain:
     Every model is built at once, so a missing extra or key of a fallback is a ConfigError
     before the first request, not in the middle of a run."""
 
-    def __init__(self, settings: Settings, bus: EventBus | None = None, *,
-                 build: Callable[[Settings], BaseChatModel] = make_chat_model) -> None:
-        self._settings = [settings, *(fallback_settings(settings, m)
-                                      for m in settings.llm_fallback)]
+    def __init__(
+        self,
+        settings: Settings,
+        bus: EventBus | None = None,
+        *,
+        build: Callable[[Settings], BaseChatModel] = make_chat_model,
+    ) -> None:
+        self._settings = [
+            settings,
+            *(fallback_settings(settings, m) for m in settings.llm_fallback),
+        ]
         self._models = [build(s) for s in self._settings]
         self._index = 0
         self._bus = bus

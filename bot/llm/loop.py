@@ -25,8 +25,10 @@ T = TypeVar("T")
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
 _preloading: threading.Thread | None = None
-_PROVIDER_MODULES = {"openai": ("openai", "langchain_openai"),
-                     "anthropic": ("anthropic", "langchain_anthropic")}
+_PROVIDER_MODULES = {
+    "openai": ("openai", "langchain_openai"),
+    "anthropic": ("anthropic", "langchain_anthropic"),
+}
 
 
 def _get_loop() -> asyncio.AbstractEventLoop:
@@ -34,8 +36,7 @@ def _get_loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None:
             _loop = asyncio.new_event_loop()
-            threading.Thread(target=_loop.run_forever, name="nova-agent-loop",
-                             daemon=True).start()
+            threading.Thread(target=_loop.run_forever, name="nova-agent-loop", daemon=True).start()
         return _loop
 
 
@@ -48,8 +49,13 @@ def preload(provider: str | None) -> None:
     """Start importing the review agent and ``provider``'s client in the background. A
     missing library is left for the review step to report."""
     global _preloading
-    names = ("langchain_core.messages", "langgraph.graph", "langgraph.errors",
-             *_PROVIDER_MODULES.get(provider or "", ()), "bot.review.agent.graph")
+    names = (
+        "langchain_core.messages",
+        "langgraph.graph",
+        "langgraph.errors",
+        *_PROVIDER_MODULES.get(provider or "", ()),
+        "bot.review.agent.graph",
+    )
 
     def load() -> None:
         for name in names:

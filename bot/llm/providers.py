@@ -17,8 +17,15 @@ from pydantic import SecretStr
 from bot.config import Settings
 from bot.errors import ConfigError
 
-__all__ = ["LANGCHAIN_ONLY", "PLACEHOLDER_KEY", "PROVIDERS", "Provider", "common_options",
-           "key_envs", "known_provider"]
+__all__ = [
+    "LANGCHAIN_ONLY",
+    "PLACEHOLDER_KEY",
+    "PROVIDERS",
+    "Provider",
+    "common_options",
+    "key_envs",
+    "known_provider",
+]
 
 # An OpenAI-compatible server without auth still needs *some* key in the client.
 PLACEHOLDER_KEY = "nova-no-key"
@@ -41,16 +48,23 @@ def _openai(s: Settings) -> dict[str, Any]:
     key = s.llm_api_key
     if not key:
         if not s.llm_base_url:
-            raise ConfigError("NOVA_LLM_MODEL uses OpenAI but no key is set",
-                              hint="set NOVA_LLM_API_KEY or OPENAI_API_KEY, or NOVA_LLM_BASE_URL "
-                                   "for a local OpenAI-compatible server")
+            raise ConfigError(
+                "NOVA_LLM_MODEL uses OpenAI but no key is set",
+                hint="set NOVA_LLM_API_KEY or OPENAI_API_KEY, or NOVA_LLM_BASE_URL "
+                "for a local OpenAI-compatible server",
+            )
         key = PLACEHOLDER_KEY
     # Our own async client, closed by ``aclose_model`` when the run ends (the default one is
     # cached per base URL and keeps idle connections for the life of the process).
     client = openai.DefaultAsyncHttpxClient(timeout=s.llm_timeout)
-    return {"base_url": s.llm_base_url, "api_key": SecretStr(key), "timeout": s.llm_timeout,
-            "max_retries": s.llm_max_retries, "http_async_client": client,
-            "http_socket_options": ()}
+    return {
+        "base_url": s.llm_base_url,
+        "api_key": SecretStr(key),
+        "timeout": s.llm_timeout,
+        "max_retries": s.llm_max_retries,
+        "http_async_client": client,
+        "http_socket_options": (),
+    }
 
 
 def _azure_openai(s: Settings) -> dict[str, Any]:
@@ -58,10 +72,12 @@ def _azure_openai(s: Settings) -> dict[str, Any]:
 
     # The endpoint and API version come from AZURE_OPENAI_ENDPOINT / OPENAI_API_VERSION when
     # NOVA_LLM_BASE_URL does not name the endpoint; the model name is the deployment.
-    kwargs: dict[str, Any] = {"azure_deployment": s.model_name, "timeout": s.llm_timeout,
-                              "max_retries": s.llm_max_retries,
-                              "http_async_client": openai.DefaultAsyncHttpxClient(
-                                  timeout=s.llm_timeout)}
+    kwargs: dict[str, Any] = {
+        "azure_deployment": s.model_name,
+        "timeout": s.llm_timeout,
+        "max_retries": s.llm_max_retries,
+        "http_async_client": openai.DefaultAsyncHttpxClient(timeout=s.llm_timeout),
+    }
     if s.llm_api_key:
         kwargs["api_key"] = SecretStr(s.llm_api_key)
     if s.llm_base_url:
@@ -89,8 +105,11 @@ def _bedrock(s: Settings) -> dict[str, Any]:
     from botocore.config import Config
 
     # Credentials and region: the AWS chain (AWS_* variables, profiles, instance roles).
-    config = Config(connect_timeout=min(s.llm_timeout, 30.0), read_timeout=s.llm_timeout,
-                    retries={"total_max_attempts": s.llm_max_retries + 1, "mode": "standard"})
+    config = Config(
+        connect_timeout=min(s.llm_timeout, 30.0),
+        read_timeout=s.llm_timeout,
+        retries={"total_max_attempts": s.llm_max_retries + 1, "mode": "standard"},
+    )
     kwargs: dict[str, Any] = {"config": config}
     if s.llm_base_url:
         kwargs["endpoint_url"] = s.llm_base_url
@@ -135,33 +154,77 @@ class Provider:
 
 
 PROVIDERS: dict[str, Provider] = {
-    "openai": Provider("OpenAI", "langchain_openai", "openai", _openai, ("OPENAI_API_KEY",),
-                       env_help="NOVA_LLM_BASE_URL for any OpenAI-compatible server"),
-    "azure_openai": Provider("Azure OpenAI", "langchain_openai", "openai", _azure_openai,
-                             ("AZURE_OPENAI_API_KEY",), key_required=True,
-                             env_help="AZURE_OPENAI_ENDPOINT (or NOVA_LLM_BASE_URL), "
-                                      "OPENAI_API_VERSION; the model is the deployment"),
-    "anthropic": Provider("Anthropic", "langchain_anthropic", "anthropic", _anthropic,
-                          ("ANTHROPIC_API_KEY",), key_required=True),
-    "ollama": Provider("Ollama", "langchain_ollama", "ollama", _ollama,
-                       env_help="NOVA_LLM_BASE_URL or OLLAMA_HOST (default "
-                                "http://localhost:11434)"),
-    "bedrock": Provider("Amazon Bedrock", "langchain_aws", "bedrock", _bedrock,
-                        lc_name="bedrock_converse",
-                        env_help="AWS_REGION and AWS credentials (AWS_ACCESS_KEY_ID / "
-                                 "AWS_SECRET_ACCESS_KEY, AWS_PROFILE or a role)"),
-    "google_genai": Provider("Google Gemini API", "langchain_google_genai", "google",
-                             _google_genai, ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-                             key_required=True),
-    "google_vertexai": Provider("Google Vertex AI", "langchain_google_genai", "google",
-                                _vertexai, lc_name="google_genai",
-                                env_help="GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION and "
-                                         "application default credentials "
-                                         "(GOOGLE_APPLICATION_CREDENTIALS)"),
-    "mistralai": Provider("Mistral AI", "langchain_mistralai", "mistral", _mistral,
-                          ("MISTRAL_API_KEY",), key_required=True),
-    "groq": Provider("Groq", "langchain_groq", "groq", key_envs=("GROQ_API_KEY",),
-                     key_required=True),
+    "openai": Provider(
+        "OpenAI",
+        "langchain_openai",
+        "openai",
+        _openai,
+        ("OPENAI_API_KEY",),
+        env_help="NOVA_LLM_BASE_URL for any OpenAI-compatible server",
+    ),
+    "azure_openai": Provider(
+        "Azure OpenAI",
+        "langchain_openai",
+        "openai",
+        _azure_openai,
+        ("AZURE_OPENAI_API_KEY",),
+        key_required=True,
+        env_help="AZURE_OPENAI_ENDPOINT (or NOVA_LLM_BASE_URL), "
+        "OPENAI_API_VERSION; the model is the deployment",
+    ),
+    "anthropic": Provider(
+        "Anthropic",
+        "langchain_anthropic",
+        "anthropic",
+        _anthropic,
+        ("ANTHROPIC_API_KEY",),
+        key_required=True,
+    ),
+    "ollama": Provider(
+        "Ollama",
+        "langchain_ollama",
+        "ollama",
+        _ollama,
+        env_help="NOVA_LLM_BASE_URL or OLLAMA_HOST (default http://localhost:11434)",
+    ),
+    "bedrock": Provider(
+        "Amazon Bedrock",
+        "langchain_aws",
+        "bedrock",
+        _bedrock,
+        lc_name="bedrock_converse",
+        env_help="AWS_REGION and AWS credentials (AWS_ACCESS_KEY_ID / "
+        "AWS_SECRET_ACCESS_KEY, AWS_PROFILE or a role)",
+    ),
+    "google_genai": Provider(
+        "Google Gemini API",
+        "langchain_google_genai",
+        "google",
+        _google_genai,
+        ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+        key_required=True,
+    ),
+    "google_vertexai": Provider(
+        "Google Vertex AI",
+        "langchain_google_genai",
+        "google",
+        _vertexai,
+        lc_name="google_genai",
+        env_help="GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION and "
+        "application default credentials "
+        "(GOOGLE_APPLICATION_CREDENTIALS)",
+    ),
+    "mistralai": Provider(
+        "Mistral AI",
+        "langchain_mistralai",
+        "mistral",
+        _mistral,
+        ("MISTRAL_API_KEY",),
+        key_required=True,
+    ),
+    "groq": Provider(
+        "Groq", "langchain_groq", "groq", key_envs=("GROQ_API_KEY",), key_required=True
+    ),
 }
 PROVIDERS["bedrock_converse"] = PROVIDERS["bedrock"]
 
@@ -170,11 +233,16 @@ PROVIDERS["bedrock_converse"] = PROVIDERS["bedrock"]
 # arguments (timeout, retries, NOVA_LLM_API_KEY, NOVA_LLM_BASE_URL). A test keeps this list
 # inside LangChain's.
 LANGCHAIN_ONLY: dict[str, str] = {
-    "cohere": "langchain_cohere", "deepseek": "langchain_deepseek",
-    "fireworks": "langchain_fireworks", "together": "langchain_together",
-    "xai": "langchain_xai", "perplexity": "langchain_perplexity",
-    "nvidia": "langchain_nvidia_ai_endpoints", "openrouter": "langchain_openrouter",
-    "litellm": "langchain_litellm", "upstage": "langchain_upstage",
+    "cohere": "langchain_cohere",
+    "deepseek": "langchain_deepseek",
+    "fireworks": "langchain_fireworks",
+    "together": "langchain_together",
+    "xai": "langchain_xai",
+    "perplexity": "langchain_perplexity",
+    "nvidia": "langchain_nvidia_ai_endpoints",
+    "openrouter": "langchain_openrouter",
+    "litellm": "langchain_litellm",
+    "upstage": "langchain_upstage",
 }
 
 

@@ -85,9 +85,13 @@ def body_error(exc: ValueError | TypeError, settings: Settings) -> ModelError:
     return ModelError(redact(f"model endpoint {where} answered {kind}: {detail}"))
 
 
-async def call_with_retries(call: Callable[[], Awaitable[T]], settings: Settings,
-                            on_retry: Callable[[str], None], limiter: Limiter | None = None,
-                            priority: int = FIRST_TURN) -> T:
+async def call_with_retries(
+    call: Callable[[], Awaitable[T]],
+    settings: Settings,
+    on_retry: Callable[[str], None],
+    limiter: Limiter | None = None,
+    priority: int = FIRST_TURN,
+) -> T:
     """``await call()`` (one model request), retried up to ``settings.llm_max_retries``
     times; ``on_retry`` is told of each retry. With ``limiter``, each attempt holds one of
     its slots, and push-back slows every batch down (a retry waits as a follow-up turn)."""
@@ -103,25 +107,31 @@ async def call_with_retries(call: Callable[[], Awaitable[T]], settings: Settings
             return answer
         except provider_errors() as exc:
             if attempt == attempts or not is_retryable(exc):
-                raise _final_error(exc, settings, attempt, time.monotonic() - started,
-                                   limiter) from exc
+                raise _final_error(
+                    exc, settings, attempt, time.monotonic() - started, limiter
+                ) from exc
             delay = retry_delay(exc, attempt)
             if limiter is not None and is_throttled(exc):
                 limiter.back_off(delay)
-            on_retry(f"model request failed ({_what_failed(exc, settings)}), attempt "
-                     f"{attempt} of {attempts}; retrying in {delay:.1f}s")
+            on_retry(
+                f"model request failed ({_what_failed(exc, settings)}), attempt "
+                f"{attempt} of {attempts}; retrying in {delay:.1f}s"
+            )
             await asyncio.sleep(delay)
         except (ValueError, TypeError) as exc:  # only the SDK runs here: its reading failed
             raise body_error(exc, settings) from exc
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
 
-def _final_error(exc: BaseException, settings: Settings, attempts: int, seconds: float,
-                 limiter: Limiter | None) -> ModelError:
+def _final_error(
+    exc: BaseException, settings: Settings, attempts: int, seconds: float, limiter: Limiter | None
+) -> ModelError:
     """The provider's error; a rate limit that outlasted the retries says what to change."""
     error = model_error(exc, settings, attempts=attempts, seconds=seconds)
     if getattr(exc, "status_code", None) != 429:
         return error
     limit = limiter.limit if limiter is not None else settings.max_concurrency
-    return ModelError(f"{error}: the provider's rate limit held after every retry; lower "
-                      f"NOVA_MAX_CONCURRENCY (now {limit}) or raise NOVA_LLM_MAX_RETRIES")
+    return ModelError(
+        f"{error}: the provider's rate limit held after every retry; lower "
+        f"NOVA_MAX_CONCURRENCY (now {limit}) or raise NOVA_LLM_MAX_RETRIES"
+    )

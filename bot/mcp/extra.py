@@ -54,13 +54,17 @@ def load_mcp_config(path: str | Path) -> list[McpServerConfig]:
         raise ConfigError(f"NOVA_MCP_CONFIG {p}: cannot read it as JSON: {exc}") from exc
     servers = data.get("servers") if isinstance(data, dict) else None
     if not isinstance(servers, list):
-        raise ConfigError(f"NOVA_MCP_CONFIG {p}: expected {{\"servers\": [...]}}")
+        raise ConfigError(f'NOVA_MCP_CONFIG {p}: expected {{"servers": [...]}}')
     out = []
     for i, raw in enumerate(servers):
-        if not isinstance(raw, dict) or not raw.get("name") or not (raw.get("command")
-                                                                     or raw.get("url")):
-            raise ConfigError(f"NOVA_MCP_CONFIG {p}: server {i + 1} needs a name and a "
-                              "command or url")
+        if (
+            not isinstance(raw, dict)
+            or not raw.get("name")
+            or not (raw.get("command") or raw.get("url"))
+        ):
+            raise ConfigError(
+                f"NOVA_MCP_CONFIG {p}: server {i + 1} needs a name and a command or url"
+            )
         known = {f for f in McpServerConfig.__dataclass_fields__}
         out.append(McpServerConfig(**{k: v for k, v in raw.items() if k in known}))
     return out
@@ -76,8 +80,9 @@ def _text_of(result: Any) -> str:
     return text[:MAX_CHARS]
 
 
-async def _connect(cfg: McpServerConfig, stack: AsyncExitStack, errlog: TextIO
-                   ) -> tuple[ClientSession, list[Tool]]:
+async def _connect(
+    cfg: McpServerConfig, stack: AsyncExitStack, errlog: TextIO
+) -> tuple[ClientSession, list[Tool]]:
     """Open the session; only the handshake runs under the deadline. (A cancel scope around
     entering stdio_client's task group cannot be exited while that group stays open.)"""
     import anyio
@@ -88,8 +93,9 @@ async def _connect(cfg: McpServerConfig, stack: AsyncExitStack, errlog: TextIO
     if cfg.url:
         read, write, _ = await stack.enter_async_context(streamable_http_client(cfg.url))
     else:
-        params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args),
-                                       env=dict(cfg.env) or None)
+        params = StdioServerParameters(
+            command=cfg.command or "", args=list(cfg.args), env=dict(cfg.env) or None
+        )
         read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
     session = await stack.enter_async_context(ClientSession(read, write))
     with anyio.fail_after(cfg.timeout):
@@ -97,8 +103,9 @@ async def _connect(cfg: McpServerConfig, stack: AsyncExitStack, errlog: TextIO
         return session, (await session.list_tools()).tools
 
 
-async def open_extra_tools(configs: list[McpServerConfig], stack: AsyncExitStack,
-                           reserved: set[str]) -> tuple[list[ContextTool], list[str]]:
+async def open_extra_tools(
+    configs: list[McpServerConfig], stack: AsyncExitStack, reserved: set[str]
+) -> tuple[list[ContextTool], list[str]]:
     """Connect to each enabled server; return its tools and notes on what was skipped.
     Connections stay open until ``stack`` closes."""
     if any(not cfg.disabled for cfg in configs):
@@ -109,8 +116,9 @@ async def open_extra_tools(configs: list[McpServerConfig], stack: AsyncExitStack
         if cfg.disabled:
             continue
         server_stack = AsyncExitStack()
-        errlog = cast(TextIO, server_stack.enter_context(
-            tempfile.TemporaryFile("w+", encoding="utf-8")))
+        errlog = cast(
+            TextIO, server_stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
+        )
         try:
             session, listed = await _connect(cfg, server_stack, errlog)
         # The boundary to another program: whatever it does (not found, crash, garbage,
@@ -119,8 +127,10 @@ async def open_extra_tools(configs: list[McpServerConfig], stack: AsyncExitStack
             reason = "timed out" if isinstance(exc, TimeoutError) else _describe(exc)
             tail = _last_line(errlog)
             await _close_quietly(server_stack)
-            notes.append(f"MCP server {cfg.name!r} skipped: {reason}"
-                         + (f" (its stderr: {tail})" if tail else ""))
+            notes.append(
+                f"MCP server {cfg.name!r} skipped: {reason}"
+                + (f" (its stderr: {tail})" if tail else "")
+            )
             continue
         stack.push_async_callback(_close_quietly, server_stack)
         for t in listed:
@@ -129,16 +139,22 @@ async def open_extra_tools(configs: list[McpServerConfig], stack: AsyncExitStack
                 notes.append(f"MCP tool {name!r} skipped: the name is taken")
                 continue
             reserved.add(name)
-            tools.append(ContextTool(
-                name=name, description=(t.description or t.name)[:1000],
-                parameters=t.inputSchema or {"type": "object", "properties": {}},
-                run=None, arun=_caller(session, t.name)))
+            tools.append(
+                ContextTool(
+                    name=name,
+                    description=(t.description or t.name)[:1000],
+                    parameters=t.inputSchema or {"type": "object", "properties": {}},
+                    run=None,
+                    arun=_caller(session, t.name),
+                )
+            )
     return tools, notes
 
 
 def _caller(session: ClientSession, tool_name: str) -> Callable[..., Awaitable[str]]:
     async def call(**args: Any) -> str:
         return _text_of(await session.call_tool(tool_name, args))
+
     return call
 
 

@@ -37,7 +37,8 @@ INSTRUCTIONS = (
     "Nova's tools. Task Manager: call update_execution_session once at the start, then "
     "create_step / update_step for each stage; the execution_id is in the NOVA_EXECUTION_ID "
     "environment variable. Code review: fetch_change gives a change as a diff numbered with "
-    "NEW-file line numbers; anchor_comments checks proposed comments against it.")
+    "NEW-file line numbers; anchor_comments checks proposed comments against it."
+)
 
 
 class ProposedComment(BaseModel):
@@ -60,20 +61,25 @@ def _guard(call: Callable[[], Envelope]) -> Envelope:
         return fail(redact(f"{type(exc).__name__}: {exc}"), error_code="INTERNAL_ERROR")
 
 
-def build_server(settings: Settings, repo: Path, client: TaskManagerClientBase | None = None,
-                 host: str = "127.0.0.1", port: int = 8000) -> FastMCP:
+def build_server(
+    settings: Settings,
+    repo: Path,
+    client: TaskManagerClientBase | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+) -> FastMCP:
     from mcp.server.fastmcp import FastMCP
 
-    mcp = FastMCP("nova", instructions=INSTRUCTIONS, log_level="WARNING", host=host,
-                  port=port)
+    mcp = FastMCP("nova", instructions=INSTRUCTIONS, log_level="WARNING", host=host, port=port)
     # FastMCP 1.x takes no version, and its low-level server then reports the mcp package's
     # own in serverInfo; mcp's own in-memory test helper reaches the same attribute.
     mcp._mcp_server.version = __version__
     tm = client or create_task_manager_client(settings)
 
     @mcp.tool()
-    def update_execution_session(execution_id: str, session_id: str,
-                                 worktree_path: str | None = None) -> dict[str, Any]:
+    def update_execution_session(
+        execution_id: str, session_id: str, worktree_path: str | None = None
+    ) -> dict[str, Any]:
         """Register the agent's session on an execution. Call this once at the start.
 
         Args:
@@ -82,12 +88,16 @@ def build_server(settings: Settings, repo: Path, client: TaskManagerClientBase |
             session_id: The agent's session ID.
             worktree_path: Optional path of the work tree the agent works in.
         """
-        return _guard(lambda: tm.patch_execution(execution_id, session_id=session_id,
-                                                 worktree_path=worktree_path))
+        return _guard(
+            lambda: tm.patch_execution(
+                execution_id, session_id=session_id, worktree_path=worktree_path
+            )
+        )
 
     @mcp.tool()
-    def create_step(execution_id: str, step_name: str, message: str | None = None,
-                    status: str | None = None) -> dict[str, Any]:
+    def create_step(
+        execution_id: str, step_name: str, message: str | None = None, status: str | None = None
+    ) -> dict[str, Any]:
         """Create a new step and return its step_id. The initial status defaults to running.
 
         Args:
@@ -101,8 +111,9 @@ def build_server(settings: Settings, repo: Path, client: TaskManagerClientBase |
         return _guard(lambda: tm.create_step(execution_id, step_name, message, status))
 
     @mcp.tool()
-    def update_step(execution_id: str, step_id: str, status: str | None = None,
-                    message: str | None = None) -> dict[str, Any]:
+    def update_step(
+        execution_id: str, step_id: str, status: str | None = None, message: str | None = None
+    ) -> dict[str, Any]:
         """Update a step's status and message.
 
         Args:
@@ -112,8 +123,7 @@ def build_server(settings: Settings, repo: Path, client: TaskManagerClientBase |
             status: New status - running/completed/failed/skipped.
             message: Updated message.
         """
-        return _guard(lambda: tm.patch_step(execution_id, step_id, status=status,
-                                            message=message))
+        return _guard(lambda: tm.patch_step(execution_id, step_id, status=status, message=message))
 
     @mcp.tool()
     def health_check() -> dict[str, Any]:
@@ -136,18 +146,23 @@ def _keep_string_arguments(mcp: FastMCP) -> None:
     """
     for tool in mcp._tool_manager.list_tools():
         meta = tool.fn_metadata
-        strings = {name for name, f in meta.arg_model.model_fields.items()
-                   if f.annotation == (str | None)}
+        strings = {
+            name for name, f in meta.arg_model.model_fields.items() if f.annotation == (str | None)
+        }
         if not strings:
             continue
         decode = meta.pre_parse_json
 
-        def pre_parse(data: dict[str, Any],
-                      decode: Callable[[dict[str, Any]], dict[str, Any]] = decode,
-                      strings: set[str] = strings) -> dict[str, Any]:
+        def pre_parse(
+            data: dict[str, Any],
+            decode: Callable[[dict[str, Any]], dict[str, Any]] = decode,
+            strings: set[str] = strings,
+        ) -> dict[str, Any]:
             parsed = decode(data)
-            return {k: (data[k] if k in strings and isinstance(data[k], str) else v)
-                    for k, v in parsed.items()}
+            return {
+                k: (data[k] if k in strings and isinstance(data[k], str) else v)
+                for k, v in parsed.items()
+            }
 
         object.__setattr__(meta, "pre_parse_json", pre_parse)
 
@@ -174,6 +189,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
             change: Change reference.
             style: compact (number, marker, text) or labeled (NEW_LINE_n: ...).
         """
+
         def run() -> Envelope:
             if style not in ("compact", "labeled"):
                 raise UsageError("style must be compact or labeled")
@@ -181,25 +197,39 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
 
             _, c = fetch(change)
             numbered = Scrubber().scrub(render_files(c.files, style))  # type: ignore[arg-type]
-            return ok({"change": c.summary_dict(), "numbered_diff": numbered},
-                      f"{len(c.files)} files")
+            return ok(
+                {"change": c.summary_dict(), "numbered_diff": numbered}, f"{len(c.files)} files"
+            )
+
         return _guard(run)
 
     @mcp.tool()
     def list_change_files(change: str = "HEAD") -> dict[str, Any]:
         """List the files of a change with their status and added/removed line counts."""
+
         def run() -> Envelope:
             _, c = fetch(change)
-            files = [{"path": f.path, "old_path": f.old_path, "status": f.status,
-                      "binary": f.is_binary, "added": f.added_count,
-                      "removed": f.removed_count} for f in c.files]
+            files = [
+                {
+                    "path": f.path,
+                    "old_path": f.old_path,
+                    "status": f.status,
+                    "binary": f.is_binary,
+                    "added": f.added_count,
+                    "removed": f.removed_count,
+                }
+                for f in c.files
+            ]
             return ok(files, f"{len(files)} files")
+
         return _guard(run)
 
     @mcp.tool()
-    def read_file(path: str, change: str = "HEAD", start_line: int = 1,
-                  end_line: int | None = None) -> dict[str, Any]:
+    def read_file(
+        path: str, change: str = "HEAD", start_line: int = 1, end_line: int | None = None
+    ) -> dict[str, Any]:
         """Read lines of a file as it is at the change's head revision (at most 400 lines)."""
+
         def run() -> Envelope:
             from bot.review.agent.tools import context_tools
 
@@ -215,6 +245,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
             from bot.analyzers.secrets import Scrubber
 
             return ok(Scrubber().scrub(text), path)
+
         return _guard(run)
 
     @mcp.tool()
@@ -222,18 +253,37 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
         """Place proposed review comments on commentable NEW lines of a change. Each result
         says where the comment goes, or why it cannot be placed (then it belongs in a
         summary). Quote the exact line text in `code` for reliable placement."""
+
         def run() -> Envelope:
             _, c = fetch(change)
-            proposed = [Comment(path=p.path, line=p.line, body=p.body, end_line=p.end_line,
-                                severity=normalize_severity(p.severity),
-                                suggestion=p.suggestion, code=p.code, origin="mcp")
-                        for p in comments]
-            placements = [{"path": pl.path, "line": pl.line, "end_line": pl.end_line,
-                           "placed": pl.placed, "how": pl.how or None, "reason": pl.reason,
-                           "body": pl.comment.body}
-                          for pl in anchor(proposed, c.files)]
+            proposed = [
+                Comment(
+                    path=p.path,
+                    line=p.line,
+                    body=p.body,
+                    end_line=p.end_line,
+                    severity=normalize_severity(p.severity),
+                    suggestion=p.suggestion,
+                    code=p.code,
+                    origin="mcp",
+                )
+                for p in comments
+            ]
+            placements = [
+                {
+                    "path": pl.path,
+                    "line": pl.line,
+                    "end_line": pl.end_line,
+                    "placed": pl.placed,
+                    "how": pl.how or None,
+                    "reason": pl.reason,
+                    "body": pl.comment.body,
+                }
+                for pl in anchor(proposed, c.files)
+            ]
             placed = sum(1 for p in placements if p["placed"])
             return ok(placements, f"{placed} of {len(placements)} placed")
+
         return _guard(run)
 
 

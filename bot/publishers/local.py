@@ -18,9 +18,15 @@ __all__ = ["LocalPublisher", "fence_commands"]
 class LocalPublisher:
     """Writes the formatted review to ``stream`` (stdout) or to ``path``."""
 
-    def __init__(self, fmt: str = "text", path: Path | None = None,
-                 stream: IO[str] | None = None, *, fence: bool = False,
-                 option: str = "--output-file") -> None:
+    def __init__(
+        self,
+        fmt: str = "text",
+        path: Path | None = None,
+        stream: IO[str] | None = None,
+        *,
+        fence: bool = False,
+        option: str = "--output-file",
+    ) -> None:
         if fmt not in FORMATS:
             raise UsageError(f"unknown output format {fmt!r}; use one of {', '.join(FORMATS)}")
         self.fmt = fmt

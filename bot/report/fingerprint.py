@@ -15,8 +15,16 @@ from bot.change import Change, Placement, severity_rank
 from bot.diff.anchor import normalize_code
 from bot.review.result import ReviewResult
 
-__all__ = ["Group", "LineIds", "finding_fingerprints", "fingerprint", "group_findings",
-           "line_ids", "line_key", "line_texts"]
+__all__ = [
+    "Group",
+    "LineIds",
+    "finding_fingerprints",
+    "fingerprint",
+    "group_findings",
+    "line_ids",
+    "line_key",
+    "line_texts",
+]
 
 LineIds = dict[tuple[str | None, int | None], tuple[str, int]]  # (path, line) -> (text, nth)
 Group = tuple[str, list[Placement]]  # one fingerprint and the findings that share it
@@ -24,8 +32,15 @@ Group = tuple[str, list[Placement]]  # one fingerprint and the findings that sha
 
 def fingerprint(p: Placement, line_text: str, occurrence: int = 0) -> str:
     """File + the text of the line + its occurrence + origin + rule: never the model's words."""
-    key = "\0".join([p.path or "", normalize_code(line_text), str(occurrence),
-                     p.comment.origin, p.comment.rule or ""])
+    key = "\0".join(
+        [
+            p.path or "",
+            normalize_code(line_text),
+            str(occurrence),
+            p.comment.origin,
+            p.comment.rule or "",
+        ]
+    )
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 
 
@@ -37,8 +52,13 @@ def line_key(path: str, line_text: str, occurrence: int = 0) -> str:
 
 def line_texts(change: Change) -> dict[tuple[str | None, int | None], str]:
     """(path, new line) -> text, for every line of the change that is in the new file."""
-    return {(f.path, ln.new_no): ln.text for f in change.files for h in f.hunks
-            for ln in h.lines if ln.new_no is not None}
+    return {
+        (f.path, ln.new_no): ln.text
+        for f in change.files
+        for h in f.hunks
+        for ln in h.lines
+        if ln.new_no is not None
+    }
 
 
 def line_ids(change: Change) -> LineIds:
@@ -46,8 +66,9 @@ def line_ids(change: Change) -> LineIds:
     seen: dict[tuple[str, str], int] = defaultdict(int)
     out: LineIds = {}
     for f in change.files:
-        rows = sorted((ln.new_no, ln.text) for h in f.hunks for ln in h.lines
-                      if ln.new_no is not None)
+        rows = sorted(
+            (ln.new_no, ln.text) for h in f.hunks for ln in h.lines if ln.new_no is not None
+        )
         for number, text in rows:
             key = (f.path, normalize_code(text))
             out[(f.path, number)] = (text, seen[key])
@@ -60,9 +81,14 @@ def group_findings(result: ReviewResult, ids: LineIds) -> list[Group]:
     grouped: dict[str, list[Placement]] = defaultdict(list)
     for p in result.placed:
         grouped[fingerprint(p, *ids.get((p.path, p.line), ("", 0)))].append(p)
-    return sorted(grouped.items(), key=lambda kv: (
-        -max(severity_rank(p.comment.severity) for p in kv[1]), kv[1][0].path or "",
-        kv[1][0].line or 0))
+    return sorted(
+        grouped.items(),
+        key=lambda kv: (
+            -max(severity_rank(p.comment.severity) for p in kv[1]),
+            kv[1][0].path or "",
+            kv[1][0].line or 0,
+        ),
+    )
 
 
 def finding_fingerprints(result: ReviewResult, ids: LineIds | None = None) -> list[str]:

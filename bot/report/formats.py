@@ -29,19 +29,34 @@ def result_to_dict(result: ReviewResult) -> dict[str, Any]:
         "change": result.change.summary_dict(),
         "summary": summary_text(result),
         "comments": [
-            {"path": p.path, "line": p.line, "end_line": p.end_line,
-             "severity": p.comment.severity, "body": p.comment.body,
-             "suggestion": p.suggestion, "origin": p.comment.origin,
-             "rule": p.comment.rule, "url": p.comment.url}
-            for p in result.placed],
+            {
+                "path": p.path,
+                "line": p.line,
+                "end_line": p.end_line,
+                "severity": p.comment.severity,
+                "body": p.comment.body,
+                "suggestion": p.suggestion,
+                "origin": p.comment.origin,
+                "rule": p.comment.rule,
+                "url": p.comment.url,
+            }
+            for p in result.placed
+        ],
         "unplaced": [
-            {"path": p.path or p.comment.path, "line": p.comment.line, "body": p.comment.body,
-             "reason": p.reason}
-            for p in result.unplaced],
-        "stats": {"llm_calls": result.stats.llm_calls,
-                  "prompt_tokens": result.stats.prompt_tokens,
-                  "completion_tokens": result.stats.completion_tokens,
-                  "seconds": result.stats.seconds},
+            {
+                "path": p.path or p.comment.path,
+                "line": p.comment.line,
+                "body": p.comment.body,
+                "reason": p.reason,
+            }
+            for p in result.unplaced
+        ],
+        "stats": {
+            "llm_calls": result.stats.llm_calls,
+            "prompt_tokens": result.stats.prompt_tokens,
+            "completion_tokens": result.stats.completion_tokens,
+            "seconds": result.stats.seconds,
+        },
     }
 
 
@@ -78,9 +93,11 @@ def _format_text(result: ReviewResult) -> str:
     if summary:
         out += ["Summary:", *("  " + line for line in summary.splitlines()), ""]
     s = result.stats
-    out.append(f"{len(result.placed)} placed, {len(result.unplaced)} unplaced; "
-               f"{s.llm_calls} LLM calls, {s.prompt_tokens}+{s.completion_tokens} tokens, "
-               f"{s.seconds:.1f}s")
+    out.append(
+        f"{len(result.placed)} placed, {len(result.unplaced)} unplaced; "
+        f"{s.llm_calls} LLM calls, {s.prompt_tokens}+{s.completion_tokens} tokens, "
+        f"{s.seconds:.1f}s"
+    )
     return "\n".join(out) + "\n"
 
 
@@ -100,8 +117,10 @@ def _format_markdown(result: ReviewResult) -> str:
         out.append("**Not placed on a line**")
         out.append("")
         for p in result.unplaced:
-            out.append(f"- `{p.path or p.comment.path}`:{p.comment.line or '?'} — "
-                       f"{p.comment.body} _(not placed: {p.reason})_")
+            out.append(
+                f"- `{p.path or p.comment.path}`:{p.comment.line or '?'} — "
+                f"{p.comment.body} _(not placed: {p.reason})_"
+            )
         out.append("")
     if not result.placements:
         out += ["No findings.", ""]

@@ -40,14 +40,20 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _SHA = re.compile(r"[0-9a-f]{40}")
 _REPO_URL = re.compile(r"^(https?://[^?#\s]+?)/(?:pull|-/merge_requests|merge_requests)/\d+")
 _OWN_RULES = {
-    "llm": ("Finding of Nova's model review",
-            "A model reviewed the change's numbered diff and wrote this finding on a line it "
-            "added or kept. Model findings can be wrong: read the line before acting."),
-    "secrets": ("Committed secret",
-                "A line of the change holds what looks like a credential (a token, a key). "
-                "Revoke it, remove it from the history, and load it from the environment."),
-    "mcp": ("Finding reported over MCP",
-            "An agent reported this finding through Nova's MCP tools."),
+    "llm": (
+        "Finding of Nova's model review",
+        "A model reviewed the change's numbered diff and wrote this finding on a line it "
+        "added or kept. Model findings can be wrong: read the line before acting.",
+    ),
+    "secrets": (
+        "Committed secret",
+        "A line of the change holds what looks like a credential (a token, a key). "
+        "Revoke it, remove it from the history, and load it from the environment.",
+    ),
+    "mcp": (
+        "Finding reported over MCP",
+        "An agent reported this finding through Nova's MCP tools.",
+    ),
 }
 
 
@@ -55,7 +61,7 @@ def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     note = f" … (cut: {len(text) - limit:,}+ characters over the limit)"
-    return text[:max(0, limit - len(note))] + note
+    return text[: max(0, limit - len(note))] + note
 
 
 def _uri(path: str | None) -> str | None:
@@ -82,12 +88,15 @@ def _rule(p: Placement) -> dict[str, Any]:
     else:
         name = c.url.rstrip("/").rsplit("/", 1)[-1] if c.url else ""
         short = f"{c.origin} {c.rule or 'finding'}" + (f" ({name})" if name else "")
-        full = (f"Rule {c.rule or '(none)'} of {c.origin}, on a line this change added."
-                + (f" Documentation: {c.url}" if c.url else ""))
+        full = f"Rule {c.rule or '(none)'} of {c.origin}, on a line this change added." + (
+            f" Documentation: {c.url}" if c.url else ""
+        )
     short = _cut(short, MAX_DESCRIPTION)
     rule: dict[str, Any] = {
-        "id": rule_id(p), "name": c.rule or c.origin,
-        "shortDescription": {"text": short}, "fullDescription": {"text": full},
+        "id": rule_id(p),
+        "name": c.rule or c.origin,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": full},
         "help": {"text": full, "markdown": f"[{c.rule}]({c.url})" if c.url else full},
         "defaultConfiguration": {"level": _LEVEL[c.severity]},
         "properties": {"tags": ["nova", c.origin]},
@@ -110,10 +119,17 @@ def _result(p: Placement, fp: str, uri: str) -> dict[str, Any]:
         claimed = f" (claimed line {p.comment.line})" if p.comment.line else ""
         body = f"{body}\n\nNot placed on a line{claimed}: {p.reason}; shown at the top of the file."
     return {
-        "ruleId": rule_id(p), "level": _LEVEL[p.comment.severity],
+        "ruleId": rule_id(p),
+        "level": _LEVEL[p.comment.severity],
         "message": {"text": _cut(body, MAX_MESSAGE)},
-        "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": uri, "uriBaseId": SRCROOT}, "region": region}}],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": uri, "uriBaseId": SRCROOT},
+                    "region": region,
+                }
+            }
+        ],
         "partialFingerprints": {FINGERPRINT_KEY: fp},
         "properties": {"origin": p.comment.origin, "placed": p.placed},
     }
@@ -146,25 +162,38 @@ def to_sarif(result: ReviewResult, *, max_results: int = MAX_RESULTS) -> dict[st
         uri = _uri(path) if p.placed or path in in_change else None
         if uri is None:
             where = f"{path}:{p.comment.line or '?'}" if path else "no file"
-            notes.append(_notification(
-                f"{p.comment.severity} ({where}, not a file of this change): {p.comment.body} "
-                f"(not placed: {p.reason or 'no path'})", _LEVEL[p.comment.severity]))
+            notes.append(
+                _notification(
+                    f"{p.comment.severity} ({where}, not a file of this change): {p.comment.body} "
+                    f"(not placed: {p.reason or 'no path'})",
+                    _LEVEL[p.comment.severity],
+                )
+            )
             continue
         rules.setdefault(rule_id(p), _rule(p))
         results.append((severity_rank(p.comment.severity), _result(p, fp, uri)))
     if len(results) > max_results:
-        notes.append(_notification(
-            f"{len(results) - max_results} of {len(results)} results left out (code scanning "
-            f"takes {max_results} per run): the most severe are kept.", "warning"))
+        notes.append(
+            _notification(
+                f"{len(results) - max_results} of {len(results)} results left out (code scanning "
+                f"takes {max_results} per run): the most severe are kept.",
+                "warning",
+            )
+        )
         kept = sorted(range(len(results)), key=lambda i: -results[i][0])[:max_results]
         results = [results[i] for i in sorted(kept)]
     run: dict[str, Any] = {
-        "tool": {"driver": {"name": "nova", "version": __version__,
-                            "rules": list(rules.values())}},
-        "originalUriBaseIds": {SRCROOT: {"description": {
-            "text": "The root of the repository checkout the change was reviewed in."}}},
-        "invocations": [{"executionSuccessful": not result.errors,
-                         "toolExecutionNotifications": notes}],
+        "tool": {"driver": {"name": "nova", "version": __version__, "rules": list(rules.values())}},
+        "originalUriBaseIds": {
+            SRCROOT: {
+                "description": {
+                    "text": "The root of the repository checkout the change was reviewed in."
+                }
+            }
+        },
+        "invocations": [
+            {"executionSuccessful": not result.errors, "toolExecutionNotifications": notes}
+        ],
         "results": [r for _, r in results],
     }
     provenance = _provenance(result)

@@ -21,36 +21,57 @@ SUMMARY_MARK = "<!-- nova:summary -->"
 _ROW_LIMIT = 4000  # one finding's text in a summary row
 
 
-def render_summary(result: ReviewResult, *, posted: int, overflow: Sequence[Placement],
-                   notes: Sequence[str], clean: Callable[[str], str], host: str,
-                   limit: int, inline_noun: str = "inline comment(s)",
-                   carried: tuple[Severity, ...] = (), earlier: Sequence[str] = ()) -> str:
+def render_summary(
+    result: ReviewResult,
+    *,
+    posted: int,
+    overflow: Sequence[Placement],
+    notes: Sequence[str],
+    clean: Callable[[str], str],
+    host: str,
+    limit: int,
+    inline_noun: str = "inline comment(s)",
+    carried: tuple[Severity, ...] = (),
+    earlier: Sequence[str] = (),
+) -> str:
     """The whole body, markers included, at most ``limit`` characters (cut with a note)."""
     c = result.change
     out = [f"## Nova review of `{(c.head_ref or '')[:7]}`", ""]
-    out.append(f"Reviewed {len(c.files)} file(s): {posted} new {inline_noun}, "
-               f"{len(result.unplaced)} finding(s) not placed on a line.")
+    out.append(
+        f"Reviewed {len(c.files)} file(s): {posted} new {inline_noun}, "
+        f"{len(result.unplaced)} finding(s) not placed on a line."
+    )
     text = summary_text(result)
     if text:
         out += ["", clean(text)]
     if overflow:
         out += ["", "### Findings not posted inline", ""]
-        out += [f"- `{p.path}:{p.line}` **{p.comment.severity}** "
-                f"{cap(clean(p.comment.body), _ROW_LIMIT, where='a summary row')}"
-                for p in overflow]
+        out += [
+            f"- `{p.path}:{p.line}` **{p.comment.severity}** "
+            f"{cap(clean(p.comment.body), _ROW_LIMIT, where='a summary row')}"
+            for p in overflow
+        ]
     if result.unplaced:
         out += ["", "### Not placed on a line", ""]
-        out += [f"- `{clean(p.path or p.comment.path)}:{p.comment.line or '?'}` "
-                f"**{p.comment.severity}** "
-                f"{cap(clean(p.comment.body), _ROW_LIMIT, where='a summary row')} "
-                f"_({clean(p.reason or '')})_" for p in result.unplaced]
+        out += [
+            f"- `{clean(p.path or p.comment.path)}:{p.comment.line or '?'}` "
+            f"**{p.comment.severity}** "
+            f"{cap(clean(p.comment.body), _ROW_LIMIT, where='a summary row')} "
+            f"_({clean(p.reason or '')})_"
+            for p in result.unplaced
+        ]
     standing = [row for row in earlier if row not in out]
     if standing:
-        out += ["", f"### Earlier findings (reviews before `{(result.since or '')[:7]}`)",
-                "", *standing]
+        out += [
+            "",
+            f"### Earlier findings (reviews before `{(result.since or '')[:7]}`)",
+            "",
+            *standing,
+        ]
     if notes:
         out += ["", *[f"_{clean(n)}_" for n in notes]]
-    marks = (f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:"
-             f"{verdict_marker(result, carried)} -->")
+    marks = (
+        f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict_marker(result, carried)} -->"
+    )
     body = cap("\n".join(out), limit - len(SUMMARY_MARK) - len(marks) - 4, where=host)
     return f"{SUMMARY_MARK}\n{body}\n\n{marks}"

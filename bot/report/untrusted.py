@@ -42,11 +42,10 @@ def cap(text: str, limit: int, *, where: str) -> str:
     if len(text) <= limit:
         return text
     note = f"\n\n… (cut: {len(text) - limit:,}+ characters over {where}'s limit)"
-    return text[:max(0, limit - len(note))] + note
+    return text[: max(0, limit - len(note))] + note
 
 
-def rule_label(rule: str | None, url: str | None,
-               clean: Callable[[str], str] = clean_text) -> str:
+def rule_label(rule: str | None, url: str | None, clean: Callable[[str], str] = clean_text) -> str:
     """`` (rule)`` after a finding's severity, linked to the rule's documentation when
     ``url`` is a plain http(s) address; '' without a rule. Both come from a linter's results
     file or the model (untrusted): the rule is cleaned like any text, and a URL that could

@@ -34,22 +34,66 @@ __all__ = ["DEFAULT_EXCLUDE", "Selection", "head_lines", "select_files", "skip_n
 # kind -> gitignore-style patterns; the kind is the reason shown in the summary
 DEFAULT_EXCLUDE: dict[str, tuple[str, ...]] = {
     "lockfile": (
-        "*.lock", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "go.sum",
-        "gradle.lockfile", "packages.lock.json", "bun.lockb", "*.lockfile"),
+        "*.lock",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "pnpm-lock.yaml",
+        "go.sum",
+        "gradle.lockfile",
+        "packages.lock.json",
+        "bun.lockb",
+        "*.lockfile",
+    ),
     "minified or bundled": (
-        "*.min.js", "*.min.mjs", "*.min.css", "*.map", "*.bundle.js", "*.chunk.js",
-        "*-bundle.js"),
+        "*.min.js",
+        "*.min.mjs",
+        "*.min.css",
+        "*.map",
+        "*.bundle.js",
+        "*.chunk.js",
+        "*-bundle.js",
+    ),
     "generated code": (
-        "*_pb2.py", "*_pb2.pyi", "*_pb2_grpc.py", "*.pb.go", "*.pb.cc", "*.pb.h", "*.pb.swift",
-        "*.g.dart", "*.freezed.dart"),
+        "*_pb2.py",
+        "*_pb2.pyi",
+        "*_pb2_grpc.py",
+        "*.pb.go",
+        "*.pb.cc",
+        "*.pb.h",
+        "*.pb.swift",
+        "*.g.dart",
+        "*.freezed.dart",
+    ),
     "package metadata": ("*.egg-info/", "*.dist-info/", "PKG-INFO"),
     "vendored": (
-        "vendor/", "vendored/", "third_party/", "third-party/", "node_modules/",
-        "bower_components/", "dist/"),
+        "vendor/",
+        "vendored/",
+        "third_party/",
+        "third-party/",
+        "node_modules/",
+        "bower_components/",
+        "dist/",
+    ),
     "snapshot": ("*.snap", "__snapshots__/"),
     "certificate or key": (
-        "*.pem", "*.key", "*.crt", "*.cer", "*.der", "*.csr", "*.srl", "*.p7b", "*.p12",
-        "*.pfx", "*.jks", "*.keystore", "*.gpg", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"),
+        "*.pem",
+        "*.key",
+        "*.crt",
+        "*.cer",
+        "*.der",
+        "*.csr",
+        "*.srl",
+        "*.p7b",
+        "*.p12",
+        "*.pfx",
+        "*.jks",
+        "*.keystore",
+        "*.gpg",
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+    ),
 }
 
 GENERATED_MARKERS = ("@generated", "DO NOT EDIT")
@@ -133,8 +177,11 @@ def _structural_reason(f: FileDiff) -> str | None:
     return None
 
 
-def select_files(files: Sequence[FileDiff], exclude: Sequence[str] = (),
-                 read: Callable[[str], str | None] | None = None) -> Selection:
+def select_files(
+    files: Sequence[FileDiff],
+    exclude: Sequence[str] = (),
+    read: Callable[[str], str | None] | None = None,
+) -> Selection:
     """Split ``files`` into those to review and those skipped (with the reason). ``read``
     gives a head file's text, for the generated-code marker of a file whose first lines are
     not in the diff; without it only the diff is looked at."""

@@ -42,9 +42,11 @@ if TYPE_CHECKING:
 __all__ = ["Output", "ReviewJob", "run_review", "write_error_outputs"]
 
 CONFIG_FILE = ".nova.toml"
-LLM_OFF_NOTE = ("LLM review is off: no model is configured, so only static analyzers ran. "
-                "Turn it on with NOVA_LLM_MODEL=provider:model (e.g. openai:gpt-4o-mini, plus "
-                "NOVA_LLM_API_KEY; or NOVA_LLM_BASE_URL for an OpenAI-compatible server).")
+LLM_OFF_NOTE = (
+    "LLM review is off: no model is configured, so only static analyzers ran. "
+    "Turn it on with NOVA_LLM_MODEL=provider:model (e.g. openai:gpt-4o-mini, plus "
+    "NOVA_LLM_API_KEY; or NOVA_LLM_BASE_URL for an OpenAI-compatible server)."
+)
 
 
 class Output(Protocol):
@@ -72,8 +74,9 @@ class ReviewJob:
         return self.session.source
 
 
-def _analyze(job: ReviewJob, change: Change, tree: TreeReader | None,
-             notes: list[str]) -> list[Comment]:
+def _analyze(
+    job: ReviewJob, change: Change, tree: TreeReader | None, notes: list[str]
+) -> list[Comment]:
     """ruff, --analyzer-results files and the repository's [[analyzer]]s (bot.analyzers)."""
     from bot.analyzers.collect import analyze
 
@@ -91,25 +94,44 @@ def _analyze(job: ReviewJob, change: Change, tree: TreeReader | None,
         return found.comments
 
 
-def _llm_review(job: ReviewJob, change: Change, tree: TreeReader | None,
-                findings: list[Comment], result: ReviewResult,
-                later: Future[list[Comment]] | None = None) -> list[Comment]:
+def _llm_review(
+    job: ReviewJob,
+    change: Change,
+    tree: TreeReader | None,
+    findings: list[Comment],
+    result: ReviewResult,
+    later: Future[list[Comment]] | None = None,
+) -> list[Comment]:
     with job.tracker.step("review") as step:
         if not job.settings.llm_enabled:
             step.skip("no model configured" if not job.settings.llm_model else "disabled")
-            result.notes.append(LLM_OFF_NOTE if not job.settings.llm_model
-                                else "LLM review is disabled (NOVA_LLM_REVIEW=false).")
+            result.notes.append(
+                LLM_OFF_NOTE
+                if not job.settings.llm_model
+                else "LLM review is disabled (NOVA_LLM_REVIEW=false)."
+            )
             return []
         if tree is None:
-            result.notes.append("repository files are not available: the model reviewed the "
-                                "diff alone")
+            result.notes.append(
+                "repository files are not available: the model reviewed the diff alone"
+            )
         from bot.llm.loop import preloaded, run_coroutine
 
         preloaded()
         from bot.review.agent import review_change
 
-        outcome = run_coroutine(review_change(change, tree, findings, job.settings, job.bus,
-                                              result.stats, later, _streamer(result)))
+        outcome = run_coroutine(
+            review_change(
+                change,
+                tree,
+                findings,
+                job.settings,
+                job.bus,
+                result.stats,
+                later,
+                _streamer(result),
+            )
+        )
         result.notes += outcome.notes
         result.errors += outcome.errors
         result.summary = "\n\n".join(outcome.summaries)
@@ -134,9 +156,9 @@ def _streamer(result: ReviewResult) -> Callable[[ParsedAnswer], None]:
     return on_batch
 
 
-def _analyze_while_reviewing(job: ReviewJob, change: Change, reviewed: Change,
-                             tree: TreeReader | None, result: ReviewResult
-                             ) -> tuple[list[Comment], list[Comment]]:
+def _analyze_while_reviewing(
+    job: ReviewJob, change: Change, reviewed: Change, tree: TreeReader | None, result: ReviewResult
+) -> tuple[list[Comment], list[Comment]]:
     """The model's batches start as soon as the diff is rendered; the analyzers (the secret
     scan of every file, then ``_analyze``) run in a thread meanwhile (ruff is subprocesses).
     Their findings are shown to the batches that start after they are known, placed as soon
@@ -171,13 +193,16 @@ def _repo_config(job: ReviewJob, change: Change) -> list[str]:
         job.session.settings = job.settings
     if not any(f.path == CONFIG_FILE or f.old_path == CONFIG_FILE for f in change.files):
         return []
-    return [f"this change edits {CONFIG_FILE}; its settings apply to later changes once it is "
-            f"merged: this review used the base revision's "
-            f"{CONFIG_FILE if base is not None else '(none)'}"]
+    return [
+        f"this change edits {CONFIG_FILE}; its settings apply to later changes once it is "
+        f"merged: this review used the base revision's "
+        f"{CONFIG_FILE if base is not None else '(none)'}"
+    ]
 
 
-def _prior_review(job: ReviewJob, change: Change,
-                  publishers: Sequence[Publisher]) -> PriorReview | None:
+def _prior_review(
+    job: ReviewJob, change: Change, publishers: Sequence[Publisher]
+) -> PriorReview | None:
     """A host's word (from Nova's own summary) that this exact head was reviewed before."""
     if job.force:
         return None
@@ -189,8 +214,9 @@ def _prior_review(job: ReviewJob, change: Change,
     return None
 
 
-def run_review(job: ReviewJob, publishers: Sequence[Publisher],
-               outputs: Sequence[Output] = ()) -> ReviewResult:
+def run_review(
+    job: ReviewJob, publishers: Sequence[Publisher], outputs: Sequence[Output] = ()
+) -> ReviewResult:
     """fetch-change → analyze → review → anchor → publish (hosts) → outputs."""
     started = time.monotonic()
     if job.settings.llm_enabled:  # the model client loads while the change is fetched
@@ -219,8 +245,10 @@ def run_review(job: ReviewJob, publishers: Sequence[Publisher],
             output.publish(result)
         raise
     except (Exception, KeyboardInterrupt) as exc:  # a crash: what was found is still output
-        result.errors.append(f"the review stopped early ({type(exc).__name__}: "
-                             f"{one_line(redact(str(exc)))[:300]}); this is what was found")
+        result.errors.append(
+            f"the review stopped early ({type(exc).__name__}: "
+            f"{one_line(redact(str(exc)))[:300]}); this is what was found"
+        )
         for output in outputs:
             with suppress(NovaError):
                 output.publish(result)
@@ -238,29 +266,34 @@ def write_error_outputs(outputs: Sequence[Output], ref: str, exc: NovaError) -> 
             output.publish(result)
 
 
-def _skip_reviewed(job: ReviewJob, result: ReviewResult, prior: PriorReview,
-                   publishers: Sequence[Publisher]) -> None:
+def _skip_reviewed(
+    job: ReviewJob, result: ReviewResult, prior: PriorReview, publishers: Sequence[Publisher]
+) -> None:
     """Skip the model, post nothing, and exit as the first review of this head did."""
     result.prior = prior
     failing = prior.reaches(job.settings.fail_on)
     result.notes.append(
         f"{result.change.id} at {prior.head[:12]} was already reviewed; nothing was posted "
         f"(use --force to review it again). That review had {len(prior.severities)} "
-        f"finding(s){'; some reach --fail-on ' + job.settings.fail_on if failing else ''}.")
+        f"finding(s){'; some reach --fail-on ' + job.settings.fail_on if failing else ''}."
+    )
     for name in ("analyze", "review", "anchor", "publish"):
         with job.tracker.step(name) as skipped:
             skipped.skip("already reviewed")
     for publisher in publishers:
         if isinstance(publisher, BuildStatus):
             try:
-                publisher.finish(not failing, "already reviewed: "
-                                 f"{len(prior.severities)} finding(s) in the first review")
+                publisher.finish(
+                    not failing,
+                    f"already reviewed: {len(prior.severities)} finding(s) in the first review",
+                )
             except NovaError as exc:
                 result.errors.append(f"reporting the build status failed: {exc}")
 
 
-def _review_and_publish(job: ReviewJob, result: ReviewResult,
-                        publishers: Sequence[Publisher], started: float) -> None:
+def _review_and_publish(
+    job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher], started: float
+) -> None:
     builds = [p for p in publishers if isinstance(p, BuildStatus)]
     for build in builds:  # reporting status never stops the review
         try:
@@ -291,9 +324,15 @@ def _review_and_publish(job: ReviewJob, result: ReviewResult,
             with suppress(NovaError):  # the original error matters more
                 build.abort(str(exc))
         raise
-    job.bus.emit(DoneEvent(token_usage={
-        "llm_calls": result.stats.llm_calls, "prompt_tokens": result.stats.prompt_tokens,
-        "completion_tokens": result.stats.completion_tokens}))
+    job.bus.emit(
+        DoneEvent(
+            token_usage={
+                "llm_calls": result.stats.llm_calls,
+                "prompt_tokens": result.stats.prompt_tokens,
+                "completion_tokens": result.stats.completion_tokens,
+            }
+        )
+    )
 
 
 def _scope(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]) -> Change:
@@ -309,13 +348,17 @@ def _scope(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]
         return change
     since = job.source.changes_since(change, last)
     if since is None:
-        result.notes.append(f"the last reviewed head {last[:12]} is no longer in this branch "
-                            "(a rebase or force-push?): the whole change was reviewed")
+        result.notes.append(
+            f"the last reviewed head {last[:12]} is no longer in this branch "
+            "(a rebase or force-push?): the whole change was reviewed"
+        )
         return change
     result.since = last
-    result.notes.append(f"incremental review: only what changed since {last[:12]} "
-                        f"({len(since.files)} file(s)); earlier findings still stand "
-                        "(--full reviews the whole change)")
+    result.notes.append(
+        f"incremental review: only what changed since {last[:12]} "
+        f"({len(since.files)} file(s)); earlier findings still stand "
+        "(--full reviews the whole change)"
+    )
     return since
 
 
@@ -327,8 +370,9 @@ def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher
         prefetch([f.path for f in change.files if f.status != "deleted" and not f.is_binary])
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
-    selection = select_files(change.files, job.settings.exclude,
-                             tree.read_text if tree is not None else None)
+    selection = select_files(
+        change.files, job.settings.exclude, tree.read_text if tree is not None else None
+    )
     result.notes += skip_notes(selection.skipped)
     reviewed = replace(change, files=tuple(selection.kept))  # what the model and ruff see
     llm_comments: list[Comment] = []

@@ -8,8 +8,14 @@ from dataclasses import dataclass, field
 from bot.change import SEVERITIES, Change, Placement, Severity, severity_rank
 from bot.llm.usage import Stats
 
-__all__ = ["PriorReview", "PublishReport", "ReviewResult", "exit_code_for", "parse_verdict",
-           "verdict_marker"]
+__all__ = [
+    "PriorReview",
+    "PublishReport",
+    "ReviewResult",
+    "exit_code_for",
+    "parse_verdict",
+    "verdict_marker",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +51,9 @@ def verdict_marker(result: ReviewResult, carried: tuple[Severity, ...] = ()) -> 
     counts = {s: 0 for s in SEVERITIES}
     for severity in [*(p.comment.severity for p in result.placements), *carried]:
         counts[severity] += 1
-    return ",".join([*(f"{s}={counts[s]}" for s in reversed(SEVERITIES)),
-                     f"failed={len(result.errors)}"])
+    return ",".join(
+        [*(f"{s}={counts[s]}" for s in reversed(SEVERITIES)), f"failed={len(result.errors)}"]
+    )
 
 
 def parse_verdict(head: str, text: str) -> PriorReview | None:

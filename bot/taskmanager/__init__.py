@@ -7,5 +7,10 @@ from bot.taskmanager.client import (
     create_task_manager_client,
 )
 
-__all__ = ["MockTaskManagerClient", "TaskManagerBackend", "TaskManagerClientBase",
-           "create_task_manager_client", "tracker_for"]
+__all__ = [
+    "MockTaskManagerClient",
+    "TaskManagerBackend",
+    "TaskManagerClientBase",
+    "create_task_manager_client",
+    "tracker_for",
+]

@@ -42,20 +42,30 @@ class TaskManagerBackend:
 
     def start_session(self, session_id: str, worktree_path: str | None) -> None:
         if not self.disabled:
-            self._check("registering the session", self.client.patch_execution(
-                self.execution_id, session_id=session_id, worktree_path=worktree_path))
+            self._check(
+                "registering the session",
+                self.client.patch_execution(
+                    self.execution_id, session_id=session_id, worktree_path=worktree_path
+                ),
+            )
 
     def open_step(self, name: str, message: str) -> str | None:
         if self.disabled:
             return None
-        result = self._check(f"creating step {name!r}", self.client.create_step(
-            self.execution_id, name, message or None, "running"))
+        result = self._check(
+            f"creating step {name!r}",
+            self.client.create_step(self.execution_id, name, message or None, "running"),
+        )
         return str(result["data"]["step_id"]) if result else None
 
     def close_step(self, step_id: str, status: str, message: str) -> None:
         if not self.disabled:
-            self._check("closing a step", self.client.patch_step(
-                self.execution_id, step_id, status=status, message=message or status))
+            self._check(
+                "closing a step",
+                self.client.patch_step(
+                    self.execution_id, step_id, status=status, message=message or status
+                ),
+            )
 
     def close(self) -> None:
         self.client.close()

@@ -15,8 +15,16 @@ from typing import Any
 
 from bot.config import Settings
 
-__all__ = ["STATUSES", "Envelope", "MockTaskManagerClient", "TaskManagerClientBase",
-           "create_task_manager_client", "fail", "ok", "validate_status"]
+__all__ = [
+    "STATUSES",
+    "Envelope",
+    "MockTaskManagerClient",
+    "TaskManagerClientBase",
+    "create_task_manager_client",
+    "fail",
+    "ok",
+    "validate_status",
+]
 
 STATUSES = ("running", "completed", "failed", "skipped")
 Envelope = dict[str, Any]
@@ -38,45 +46,60 @@ def fail(error: str, *, error_code: str | None = None, status_code: int | None =
 def validate_status(status: str | None) -> Envelope | None:
     """The error envelope for a status outside the four, else None."""
     if status is not None and status not in STATUSES:
-        return fail(f"Invalid status '{status}'. Must be one of: {', '.join(STATUSES)}",
-                    error_code="INVALID_STATUS")
+        return fail(
+            f"Invalid status '{status}'. Must be one of: {', '.join(STATUSES)}",
+            error_code="INVALID_STATUS",
+        )
     return None
 
 
 class TaskManagerClientBase(ABC):
     """What Nova asks of the Task Manager. Implementations validate, then talk."""
 
-    def patch_execution(self, execution_id: str, session_id: str | None = None,
-                        worktree_path: str | None = None) -> Envelope:
+    def patch_execution(
+        self, execution_id: str, session_id: str | None = None, worktree_path: str | None = None
+    ) -> Envelope:
         if session_id is None and worktree_path is None:
-            return fail("Provide at least session_id or worktree_path to update",
-                        error_code="NOTHING_TO_UPDATE")
+            return fail(
+                "Provide at least session_id or worktree_path to update",
+                error_code="NOTHING_TO_UPDATE",
+            )
         return self._patch_execution(execution_id, session_id, worktree_path)
 
-    def create_step(self, execution_id: str, step_name: str, message: str | None = None,
-                    status: str | None = None) -> Envelope:
-        return validate_status(status) or self._create_step(execution_id, step_name, message,
-                                                            status or "running")
+    def create_step(
+        self,
+        execution_id: str,
+        step_name: str,
+        message: str | None = None,
+        status: str | None = None,
+    ) -> Envelope:
+        return validate_status(status) or self._create_step(
+            execution_id, step_name, message, status or "running"
+        )
 
-    def patch_step(self, execution_id: str, step_id: str, status: str | None = None,
-                   message: str | None = None) -> Envelope:
+    def patch_step(
+        self, execution_id: str, step_id: str, status: str | None = None, message: str | None = None
+    ) -> Envelope:
         if status is None and message is None:
-            return fail("Provide at least status or message to update",
-                        error_code="NOTHING_TO_UPDATE")
-        return validate_status(status) or self._patch_step(execution_id, step_id, status,
-                                                           message)
+            return fail(
+                "Provide at least status or message to update", error_code="NOTHING_TO_UPDATE"
+            )
+        return validate_status(status) or self._patch_step(execution_id, step_id, status, message)
 
     @abstractmethod
-    def _patch_execution(self, execution_id: str, session_id: str | None,
-                         worktree_path: str | None) -> Envelope: ...
+    def _patch_execution(
+        self, execution_id: str, session_id: str | None, worktree_path: str | None
+    ) -> Envelope: ...
 
     @abstractmethod
-    def _create_step(self, execution_id: str, step_name: str, message: str | None,
-                     status: str) -> Envelope: ...
+    def _create_step(
+        self, execution_id: str, step_name: str, message: str | None, status: str
+    ) -> Envelope: ...
 
     @abstractmethod
-    def _patch_step(self, execution_id: str, step_id: str, status: str | None,
-                    message: str | None) -> Envelope: ...
+    def _patch_step(
+        self, execution_id: str, step_id: str, status: str | None, message: str | None
+    ) -> Envelope: ...
 
     @abstractmethod
     def health_check(self) -> Envelope: ...
@@ -93,8 +116,9 @@ class MockTaskManagerClient(TaskManagerClientBase):
         self.steps: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def _patch_execution(self, execution_id: str, session_id: str | None,
-                         worktree_path: str | None) -> Envelope:
+    def _patch_execution(
+        self, execution_id: str, session_id: str | None, worktree_path: str | None
+    ) -> Envelope:
         with self._lock:
             execution = self.executions.setdefault(execution_id, {"execution_id": execution_id})
             if session_id is not None:
@@ -103,17 +127,23 @@ class MockTaskManagerClient(TaskManagerClientBase):
                 execution["worktree_path"] = worktree_path
             return ok(dict(execution), "Execution updated")
 
-    def _create_step(self, execution_id: str, step_name: str, message: str | None,
-                     status: str) -> Envelope:
+    def _create_step(
+        self, execution_id: str, step_name: str, message: str | None, status: str
+    ) -> Envelope:
         step: dict[str, Any] = {
-            "step_id": uuid.uuid4().hex[:12], "execution_id": execution_id,
-            "step_name": step_name, "message": message, "status": status}
+            "step_id": uuid.uuid4().hex[:12],
+            "execution_id": execution_id,
+            "step_name": step_name,
+            "message": message,
+            "status": status,
+        }
         with self._lock:
             self.steps[step["step_id"]] = step
         return ok(dict(step), "Step created")
 
-    def _patch_step(self, execution_id: str, step_id: str, status: str | None,
-                    message: str | None) -> Envelope:
+    def _patch_step(
+        self, execution_id: str, step_id: str, status: str | None, message: str | None
+    ) -> Envelope:
         with self._lock:
             step = self.steps.get(step_id)
             if step is None or step["execution_id"] != execution_id:
@@ -134,5 +164,9 @@ def create_task_manager_client(settings: Settings, **http_options: Any) -> TaskM
         return MockTaskManagerClient()
     from bot.taskmanager.http import HttpTaskManagerClient
 
-    return HttpTaskManagerClient(settings.task_manager_url, token=settings.task_manager_token,
-                                 timeout=settings.task_manager_timeout, **http_options)
+    return HttpTaskManagerClient(
+        settings.task_manager_url,
+        token=settings.task_manager_token,
+        timeout=settings.task_manager_timeout,
+        **http_options,
+    )

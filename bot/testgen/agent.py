@@ -18,8 +18,9 @@ from bot.testgen.workspace import Workspace, WriteRefused
 __all__ = ["generate_with_llm", "testgen_tools"]
 
 
-def testgen_tools(ws: Workspace, fw: Framework, max_iterations: int,
-                  test_timeout: float = 20.0) -> list[ContextTool]:
+def testgen_tools(
+    ws: Workspace, fw: Framework, max_iterations: int, test_timeout: float = 20.0
+) -> list[ContextTool]:
     from bot.hosts.git.source import GitTree, _open_repo
 
     tree = GitTree(_open_repo(ws.root), None)  # the worktree as it is now, tests included
@@ -39,55 +40,82 @@ def testgen_tools(ws: Workspace, fw: Framework, max_iterations: int,
 
     def run_tests(paths: list[str]) -> str:
         if runs["n"] >= max_iterations:
-            return (f"error: the limit of {max_iterations} test runs is reached; give your "
-                    "final answer now")
+            return (
+                f"error: the limit of {max_iterations} test runs is reached; give your "
+                "final answer now"
+            )
         wanted = [str(p) for p in (paths if isinstance(paths, list) else [paths])]
-        allowed = [p for p in wanted if p in ws.written or (fw.is_test_name(p)
-                                                             and ws.read(p) is not None)]
+        allowed = [
+            p for p in wanted if p in ws.written or (fw.is_test_name(p) and ws.read(p) is not None)
+        ]
         if not allowed:
             return "error: give the paths of test files you wrote"
         runs["n"] += 1
         result = _run_limited(ws, fw, allowed, test_timeout)
         verdict = "passed" if result.passed else "FAILED"
-        return (f"run {runs['n']}/{max_iterations}: {verdict}\n"
-                f"{result.output[-8000:]}")[:MAX_CHARS]
+        return (f"run {runs['n']}/{max_iterations}: {verdict}\n{result.output[-8000:]}")[:MAX_CHARS]
 
     assert read.run is not None
     return [
-        ContextTool("read_source_file", "Read lines of a file of the repository (NEW line "
-                    "numbers, at most 400 lines a call).", read.parameters, read.run),
-        ContextTool("list_files", "List the repository's files whose path starts with "
-                    "prefix.", {"type": "object", "properties": {
-                        "prefix": {"type": "string", "default": ""}}}, list_files),
-        ContextTool("write_test_file", "Create a NEW test file (only under the test "
-                    "directories, with a test file name; the whole content).",
-                    {"type": "object", "properties": {
-                        "path": {"type": "string"}, "content": {"type": "string"}},
-                     "required": ["path", "content"]}, write_test_file),
-        ContextTool("run_tests", "Run the given test files with the repository's test "
-                    f"runner (at most {max_iterations} runs in all); returns the output.",
-                    {"type": "object", "properties": {
-                        "paths": {"type": "array", "items": {"type": "string"}}},
-                     "required": ["paths"]}, run_tests),
+        ContextTool(
+            "read_source_file",
+            "Read lines of a file of the repository (NEW line numbers, at most 400 lines a call).",
+            read.parameters,
+            read.run,
+        ),
+        ContextTool(
+            "list_files",
+            "List the repository's files whose path starts with prefix.",
+            {"type": "object", "properties": {"prefix": {"type": "string", "default": ""}}},
+            list_files,
+        ),
+        ContextTool(
+            "write_test_file",
+            "Create a NEW test file (only under the test "
+            "directories, with a test file name; the whole content).",
+            {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                "required": ["path", "content"],
+            },
+            write_test_file,
+        ),
+        ContextTool(
+            "run_tests",
+            "Run the given test files with the repository's test "
+            f"runner (at most {max_iterations} runs in all); returns the output.",
+            {
+                "type": "object",
+                "properties": {"paths": {"type": "array", "items": {"type": "string"}}},
+                "required": ["paths"],
+            },
+            run_tests,
+        ),
     ]
 
 
-def _run_limited(ws: Workspace, fw: Framework, paths: list[str], test_timeout: float
-                 ) -> RunResult:
+def _run_limited(ws: Workspace, fw: Framework, paths: list[str], test_timeout: float) -> RunResult:
     """The agent's test run, with the same limit per test as the checks (the memory limit
     is the workspace's)."""
     if fw.language == "python":
-        return ws.run([*fw.run_files, "-p", "nova_limits", *paths], timeout=300,
-                      env={"PYTEST_NOVA_SECONDS": f"{test_timeout:g}"})
+        return ws.run(
+            [*fw.run_files, "-p", "nova_limits", *paths],
+            timeout=300,
+            env={"PYTEST_NOVA_SECONDS": f"{test_timeout:g}"},
+        )
     if fw.name == "node-test":
-        return ws.run([*fw.run_files, f"--test-timeout={int(test_timeout * 1000)}", *paths],
-                      timeout=300, limit_memory=False)
+        return ws.run(
+            [*fw.run_files, f"--test-timeout={int(test_timeout * 1000)}", *paths],
+            timeout=300,
+            limit_memory=False,
+        )
     return ws.run([*fw.run_files, *paths], timeout=300)
 
 
 def _example_test(ws: Workspace, fw: Framework, targets: list[Target]) -> tuple[str, str]:
     candidates = [p for t in targets for p in t.existing_tests] or [
-        p for p in ws.files() if fw.is_test_name(p)]
+        p for p in ws.files() if fw.is_test_name(p)
+    ]
     for path in candidates:
         text = ws.read(path)
         if text:
@@ -95,9 +123,16 @@ def _example_test(ws: Workspace, fw: Framework, targets: list[Target]) -> tuple[
     return "", ""
 
 
-async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
-                            targets: list[Target], settings: Settings, bus: EventBus,
-                            stats: Stats, max_iterations: int) -> str:
+async def generate_with_llm(
+    change: Change,
+    ws: Workspace,
+    fw: Framework,
+    targets: list[Target],
+    settings: Settings,
+    bus: EventBus,
+    stats: Stats,
+    max_iterations: int,
+) -> str:
     """Run the agent; return its summary. Raises ``ModelError`` when it cannot finish."""
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
@@ -107,26 +142,46 @@ async def generate_with_llm(change: Change, ws: Workspace, fw: Framework,
     from bot.review.agent.graph import ReviewState, build_graph
 
     example_path, example = _example_test(ws, fw, targets)
-    system = render_prompt("testgen/system.j2", framework=fw.to_dict() | {
-        "test_dirs": fw.test_dirs, "name_patterns": fw.name_patterns},
-        max_iterations=max_iterations)
+    system = render_prompt(
+        "testgen/system.j2",
+        framework=fw.to_dict() | {"test_dirs": fw.test_dirs, "name_patterns": fw.name_patterns},
+        max_iterations=max_iterations,
+    )
     from bot.analyzers.secrets import Scrubber
 
-    user = Scrubber().scrub(render_prompt(  # a committed key never reaches the provider
-        "testgen/user.j2", title=change.title, matrix=[t.to_dict() for t in targets],
-        example=example, example_path=example_path, diff=render_files(change.files)))
+    user = Scrubber().scrub(
+        render_prompt(  # a committed key never reaches the provider
+            "testgen/user.j2",
+            title=change.title,
+            matrix=[t.to_dict() for t in targets],
+            example=example,
+            example_path=example_path,
+            diff=render_files(change.files),
+        )
+    )
     chain = ModelChain(settings, bus)
-    graph = build_graph(chain.model, testgen_tools(ws, fw, max_iterations, settings.test_timeout),
-                        bus, stats, parse_final=lambda text: text.strip() or "done", chain=chain)
-    state: ReviewState = {"messages": [SystemMessage(content=system),
-                                       HumanMessage(content=redact_known(user))],
-                          "repairs": 0, "answer": None, "failure": None}
+    graph = build_graph(
+        chain.model,
+        testgen_tools(ws, fw, max_iterations, settings.test_timeout),
+        bus,
+        stats,
+        parse_final=lambda text: text.strip() or "done",
+        chain=chain,
+    )
+    state: ReviewState = {
+        "messages": [SystemMessage(content=system), HumanMessage(content=redact_known(user))],
+        "repairs": 0,
+        "answer": None,
+        "failure": None,
+    }
     try:
-        final = await graph.ainvoke(state, config={
-            "recursion_limit": max(settings.recursion_limit, 4 * max_iterations + 8)})
+        final = await graph.ainvoke(
+            state, config={"recursion_limit": max(settings.recursion_limit, 4 * max_iterations + 8)}
+        )
     except GraphRecursionError as exc:
-        raise ModelError("the test-writing agent did not finish within its step limit "
-                         "(NOVA_RECURSION_LIMIT)") from exc
+        raise ModelError(
+            "the test-writing agent did not finish within its step limit (NOVA_RECURSION_LIMIT)"
+        ) from exc
     except provider_errors() as exc:
         raise model_error(exc, settings) from exc
     finally:

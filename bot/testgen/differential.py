@@ -35,21 +35,44 @@ DRAWN = 100  # inputs drawn from type hints per function
 MAX_CHANGED = 8  # tests per function pinning a changed behaviour
 MAX_AGREED = 3  # and guarding an unchanged one
 CALL_SECONDS = 2.0
-_DRAW_PACKAGES = ("hypothesis", "_hypothesis_globals", "sortedcontainers", "attr", "attrs",
-                  "typing_extensions", "exceptiongroup")
+_DRAW_PACKAGES = (
+    "hypothesis",
+    "_hypothesis_globals",
+    "sortedcontainers",
+    "attr",
+    "attrs",
+    "typing_extensions",
+    "exceptiongroup",
+)
 _EFFECT_CALLS = {
-    "open": "opens files", "remove": "removes files", "unlink": "removes files",
-    "rmtree": "removes files", "rmdir": "removes files", "mkdir": "creates directories",
-    "makedirs": "creates directories", "write_text": "writes files",
-    "write_bytes": "writes files", "touch": "creates files", "rename": "moves files",
-    "system": "starts processes", "Popen": "starts processes", "run": None,
-    "check_output": "starts processes", "check_call": "starts processes",
-    "urlopen": "uses the network", "socket": "uses the network",
+    "open": "opens files",
+    "remove": "removes files",
+    "unlink": "removes files",
+    "rmtree": "removes files",
+    "rmdir": "removes files",
+    "mkdir": "creates directories",
+    "makedirs": "creates directories",
+    "write_text": "writes files",
+    "write_bytes": "writes files",
+    "touch": "creates files",
+    "rename": "moves files",
+    "system": "starts processes",
+    "Popen": "starts processes",
+    "run": None,
+    "check_output": "starts processes",
+    "check_call": "starts processes",
+    "urlopen": "uses the network",
+    "socket": "uses the network",
     "create_connection": "uses the network",
 }
-_EFFECT_MODULES = {"subprocess": "starts processes", "socket": "uses the network",
-                   "requests": "uses the network", "httpx": "uses the network",
-                   "shutil": "changes files", "urllib": "uses the network"}
+_EFFECT_MODULES = {
+    "subprocess": "starts processes",
+    "socket": "uses the network",
+    "requests": "uses the network",
+    "httpx": "uses the network",
+    "shutil": "changes files",
+    "urllib": "uses the network",
+}
 
 
 def static_side_effect(source: str, name: str) -> str | None:
@@ -66,16 +89,28 @@ def static_side_effect(source: str, name: str) -> str | None:
             if not isinstance(sub, ast.Call):
                 continue
             func = sub.func
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
-                    func.value.id in _EFFECT_MODULES:
+            if (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id in _EFFECT_MODULES
+            ):
                 return f"{_EFFECT_MODULES[func.value.id]} ({ast.unparse(func)})"
-            callee = func.attr if isinstance(func, ast.Attribute) else (
-                func.id if isinstance(func, ast.Name) else "")
+            callee = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else (func.id if isinstance(func, ast.Name) else "")
+            )
             if callee == "open" and isinstance(func, ast.Name):
-                mode = sub.args[1] if len(sub.args) > 1 else next(
-                    (k.value for k in sub.keywords if k.arg == "mode"), None)
-                if mode is None or (isinstance(mode, ast.Constant) and isinstance(
-                        mode.value, str) and not any(c in mode.value for c in "wax+")):
+                mode = (
+                    sub.args[1]
+                    if len(sub.args) > 1
+                    else next((k.value for k in sub.keywords if k.arg == "mode"), None)
+                )
+                if mode is None or (
+                    isinstance(mode, ast.Constant)
+                    and isinstance(mode.value, str)
+                    and not any(c in mode.value for c in "wax+")
+                ):
                     continue  # reading a file is not a side effect
                 return f"writes files ({ast.unparse(sub)[:60]})"
             why = _EFFECT_CALLS.get(callee)
@@ -87,14 +122,19 @@ def static_side_effect(source: str, name: str) -> str | None:
 @dataclass
 class DifferentialPlan:
     """One module's functions and their candidate inputs."""
+
     path: str
     module: str
     functions: dict[str, list[dict[str, object]]] = field(default_factory=dict)
 
     def spec(self, draw: int) -> dict[str, object]:
-        return {"module": self.module,
-                "functions": [{"qualname": q, "inputs": inputs, "draw": draw}
-                              for q, inputs in self.functions.items()]}
+        return {
+            "module": self.module,
+            "functions": [
+                {"qualname": q, "inputs": inputs, "draw": draw}
+                for q, inputs in self.functions.items()
+            ],
+        }
 
 
 def _plan_json(plans: list[DifferentialPlan], draw: int) -> str:
@@ -119,8 +159,7 @@ def _lend_hypothesis(target: Path) -> None:
             link.symlink_to(where)
 
 
-def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int
-           ) -> dict[str, object]:
+def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict[str, object]:
     scratch = ws.scratch()
     script = scratch / "nova_probe.py"
     if not script.is_file():
@@ -129,8 +168,11 @@ def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int
     plan_file, out_file = scratch / f"plan-{tag}.json", scratch / f"out-{tag}.json"
     plan_file.write_text(plan, encoding="utf-8")
     out_file.unlink(missing_ok=True)
-    run = ws.run([fw.run_files[0], str(script), str(plan_file), str(out_file),
-                  str(scratch / "draw")], timeout=180, env={"PYTHONHASHSEED": str(seed)})
+    run = ws.run(
+        [fw.run_files[0], str(script), str(plan_file), str(out_file), str(scratch / "draw")],
+        timeout=180,
+        env={"PYTHONHASHSEED": str(seed)},
+    )
     if not out_file.is_file():
         tail = run.output.strip().splitlines()[-1:] or ["no output"]
         return {"error": tail[0][:200]}
@@ -138,15 +180,18 @@ def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int
     return data if isinstance(data, dict) else {"error": "unreadable probe output"}
 
 
-def _plans(ws: Workspace, fw: Framework, targets: list[Target], notes: list[str]
-           ) -> list[DifferentialPlan]:
+def _plans(
+    ws: Workspace, fw: Framework, targets: list[Target], notes: list[str]
+) -> list[DifferentialPlan]:
     by_path: dict[str, list[Target]] = {}
     for t in targets:
         if not t.path.endswith(".py") or t.name.startswith("<"):
             continue
         if "." in t.qualname:
-            notes.append(f"differential: {t.path}::{t.qualname} skipped: a method or nested "
-                         "function (inputs are found for top-level functions)")
+            notes.append(
+                f"differential: {t.path}::{t.qualname} skipped: a method or nested "
+                "function (inputs are found for top-level functions)"
+            )
         elif t.qualname.startswith("_"):
             notes.append(f"differential: {t.path}::{t.qualname} skipped: private")
         else:
@@ -163,8 +208,9 @@ def _plans(ws: Workspace, fw: Framework, targets: list[Target], notes: list[str]
             if effect:
                 notes.append(f"differential: {path}::{name} skipped: it {effect}")
                 continue
-            candidates = list(dict.fromkeys(found.get(name, []) +
-                                            inputs_from_doctests(source, name, path)))
+            candidates = list(
+                dict.fromkeys(found.get(name, []) + inputs_from_doctests(source, name, path))
+            )
             plan.functions[name] = [c.to_dict() for c in candidates]
         if plan.functions:
             plans.append(plan)
@@ -199,8 +245,9 @@ def _describe(outcome: str) -> str:
     return str(data.get("kind"))
 
 
-def _compare(name: str, first: dict[str, Any], head: list[dict[str, object]],
-             parent: list[dict[str, object]]) -> tuple[list[Example], str]:
+def _compare(
+    name: str, first: dict[str, Any], head: list[dict[str, object]], parent: list[dict[str, object]]
+) -> tuple[list[Example], str]:
     """The examples worth writing for ``name`` and a note on how the inputs fared."""
     entry = first["functions"][name]
     head_runs = [_outcomes(d, name) for d in head]
@@ -222,16 +269,24 @@ def _compare(name: str, first: dict[str, Any], head: list[dict[str, object]],
             unstable += 1
             continue
         same = theirs == ours or not parent_runs
-        example = Example(list(result["args"]), dict(result["kwargs"]),
-                          list(result["imports"]), outcome, not same,
-                          "" if same else _describe(next(iter(theirs))))
+        example = Example(
+            list(result["args"]),
+            dict(result["kwargs"]),
+            list(result["imports"]),
+            outcome,
+            not same,
+            "" if same else _describe(next(iter(theirs))),
+        )
         (agreed if same else changed).append(example)
-    note = (f"{len(entry['results'])} inputs: {len(changed)} where the parent differs, "
-            f"{len(agreed)} where it agrees")
+    note = (
+        f"{len(entry['results'])} inputs: {len(changed)} where the parent differs, "
+        f"{len(agreed)} where it agrees"
+    )
     if unstable:
         note += f", {unstable} non-deterministic (dropped)"
     if unusable:
         note += f", {unusable} unusable (too slow, or a value that does not render)"
+
     def size(e: Example) -> int:  # the simplest inputs make the most readable tests
         return sum(map(len, e.args)) + sum(len(k) + len(v) for k, v in e.kwargs.items())
 
@@ -240,36 +295,54 @@ def _compare(name: str, first: dict[str, Any], head: list[dict[str, object]],
     return changed[:MAX_CHANGED] + agreed[:MAX_AGREED], note
 
 
-def generate_differential(ws: Workspace, fw: Framework, targets: list[Target],
-                          parent: str | None) -> list[str]:
+def generate_differential(
+    ws: Workspace, fw: Framework, targets: list[Target], parent: str | None
+) -> list[str]:
     """Write one regression test file per changed module; return notes on what it did.
     Each of the four runs (head twice, parent twice) probes every module at once."""
     notes: list[str] = []
     plans = _plans(ws, fw, targets, notes)
     if not plans:
-        return notes + ["differential: no changed public top-level Python function to "
-                        "test"]
+        return notes + ["differential: no changed public top-level Python function to test"]
     first = _probe(ws, fw, _plan_json(plans, DRAWN), "head-1", 0)
     if "error" in first:
-        return notes + [f"differential: the changed modules could not be probed: "
-                        f"{first['error']}"]
+        return notes + [f"differential: the changed modules could not be probed: {first['error']}"]
     found = _modules(first)
-    rendered = [DifferentialPlan(p.path, p.module, {
-        q: [{"args": r["args"], "kwargs": r["kwargs"], "imports": r["imports"]}
-            for r in entry["results"]] for q, entry in found[p.module]["functions"].items()})
-        for p in plans if p.module in found and not found[p.module].get("import_error")]
+    rendered = [
+        DifferentialPlan(
+            p.path,
+            p.module,
+            {
+                q: [
+                    {"args": r["args"], "kwargs": r["kwargs"], "imports": r["imports"]}
+                    for r in entry["results"]
+                ]
+                for q, entry in found[p.module]["functions"].items()
+            },
+        )
+        for p in plans
+        if p.module in found and not found[p.module].get("import_error")
+    ]
     again = _plan_json(rendered, 0)
     head = [_modules(_probe(ws, fw, again, "head-2", 1))]
     before: list[dict[str, dict[str, Any]]] = []
     if parent:
-        with Workspace(ws.repo, parent, fw, bin_dirs=ws.bin_dirs,
-                       memory_limit=ws.memory_limit) as parent_ws:
-            before = [_modules(_probe(parent_ws, fw, again, f"parent-{seed}", seed))
-                      for seed in (0, 1)]
+        with Workspace(
+            ws.repo, parent, fw, bin_dirs=ws.bin_dirs, memory_limit=ws.memory_limit
+        ) as parent_ws:
+            before = [
+                _modules(_probe(parent_ws, fw, again, f"parent-{seed}", seed)) for seed in (0, 1)
+            ]
     for plan in plans:
-        _one_module(ws, fw, plan, found.get(plan.module, {}),
-                    [h.get(plan.module, {}) for h in head],
-                    [b.get(plan.module, {}) for b in before], notes)
+        _one_module(
+            ws,
+            fw,
+            plan,
+            found.get(plan.module, {}),
+            [h.get(plan.module, {}) for h in head],
+            [b.get(plan.module, {}) for b in before],
+            notes,
+        )
     return notes
 
 
@@ -278,12 +351,20 @@ def _modules(data: dict[str, object]) -> dict[str, dict[str, Any]]:
     return modules if isinstance(modules, dict) else {}
 
 
-def _one_module(ws: Workspace, fw: Framework, plan: DifferentialPlan, first: dict[str, Any],
-                head: list[dict[str, Any]], parent: list[dict[str, Any]],
-                notes: list[str]) -> None:
+def _one_module(
+    ws: Workspace,
+    fw: Framework,
+    plan: DifferentialPlan,
+    first: dict[str, Any],
+    head: list[dict[str, Any]],
+    parent: list[dict[str, Any]],
+    notes: list[str],
+) -> None:
     if not first or first.get("import_error"):
-        notes.append(f"differential: {plan.path} could not be probed: "
-                     f"{first.get('import_error') or 'no answer'}")
+        notes.append(
+            f"differential: {plan.path} could not be probed: "
+            f"{first.get('import_error') or 'no answer'}"
+        )
         return
     functions = first["functions"]
     examples: dict[str, list[Example]] = {}

@@ -23,8 +23,10 @@ from bot.testgen.sandbox import RunResult, run_sandboxed
 __all__ = ["TestEnvironment", "import_failures", "python_environment"]
 
 _TOOLS = ("pytest", "coverage")
-_PROBE_TOOLS = ("import importlib.util, sys; print(' '.join(m for m in sys.argv[1:] "
-                "if importlib.util.find_spec(m) is None))")
+_PROBE_TOOLS = (
+    "import importlib.util, sys; print(' '.join(m for m in sys.argv[1:] "
+    "if importlib.util.find_spec(m) is None))"
+)
 _PROBE_IMPORTS = """
 import importlib, json, sys
 failed = {}
@@ -60,17 +62,23 @@ def _executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def _candidates(repo: Path, configured: str | None, virtual_env: str | None,
-                on_path: str | None) -> list[tuple[str, str]]:
+def _candidates(
+    repo: Path, configured: str | None, virtual_env: str | None, on_path: str | None
+) -> list[tuple[str, str]]:
     if configured:
         if not _executable(Path(configured)):
-            raise ConfigError(f"--test-python / NOVA_TEST_PYTHON: {configured} is not an "
-                              "executable file")
+            raise ConfigError(
+                f"--test-python / NOVA_TEST_PYTHON: {configured} is not an executable file"
+            )
         return [(configured, "set with --test-python / NOVA_TEST_PYTHON")]
     found: list[tuple[str, str]] = []
     if virtual_env and _executable(Path(virtual_env) / "bin" / "python"):
-        found.append((str(Path(virtual_env) / "bin" / "python"),
-                      f"the active virtualenv (VIRTUAL_ENV={virtual_env})"))
+        found.append(
+            (
+                str(Path(virtual_env) / "bin" / "python"),
+                f"the active virtualenv (VIRTUAL_ENV={virtual_env})",
+            )
+        )
     for name in (".venv", "venv"):
         python = repo.resolve() / name / "bin" / "python"
         if _executable(python):
@@ -80,8 +88,9 @@ def _candidates(repo: Path, configured: str | None, virtual_env: str | None,
     return found
 
 
-def python_environment(repo: Path, configured: str | None, virtual_env: str | None,
-                       on_path: str | None) -> TestEnvironment:
+def python_environment(
+    repo: Path, configured: str | None, virtual_env: str | None, on_path: str | None
+) -> TestEnvironment:
     """The first candidate (see the module) that has pytest and coverage; else Nova's own
     Python, with a note that names what the first one lacks."""
     candidates = _candidates(repo, configured, virtual_env, on_path)
@@ -96,14 +105,17 @@ def python_environment(repo: Path, configured: str | None, virtual_env: str | No
         return TestEnvironment(python, why)
     what = ", ".join(missing) if probe.passed else f"a working interpreter ({probe.output[-120:]})"
     return TestEnvironment(
-        sys.executable, f"Nova's own: {python} ({why}) lacks {what}",
+        sys.executable,
+        f"Nova's own: {python} ({why}) lacks {what}",
         f"{python} ({why}) has no {what}, which the checks need: the tests ran with Nova's "
         f"own Python ({sys.executable}) instead. Install them there ({python} -m pip "
-        f"install pytest coverage) to test in the project's environment.")
+        f"install pytest coverage) to test in the project's environment.",
+    )
 
 
-def import_failures(run: Callable[..., RunResult], python: str, modules: list[str]
-                    ) -> dict[str, str]:
+def import_failures(
+    run: Callable[..., RunResult], python: str, modules: list[str]
+) -> dict[str, str]:
     """Which of ``modules`` fail to import in the workspace for want of something installed
     (an ``ImportError``), with the error of each (``run`` is ``Workspace.run``)."""
     if not modules:

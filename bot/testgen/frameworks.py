@@ -48,10 +48,15 @@ class Framework:
         return any(fnmatch.fnmatch(name, p) for p in self.name_patterns)
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "language": self.language,
-                "run_file": " ".join(self.run_files) + " <file>",
-                "run_suite": " ".join(self.run_suite), "test_dirs": list(self.test_dirs),
-                "name_patterns": list(self.name_patterns), "evidence": list(self.evidence)}
+        return {
+            "name": self.name,
+            "language": self.language,
+            "run_file": " ".join(self.run_files) + " <file>",
+            "run_suite": " ".join(self.run_suite),
+            "test_dirs": list(self.test_dirs),
+            "name_patterns": list(self.name_patterns),
+            "evidence": list(self.evidence),
+        }
 
 
 def _python_test_dirs(root: Path) -> tuple[str, ...]:
@@ -74,8 +79,11 @@ def _pytest_evidence(root: Path) -> list[str]:
             tools = {}
         if "pytest" in tools:
             found.append("pyproject.toml [tool.pytest]")
-    for name, marker in (("pytest.ini", ""), ("setup.cfg", "[tool:pytest]"),
-                         ("tox.ini", "[pytest]")):
+    for name, marker in (
+        ("pytest.ini", ""),
+        ("setup.cfg", "[tool:pytest]"),
+        ("tox.ini", "[pytest]"),
+    ):
         path = root / name
         if path.is_file() and marker in path.read_text(encoding="utf-8", errors="replace"):
             found.append(name)
@@ -96,11 +104,13 @@ def _node(root: Path) -> Framework | None:
     script = (data.get("scripts") or {}).get("test", "")
     dirs = tuple(d for d in ("test", "tests", "__tests__") if (root / d).is_dir()) or ("test",)
     patterns = ("*.test.js", "*.test.mjs", "*.test.ts", "*.spec.js", "*.spec.ts")
-    for name, cmd in (("vitest", ("npx", "vitest", "run")), ("jest", ("npx", "jest")),
-                      ("mocha", ("npx", "mocha"))):
+    for name, cmd in (
+        ("vitest", ("npx", "vitest", "run")),
+        ("jest", ("npx", "jest")),
+        ("mocha", ("npx", "mocha")),
+    ):
         if name in deps or name in script:
-            return Framework(name, "javascript", cmd, cmd, dirs, patterns,
-                             ("package.json",))
+            return Framework(name, "javascript", cmd, cmd, dirs, patterns, ("package.json",))
     if "node --test" in script or "node:test" in script:
         # the project's own `node --test [paths]` when the script is just that
         node = node_binary(root) or "node"
@@ -108,9 +118,15 @@ def _node(root: Path) -> Framework | None:
         plain = words[:2] == ["node", "--test"] and not set(script) & set("&|;<>$`\\'\"")
         suite = (node, *words[1:]) if plain else (node, "--test")
         # what `node --test` finds by itself (Node 20's default patterns)
-        return Framework("node-test", "javascript", (node, "--test"), suite, dirs,
-                         ("*.test.js", "*.test.mjs", "*.test.cjs", "test-*.js", "*_test.js",
-                          "*-test.js"), ("package.json scripts.test",))
+        return Framework(
+            "node-test",
+            "javascript",
+            (node, "--test"),
+            suite,
+            dirs,
+            ("*.test.js", "*.test.mjs", "*.test.cjs", "test-*.js", "*_test.js", "*-test.js"),
+            ("package.json scripts.test",),
+        )
     return None
 
 
@@ -123,31 +139,68 @@ def detect_framework(root: Path) -> Framework | None:
     python = sys.executable
     evidence = _pytest_evidence(root)
     if evidence:
-        return Framework("pytest", "python", (python, *_PYTEST), (python, *_PYTEST),
-                         _python_test_dirs(root), _python_patterns(root), tuple(evidence))
+        return Framework(
+            "pytest",
+            "python",
+            (python, *_PYTEST),
+            (python, *_PYTEST),
+            _python_test_dirs(root),
+            _python_patterns(root),
+            tuple(evidence),
+        )
     node = _node(root)
     if node is not None:
         return node
     if (root / "go.mod").is_file():
-        return Framework("go", "go", ("go", "test"), ("go", "test", "./..."), (".",),
-                         ("*_test.go",), ("go.mod",))
+        return Framework(
+            "go", "go", ("go", "test"), ("go", "test", "./..."), (".",), ("*_test.go",), ("go.mod",)
+        )
     if (root / "Cargo.toml").is_file():
-        return Framework("cargo", "rust", ("cargo", "test"), ("cargo", "test"), ("tests",),
-                         ("*.rs",), ("Cargo.toml",))
+        return Framework(
+            "cargo",
+            "rust",
+            ("cargo", "test"),
+            ("cargo", "test"),
+            ("tests",),
+            ("*.rs",),
+            ("Cargo.toml",),
+        )
     if (root / "pom.xml").is_file():
-        return Framework("maven", "java", ("mvn", "-q", "test"), ("mvn", "-q", "test"),
-                         ("src/test/java",), ("*Test.java",), ("pom.xml",))
+        return Framework(
+            "maven",
+            "java",
+            ("mvn", "-q", "test"),
+            ("mvn", "-q", "test"),
+            ("src/test/java",),
+            ("*Test.java",),
+            ("pom.xml",),
+        )
     if (root / "build.gradle").is_file() or (root / "build.gradle.kts").is_file():
-        return Framework("gradle", "java", ("gradle", "test"), ("gradle", "test"),
-                         ("src/test/java",), ("*Test.java",), ("build.gradle",))
+        return Framework(
+            "gradle",
+            "java",
+            ("gradle", "test"),
+            ("gradle", "test"),
+            ("src/test/java",),
+            ("*Test.java",),
+            ("build.gradle",),
+        )
     py_tests = [p for p in root.rglob("test*.py") if ".venv" not in p.parts]
     if py_tests:
-        uses_unittest = any("unittest" in p.read_text(encoding="utf-8", errors="replace")
-                            for p in py_tests[:20])
+        uses_unittest = any(
+            "unittest" in p.read_text(encoding="utf-8", errors="replace") for p in py_tests[:20]
+        )
         name = "unittest" if uses_unittest else "pytest"
         # pytest runs unittest-style tests too and reports per test; it is the runner here
-        return Framework(name, "python", (python, *_PYTEST), (python, *_PYTEST),
-                         _python_test_dirs(root), _python_patterns(root), ("test files",))
+        return Framework(
+            name,
+            "python",
+            (python, *_PYTEST),
+            (python, *_PYTEST),
+            _python_test_dirs(root),
+            _python_patterns(root),
+            ("test files",),
+        )
     return None
 
 
@@ -155,8 +208,7 @@ def with_python(fw: Framework, python: str) -> Framework:
     """The framework's commands run with ``python`` (the project's interpreter)."""
     if fw.language != "python":
         return fw
-    return replace(fw, run_files=(python, *fw.run_files[1:]),
-                   run_suite=(python, *fw.run_suite[1:]))
+    return replace(fw, run_files=(python, *fw.run_files[1:]), run_suite=(python, *fw.run_suite[1:]))
 
 
 def node_why(root: Path, node: str) -> str:

@@ -23,18 +23,42 @@ from bot.testgen.workspace import Workspace
 __all__ = ["TestCase", "evaluate", "keep_whole_units", "mutants"]
 
 _FLIPS = {
-    "python": [(" == ", " != "), (" != ", " == "), (" <= ", " > "), (" >= ", " < "),
-               (" < ", " >= "), (" > ", " <= "), (" and ", " or "), (" or ", " and "),
-               (" + ", " - "), (" - ", " + ")],
-    "javascript": [(" === ", " !== "), (" !== ", " === "), (" == ", " != "), (" != ", " == "),
-                   (" <= ", " > "), (" >= ", " < "), (" < ", " >= "), (" > ", " <= "),
-                   (" && ", " || "), (" || ", " && "), (" + ", " - "), (" - ", " + ")],
+    "python": [
+        (" == ", " != "),
+        (" != ", " == "),
+        (" <= ", " > "),
+        (" >= ", " < "),
+        (" < ", " >= "),
+        (" > ", " <= "),
+        (" and ", " or "),
+        (" or ", " and "),
+        (" + ", " - "),
+        (" - ", " + "),
+    ],
+    "javascript": [
+        (" === ", " !== "),
+        (" !== ", " === "),
+        (" == ", " != "),
+        (" != ", " == "),
+        (" <= ", " > "),
+        (" >= ", " < "),
+        (" < ", " >= "),
+        (" > ", " <= "),
+        (" && ", " || "),
+        (" || ", " && "),
+        (" + ", " - "),
+        (" - ", " + "),
+    ],
 }
-_WORDS = {"python": [("True", "False"), ("False", "True")],
-          "javascript": [("true", "false"), ("false", "true")]}
+_WORDS = {
+    "python": [("True", "False"), ("False", "True")],
+    "javascript": [("true", "false"), ("false", "true")],
+}
 _COMMENT = {"python": "#", "javascript": "//"}
 _NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 MAX_MUTANT_RUNS = 20  # runs of mutants per test file
+
+
 @dataclass
 class TestCase:
     path: str
@@ -48,8 +72,12 @@ class TestCase:
         return f"{self.path}::{self.name}"
 
     def kept_dict(self) -> dict[str, object]:
-        return {"path": self.path, "name": self.name, "targets": self.targets,
-                "evidence": self.evidence}
+        return {
+            "path": self.path,
+            "name": self.name,
+            "targets": self.targets,
+            "evidence": self.evidence,
+        }
 
     def dropped_dict(self) -> dict[str, object]:
         return {"path": self.path, "name": self.name, "reason": self.reason}
@@ -64,13 +92,11 @@ def mutants(line: str, language: str = "python") -> Iterator[tuple[str, str]]:
     for old, new in _WORDS[language]:
         m = re.search(rf"\b{old}\b", code)
         if m:
-            yield f"{old} -> {new}", line[:m.start()] + new + line[m.end():]
+            yield f"{old} -> {new}", line[: m.start()] + new + line[m.end() :]
     for m in _NUMBER.finditer(code):
         value = int(m.group(1))
-        yield (f"{value} -> {value + 1}",
-               line[:m.start()] + str(value + 1) + line[m.end():])
-    yield from (_negated_python(line, code) if language == "python"
-                else _negated_js(line, code))
+        yield (f"{value} -> {value + 1}", line[: m.start()] + str(value + 1) + line[m.end() :])
+    yield from (_negated_python(line, code) if language == "python" else _negated_js(line, code))
 
 
 def _negated_python(line: str, code: str) -> Iterator[tuple[str, str]]:
@@ -78,7 +104,7 @@ def _negated_python(line: str, code: str) -> Iterator[tuple[str, str]]:
     for keyword in ("if ", "elif ", "while ", "return "):
         if stripped.startswith(keyword) and len(stripped) > len(keyword):
             indent = line[: len(line) - len(line.lstrip())]
-            body = stripped[len(keyword):].rstrip(":")
+            body = stripped[len(keyword) :].rstrip(":")
             tail = ":" if stripped.endswith(":") else ""
             yield f"negated {keyword.strip()}", f"{indent}{keyword}not ({body}){tail}"
 
@@ -90,25 +116,36 @@ def _negated_js(line: str, code: str) -> Iterator[tuple[str, str]]:
             close = matching_close(line, m.end() - 1)
         except JsScanError:
             return
-        yield (f"negated {m.group(1)}",
-               f"{line[:m.end()]}!({line[m.end():close]}){line[close:]}")
+        yield (
+            f"negated {m.group(1)}",
+            f"{line[: m.end()]}!({line[m.end() : close]}){line[close:]}",
+        )
         return
     m = re.match(r"\s*return\s+(.+?);?\s*$", code)
     if m and m.group(1).strip():
-        yield ("negated return",
-               f"{line[:m.start(1)]}!({m.group(1)}){line[m.end(1):]}")
+        yield ("negated return", f"{line[: m.start(1)]}!({m.group(1)}){line[m.end(1) :]}")
 
 
-def evaluate(ws: Workspace, runner: Runner, rel: str, cases: list[TestCase],
-             targets: list[Target], runs: int, parent: str | None,
-             first_run: dict[str, bool] | None = None) -> None:
+def evaluate(
+    ws: Workspace,
+    runner: Runner,
+    rel: str,
+    cases: list[TestCase],
+    targets: list[Target],
+    runs: int,
+    parent: str | None,
+    first_run: dict[str, bool] | None = None,
+) -> None:
     """Fill each case's ``evidence``, or its ``reason`` when it must be dropped. Every step
     runs the file's remaining tests together: runs, coverage, each mutant, the parent."""
     alive = list(cases)
     passed = {c.name: 0 for c in cases}  # runs passed in a row
     for i in range(runs):
-        outcome = (first_run if i == 0 and first_run is not None
-                   else runner.outcomes(ws, rel, [c.name for c in alive]))
+        outcome = (
+            first_run
+            if i == 0 and first_run is not None
+            else runner.outcomes(ws, rel, [c.name for c in alive])
+        )
         for c in list(alive):
             if outcome.get(c.name):
                 passed[c.name] += 1
@@ -129,9 +166,11 @@ def evaluate(ws: Workspace, runner: Runner, rel: str, cases: list[TestCase],
     covered: dict[str, dict[str, list[int]]] = {}
     for c in alive:
         if c.name not in executed:
-            c.reason = ("its changed-line coverage could not be measured on its own "
-                        "(another test shares its name, or the runner has no per-line "
-                        "coverage)")
+            c.reason = (
+                "its changed-line coverage could not be measured on its own "
+                "(another test shares its name, or the runner has no per-line "
+                "coverage)"
+            )
             continue
         mine = executed[c.name]
         hits: dict[str, list[int]] = {}
@@ -149,26 +188,38 @@ def evaluate(ws: Workspace, runner: Runner, rel: str, cases: list[TestCase],
         c.evidence["mutant_killed"] = None
     # the parent first: one run; only the tests that pass on it need the mutants (a run each)
     _parent_round(ws, runner, rel, alive, parent, sorted({t.path for t in targets}))
-    _mutation_round(ws, runner, rel, [c for c in alive if not c.evidence["fails_on_parent"]],
-                    covered)
+    _mutation_round(
+        ws, runner, rel, [c for c in alive if not c.evidence["fails_on_parent"]], covered
+    )
     for c in alive:
         if not c.evidence["mutant_killed"] and not c.evidence["fails_on_parent"]:
-            tried = (f"the {MAX_MUTANT_RUNS} simple mutants tried" if
-                     c.evidence.pop("mutants_tried", None) else "every simple mutant")
-            c.reason = (f"no bite: survives {tried} of the changed lines and passes on the "
-                        "parent commit")
+            tried = (
+                f"the {MAX_MUTANT_RUNS} simple mutants tried"
+                if c.evidence.pop("mutants_tried", None)
+                else "every simple mutant"
+            )
+            c.reason = (
+                f"no bite: survives {tried} of the changed lines and passes on the parent commit"
+            )
 
 
-def _mutation_round(ws: Workspace, runner: Runner, rel: str, alive: list[TestCase],
-                    covered: dict[str, dict[str, list[int]]]) -> None:
+def _mutation_round(
+    ws: Workspace,
+    runner: Runner,
+    rel: str,
+    alive: list[TestCase],
+    covered: dict[str, dict[str, list[int]]],
+) -> None:
     """Each mutant is one run of the tests still waiting; at most ``MAX_MUTANT_RUNS`` per
     file, so a change of many lines cannot hold the job."""
-    lines = sorted({(path, n) for c in alive for path, ns in covered[c.name].items()
-                    for n in ns})
+    lines = sorted({(path, n) for c in alive for path, ns in covered[c.name].items() for n in ns})
     budget = MAX_MUTANT_RUNS
     for path, n in lines:
-        waiting = [c for c in alive if not c.evidence["mutant_killed"]
-                   and n in covered[c.name].get(path, [])]
+        waiting = [
+            c
+            for c in alive
+            if not c.evidence["mutant_killed"] and n in covered[c.name].get(path, [])
+        ]
         source = ws.read(path)
         if not waiting or source is None:
             continue
@@ -192,8 +243,14 @@ def _mutation_round(ws: Workspace, runner: Runner, rel: str, alive: list[TestCas
                 break
 
 
-def _parent_round(ws: Workspace, runner: Runner, rel: str, alive: list[TestCase],
-                  parent: str | None, changed: list[str]) -> None:
+def _parent_round(
+    ws: Workspace,
+    runner: Runner,
+    rel: str,
+    alive: list[TestCase],
+    parent: str | None,
+    changed: list[str],
+) -> None:
     for c in alive:
         c.evidence["fails_on_parent"] = False
     if parent is None or not alive:
@@ -216,5 +273,6 @@ def keep_whole_units(cases: list[TestCase], unit: Callable[[str], str]) -> None:
             continue
         for c in group:
             if not c.reason:
-                c.reason = (f"kept only with all its cases, and {gone.name} was dropped "
-                            f"({gone.reason})")
+                c.reason = (
+                    f"kept only with all its cases, and {gone.name} was dropped ({gone.reason})"
+                )

@@ -81,14 +81,16 @@ def _module_name(path: str) -> str:
     return ".".join(parts)
 
 
-def generate_with_ghostwriter(ws: Workspace, fw: Framework, targets: list[Target]
-                              ) -> list[str]:
+def generate_with_ghostwriter(ws: Workspace, fw: Framework, targets: list[Target]) -> list[str]:
     """Write one ghostwriter test file per changed module; return notes on what it did."""
     notes: list[str] = []
     by_module: dict[str, list[Target]] = {}
     for t in targets:
-        if t.path.endswith(".py") and "." not in t.qualname and not t.qualname.startswith(
-                ("<", "_")):
+        if (
+            t.path.endswith(".py")
+            and "." not in t.qualname
+            and not t.qualname.startswith(("<", "_"))
+        ):
             by_module.setdefault(t.path, []).append(t)
     if not by_module:
         return ["ghostwriter: no changed public top-level Python function to write for"]
@@ -105,14 +107,15 @@ def generate_with_ghostwriter(ws: Workspace, fw: Framework, targets: list[Target
             notes.append(f"ghostwriter could not write tests for {path}: {last[0][:200]}")
             continue
         stem = module.replace(".", "_")
-        target = f"{test_dir}/test_nova_{stem}.py" if test_dir != "." else \
-            f"test_nova_{stem}.py"
+        target = f"{test_dir}/test_nova_{stem}.py" if test_dir != "." else f"test_nova_{stem}.py"
         try:
             ws.write_test(target, run.output)
         except WriteRefused as exc:
             notes.append(f"ghostwriter: {exc}")
             continue
         allowed = f" (allowed: {', '.join(excepts)})" if excepts else ""
-        notes.append(f"ghostwriter wrote {target} for {', '.join(names)}{allowed}: "
-                     f"{test_kind(run.output)} tests")
+        notes.append(
+            f"ghostwriter wrote {target} for {', '.join(names)}{allowed}: "
+            f"{test_kind(run.output)} tests"
+        )
     return notes

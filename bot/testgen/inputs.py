@@ -15,11 +15,40 @@ from dataclasses import dataclass, field
 __all__ = ["Candidate", "inputs_from_doctests", "inputs_from_tests"]
 
 MAX_PER_FUNCTION = 60
-_PLAIN = (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp,
-          ast.Name, ast.Attribute, ast.Call, ast.keyword, ast.Load, ast.operator,
-          ast.unaryop, ast.Starred)
-_BUILTINS = {"float", "int", "str", "bytes", "complex", "frozenset", "set", "tuple", "list",
-             "dict", "bool", "range", "True", "False", "None"}
+_PLAIN = (
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.Name,
+    ast.Attribute,
+    ast.Call,
+    ast.keyword,
+    ast.Load,
+    ast.operator,
+    ast.unaryop,
+    ast.Starred,
+)
+_BUILTINS = {
+    "float",
+    "int",
+    "str",
+    "bytes",
+    "complex",
+    "frozenset",
+    "set",
+    "tuple",
+    "list",
+    "dict",
+    "bool",
+    "range",
+    "True",
+    "False",
+    "None",
+}
 _PROMPT = re.compile(r"^\s*>>> (.*)$")
 
 
@@ -31,8 +60,7 @@ class Candidate:
     origin: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, object]:
-        return {"args": list(self.args), "kwargs": dict(self.kwargs),
-                "imports": list(self.imports)}
+        return {"args": list(self.args), "kwargs": dict(self.kwargs), "imports": list(self.imports)}
 
 
 def _plain(node: ast.AST, bound: set[str]) -> bool:
@@ -60,16 +88,23 @@ def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str,
     mapping of argument name to its expression."""
     tables: list[list[dict[str, ast.expr]]] = []
     for deco in func.decorator_list:
-        if not (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Attribute)
-                and deco.func.attr == "parametrize" and len(deco.args) >= 2):
+        if not (
+            isinstance(deco, ast.Call)
+            and isinstance(deco.func, ast.Attribute)
+            and deco.func.attr == "parametrize"
+            and len(deco.args) >= 2
+        ):
             continue
         names_node, rows_node = deco.args[0], deco.args[1]
         if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
             names = [n.strip() for n in names_node.value.split(",") if n.strip()]
             whole = len(names) == 1  # pytest: one name in a string, each row is the value
         elif isinstance(names_node, ast.List | ast.Tuple):
-            names = [e.value for e in names_node.elts
-                     if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            names = [
+                e.value
+                for e in names_node.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
             whole = False
         else:
             continue
@@ -77,8 +112,11 @@ def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str,
             continue
         table = []
         for row in rows_node.elts:
-            if (isinstance(row, ast.Call) and isinstance(row.func, ast.Attribute)
-                    and row.func.attr == "param"):
+            if (
+                isinstance(row, ast.Call)
+                and isinstance(row.func, ast.Attribute)
+                and row.func.attr == "param"
+            ):
                 values = list(row.args)
             elif whole:
                 values = [row]
@@ -98,8 +136,9 @@ def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str,
     return rows
 
 
-def _expand(call: ast.Call, row: dict[str, ast.expr]) -> tuple[list[ast.expr],
-                                                               list[ast.keyword]] | None:
+def _expand(
+    call: ast.Call, row: dict[str, ast.expr]
+) -> tuple[list[ast.expr], list[ast.keyword]] | None:
     """The call's arguments with the row's values put in for the test's parameters."""
     args: list[ast.expr] = []
     for arg in call.args:
@@ -125,8 +164,13 @@ def _calls_of(node: ast.AST, names: set[str]) -> list[tuple[str, ast.Call]]:
     found = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
-            callee = (sub.func.id if isinstance(sub.func, ast.Name) else
-                      sub.func.attr if isinstance(sub.func, ast.Attribute) else None)
+            callee = (
+                sub.func.id
+                if isinstance(sub.func, ast.Name)
+                else sub.func.attr
+                if isinstance(sub.func, ast.Attribute)
+                else None
+            )
             if callee in names:
                 found.append((callee, sub))
     return found
@@ -153,10 +197,14 @@ def inputs_from_tests(files: dict[str, str], names: set[str]) -> dict[str, list[
                     args, keywords = expanded
                     if not all(_plain(a, bound) for a in [*args, *(k.value for k in keywords)]):
                         continue
-                    out[callee].append(Candidate(
-                        tuple(ast.unparse(a) for a in args),
-                        tuple((str(k.arg), ast.unparse(k.value)) for k in keywords),
-                        tuple(imports), f"{path}:{call.lineno}"))
+                    out[callee].append(
+                        Candidate(
+                            tuple(ast.unparse(a) for a in args),
+                            tuple((str(k.arg), ast.unparse(k.value)) for k in keywords),
+                            tuple(imports),
+                            f"{path}:{call.lineno}",
+                        )
+                    )
     return {n: list(dict.fromkeys(c))[:MAX_PER_FUNCTION] for n, c in out.items()}
 
 
@@ -171,8 +219,11 @@ def inputs_from_doctests(source: str, name: str, path: str) -> list[Candidate]:
     for node in tree.body:
         if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name):
             continue
-        lines = [m.group(1) for m in map(_PROMPT.match, (ast.get_docstring(node) or "")
-                                         .splitlines()) if m]
+        lines = [
+            m.group(1)
+            for m in map(_PROMPT.match, (ast.get_docstring(node) or "").splitlines())
+            if m
+        ]
         imports: list[str] = []
         bound: set[str] = set()
         for line in lines:
@@ -184,11 +235,17 @@ def inputs_from_doctests(source: str, name: str, path: str) -> list[Candidate]:
             imports += more
             bound |= names
             for _, call in _calls_of(parsed, {name}):
-                if all(_plain(a, bound) for a in [*call.args, *(k.value for k in call.keywords)]
-                       ) and all(k.arg for k in call.keywords) and not any(
-                        isinstance(a, ast.Starred) for a in call.args):
-                    found.append(Candidate(tuple(ast.unparse(a) for a in call.args),
-                                           tuple((str(k.arg), ast.unparse(k.value))
-                                                 for k in call.keywords),
-                                           tuple(imports), f"{path} (doctest)"))
+                if (
+                    all(_plain(a, bound) for a in [*call.args, *(k.value for k in call.keywords)])
+                    and all(k.arg for k in call.keywords)
+                    and not any(isinstance(a, ast.Starred) for a in call.args)
+                ):
+                    found.append(
+                        Candidate(
+                            tuple(ast.unparse(a) for a in call.args),
+                            tuple((str(k.arg), ast.unparse(k.value)) for k in call.keywords),
+                            tuple(imports),
+                            f"{path} (doctest)",
+                        )
+                    )
     return list(dict.fromkeys(found))

@@ -10,8 +10,22 @@ __all__ = ["JsScanError", "matching_close", "statement_end"]
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 # after these a "/" starts a regex literal, otherwise it divides
 _REGEX_AFTER = set("(,=:[!&|?{};+-*%<>~^")
-_REGEX_WORDS = {"return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void",
-                "throw", "yield", "await", "instanceof"}
+_REGEX_WORDS = {
+    "return",
+    "typeof",
+    "case",
+    "do",
+    "else",
+    "in",
+    "of",
+    "new",
+    "delete",
+    "void",
+    "throw",
+    "yield",
+    "await",
+    "instanceof",
+}
 
 
 class JsScanError(ValueError):

@@ -13,8 +13,20 @@ from bot.testgen.workspace import Workspace
 
 __all__ = ["Target", "build_matrix", "covered_count", "measure_baseline"]
 
-_KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "function", "else", "do",
-             "with", "typeof", "new"}
+_KEYWORDS = {
+    "if",
+    "for",
+    "while",
+    "switch",
+    "catch",
+    "return",
+    "function",
+    "else",
+    "do",
+    "with",
+    "typeof",
+    "new",
+}
 _SYMBOL = re.compile(
     r"^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\(\w+\))?\s+)?(?:async\s+)?"
     r"(?:function\*?|def|func|fn|class)\s+(?P<decl>[\w$]+)"
@@ -22,7 +34,8 @@ _SYMBOL = re.compile(
     r"|^\s*(?:export\s+)?(?:const|let|var)\s+(?P<bound>[\w$]+)\s*=\s*(?:async\s*)?"
     r"(?:function\b|\([^)]*\)\s*=>|[\w$]+\s*=>)"
     # a method in a class body: name(...) {
-    r"|^\s+(?:static\s+)?(?:async\s+)?(?:get\s+|set\s+)?(?P<method>[\w$]+)\s*\([^;]*\)\s*\{")
+    r"|^\s+(?:static\s+)?(?:async\s+)?(?:get\s+|set\s+)?(?P<method>[\w$]+)\s*\([^;]*\)\s*\{"
+)
 
 
 def _symbol(row: str) -> str | None:
@@ -56,9 +69,14 @@ class Target:
         return f"pin {what}: existing tests run it but may not check it"
 
     def to_dict(self) -> dict[str, object]:
-        return {"target": f"{self.path}::{self.qualname}", "change_kind": self.kind,
-                "changed_lines": self.lines, "existing_tests": self.existing_tests,
-                "uncovered_changed_lines": self.uncovered, "planned": self.planned()}
+        return {
+            "target": f"{self.path}::{self.qualname}",
+            "change_kind": self.kind,
+            "changed_lines": self.lines,
+            "existing_tests": self.existing_tests,
+            "uncovered_changed_lines": self.uncovered,
+            "planned": self.planned(),
+        }
 
 
 def _ranges(lines: list[int]) -> str:
@@ -82,16 +100,16 @@ def _python_symbols(text: str) -> list[tuple[str, int, int, bool]]:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 qual = f"{prefix}{child.name}"
                 first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                out.append((qual, first, child.end_lineno or child.lineno,
-                            isinstance(child, ast.ClassDef)))
+                out.append(
+                    (qual, first, child.end_lineno or child.lineno, isinstance(child, ast.ClassDef))
+                )
                 walk(child, qual + ".")
 
     walk(ast.parse(text), "")
     return out
 
 
-def _python_targets(f: FileDiff, added: list[int], text: str, parent: str | None
-                    ) -> list[Target]:
+def _python_targets(f: FileDiff, added: list[int], text: str, parent: str | None) -> list[Target]:
     try:
         symbols = _python_symbols(text)
     except SyntaxError:
@@ -105,12 +123,13 @@ def _python_targets(f: FileDiff, added: list[int], text: str, parent: str | None
         holding = [(q, is_class) for q, a, b, is_class in symbols if a <= n <= b]
         holders = [q for q, is_class in holding if not is_class] or [q for q, _ in holding]
         by_target.setdefault(holders[-1] if holders else "<module>", []).append(n)
-    return [Target(f.path, q, "modified" if q in before else "added", lines)
-            for q, lines in by_target.items()]
+    return [
+        Target(f.path, q, "modified" if q in before else "added", lines)
+        for q, lines in by_target.items()
+    ]
 
 
-def _scanned_targets(f: FileDiff, added: list[int], text: str, parent: str | None
-                     ) -> list[Target]:
+def _scanned_targets(f: FileDiff, added: list[int], text: str, parent: str | None) -> list[Target]:
     """Other languages: the nearest symbol declared above each changed line (a light scan,
     not a parser); "added" when the parent declared no symbol of that name."""
     rows = text.split("\n")
@@ -124,8 +143,10 @@ def _scanned_targets(f: FileDiff, added: list[int], text: str, parent: str | Non
                 name = found
                 break
         by_target.setdefault(name, []).append(n)
-    return [Target(f.path, q, "modified" if q in before or q == "<file>" else "added", lines)
-            for q, lines in by_target.items()]
+    return [
+        Target(f.path, q, "modified" if q in before or q == "<file>" else "added", lines)
+        for q, lines in by_target.items()
+    ]
 
 
 def build_matrix(change: Change, ws: Workspace, fw: Framework | None) -> list[Target]:
@@ -133,13 +154,20 @@ def build_matrix(change: Change, ws: Workspace, fw: Framework | None) -> list[Ta
     for f in change.files:
         if f.is_binary or f.status == "deleted" or (fw and fw.is_test_name(f.path)):
             continue
-        added = [ln.new_no for h in f.hunks for ln in h.lines
-                 if ln.kind == "added" and ln.new_no is not None and ln.text.strip()]
+        added = [
+            ln.new_no
+            for h in f.hunks
+            for ln in h.lines
+            if ln.kind == "added" and ln.new_no is not None and ln.text.strip()
+        ]
         text = ws.read(f.path)
         if not added or text is None:
             continue
-        parent = (ws.parent_text(f.old_path or f.path, change.base_ref)
-                  if change.base_ref and f.status != "added" else None)
+        parent = (
+            ws.parent_text(f.old_path or f.path, change.base_ref)
+            if change.base_ref and f.status != "added"
+            else None
+        )
         if f.path.endswith(".py"):
             targets += _python_targets(f, added, text, parent)
         else:
@@ -165,8 +193,9 @@ def covered_count(targets: list[Target], executed: Lines) -> int:
     return sum(1 for t in targets for n in t.lines if n in executed.get(t.path, set()))
 
 
-def measure_baseline(targets: list[Target], ws: Workspace, runner: Runner
-                     ) -> tuple[str | None, int | None]:
+def measure_baseline(
+    targets: list[Target], ws: Workspace, runner: Runner
+) -> tuple[str | None, int | None]:
     """Fill ``uncovered`` from a coverage run of the existing suite. Returns (a note when it
     could not, the number of changed lines the suite runs)."""
     measured = runner.line_coverage(ws, [])

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TestgenJob", "run_testgen"]
 
+
 @dataclass
 class TestgenJob:
     settings: Settings
@@ -57,30 +58,40 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
     job.tracker.start(job.session_id, str(job.repo.resolve()))
     with job.tracker.step("fetch-change") as step:
         if not isinstance(job.source, GitSource):
-            raise UsageError("testgen works on a local commit: check the change out and give "
-                             "HEAD, a SHA or A..B with --repo")
+            raise UsageError(
+                "testgen works on a local commit: check the change out and give "
+                "HEAD, a SHA or A..B with --repo"
+            )
         change = job.source.fetch(job.ref)
         if change.head_ref in (None, ":staged"):
             raise UsageError("testgen needs a commit (HEAD, a SHA or A..B)")
         step.note(f"{len(change.files)} files")
     result = TestgenResult(change=change)
-    with Workspace(job.repo, change.head_ref or "HEAD", None,
-                   memory_limit=job.settings.test_memory_mb * 2**20) as ws:
+    with Workspace(
+        job.repo, change.head_ref or "HEAD", None, memory_limit=job.settings.test_memory_mb * 2**20
+    ) as ws:
         with job.tracker.step("detect-test-framework") as step:
             ws.framework = result.framework = detect_framework(ws.root)
             if ws.framework is None:
                 step.skip("no test framework found")
                 result.notes.append("no test framework was detected: nothing was generated")
                 return result
-            require_extra("testgen", "nova testgen", *testgen_modules(ws.framework.language,
-                                                                      job.generator))
+            require_extra(
+                "testgen", "nova testgen", *testgen_modules(ws.framework.language, job.generator)
+            )
             _test_environment(job, ws, result)
             step.note(f"{ws.framework.name}, {result.environment.get('why')}")
         _testgen_stages(job, ws, result)
     result.stats.seconds = round(time.monotonic() - started, 3)
-    job.bus.emit(DoneEvent(token_usage={
-        "llm_calls": result.stats.llm_calls, "prompt_tokens": result.stats.prompt_tokens,
-        "completion_tokens": result.stats.completion_tokens}))
+    job.bus.emit(
+        DoneEvent(
+            token_usage={
+                "llm_calls": result.stats.llm_calls,
+                "prompt_tokens": result.stats.prompt_tokens,
+                "completion_tokens": result.stats.completion_tokens,
+            }
+        )
+    )
     return result
 
 
@@ -92,8 +103,9 @@ def _test_environment(job: TestgenJob, ws: Workspace, result: TestgenResult) -> 
     fw = ws.framework
     assert fw is not None
     if fw.language == "python":
-        env = python_environment(job.repo, job.settings.test_python, job.virtual_env,
-                                 job.path_python)
+        env = python_environment(
+            job.repo, job.settings.test_python, job.virtual_env, job.path_python
+        )
         ws.framework = result.framework = with_python(fw, env.python)
         ws.bin_dirs = env.bin_dirs
         result.environment = env.to_dict()
@@ -116,9 +128,15 @@ def _importable(ws: Workspace, result: TestgenResult) -> bool:
     from bot.testgen.ghostwriter import _module_name
 
     assert ws.framework is not None
-    modules = sorted({_module_name(t.path) for t in result.matrix if t.path.endswith(".py")
-                      and PurePosixPath(t.path).name not in _NOT_MODULES
-                      and not t.path.startswith(("docs/", "doc/"))})
+    modules = sorted(
+        {
+            _module_name(t.path)
+            for t in result.matrix
+            if t.path.endswith(".py")
+            and PurePosixPath(t.path).name not in _NOT_MODULES
+            and not t.path.startswith(("docs/", "doc/"))
+        }
+    )
     failed = import_failures(ws.run, ws.framework.run_files[0], modules)
     if not failed:
         return True
@@ -128,7 +146,8 @@ def _importable(ws: Workspace, result: TestgenResult) -> bool:
     result.notes.append(
         f"{which} cannot be imported with {python} ({result.environment.get('why')}): "
         f"{first[0]}: {first[1]}. Install the project in it ({python} -m pip install -e .) "
-        "or choose the interpreter with --test-python / NOVA_TEST_PYTHON.")
+        "or choose the interpreter with --test-python / NOVA_TEST_PYTHON."
+    )
     return len(failed) < len(modules)
 
 
@@ -172,8 +191,10 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
         suite = ws.run(list(fw.run_suite), timeout=1800, limit_memory=False)
         result.suite_passed = suite.passed
         if not suite.passed:
-            result.notes.append("the full suite fails with the kept tests: nothing is "
-                                f"proposed\n{suite.output[-1500:]}")
+            result.notes.append(
+                "the full suite fails with the kept tests: nothing is "
+                f"proposed\n{suite.output[-1500:]}"
+            )
             for case in result.kept:
                 case.reason = "the full suite failed with it"
             result.dropped += result.kept
@@ -190,9 +211,11 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     assert ws.framework is not None
     if job.generator in ("ghostwriter", "differential"):
         if ws.framework.language != "python":
-            result.notes.append(f"the {job.generator} generator writes Python tests only: "
-                                "configure a model (NOVA_LLM_MODEL) to write tests for "
-                                f"{ws.framework.name}")
+            result.notes.append(
+                f"the {job.generator} generator writes Python tests only: "
+                "configure a model (NOVA_LLM_MODEL) to write tests for "
+                f"{ws.framework.name}"
+            )
             return
         if job.generator == "ghostwriter":
             from bot.testgen.ghostwriter import generate_with_ghostwriter
@@ -201,16 +224,26 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
             return
         from bot.testgen.differential import generate_differential
 
-        result.notes += generate_differential(ws, ws.framework, result.matrix,
-                                              result.change.base_ref)
+        result.notes += generate_differential(
+            ws, ws.framework, result.matrix, result.change.base_ref
+        )
         return
     from bot.llm.loop import run_coroutine
     from bot.testgen.agent import generate_with_llm
 
     try:
-        summary = run_coroutine(generate_with_llm(
-            result.change, ws, ws.framework, result.matrix, job.settings, job.bus,
-            result.stats, job.max_iterations))
+        summary = run_coroutine(
+            generate_with_llm(
+                result.change,
+                ws,
+                ws.framework,
+                result.matrix,
+                job.settings,
+                job.bus,
+                result.stats,
+                job.max_iterations,
+            )
+        )
     except ModelError as exc:
         result.errors.append(str(exc))
         return
@@ -218,8 +251,7 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         result.notes.append(f"model: {summary[:500]}")
 
 
-def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenResult
-                 ) -> None:
+def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenResult) -> None:
     from bot.testgen.gates import TestCase, evaluate, keep_whole_units
     from bot.testgen.runners import PruneFailed
 
@@ -227,13 +259,16 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
     for rel in sorted(ws.written):
         names, first_run = runner.collect(ws, rel)
         if not names:
-            result.dropped.append(TestCase(rel, "*", reason="no test could be collected "
-                                                           "(import or syntax error?)"))
+            result.dropped.append(
+                TestCase(rel, "*", reason="no test could be collected (import or syntax error?)")
+            )
             ws.remove_test(rel)
             continue
         twins = {n for n in names if names.count(n) > 1}
-        result.dropped += [TestCase(rel, n, reason="another test in the file has the same "
-                                                   "name") for n in sorted(twins)]
+        result.dropped += [
+            TestCase(rel, n, reason="another test in the file has the same name")
+            for n in sorted(twins)
+        ]
         cases = [TestCase(rel, name) for name in dict.fromkeys(names) if name not in twins]
         evaluate(ws, runner, rel, cases, result.matrix, job.runs, parent, first_run)
         keep_whole_units(cases, runner.unit)

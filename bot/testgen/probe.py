@@ -40,18 +40,35 @@ FUNCTION_SECONDS = 30.0  # calls of one function per run, in all
 MAX_SOURCE = 200  # characters of a rendered value; longer ones are not "small"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _EFFECTS = {
-    "os.remove": "removes files", "os.unlink": "removes files", "os.rmdir": "removes files",
-    "shutil.rmtree": "removes files", "os.rename": "moves files", "shutil.move": "moves files",
-    "os.mkdir": "creates directories", "os.truncate": "writes files",
-    "os.chmod": "changes files", "os.chown": "changes files", "os.utime": "changes files",
-    "os.symlink": "creates links", "os.link": "creates links", "shutil.copyfile": "writes files",
-    "subprocess.Popen": "starts processes", "os.system": "starts processes",
-    "os.exec": "starts processes", "os.posix_spawn": "starts processes",
-    "os.spawn": "starts processes", "os.fork": "starts processes", "os.kill": "signals processes",
-    "socket.connect": "uses the network", "socket.bind": "uses the network",
-    "socket.sendto": "uses the network", "socket.getaddrinfo": "uses the network",
-    "urllib.Request": "uses the network", "http.client.connect": "uses the network",
-    "smtplib.connect": "uses the network", "ftplib.connect": "uses the network",
+    "os.remove": "removes files",
+    "os.unlink": "removes files",
+    "os.rmdir": "removes files",
+    "shutil.rmtree": "removes files",
+    "os.rename": "moves files",
+    "shutil.move": "moves files",
+    "os.mkdir": "creates directories",
+    "os.truncate": "writes files",
+    "os.chmod": "changes files",
+    "os.chown": "changes files",
+    "os.utime": "changes files",
+    "os.symlink": "creates links",
+    "os.link": "creates links",
+    "shutil.copyfile": "writes files",
+    "subprocess.Popen": "starts processes",
+    "os.system": "starts processes",
+    "os.exec": "starts processes",
+    "os.posix_spawn": "starts processes",
+    "os.spawn": "starts processes",
+    "os.fork": "starts processes",
+    "os.kill": "signals processes",
+    "socket.connect": "uses the network",
+    "socket.bind": "uses the network",
+    "socket.sendto": "uses the network",
+    "socket.getaddrinfo": "uses the network",
+    "urllib.Request": "uses the network",
+    "http.client.connect": "uses the network",
+    "smtplib.connect": "uses the network",
+    "ftplib.connect": "uses the network",
 }
 _guard = {"on": False}
 
@@ -71,7 +88,8 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
     if event == "open" and len(args) >= 3:
         mode, flags = args[1], args[2] or 0
         if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS):
+            mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
+        ):
             what = f"writes files ({args[0]!r})"
     if what:
         _guard["on"] = False
@@ -83,6 +101,7 @@ def _on_alarm(signum: int, frame: object) -> None:
 
 
 # -- rendering values as Python source -----------------------------------------------------
+
 
 def render(value: object, depth: int = 0) -> tuple[str, list[str]] | None:
     """(source, import lines) that evaluate to a value equal to ``value``, or None."""
@@ -99,7 +118,11 @@ def render(value: object, depth: int = 0) -> tuple[str, list[str]] | None:
             return ("math.inf" if value > 0 else "-math.inf"), ["import math"]
         return repr(value), []
     if isinstance(value, (list, tuple, set, frozenset)) and type(value) in (
-            list, tuple, set, frozenset):  # exactly these: a subclass's repr differs
+        list,
+        tuple,
+        set,
+        frozenset,
+    ):  # exactly these: a subclass's repr differs
         return _render_collection(value, depth)
     if type(value) is dict:
         items, imports = [], []
@@ -177,6 +200,7 @@ def exception_name(exc: BaseException) -> tuple[str, list[str]]:
 
 # -- inputs -----------------------------------------------------------------------------
 
+
 def _evaluate(spec: Json, namespace: dict[str, object]) -> Args | None:
     scope = dict(namespace)
     for line in spec.get("imports", []):
@@ -192,40 +216,56 @@ def _evaluate(spec: Json, namespace: dict[str, object]) -> Args | None:
     return args, kwargs
 
 
-_SMALL: dict[typing.Any, list[typing.Any]] = {int: [0, 1, -1, 2, 7, 10, 100, 1000, -1000, 10**6],
-          float: [0.0, 0.5, -1.5, 1e-05, 3.14159, 123.456, 1e20, -1e-20],
-          str: ["", "a", "hello world", "0", "-1", "ÄÖ", " x "],
-          bool: [True, False], bytes: [b"", b"abc"]}
+_SMALL: dict[typing.Any, list[typing.Any]] = {
+    int: [0, 1, -1, 2, 7, 10, 100, 1000, -1000, 10**6],
+    float: [0.0, 0.5, -1.5, 1e-05, 3.14159, 123.456, 1e20, -1e-20],
+    str: ["", "a", "hello world", "0", "-1", "ÄÖ", " x "],
+    bool: [True, False],
+    bytes: [b"", b"abc"],
+}
 
 
 def _strategy(hint: typing.Any) -> typing.Any:
     from hypothesis import strategies as st
 
     if hint in (int, float, str, bool, bytes):
-        small = {int: st.integers(-10, 100), float: st.floats(-1e6, 1e6, width=32),
-                 str: st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=8),
-                 bool: st.booleans(), bytes: st.binary(max_size=8)}
+        small = {
+            int: st.integers(-10, 100),
+            float: st.floats(-1e6, 1e6, width=32),
+            str: st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=8),
+            bool: st.booleans(),
+            bytes: st.binary(max_size=8),
+        }
         return small[hint]
     return st.from_type(hint)
 
 
-def _drawable(func: Callable[..., object]
-              ) -> tuple[list[tuple[str, object]], list[tuple[str, object]]] | None:
+def _drawable(
+    func: Callable[..., object],
+) -> tuple[list[tuple[str, object]], list[tuple[str, object]]] | None:
     """(required, optional) parameters with their type hints; None when a required
     parameter has no hint (nothing can be drawn for it). Optional ones without a hint keep
     their default."""
     try:
         hints = typing.get_type_hints(func)
-        params = [p for p in inspect.signature(func).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        params = [
+            p
+            for p in inspect.signature(func).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
     except Exception:
         return None
     required = [p for p in params if p.default is p.empty]
     if any(p.name not in hints for p in required):
         return None
-    return ([(p.name, hints[p.name]) for p in required],
-            [(p.name, hints[p.name]) for p in params
-             if p.default is not p.empty and p.name in hints and p.kind != p.POSITIONAL_ONLY])
+    return (
+        [(p.name, hints[p.name]) for p in required],
+        [
+            (p.name, hints[p.name])
+            for p in params
+            if p.default is not p.empty and p.name in hints and p.kind != p.POSITIONAL_ONLY
+        ],
+    )
 
 
 def _small_values(required: list[tuple[str, object]], count: int) -> list[Args]:
@@ -260,8 +300,14 @@ def draw(func: Callable[..., object], count: int) -> list[Args]:
         positional = st.tuples(*(_strategy(t) for _, t in required))
         named = st.fixed_dictionaries({}, optional={n: _strategy(t) for n, t in optional})
 
-        @settings(max_examples=count * 2, derandomize=True, database=None, deadline=None,
-                  phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=count * 2,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
         @given(positional, named)
         def collect(args: tuple[object, ...], kwargs: dict[str, object]) -> None:
             found.append((list(args), kwargs))
@@ -274,15 +320,16 @@ def draw(func: Callable[..., object], count: int) -> list[Args]:
 
 # -- calling -----------------------------------------------------------------------------
 
-def call(func: Callable[..., object], args: list[object], kwargs: dict[str, object],
-         seconds: float) -> Json:
+
+def call(
+    func: Callable[..., object], args: list[object], kwargs: dict[str, object], seconds: float
+) -> Json:
     """Call once: the outcome as data (value, raises, or why it cannot be used)."""
     caught: BaseException | None = None
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _guard["on"] = True
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(
-                io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             value = func(*args, **kwargs)
     except BaseException as exc:  # the project's code: anything can come out
         caught = exc
@@ -339,19 +386,23 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         named = {k: r for k, r in maybe_named.items() if r is not None}
         if len(rendered) < len(maybe) or len(named) < len(maybe_named):
             continue
-        key = json.dumps([[r[0] for r in rendered], {k: r[0] for k, r in named.items()}],
-                         sort_keys=True)
+        key = json.dumps(
+            [[r[0] for r in rendered], {k: r[0] for k, r in named.items()}], sort_keys=True
+        )
         if key in seen:
             continue
         seen.add(key)
         outcome = call(func, args, kwargs, seconds)
         if outcome["kind"] == "side effect":
             return {"skipped": outcome["why"], "params": params, "results": []}
-        results.append({"args": [r[0] for r in rendered],
-                        "kwargs": {k: r[0] for k, r in named.items()},
-                        "imports": sorted({i for r in [*rendered, *named.values()]
-                                           for i in r[1]}),
-                        "outcome": outcome})
+        results.append(
+            {
+                "args": [r[0] for r in rendered],
+                "kwargs": {k: r[0] for k, r in named.items()},
+                "imports": sorted({i for r in [*rendered, *named.values()] for i in r[1]}),
+                "outcome": outcome,
+            }
+        )
     return {"params": params, "results": results}
 
 
@@ -377,8 +428,11 @@ def main() -> None:
     sys.addaudithook(_audit)  # silent until a call turns the guard on
     signal.signal(signal.SIGALRM, _on_alarm)
     seconds = float(plan.get("call_seconds", 2.0))
-    out = {"modules": {m["module"]: probe_module(m["module"], m["functions"], seconds)
-                       for m in plan["modules"]}}
+    out = {
+        "modules": {
+            m["module"]: probe_module(m["module"], m["functions"], seconds) for m in plan["modules"]
+        }
+    }
     with open(sys.argv[2], "w", encoding="utf-8") as handle:
         json.dump(out, handle)
 

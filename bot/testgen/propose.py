@@ -13,8 +13,9 @@ from bot.testgen.workspace import Workspace
 __all__ = ["propose"]
 
 
-def propose(result: TestgenResult, ws: Workspace, settings: Settings, mode: str,
-            patch_dir: Path) -> None:
+def propose(
+    result: TestgenResult, ws: Workspace, settings: Settings, mode: str, patch_dir: Path
+) -> None:
     sha = (result.change.head_ref or "change")[:12]
     branch = f"nova/tests/{sha}"
     message = f"Add tests for {result.change.title or sha}\n\nProposed by Nova."

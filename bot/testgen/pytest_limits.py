@@ -46,8 +46,9 @@ def _alarm(signum: int, frame: object) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item,
-                            nextitem: pytest.Item | None) -> Generator[None, None, None]:
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, None, None]:
     _write(event="start", nodeid=item.nodeid)
     started = time.monotonic()
     yield
@@ -69,14 +70,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
-                              ) -> Generator[None, Result[pytest.TestReport], None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
     if report.when != "call" or call.excinfo is None:
         return
     if call.excinfo.errisinstance(TestTimeLimit):
         _write(event="limit", nodeid=item.nodeid, kind="time", seconds=_SECONDS)
-    elif call.excinfo.errisinstance(MemoryError) or "MemoryError" in str(
-            report.longrepr)[-3000:]:
+    elif call.excinfo.errisinstance(MemoryError) or "MemoryError" in str(report.longrepr)[-3000:]:
         _write(event="limit", nodeid=item.nodeid, kind="memory")

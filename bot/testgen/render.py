@@ -23,13 +23,21 @@ class Example:
     before: str = ""  # what the parent did, for the comment
 
     def shape(self) -> tuple[object, ...]:
-        return (self.changed, self.outcome["kind"], self.outcome.get("type"), len(self.args),
-                tuple(sorted(self.kwargs)))
+        return (
+            self.changed,
+            self.outcome["kind"],
+            self.outcome.get("type"),
+            len(self.args),
+            tuple(sorted(self.kwargs)),
+        )
 
     def all_imports(self) -> list[str]:
         extra = self.outcome.get("imports")
-        return [*self.imports, *(str(i) for i in extra)] if isinstance(extra, list) \
+        return (
+            [*self.imports, *(str(i) for i in extra)]
+            if isinstance(extra, list)
             else list(self.imports)
+        )
 
 
 @dataclass
@@ -71,12 +79,12 @@ def _single(func: str, name: str, e: Example) -> list[str]:
     lines = [f"def {name}():"]
     if e.changed and e.before:
         lines.append(f"    # before this change: {e.before}")
-    return lines + _assertion(_call(func, e.args, e.kwargs), e.outcome,
-                              str(e.outcome.get("value", "")))
+    return lines + _assertion(
+        _call(func, e.args, e.kwargs), e.outcome, str(e.outcome.get("value", ""))
+    )
 
 
-def _parametrized(func: str, name: str, group: list[Example], params: list[str]
-                  ) -> list[str]:
+def _parametrized(func: str, name: str, group: list[Example], params: list[str]) -> list[str]:
     first = group[0]
     positional = _columns(first, params)
     columns = [*positional, *first.kwargs]
@@ -91,12 +99,20 @@ def _parametrized(func: str, name: str, group: list[Example], params: list[str]
         row = values[0] if len(values) == 1 else "(" + ", ".join(values) + ")"
         comment = f"  # before: {e.before}" if e.changed and e.before else ""
         rows.append(f"        {row},{comment}")
-    header = (repr(columns[0]) if len(columns) == 1
-              else "(" + ", ".join(repr(c) for c in columns) + ")")
+    header = (
+        repr(columns[0]) if len(columns) == 1 else "(" + ", ".join(repr(c) for c in columns) + ")"
+    )
     call = _call(func, positional, {k: k for k in first.kwargs})
-    return ["@pytest.mark.parametrize(", f"    {header},", "    [", *rows, "    ],", ")",
-            f"def {name}({', '.join(columns)}):",
-            *_assertion(call, first.outcome, "expected")]
+    return [
+        "@pytest.mark.parametrize(",
+        f"    {header},",
+        "    [",
+        *rows,
+        "    ],",
+        ")",
+        f"def {name}({', '.join(columns)}):",
+        *_assertion(call, first.outcome, "expected"),
+    ]
 
 
 def _groups(func: str, examples: list[Example]) -> list[_Group]:
@@ -121,8 +137,9 @@ def _groups(func: str, examples: list[Example]) -> list[_Group]:
     return groups
 
 
-def render_module(module: str, path: str, examples: dict[str, list[Example]],
-                  params: dict[str, list[str]]) -> str:
+def render_module(
+    module: str, path: str, examples: dict[str, list[Example]], params: dict[str, list[str]]
+) -> str:
     """The test file's text: the functions' examples, grouped."""
     body: list[str] = []
     needs_pytest = False
@@ -134,18 +151,34 @@ def render_module(module: str, path: str, examples: dict[str, list[Example]],
             needs_pytest |= many or first.outcome["kind"] == "raises"
             for e in group.examples:
                 imports.update(e.all_imports())
-            body += ["", "", *(_parametrized(func, group.name, group.examples,
-                                             params.get(func, [])) if many
-                               else _single(func, group.name, first))]
+            body += [
+                "",
+                "",
+                *(
+                    _parametrized(func, group.name, group.examples, params.get(func, []))
+                    if many
+                    else _single(func, group.name, first)
+                ),
+            ]
     plain = sorted(i for i in imports if i.startswith("import "))
     froms = sorted(i for i in imports if i.startswith("from "))
-    head = [f'{MARKER}{path}, written by Nova from running the code (no model).',
-            "",
-            "Each expected value is what the changed code returns. In the *_changed tests the",
-            "parent commit did something else (the comments say what): they pin the new",
-            'behaviour. The *_unchanged tests guard behaviour both versions share."""', ""]
-    lines = [*head, *plain, *(["", "import pytest"] if needs_pytest else []), "",
-             *froms, f"from {module} import {', '.join(sorted(examples))}", *body]
+    head = [
+        f"{MARKER}{path}, written by Nova from running the code (no model).",
+        "",
+        "Each expected value is what the changed code returns. In the *_changed tests the",
+        "parent commit did something else (the comments say what): they pin the new",
+        'behaviour. The *_unchanged tests guard behaviour both versions share."""',
+        "",
+    ]
+    lines = [
+        *head,
+        *plain,
+        *(["", "import pytest"] if needs_pytest else []),
+        "",
+        *froms,
+        f"from {module} import {', '.join(sorted(examples))}",
+        *body,
+    ]
     text = "\n".join(lines) + "\n"
     ast.parse(text)  # a value that does not render as Python is a bug here, not a test
     return text
@@ -171,5 +204,5 @@ def tidy(text: str) -> str:
             new = [f"from {'.' * node.level}{node.module or ''} import {names}"]
         else:
             new = [f"import {', '.join(a.name for a in keep)}"]
-        rows[node.lineno - 1:end] = new
+        rows[node.lineno - 1 : end] = new
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(rows)).rstrip("\n") + "\n"

@@ -51,32 +51,48 @@ class TestgenResult:
             "matrix": [t.to_dict() for t in self.matrix],
             "kept": [c.kept_dict() for c in self.kept],
             "dropped": [c.dropped_dict() for c in self.dropped],
-            "branch": self.branch, "patch": self.patch, "mr_url": self.mr_url,
-            "notes": self.notes, "errors": self.errors,
-            "stats": {"proposed": len(self.kept) + len(self.dropped), "kept": len(self.kept),
-                      "dropped": len(self.dropped), "suite_passed": self.suite_passed,
-                      "changed_lines": self.changed_lines(),
-                      "changed_lines_covered_before": self.coverage_before,
-                      "changed_lines_covered_after": self.coverage_after,
-                      "llm_calls": s.llm_calls, "prompt_tokens": s.prompt_tokens,
-                      "completion_tokens": s.completion_tokens, "seconds": s.seconds},
+            "branch": self.branch,
+            "patch": self.patch,
+            "mr_url": self.mr_url,
+            "notes": self.notes,
+            "errors": self.errors,
+            "stats": {
+                "proposed": len(self.kept) + len(self.dropped),
+                "kept": len(self.kept),
+                "dropped": len(self.dropped),
+                "suite_passed": self.suite_passed,
+                "changed_lines": self.changed_lines(),
+                "changed_lines_covered_before": self.coverage_before,
+                "changed_lines_covered_after": self.coverage_after,
+                "llm_calls": s.llm_calls,
+                "prompt_tokens": s.prompt_tokens,
+                "completion_tokens": s.completion_tokens,
+                "seconds": s.seconds,
+            },
         }
 
     def body(self) -> str:
         """Markdown for the pull request / revision: matrix, evidence, what was dropped."""
-        out = [f"Tests for {self.change.id}: {self.change.title}".rstrip(": "), "",
-               "| target | change | existing tests | uncovered changed lines | planned |",
-               "|---|---|---|---|---|"]
+        out = [
+            f"Tests for {self.change.id}: {self.change.title}".rstrip(": "),
+            "",
+            "| target | change | existing tests | uncovered changed lines | planned |",
+            "|---|---|---|---|---|",
+        ]
         for t in self.matrix:
-            uncovered = "not measured" if t.uncovered is None else (
-                ", ".join(map(str, t.uncovered)) or "none")
-            out.append(f"| {_code(t.path + '::' + t.qualname)} | {t.kind} | "
-                       f"{', '.join(t.existing_tests).replace('|', '/') or 'none'} | "
-                       f"{uncovered} | {t.planned()} |")
+            uncovered = (
+                "not measured"
+                if t.uncovered is None
+                else (", ".join(map(str, t.uncovered)) or "none")
+            )
+            out.append(
+                f"| {_code(t.path + '::' + t.qualname)} | {t.kind} | "
+                f"{', '.join(t.existing_tests).replace('|', '/') or 'none'} | "
+                f"{uncovered} | {t.planned()} |"
+            )
         if self.environment:
             tool, path = next((k, v) for k, v in self.environment.items() if k != "why")
-            out += ["", f"Tests ran with {tool} {_code(path)}: "
-                        f"{self.environment.get('why', '')}."]
+            out += ["", f"Tests ran with {tool} {_code(path)}: {self.environment.get('why', '')}."]
         out += ["", "**Kept tests** (evidence):", ""]
         if not self.kept:
             out.append("- none")
@@ -84,11 +100,16 @@ class TestgenResult:
             e = c.evidence
             bite = [f"kills mutant {e['mutant_killed']}"] if e.get("mutant_killed") else []
             bite += ["fails on the parent commit"] if e.get("fails_on_parent") else []
-            out.append(f"- {_code(c.node_id)}: passed {e.get('runs')}x, covers "
-                       f"{e.get('changed_lines_covered')} changed line(s), {'; '.join(bite)}")
+            out.append(
+                f"- {_code(c.node_id)}: passed {e.get('runs')}x, covers "
+                f"{e.get('changed_lines_covered')} changed line(s), {'; '.join(bite)}"
+            )
         if self.coverage_before is not None and self.coverage_after is not None:
-            out += ["", f"Changed lines run by the suite: {self.coverage_before} → "
-                        f"{self.coverage_after} of {self.changed_lines()}."]
+            out += [
+                "",
+                f"Changed lines run by the suite: {self.coverage_before} → "
+                f"{self.coverage_after} of {self.changed_lines()}.",
+            ]
         if self.dropped:
             out += ["", "**Dropped**:", ""]
             out += [f"- {_code(c.node_id)}: {c.reason}" for c in self.dropped]
@@ -98,17 +119,22 @@ class TestgenResult:
 
     def test_plan(self) -> str:
         runs = min((int(str(c.evidence.get("runs", 0))) for c in self.kept), default=0)
-        return (f"Each test passed {runs} run{'s' * (runs != 1)} in a row, runs changed "
-                "lines, and fails on a "
-                "mutant of them or on the parent commit (see the summary). The full suite "
-                "passed with them.")
+        return (
+            f"Each test passed {runs} run{'s' * (runs != 1)} in a row, runs changed "
+            "lines, and fails on a "
+            "mutant of them or on the parent commit (see the summary). The full suite "
+            "passed with them."
+        )
 
     def format(self, fmt: str) -> str:
         if fmt == "json":
             return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
         text = self.body()
         where = self.mr_url or self.branch
-        tail = [f"Proposed: {where}" + (f" (patch {self.patch})" if self.patch else "")
-                ] if where else ["Nothing proposed."]
+        tail = (
+            [f"Proposed: {where}" + (f" (patch {self.patch})" if self.patch else "")]
+            if where
+            else ["Nothing proposed."]
+        )
         tail += [f"Error: {e}" for e in self.errors]
         return text + "\n" + "\n".join(tail) + "\n"

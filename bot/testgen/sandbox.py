@@ -41,19 +41,26 @@ def network_isolation() -> list[str]:
     if unshare is None:
         return []
     try:
-        ok = subprocess.run([unshare, "--net", "--map-root-user", "true"], capture_output=True,
-                            timeout=10).returncode == 0
+        ok = (
+            subprocess.run(
+                [unshare, "--net", "--map-root-user", "true"], capture_output=True, timeout=10
+            ).returncode
+            == 0
+        )
         if ok:
             return [unshare, "--net", "--map-root-user"]
-        ok = subprocess.run([unshare, "--net", "true"], capture_output=True,
-                            timeout=10).returncode == 0
+        ok = (
+            subprocess.run([unshare, "--net", "true"], capture_output=True, timeout=10).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return []
     return [unshare, "--net"] if ok else []
 
 
-def clean_env(extra: dict[str, str] | None = None, bin_dirs: tuple[str, ...] = ()
-              ) -> dict[str, str]:
+def clean_env(
+    extra: dict[str, str] | None = None, bin_dirs: tuple[str, ...] = ()
+) -> dict[str, str]:
     """Only what a test run needs: no tokens, no NOVA_* settings, a throwaway HOME.
 
     Bytecode is written as Python normally does (PYTHONDONTWRITEBYTECODE is not passed
@@ -74,24 +81,36 @@ def clean_env(extra: dict[str, str] | None = None, bin_dirs: tuple[str, ...] = (
 def _address_space_limit(limit: int) -> Callable[[], None]:
     def apply() -> None:  # in the child, before exec: the limit is inherited by its children
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     return apply
 
 
-def run_sandboxed(cmd: list[str], cwd: Path, *, timeout: float = 120.0,
-                  env: dict[str, str] | None = None, memory_limit: int | None = None,
-                  bin_dirs: tuple[str, ...] = ()) -> RunResult:
+def run_sandboxed(
+    cmd: list[str],
+    cwd: Path,
+    *,
+    timeout: float = 120.0,
+    env: dict[str, str] | None = None,
+    memory_limit: int | None = None,
+    bin_dirs: tuple[str, ...] = (),
+) -> RunResult:
     """Run ``cmd`` in its own process group; on timeout the whole group is killed (test
     runners start workers: node --test runs each file in a child process).
     ``memory_limit``: bytes of address space (RLIMIT_AS) for the process and its children;
     an allocation past it fails (Python raises MemoryError)."""
     try:
-        proc = subprocess.Popen([*network_isolation(), *cmd], cwd=cwd,
-                                env=clean_env(env, bin_dirs),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, errors="replace",
-                                start_new_session=True,
-                                preexec_fn=(_address_space_limit(memory_limit)
-                                            if memory_limit else None))
+        proc = subprocess.Popen(
+            [*network_isolation(), *cmd],
+            cwd=cwd,
+            env=clean_env(env, bin_dirs),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+            preexec_fn=(_address_space_limit(memory_limit) if memory_limit else None),
+        )
     except OSError as exc:
         return RunResult(-1, f"could not run {cmd[0]}: {exc}")
     try:
@@ -100,6 +119,5 @@ def run_sandboxed(cmd: list[str], cwd: Path, *, timeout: float = 120.0,
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        return RunResult(-1, (out + err)[-OUTPUT_CAP:] + f"\n[timed out after {timeout:g}s]",
-                         True)
+        return RunResult(-1, (out + err)[-OUTPUT_CAP:] + f"\n[timed out after {timeout:g}s]", True)
     return RunResult(proc.returncode, (out + err)[-OUTPUT_CAP:])

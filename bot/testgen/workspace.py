@@ -28,8 +28,9 @@ class WriteRefused(ValueError):
 
 
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
         raise SourceError(f"git {args[0]} failed: {proc.stderr.strip()[-300:]}")
     return proc.stdout
@@ -55,19 +56,29 @@ class Workspace:
         if modules.is_dir() and not (self.root / "node_modules").exists():
             (self.root / "node_modules").symlink_to(modules.resolve(), target_is_directory=True)
 
-    def run(self, cmd: list[str], timeout: float = 120.0, env: dict[str, str] | None = None,
-            *, limit_memory: bool = True) -> RunResult:
+    def run(
+        self,
+        cmd: list[str],
+        timeout: float = 120.0,
+        env: dict[str, str] | None = None,
+        *,
+        limit_memory: bool = True,
+    ) -> RunResult:
         """Run ``cmd`` in the tree, sandboxed (``env``: extra variables). The tree's own
         code comes first on PYTHONPATH (and its ``src/``): an editable install of the
         project points at the user's checkout, where mutants and the parent's code are not.
         Nova's pytest plugins come last. ``limit_memory``: apply ``memory_limit`` (node
         reserves more address space than it uses: its runner limits the heap instead)."""
         paths = [str(self.root / "src")] if (self.root / "src").is_dir() else []
-        extra = {"PYTHONPATH": os.pathsep.join([str(self.root), *paths,
-                                                str(self.plugin_dir())])}
-        return run_sandboxed(cmd, self.root, timeout=timeout, env=extra | (env or {}),
-                             memory_limit=self.memory_limit if limit_memory else None,
-                             bin_dirs=self.bin_dirs)
+        extra = {"PYTHONPATH": os.pathsep.join([str(self.root), *paths, str(self.plugin_dir())])}
+        return run_sandboxed(
+            cmd,
+            self.root,
+            timeout=timeout,
+            env=extra | (env or {}),
+            memory_limit=self.memory_limit if limit_memory else None,
+            bin_dirs=self.bin_dirs,
+        )
 
     def plugin_dir(self) -> Path:
         """A directory with only Nova's pytest plugin (``-p nova_limits``): nothing else of
@@ -93,8 +104,11 @@ class Workspace:
         os.utime(path, (self._stamp, self._stamp))
 
     def close(self) -> None:
-        subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force",
-                        str(self.root)], capture_output=True, check=False)
+        subprocess.run(
+            ["git", "-C", str(self.repo), "worktree", "remove", "--force", str(self.root)],
+            capture_output=True,
+            check=False,
+        )
         shutil.rmtree(self._tmp, ignore_errors=True)
 
     def __enter__(self) -> Workspace:
@@ -116,8 +130,7 @@ class Workspace:
         if fw is None:
             raise WriteRefused("no test framework was detected, so there is no test path")
         if not fw.is_test_name(rel.as_posix()):
-            raise WriteRefused(f"{path!r}: not a test file name "
-                               f"({', '.join(fw.name_patterns)})")
+            raise WriteRefused(f"{path!r}: not a test file name ({', '.join(fw.name_patterns)})")
         dirs = [d.strip("/") for d in fw.test_dirs]
         if "." not in dirs and not any(rel.as_posix().startswith(d + "/") for d in dirs):
             raise WriteRefused(f"{path!r}: tests go under {', '.join(d + '/' for d in dirs)}")
@@ -131,8 +144,9 @@ class Workspace:
     def write_test(self, path: str, content: str) -> str:
         rel = self.check_test_path(path)
         if len(content.encode()) > MAX_TEST_BYTES:
-            raise WriteRefused(f"{path!r}: {len(content.encode())} bytes is over the "
-                               f"{MAX_TEST_BYTES} byte limit")
+            raise WriteRefused(
+                f"{path!r}: {len(content.encode())} bytes is over the {MAX_TEST_BYTES} byte limit"
+            )
         target = self.root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         self._write(target, content)
@@ -174,8 +188,12 @@ class Workspace:
         return _git(self.root, "ls-files").splitlines()
 
     def parent_text(self, rel: str, parent: str) -> str | None:
-        proc = subprocess.run(["git", "-C", str(self.root), "show", f"{parent}:{rel}"],
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            ["git", "-C", str(self.root), "show", f"{parent}:{rel}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         return proc.stdout if proc.returncode == 0 else None
 
     # -- proposing ---------------------------------------------------------------------
@@ -183,12 +201,22 @@ class Workspace:
         """Commit the written tests on ``branch``; return (commit sha, patch text)."""
         _git(self.root, "checkout", "--quiet", "-B", branch)
         _git(self.root, "add", "--", *self.written)
-        _git(self.root, "-c", "user.name=Nova", "-c", "user.email=nova@localhost", "commit",
-             "--quiet", "-m", message)
+        _git(
+            self.root,
+            "-c",
+            "user.name=Nova",
+            "-c",
+            "user.email=nova@localhost",
+            "commit",
+            "--quiet",
+            "-m",
+            message,
+        )
         sha = _git(self.root, "rev-parse", "HEAD").strip()
         return sha, _git(self.root, "format-patch", "--stdout", "-1", "HEAD")
 
     def head_diff(self) -> str:
         """The last commit as a plain git diff (what Conduit's createrawdiff reads)."""
-        return _git(self.root, "diff", "--no-color", "--src-prefix=a/", "--dst-prefix=b/",
-                    "HEAD~1", "HEAD")
+        return _git(
+            self.root, "diff", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", "HEAD~1", "HEAD"
+        )

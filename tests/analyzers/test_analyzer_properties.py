@@ -21,28 +21,54 @@ from tests.diff.test_diff_properties import make_diff, texts
 
 PATH = "web/f.js"
 
-findings = st.lists(st.tuples(st.sampled_from([PATH, "web/other.js", "/elsewhere/web/f.js"]),
-                              st.none() | st.integers(1, 40)), max_size=12)
+findings = st.lists(
+    st.tuples(
+        st.sampled_from([PATH, "web/other.js", "/elsewhere/web/f.js"]),
+        st.none() | st.integers(1, 40),
+    ),
+    max_size=12,
+)
 
 
 @pytest.mark.slow
-@given(old=texts, new=texts, context=st.integers(0, 3), found=findings,
-       mode=st.sampled_from(FILTER_MODES))
+@given(
+    old=texts,
+    new=texts,
+    context=st.integers(0, 3),
+    found=findings,
+    mode=st.sampled_from(FILTER_MODES),
+)
 def test_placed_findings_are_on_commentable_lines_of_the_filter_mode(
-        old, new, context, found, mode) -> None:
+    old, new, context, found, mode
+) -> None:
     files = tuple(parse_diff(make_diff(PATH, old, new, context)))
     change = Change(id="prop", source="git", files=files)
-    lines = {ln.new_no: ln.kind for f in files for h in f.hunks for ln in h.lines
-             if ln.new_no is not None}
+    lines = {
+        ln.new_no: ln.kind
+        for f in files
+        for h in f.hunks
+        for ln in h.lines
+        if ln.new_no is not None
+    }
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp) / "lint.rdjsonl"
-        results.write_text("\n".join(json.dumps({
-            "message": f"finding {i}", "location": {"path": path, "range": (
-                {"start": {"line": line}} if line else {})},
-            "source": {"name": "prop"}}) for i, (path, line) in enumerate(found)))
+        results.write_text(
+            "\n".join(
+                json.dumps(
+                    {
+                        "message": f"finding {i}",
+                        "location": {
+                            "path": path,
+                            "range": ({"start": {"line": line}} if line else {}),
+                        },
+                        "source": {"name": "prop"},
+                    }
+                )
+                for i, (path, line) in enumerate(found)
+            )
+        )
         notes: list[str] = []
-        settings = Settings(analyzers="none", analyzer_results=(str(results),),
-                            filter_mode=mode)
+        settings = Settings(analyzers="none", analyzer_results=(str(results),), filter_mode=mode)
         kept = analyze(settings, change, None, Path(tmp), notes).comments
     to_anchor, held = combine(kept, [], files)
     placements = anchor(to_anchor, files) + held
@@ -60,8 +86,10 @@ def test_placed_findings_are_on_commentable_lines_of_the_filter_mode(
             assert any(p.placed and p.line == line for p in placements)
 
 
-@given(raw=st.text(st.sampled_from("ab/.\\:%~ -_") | st.characters(), max_size=40),
-       base=st.sampled_from(["", "web", "web/sub"]))
+@given(
+    raw=st.text(st.sampled_from("ab/.\\:%~ -_") | st.characters(), max_size=40),
+    base=st.sampled_from(["", "web", "web/sub"]),
+)
 def test_a_mapped_path_is_always_inside_the_repository(raw: str, base: str) -> None:
     from bot.analyzers.paths import Roots, repo_relative
 

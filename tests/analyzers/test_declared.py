@@ -11,10 +11,12 @@ import pytest
 def test_repo_config_declares_analyzers_under_nova_or_at_the_top() -> None:
     from bot.config import Settings, parse_repo_config, with_repo_config
 
-    top = parse_repo_config('filter_mode = "file"\n[[analyzer]]\nname = "a"\ncommand = "x"\n',
-                            "t")
-    nested = parse_repo_config('[nova]\nfail_on = "error"\n[[nova.analyzer]]\nname = "a"\n'
-                               'command = ["x", "y"]\nextensions = ["ts", ".TSX"]\n', "t")
+    top = parse_repo_config('filter_mode = "file"\n[[analyzer]]\nname = "a"\ncommand = "x"\n', "t")
+    nested = parse_repo_config(
+        '[nova]\nfail_on = "error"\n[[nova.analyzer]]\nname = "a"\n'
+        'command = ["x", "y"]\nextensions = ["ts", ".TSX"]\n',
+        "t",
+    )
     assert top["filter_mode"] == "file" and top["declared_analyzers"][0].command == "x"
     (declared,) = nested["declared_analyzers"]
     assert declared.command == ("x", "y") and declared.extensions == (".ts", ".tsx")
@@ -23,7 +25,8 @@ def test_repo_config_declares_analyzers_under_nova_or_at_the_top() -> None:
 
 
 def test_a_runaway_analyzer_is_stopped_at_the_output_cap(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from bot.analyzers import declared
     from bot.analyzers.declared import DeclaredAnalyzer, run_declared
 

@@ -36,7 +36,11 @@ def test_eslint_sarif_keeps_rules_links_levels_and_absolute_uris() -> None:
     assert fmt == "sarif" and report.tool == "ESLint"
     first, second = report.findings
     assert (first.path, first.line, first.severity, first.rule) == (
-        f"file://{ROOT}/web/app.js", 4, "error", "no-unused-vars")
+        f"file://{ROOT}/web/app.js",
+        4,
+        "error",
+        "no-unused-vars",
+    )
     assert first.url == "https://eslint.org/docs/latest/rules/no-unused-vars"
     assert first.message == "'unused' is assigned a value but never used."
     assert (second.line, second.severity, second.rule) == (5, "warning", "eqeqeq")
@@ -51,7 +55,10 @@ def test_codeql_sarif_base_ids_artifact_indexes_default_levels_and_suppressions(
     assert (injection.line, injection.end_line, injection.severity) == (12, 13, "error")
     assert injection.url and injection.url.startswith("https://codeql.github.com/")
     assert (repo_relative(unused.path, roots), unused.line, unused.severity) == (
-        "pkg/db.py", 1, "info")  # level from the rule's defaultConfiguration
+        "pkg/db.py",
+        1,
+        "info",
+    )  # level from the rule's defaultConfiguration
     named = {repo_relative(p, roots) for p in report.paths}
     assert named == {"pkg/db.py", "pkg/clean file.py"}  # artifacts: clean files are covered
 
@@ -61,7 +68,11 @@ def test_shellcheck_checkstyle() -> None:
     assert fmt == "checkstyle" and report.tool == "shellcheck"
     (finding,) = report.findings
     assert (finding.path, finding.line, finding.severity, finding.rule) == (
-        "scripts/deploy.sh", 6, "info", "SC2086")
+        "scripts/deploy.sh",
+        6,
+        "info",
+        "SC2086",
+    )
     assert finding.url == "https://www.shellcheck.net/wiki/SC2086"
 
 
@@ -71,18 +82,33 @@ def test_eslint_json_lists_clean_files_and_maps_severity() -> None:
     fmt, report = only(json.dumps(doc).encode())
     assert fmt == "eslint"
     assert [(f.line, f.severity, f.rule) for f in report.findings] == [
-        (4, "error", "no-unused-vars"), (5, "warning", "eqeqeq")]
+        (4, "error", "no-unused-vars"),
+        (5, "warning", "eqeqeq"),
+    ]
     assert report.findings[1].url == "https://eslint.org/docs/latest/rules/eqeqeq"
     assert report.paths == {f"{ROOT}/web/app.js", f"{ROOT}/web/clean.js"}
 
 
 def test_eslint_json_with_metadata_takes_plugin_rule_links() -> None:
-    results = [{"filePath": "/r/a.ts", "messages": [
-        {"ruleId": "@typescript-eslint/no-explicit-any", "severity": 1, "message": "Unexpected "
-         "any. Specify a different type.", "line": 3, "column": 9}]}]
+    results = [
+        {
+            "filePath": "/r/a.ts",
+            "messages": [
+                {
+                    "ruleId": "@typescript-eslint/no-explicit-any",
+                    "severity": 1,
+                    "message": "Unexpected any. Specify a different type.",
+                    "line": 3,
+                    "column": 9,
+                }
+            ],
+        }
+    ]
     url = "https://typescript-eslint.io/rules/no-explicit-any"
-    doc = {"results": results, "metadata": {"rulesMeta": {
-        "@typescript-eslint/no-explicit-any": {"docs": {"url": url}}}}}
+    doc = {
+        "results": results,
+        "metadata": {"rulesMeta": {"@typescript-eslint/no-explicit-any": {"docs": {"url": url}}}},
+    }
     fmt, report = only(json.dumps(doc).encode())
     assert fmt == "eslint" and report.findings[0].url == url
 
@@ -97,14 +123,22 @@ def test_rdjson_and_rdjsonl() -> None:
     fmt, report = only(sample("hadolint.rdjsonl"))
     assert fmt == "rdjsonl" and report.tool == "hadolint"
     assert [(f.line, f.severity, f.rule) for f in report.findings] == [
-        (3, "warning", "DL3008"), (5, "info", "DL3003")]
+        (3, "warning", "DL3008"),
+        (5, "info", "DL3003"),
+    ]
 
 
-@pytest.mark.parametrize("name, fmt", [("eslint.sarif", "sarif"), ("codeql.sarif", "sarif"),
-                                       ("shellcheck.xml", "checkstyle"),
-                                       ("eslint.json", "eslint"),
-                                       ("golangci.rdjson", "rdjson"),
-                                       ("hadolint.rdjsonl", "rdjsonl")])
+@pytest.mark.parametrize(
+    "name, fmt",
+    [
+        ("eslint.sarif", "sarif"),
+        ("codeql.sarif", "sarif"),
+        ("shellcheck.xml", "checkstyle"),
+        ("eslint.json", "eslint"),
+        ("golangci.rdjson", "rdjson"),
+        ("hadolint.rdjsonl", "rdjsonl"),
+    ],
+)
 def test_the_format_is_detected_by_content_whatever_the_name(name: str, fmt: str) -> None:
     assert detect(sample(name), "results.txt") == fmt
     assert detect(codecs.BOM_UTF8 + sample(name), "") == fmt
@@ -126,16 +160,19 @@ def test_utf16_with_bom_as_powershell_writes_it() -> None:
     assert only(data)[0] == "rdjson"
 
 
-@pytest.mark.parametrize("data, fmt, message", [
-    (b"{not json", None, "format not recognised"),
-    (b"{not json", "sarif", "not valid JSON"),
-    (b"\xff\xfe\xfa garbage \xc3", "eslint", "not UTF-8"),
-    (b"[" * 100_000, "eslint", "nested too deeply|not valid JSON"),
-    (b"<checkstyle><file name='a'><error line='1'", "checkstyle", "not well-formed XML"),
-    (b"<html><body/></html>", "checkstyle", "root element is <html>"),
-    (b'{"runs": 3}', "sarif", "no 'runs' list"),
-    (b'{"x": 1}\nnot json\n', "rdjsonl", "line 2 is not JSON"),
-])
+@pytest.mark.parametrize(
+    "data, fmt, message",
+    [
+        (b"{not json", None, "format not recognised"),
+        (b"{not json", "sarif", "not valid JSON"),
+        (b"\xff\xfe\xfa garbage \xc3", "eslint", "not UTF-8"),
+        (b"[" * 100_000, "eslint", "nested too deeply|not valid JSON"),
+        (b"<checkstyle><file name='a'><error line='1'", "checkstyle", "not well-formed XML"),
+        (b"<html><body/></html>", "checkstyle", "root element is <html>"),
+        (b'{"runs": 3}', "sarif", "no 'runs' list"),
+        (b'{"x": 1}\nnot json\n', "rdjsonl", "line 2 is not JSON"),
+    ],
+)
 def test_malformed_files_are_one_clear_error(data: bytes, fmt: str | None, message: str) -> None:
     with pytest.raises(ResultsError, match=message):
         parse_results(data, fmt)
@@ -162,16 +199,23 @@ EXTERNAL = b"""<?xml version="1.0"?>
 </checkstyle>"""
 
 
-@pytest.mark.parametrize("data", [BILLION_LAUGHS, EXTERNAL,
-                                  b'<?xml version="1.0"?><!DOCTYPE checkstyle SYSTEM '
-                                  b'"http://127.0.0.1:9/x.dtd"><checkstyle/>'])
+@pytest.mark.parametrize(
+    "data",
+    [
+        BILLION_LAUGHS,
+        EXTERNAL,
+        b'<?xml version="1.0"?><!DOCTYPE checkstyle SYSTEM '
+        b'"http://127.0.0.1:9/x.dtd"><checkstyle/>',
+    ],
+)
 def test_xml_entity_tricks_are_refused_before_any_expansion(data: bytes) -> None:
     with pytest.raises(ResultsError, match="declares a document type"):
         parse_results(data, "checkstyle")
 
 
-def test_a_file_over_the_size_cap_is_not_read(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_over_the_size_cap_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(formats, "MAX_BYTES", 1000)  # the real cap is 64 MiB
     path = tmp_path / "big.sarif"
     path.write_bytes(b" " * 2000 + sample("eslint.sarif"))
@@ -185,15 +229,53 @@ def test_empty_output_is_no_findings() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.sampled_from(["runs", "results", "locations", "physicalLocation", "region",
-                         "artifactLocation", "uri", "index", "startLine", "diagnostics",
-                         "location", "path", "range", "start", "line", "message", "filePath",
-                         "messages", "severity", "ruleId", "ruleIndex", "tool", "driver",
-                         "rules", "id", "artifacts", "originalUriBaseIds", "uriBaseId",
-                         "code", "value", "url", "level", "suppressions", "text"]),
-        inner, max_size=5),
-    max_leaves=25)
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "runs",
+                    "results",
+                    "locations",
+                    "physicalLocation",
+                    "region",
+                    "artifactLocation",
+                    "uri",
+                    "index",
+                    "startLine",
+                    "diagnostics",
+                    "location",
+                    "path",
+                    "range",
+                    "start",
+                    "line",
+                    "message",
+                    "filePath",
+                    "messages",
+                    "severity",
+                    "ruleId",
+                    "ruleIndex",
+                    "tool",
+                    "driver",
+                    "rules",
+                    "id",
+                    "artifacts",
+                    "originalUriBaseIds",
+                    "uriBaseId",
+                    "code",
+                    "value",
+                    "url",
+                    "level",
+                    "suppressions",
+                    "text",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=25,
+)
 
 
 @given(doc=json_values, fmt=st.sampled_from(["sarif", "rdjson", "rdjsonl", "eslint", None]))
@@ -217,24 +299,28 @@ def test_any_bytes_as_checkstyle_are_read_or_refused(data: bytes) -> None:
         pass
 
 
-@pytest.mark.parametrize("raw, base, expected", [
-    ("web/app.js", "", "web/app.js"),
-    ("./web/app.js", "", "web/app.js"),
-    ("app.js", "web", "web/app.js"),
-    ("../scripts/x.sh", "web", "scripts/x.sh"),
-    ("../../etc/passwd", "web", None),
-    (f"{ROOT}/web/app.js", "web", "web/app.js"),
-    (f"file://{ROOT}/web/a%20b.js", "", "web/a b.js"),
-    (f"file://localhost{ROOT}/web/app.js", "", "web/app.js"),
-    ("file://otherhost/web/app.js", "", None),
-    ("/src/web/app.js", "", None),  # another root: never guessed onto web/app.js
-    ("https://example.com/web/app.js", "", None),
-    ("web\\win\\path.js", "", "web/win/path.js"),
-    ("", "", None),
-    (ROOT, "", None),
-])
-def test_paths_are_made_repository_relative_or_refused(raw: str, base: str,
-                                                       expected: str | None) -> None:
+@pytest.mark.parametrize(
+    "raw, base, expected",
+    [
+        ("web/app.js", "", "web/app.js"),
+        ("./web/app.js", "", "web/app.js"),
+        ("app.js", "web", "web/app.js"),
+        ("../scripts/x.sh", "web", "scripts/x.sh"),
+        ("../../etc/passwd", "web", None),
+        (f"{ROOT}/web/app.js", "web", "web/app.js"),
+        (f"file://{ROOT}/web/a%20b.js", "", "web/a b.js"),
+        (f"file://localhost{ROOT}/web/app.js", "", "web/app.js"),
+        ("file://otherhost/web/app.js", "", None),
+        ("/src/web/app.js", "", None),  # another root: never guessed onto web/app.js
+        ("https://example.com/web/app.js", "", None),
+        ("web\\win\\path.js", "", "web/win/path.js"),
+        ("", "", None),
+        (ROOT, "", None),
+    ],
+)
+def test_paths_are_made_repository_relative_or_refused(
+    raw: str, base: str, expected: str | None
+) -> None:
     assert repo_relative(raw, Roots(Path(ROOT)), base) == expected
 
 

@@ -16,14 +16,25 @@ DIFF = """diff --git a/web/app.js b/web/app.js
      return;
 """
 FILES = tuple(parse_diff(DIFF))
-ESLINT = Comment(path="web/app.js", line=4, severity="error", origin="eslint",
-                 rule="no-unused-vars", url="https://eslint.org/docs/latest/rules/no-unused-vars",
-                 body="no-unused-vars: 'unused' is assigned a value but never used.")
+ESLINT = Comment(
+    path="web/app.js",
+    line=4,
+    severity="error",
+    origin="eslint",
+    rule="no-unused-vars",
+    url="https://eslint.org/docs/latest/rules/no-unused-vars",
+    body="no-unused-vars: 'unused' is assigned a value but never used.",
+)
 
 
 def model(body: str, line: int = 4, severity: str = "warning") -> Comment:
-    return Comment(path="web/app.js", line=line, body=body, severity=severity,  # type: ignore[arg-type]
-                   code="  const unused = 42;" if line == 4 else None)
+    return Comment(
+        path="web/app.js",
+        line=line,
+        body=body,
+        severity=severity,  # type: ignore[arg-type]
+        code="  const unused = 42;" if line == 4 else None,
+    )
 
 
 def test_the_model_naming_the_rule_or_saying_the_same_is_a_duplicate() -> None:
@@ -39,7 +50,11 @@ def test_a_duplicate_becomes_one_comment_with_the_higher_severity_and_both_texts
     assert held == [] and len(to_anchor) == 1
     (merged,) = to_anchor
     assert (merged.origin, merged.rule, merged.url, merged.severity) == (
-        "eslint", "no-unused-vars", ESLINT.url, "error")
+        "eslint",
+        "no-unused-vars",
+        ESLINT.url,
+        "error",
+    )
     assert merged.body.startswith(ESLINT.body) and "never used (no-unused-vars)" in merged.body
     warn = Comment(**{**ESLINT.to_dict(), "severity": "info"})
     (merged,) = combine([warn], [remark], FILES)[0]
@@ -70,7 +85,8 @@ def test_findings_outside_the_diff_go_to_the_summary_with_their_line() -> None:
 
 
 def test_an_analyzer_line_is_never_translated_as_an_old_number() -> None:
-    files = tuple(parse_diff("""diff --git a/a.js b/a.js
+    files = tuple(
+        parse_diff("""diff --git a/a.js b/a.js
 --- a/a.js
 +++ b/a.js
 @@ -5,4 +5,2 @@
@@ -78,7 +94,8 @@ def test_an_analyzer_line_is_never_translated_as_an_old_number() -> None:
 -gone();
  kept7();
  kept8();
-"""))
+""")
+    )
     finding = Comment(path="a.js", line=7, body="x", origin="eslint")  # new line 7: outside
     assert anchor([finding], files)[0].line == 5  # what anchor alone does with a model's number
     to_anchor, held = combine([finding], [], files)

@@ -19,9 +19,11 @@ from bot.diff import parse_diff, render_files
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, Reply, text, tool_call
 
-BODY = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDHlIhe7GLCeSk8",
-        "RZOKdtmyKns6KdZgGw/LcxPkYvQlu1g0zV8X0DqVr2LdMumWUTNCc9sPdSlAG+He",
-        "mQp2TMoWUMumMuwDtit9RT0Sb6Eh9svWgjY9ferovPJRfCWUTsA2Ug8uoh0wyEX="]
+BODY = [
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDHlIhe7GLCeSk8",
+    "RZOKdtmyKns6KdZgGw/LcxPkYvQlu1g0zV8X0DqVr2LdMumWUTNCc9sPdSlAG+He",
+    "mQp2TMoWUMumMuwDtit9RT0Sb6Eh9svWgjY9ferovPJRfCWUTsA2Ug8uoh0wyEX=",
+]
 KEY = "\n".join(["-----BEGIN " + "PRIVATE KEY-----", *BODY, "-----END " + "PRIVATE KEY-----"])
 AWS_ID = "AKIA" + "Z7QW3ERT5YUI8OPL"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "9QzW4xVb2N"
@@ -54,35 +56,56 @@ def test_each_kind_is_found(name: str, scan) -> None:
     assert find_secrets(SECRET_LINES[name], scan), name
 
 
-@pytest.mark.parametrize("line", [
-    'password = "changeme"', 'password = os.environ["DB_PASSWORD"]',
-    'password = "${DB_PASSWORD}"', "When proxies are defined with user info "
-    "(`https://user:pass@proxy:8080`)", "key = compute_key(data)", "x = 1"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'password = "changeme"',
+        'password = os.environ["DB_PASSWORD"]',
+        'password = "${DB_PASSWORD}"',
+        "When proxies are defined with user info (`https://user:pass@proxy:8080`)",
+        "key = compute_key(data)",
+        "x = 1",
+    ],
+)
 def test_ordinary_lines_are_not_secrets(line: str, scan) -> None:
     assert find_secrets(line, scan) == []
 
 
 def diff_of(path: str, lines: list[str]) -> str:
     body = "\n".join(f"+{ln}" for ln in lines)
-    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-            f"@@ -0,0 +1,{len(lines)} @@\n{body}\n")
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}\n"
+    )
 
 
 def test_findings_on_their_lines_warning_under_tests() -> None:
-    gcp = ["{", '  "type": "service_account",', '  "private_key_id": "abc",',
-           '  "private_key": "' + KEY.replace("\n", "\\n") + '\\n",', "}"]
-    files = parse_diff(diff_of("deploy/settings.py", ["import os", SECRET_LINES["AWS Access Key"],
-                                                      SECRET_LINES["GitHub Token"]])
-                       + diff_of("tests/certs/server.key", KEY.split("\n"))
-                       + diff_of("deploy/sa.json", gcp))
+    gcp = [
+        "{",
+        '  "type": "service_account",',
+        '  "private_key_id": "abc",',
+        '  "private_key": "' + KEY.replace("\n", "\\n") + '\\n",',
+        "}",
+    ]
+    files = parse_diff(
+        diff_of(
+            "deploy/settings.py",
+            ["import os", SECRET_LINES["AWS Access Key"], SECRET_LINES["GitHub Token"]],
+        )
+        + diff_of("tests/certs/server.key", KEY.split("\n"))
+        + diff_of("deploy/sa.json", gcp)
+    )
     found = [(c.path, c.line, c.severity, c.rule) for c in scan_secrets(files)]
-    assert found == [("deploy/settings.py", 2, "error", "AWS Access Key"),
-                     ("deploy/settings.py", 3, "error", "GitHub Token"),
-                     ("tests/certs/server.key", 1, "warning", "Private Key"),
-                     ("deploy/sa.json", 4, "error", "Private Key")]
+    assert found == [
+        ("deploy/settings.py", 2, "error", "AWS Access Key"),
+        ("deploy/settings.py", 3, "error", "GitHub Token"),
+        ("tests/certs/server.key", 1, "warning", "Private Key"),
+        ("deploy/sa.json", 4, "error", "Private Key"),
+    ]
     comments = scan_secrets(files)
-    assert comments[2].body.startswith("a private key is committed; rotate it and remove it "
-                                       "from history")
+    assert comments[2].body.startswith(
+        "a private key is committed; rotate it and remove it from history"
+    )
     assert all(c.code is None and AWS_ID not in c.body for c in comments)
 
 
@@ -90,20 +113,26 @@ def test_a_key_block_keeps_its_lines_and_numbers_in_a_numbered_diff() -> None:
     rendered = render_files(parse_diff(diff_of("a.key", KEY.split("\n"))))
     scrubbed = Scrubber().scrub(rendered)
     assert not any(b in scrubbed for b in BODY)
-    assert [ln.split(" ", 2)[0] for ln in scrubbed.split("\n")] == \
-        [ln.split(" ", 2)[0] for ln in rendered.split("\n")]
+    assert [ln.split(" ", 2)[0] for ln in scrubbed.split("\n")] == [
+        ln.split(" ", 2)[0] for ln in rendered.split("\n")
+    ]
     assert scrubbed.count(KEY_PLACEHOLDER) == len(BODY)
 
 
 def test_search_results_keep_their_paths() -> None:
-    hits = "\n".join(["tests/certs/expired/ca/ca-private.key:1: -----BEGIN " + "PRIVATE KEY-----",
-                      f"tests/certs/expired/ca/ca-private.key:2: {BODY[0]}",
-                      "tests/certs/expired/ca/ca-private.key:28: -----END " + "PRIVATE KEY-----",
-                      "tests/certs/expired/server/server.py:3: x = 1"])
+    hits = "\n".join(
+        [
+            "tests/certs/expired/ca/ca-private.key:1: -----BEGIN " + "PRIVATE KEY-----",
+            f"tests/certs/expired/ca/ca-private.key:2: {BODY[0]}",
+            "tests/certs/expired/ca/ca-private.key:28: -----END " + "PRIVATE KEY-----",
+            "tests/certs/expired/server/server.py:3: x = 1",
+        ]
+    )
     scrubbed = Scrubber().scrub(hits)
     assert BODY[0] not in scrubbed
     assert [ln.split(":")[0] for ln in scrubbed.split("\n")] == [
-        ln.split(":")[0] for ln in hits.split("\n")]
+        ln.split(":")[0] for ln in hits.split("\n")
+    ]
 
 
 def test_the_same_secret_gets_the_same_placeholder_and_restores() -> None:
@@ -116,15 +145,21 @@ def test_the_same_secret_gets_the_same_placeholder_and_restores() -> None:
     assert scrubber.restore(first) == f'10 + GH = "{GITHUB}"'
 
 
-secret_values = st.sampled_from([line for name, line in SECRET_LINES.items()
-                                 if name != "Private Key"])
-filler = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)),
-                 max_size=30)
+secret_values = st.sampled_from(
+    [line for name, line in SECRET_LINES.items() if name != "Private Key"]
+)
+filler = st.text(
+    st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=30
+)
 
 
 @pytest.mark.slow
-@given(before=st.lists(filler, max_size=5), secret=secret_values,
-       after=st.lists(filler, max_size=5), key=st.booleans())
+@given(
+    before=st.lists(filler, max_size=5),
+    secret=secret_values,
+    after=st.lists(filler, max_size=5),
+    key=st.booleans(),
+)
 def test_no_secret_survives_scrubbing(before, secret, after, key) -> None:
     lines = [*before, secret, *(KEY.split("\n") if key else []), *after]
     scrubbed = Scrubber().scrub("\n".join(lines))
@@ -135,9 +170,11 @@ def test_no_secret_survives_scrubbing(before, secret, after, key) -> None:
 
 # end to end ---------------------------------------------------------------------------------
 
+
 def _model(server: FakeOpenAI):
     """read_file of the key, search_code for the AWS id, then a comment that quotes the
     settings line exactly as the model saw it (with the placeholder)."""
+
     def respond(body: dict) -> Reply:
         tools = [m for m in body["messages"] if m["role"] == "tool"]
         if not tools:
@@ -147,23 +184,39 @@ def _model(server: FakeOpenAI):
         prompt = body["messages"][1]["content"]
         quoted = next(ln for ln in prompt.split("\n") if "redacted: AWS" in ln)
         code = quoted.split(" + ", 1)[1]
-        return text(json.dumps({"summary": "ok", "comments": [
-            {"path": "deploy/settings.py", "line": 99, "code": code,
-             "body": "read this from the environment", "severity": "error"}]}))
+        return text(
+            json.dumps(
+                {
+                    "summary": "ok",
+                    "comments": [
+                        {
+                            "path": "deploy/settings.py",
+                            "line": 99,
+                            "code": code,
+                            "body": "read this from the environment",
+                            "severity": "error",
+                        }
+                    ],
+                }
+            )
+        )
+
     return respond
 
 
 @pytest.mark.slow
-def test_no_secret_reaches_the_model_and_each_is_a_finding(repo: GitRepo,
-                                                           llm_env: FakeOpenAI) -> None:
+def test_no_secret_reaches_the_model_and_each_is_a_finding(
+    repo: GitRepo, llm_env: FakeOpenAI
+) -> None:
     repo.write("README.md", "demo\n")
     repo.commit("base")
     repo.write("deploy/server.key", KEY + "\n")
-    repo.write("deploy/settings.py", f'import os\n\n{SECRET_LINES["AWS Access Key"]}\n')
+    repo.write("deploy/settings.py", f"import os\n\n{SECRET_LINES['AWS Access Key']}\n")
     repo.commit("deploy")
     llm_env.responder = _model(llm_env)
-    result = CliRunner().invoke(cli, ["review", "--repo", str(repo.path), "-o", "json", "-q"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo.path), "-o", "json", "-q"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     sent = json.dumps(llm_env.requests)
     assert AWS_ID not in sent and not any(b in sent for b in BODY)
@@ -187,6 +240,7 @@ def test_the_text_output_shows_a_secret_line_without_the_secret(repo) -> None:
     repo.commit("base")
     repo.write("app.py", f'x = 1\nAWS_KEY = "{AWS_ID}"\n')
     repo.commit("oops")
-    result = CliRunner().invoke(cli, ["review", "--repo", str(repo.path), "-q"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["review", "--repo", str(repo.path), "-q"], catch_exceptions=False
+    )
     assert "AWS_KEY" in result.stdout and AWS_ID not in result.stdout

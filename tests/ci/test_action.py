@@ -14,16 +14,29 @@ from bot.cli.testgen import testgen as cli_testgen
 
 ROOT = Path(__file__).resolve().parents[2]
 # Inputs that are not `nova review` options, and why.
-NOT_OPTIONS = {"github-token": "GITHUB_TOKEN", "api-key": "NOVA_LLM_API_KEY",
-               "python-version": "setup-python", "mode": "review only for now",
-               "image": "runs Nova from the published image"}
+NOT_OPTIONS = {
+    "github-token": "GITHUB_TOKEN",
+    "api-key": "NOVA_LLM_API_KEY",
+    "python-version": "setup-python",
+    "mode": "review only for now",
+    "image": "runs Nova from the published image",
+}
 # `nova review` options an action does not expose, and why.
-NOT_INPUTS = {"repo": "the workspace", "publish": "always github", "output-file": "stdout",
-              "events-file": "local use", "quiet": "logs wanted", "no-llm": "empty model",
-              "staged": "a pull request", "help": "-",
-              "harbormaster-target": "Phabricator only", "open-mr": "always github",
-              "patch-dir": "the PR carries the tests", "confirm": "CI never asks",
-              "full": "new pushes are reviewed incrementally; force: true reviews all"}
+NOT_INPUTS = {
+    "repo": "the workspace",
+    "publish": "always github",
+    "output-file": "stdout",
+    "events-file": "local use",
+    "quiet": "logs wanted",
+    "no-llm": "empty model",
+    "staged": "a pull request",
+    "help": "-",
+    "harbormaster-target": "Phabricator only",
+    "open-mr": "always github",
+    "patch-dir": "the PR carries the tests",
+    "confirm": "CI never asks",
+    "full": "new pushes are reviewed incrementally; force: true reviews all",
+}
 
 
 def _action() -> dict:
@@ -32,8 +45,13 @@ def _action() -> dict:
 
 def test_action_inputs_map_one_to_one_onto_review_options() -> None:
     inputs = set(_action()["inputs"])
-    options = {opt.lstrip("-") for cmd in (review, cli_testgen) for p in cmd.params
-               for opt in p.opts if opt.startswith("--")}
+    options = {
+        opt.lstrip("-")
+        for cmd in (review, cli_testgen)
+        for p in cmd.params
+        for opt in p.opts
+        if opt.startswith("--")
+    }
     assert inputs - set(NOT_OPTIONS) == options - set(NOT_INPUTS)
 
 
@@ -110,14 +128,16 @@ def _pipelines(text: str) -> list[str]:
 def test_documented_kubectl_commands_feed_whole_manifests() -> None:
     doc = (ROOT / "docs/kubernetes.md").read_text()
     template = (ROOT / "ci/kubernetes/nova-review-job.yaml").read_text()
-    commands = _pipelines(doc) + [c.replace("nova-review-job.yaml",
-                                            "ci/kubernetes/nova-review-job.yaml")
-                                  for c in _pipelines(template)]
+    commands = _pipelines(doc) + [
+        c.replace("nova-review-job.yaml", "ci/kubernetes/nova-review-job.yaml")
+        for c in _pipelines(template)
+    ]
     assert len(commands) >= 3, commands
     kinds = []
     for command in commands:
-        out = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout
+        out = subprocess.run(
+            ["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
         docs = [d for d in yaml.safe_load_all(out) if d is not None]
         assert docs, command
         for manifest in docs:  # kubectl: "apiVersion not set" / "kind not set"
@@ -133,9 +153,16 @@ def _install_extras(tmp_path: Path, model: str, mode: str = "review", fallback: 
     step = next(s for s in _action()["runs"]["steps"] if s.get("id") == "install")
     out = tmp_path / "output"
     out.write_text("")
-    env = {"PATH": "/usr/bin:/bin", "GITHUB_ACTION_PATH": str(ROOT), "GITHUB_OUTPUT": str(out),
-           "RUNNER_OS": "Linux", "PYTHON_VERSION": "3.11.9", "INPUT_MODE": mode,
-           "INPUT_MODEL": model, "NOVA_LLM_FALLBACK": fallback}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "GITHUB_ACTION_PATH": str(ROOT),
+        "GITHUB_OUTPUT": str(out),
+        "RUNNER_OS": "Linux",
+        "PYTHON_VERSION": "3.11.9",
+        "INPUT_MODE": mode,
+        "INPUT_MODEL": model,
+        "NOVA_LLM_FALLBACK": fallback,
+    }
     subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], env=env, check=True)
     lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
     return lines["extras"]
@@ -152,6 +179,9 @@ def test_the_action_installs_the_models_provider_extra(tmp_path: Path) -> None:
     assert _install_extras(tmp_path, "ft:gpt-4o-mini:acme::abc") == "openai"
     assert _install_extras(tmp_path, "") == ""
     assert _install_extras(tmp_path, "ollama:qwen2.5-coder", "testgen") == "testgen,ollama"
-    assert _install_extras(tmp_path, "openai:gpt-4o", fallback="openai:gpt-4o-mini, groq:x,"
-                                                               " anthropic:claude-x") \
+    assert (
+        _install_extras(
+            tmp_path, "openai:gpt-4o", fallback="openai:gpt-4o-mini, groq:x, anthropic:claude-x"
+        )
         == "openai,groq,anthropic"
+    )

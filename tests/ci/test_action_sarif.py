@@ -36,18 +36,37 @@ def _run_step(tmp_path: Path, sarif: str) -> tuple[subprocess.CompletedProcess[s
     (bin_dir / "nova").chmod(0o755)
     outputs, args = tmp_path / "github_output", tmp_path / "args"
     env = {name: "" for name in step["env"]}
-    env.update({"INPUT_MODE": "review", "INPUT_OUTPUT": "text", "INPUT_FAIL_ON": "never",
-                "INPUT_SARIF_FILE": sarif, "GITHUB_OUTPUT": str(outputs),
-                "GITHUB_WORKSPACE": str(tmp_path), "ARGS_FILE": str(args),
-                "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)})
-    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
-    return (proc, outputs.read_text() if outputs.exists() else "",
-            args.read_text() if args.exists() else "")
+    env.update(
+        {
+            "INPUT_MODE": "review",
+            "INPUT_OUTPUT": "text",
+            "INPUT_FAIL_ON": "never",
+            "INPUT_SARIF_FILE": sarif,
+            "GITHUB_OUTPUT": str(outputs),
+            "GITHUB_WORKSPACE": str(tmp_path),
+            "ARGS_FILE": str(args),
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "HOME": str(tmp_path),
+        }
+    )
+    proc = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return (
+        proc,
+        outputs.read_text() if outputs.exists() else "",
+        args.read_text() if args.exists() else "",
+    )
 
 
 def test_sarif_file_is_written_and_named_in_the_outputs_even_when_findings_fail(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     proc, outputs, args = _run_step(tmp_path, "out/nova.sarif")
     assert proc.returncode == 1, proc.stderr  # nova's exit code is the step's
     assert "--sarif-file\nout/nova.sarif\n" in args and "--publish\ngithub\n" in args
@@ -68,14 +87,18 @@ def test_action_declares_the_sarif_output() -> None:
 
 def test_code_scanning_workflow_uploads_the_sarif() -> None:
     workflow = _load(ROOT / "ci" / "github" / "nova-code-scanning.yml")
-    assert workflow["permissions"] == {"contents": "read", "pull-requests": "write",
-                                       "security-events": "write"}
+    assert workflow["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+        "security-events": "write",
+    }
     assert "pull_request" in workflow[True] and "pull_request_target" not in workflow[True]
     steps = workflow["jobs"]["review"]["steps"]
     nova = next(s for s in steps if s.get("id") == "nova")
     assert nova["with"]["sarif-file"]
-    upload = next(s for s in steps if str(s.get("uses", "")).startswith(
-        "github/codeql-action/upload-sarif@"))
+    upload = next(
+        s for s in steps if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@")
+    )
     assert upload["uses"].endswith("@v3") and "always()" in upload["if"]
     assert upload["with"]["sarif_file"] == "${{ steps.nova.outputs.sarif-file }}"
     assert upload["with"]["category"] == "nova"

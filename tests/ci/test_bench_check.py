@@ -32,8 +32,11 @@ def test_the_generated_diff_is_fixed_and_parses_whole(check: ModuleType) -> None
     files = parse_diff(text)
     assert len(files) == 60
     assert {f.status for f in files} == {"added", "deleted", "modified"}
-    body = [row for row in text.split("\n")
-            if row[:1] in (" ", "+", "-") and not row.startswith(("+++ ", "--- "))]
+    body = [
+        row
+        for row in text.split("\n")
+        if row[:1] in (" ", "+", "-") and not row.startswith(("+++ ", "--- "))
+    ]
     assert sum(len(h.lines) for f in files for h in f.hunks) == len(body)
     assert render_files(files).count("\n") > len(files)
 

@@ -20,8 +20,13 @@ pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast 
 def _run_on_a_terminal(args: list[str], answer: str, env: dict[str, str]) -> tuple[int, str]:
     """Run nova with stdin and stderr on a pty; answer the first question asked."""
     controller, terminal = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "bot", *args], stdin=terminal,
-                            stdout=subprocess.DEVNULL, stderr=terminal, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", *args],
+        stdin=terminal,
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+        env=env,
+    )
     os.close(terminal)
     seen = b""
     answered = False
@@ -47,16 +52,29 @@ def _run_on_a_terminal(args: list[str], answer: str, env: dict[str, str]) -> tup
 
 @pytest.fixture
 def env(gh: FakeGitHub, tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": gh.base_url,
-            "NOVA_GITHUB_WRITE_INTERVAL": "0", "PYTHONPATH": str(Path.cwd())}
+    return {
+        **os.environ,
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_API_URL": gh.base_url,
+        "NOVA_GITHUB_WRITE_INTERVAL": "0",
+        "PYTHONPATH": str(Path.cwd()),
+    }
 
 
 @pytest.mark.parametrize(("answer", "posted"), [("n", False), ("y", True)])
-def test_confirm_shows_what_will_be_posted_and_asks(pr: PullSpec, gh: FakeGitHub,
-                                                    env: dict[str, str], tmp_path: Path,
-                                                    answer: str, posted: bool) -> None:
-    args = ["review", f"{REPO}#1", "--publish", "github", "--confirm", "-q",
-            "--repo", str(tmp_path)]
+def test_confirm_shows_what_will_be_posted_and_asks(
+    pr: PullSpec, gh: FakeGitHub, env: dict[str, str], tmp_path: Path, answer: str, posted: bool
+) -> None:
+    args = [
+        "review",
+        f"{REPO}#1",
+        "--publish",
+        "github",
+        "--confirm",
+        "-q",
+        "--repo",
+        str(tmp_path),
+    ]
     code, screen = _run_on_a_terminal(args, answer, env)
     assert code == 0, screen
     assert "About to publish the review of acme/shop#1: 1 inline" in screen
@@ -64,10 +82,17 @@ def test_confirm_shows_what_will_be_posted_and_asks(pr: PullSpec, gh: FakeGitHub
     assert bool(gh.issue_comments) is posted and bool(gh.reviews) is posted
 
 
-def test_ci_never_asks(pr: PullSpec, gh: FakeGitHub, env: dict[str, str],
-                       tmp_path: Path) -> None:
-    args = ["review", f"{REPO}#1", "--publish", "github", "--confirm", "-q",
-            "--repo", str(tmp_path)]
+def test_ci_never_asks(pr: PullSpec, gh: FakeGitHub, env: dict[str, str], tmp_path: Path) -> None:
+    args = [
+        "review",
+        f"{REPO}#1",
+        "--publish",
+        "github",
+        "--confirm",
+        "-q",
+        "--repo",
+        str(tmp_path),
+    ]
     code, screen = _run_on_a_terminal(args, "n", {**env, "CI": "true"})
     assert code == 0 and "Publish?" not in screen
     assert len(gh.issue_comments) == 1

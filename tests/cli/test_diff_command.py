@@ -35,8 +35,7 @@ def test_the_environment_sets_the_style(changed: GitRepo, monkeypatch) -> None:
     result = run("diff", "--repo", str(changed.path))
     assert result.exit_code == 0 and "NEW_LINE_2: + b = 3" in result.stdout
     # the flag beats the environment
-    assert "NEW_LINE_" not in run("diff", "--repo", str(changed.path), "--style",
-                                  "compact").stdout
+    assert "NEW_LINE_" not in run("diff", "--repo", str(changed.path), "--style", "compact").stdout
 
 
 def test_nova_toml_sets_the_style(repo: GitRepo) -> None:

@@ -160,8 +160,10 @@ def test_ollama_model_is_looked_up_in_its_tags(monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setenv("NOVA_LLM_MODEL", "ollama:llama3.1")  # pulled only as :8b
         result = doctor()
         assert result.exit_code == 3
-        assert "does not have 'llama3.1' (GET /api/tags: llama3.1:8b, qwen2.5-coder:latest)" \
+        assert (
+            "does not have 'llama3.1' (GET /api/tags: llama3.1:8b, qwen2.5-coder:latest)"
             in rows(result)[0]
+        )
         assert server.paths == ["GET /api/tags", "GET /api/tags"]
     finally:
         server.stop()
@@ -177,8 +179,11 @@ def test_fallback_models_get_a_line_each(llm, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("NOVA_LLM_FALLBACK", "openai:small-model,groq:llama-3.3-70b-versatile")
     result = doctor()
     lines = rows(result)
-    assert [ln.split()[:2] for ln in lines[:3]] == [["ok", "model"], ["FAIL", "fallback"],
-                                                    ["FAIL", "fallback"]]
+    assert [ln.split()[:2] for ln in lines[:3]] == [
+        ["ok", "model"],
+        ["FAIL", "fallback"],
+        ["FAIL", "fallback"],
+    ]
     assert "does not have 'small-model'" in lines[1]
     assert 'pip install "nova-bot[groq]"' in lines[2]
     assert result.exit_code == 3

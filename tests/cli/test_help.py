@@ -38,7 +38,7 @@ def test_every_setting_shows_a_whole_first_sentence() -> None:
             assert shown.endswith(f" {spec.range_text()}"), (spec.env, shown)
             shown = shown.removesuffix(f" {spec.range_text()}")
         assert spec.help.startswith(shown), (spec.env, shown)
-        rest = spec.help[len(shown):]
+        rest = spec.help[len(shown) :]
         # cut only where a sentence ends: the end, or a space and a capital letter
         assert rest == "" or re.match(r"\s+[A-Z]", rest), (spec.env, shown)
 

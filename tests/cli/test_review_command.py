@@ -30,8 +30,10 @@ def answer(comments: list[dict], summary: str = "Looks reasonable.") -> str:
 def py_repo(repo: GitRepo) -> GitRepo:
     repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
     repo.commit("base")
-    repo.write("pkg/calc.py", "import os\n\n\ndef add(a, b):\n    return a + b\n\n\n"
-                              "def div(a, b):\n    return a / b\n")
+    repo.write(
+        "pkg/calc.py",
+        "import os\n\n\ndef add(a, b):\n    return a + b\n\n\ndef div(a, b):\n    return a / b\n",
+    )
     repo.commit("Add div\n\nDivision helper.")
     return repo
 
@@ -94,8 +96,9 @@ def test_binary_only_change_skips_the_model_and_says_so(repo: GitRepo, llm_env: 
 
 
 @pytest.mark.slow
-def test_garbage_twice_exits_3_but_keeps_the_analyzer_findings(py_repo: GitRepo,
-                                                              llm_env: FakeOpenAI) -> None:
+def test_garbage_twice_exits_3_but_keeps_the_analyzer_findings(
+    py_repo: GitRepo, llm_env: FakeOpenAI
+) -> None:
     llm_env.enqueue(text("I think it is fine!"), text("{not json"))
     result = run("review", "--repo", str(py_repo.path), "-o", "json", "-q")
     assert result.exit_code == 3
@@ -109,9 +112,18 @@ def test_garbage_twice_exits_3_but_keeps_the_analyzer_findings(py_repo: GitRepo,
 
 @pytest.mark.slow
 def test_garbage_then_a_repaired_answer(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
-    good = answer([{"path": "pkg/calc.py", "line": 9, "code": "    return a / b",
-                    "body": "b == 0 raises ZeroDivisionError", "severity": "error"}])
-    llm_env.enqueue(text("```json\n{\"summary\": oops```"), text(f"Sure:\n```json\n{good}\n```"))
+    good = answer(
+        [
+            {
+                "path": "pkg/calc.py",
+                "line": 9,
+                "code": "    return a / b",
+                "body": "b == 0 raises ZeroDivisionError",
+                "severity": "error",
+            }
+        ]
+    )
+    llm_env.enqueue(text('```json\n{"summary": oops```'), text(f"Sure:\n```json\n{good}\n```"))
     result = run("review", "--repo", str(py_repo.path), "-o", "json", "-q")
     assert result.exit_code == 0, result.stderr
     llm = [c for c in json.loads(result.stdout)["comments"] if c["origin"] == "llm"]
@@ -125,8 +137,9 @@ def _closed_port() -> int:
 
 
 @pytest.mark.slow
-def test_model_endpoint_down_exits_3_with_a_clear_message(py_repo: GitRepo, llm_env,
-                                                          monkeypatch) -> None:
+def test_model_endpoint_down_exits_3_with_a_clear_message(
+    py_repo: GitRepo, llm_env, monkeypatch
+) -> None:
     monkeypatch.setenv("NOVA_LLM_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
     result = run("review", "--repo", str(py_repo.path), "-o", "json", "-q")
     assert result.exit_code == 3
@@ -153,18 +166,20 @@ def test_retries_then_succeeds(py_repo: GitRepo, llm_env: FakeOpenAI, monkeypatc
 
 
 @pytest.mark.slow
-def test_tool_calls_read_the_head_revision(py_repo: GitRepo, llm_env: FakeOpenAI,
-                                           tmp_path: Path) -> None:
+def test_tool_calls_read_the_head_revision(
+    py_repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     py_repo.write("pkg/calc.py", "changed in the work tree only\n")  # must not be read
-    llm_env.enqueue(tool_call("read_file", {"path": "pkg/calc.py", "start_line": 8}),
-                    tool_call("search_code", {"pattern": "def add"}),
-                    tool_call("read_file", {"path": "../../etc/passwd"}),
-                    text(answer([])))
+    llm_env.enqueue(
+        tool_call("read_file", {"path": "pkg/calc.py", "start_line": 8}),
+        tool_call("search_code", {"pattern": "def add"}),
+        tool_call("read_file", {"path": "../../etc/passwd"}),
+        text(answer([])),
+    )
     events = tmp_path / "events.jsonl"
     result = run("review", "--repo", str(py_repo.path), "-q", "--events-file", str(events))
     assert result.exit_code == 0, result.stderr
-    tool_results = [m["content"] for m in llm_env.requests[-1]["messages"]
-                    if m["role"] == "tool"]
+    tool_results = [m["content"] for m in llm_env.requests[-1]["messages"] if m["role"] == "tool"]
     assert "8: def div(a, b):" in tool_results[0] and "9:     return a / b" in tool_results[0]
     assert "pkg/calc.py:4: def add(a, b):" in tool_results[1]
     assert tool_results[2].startswith("error:")
@@ -175,8 +190,9 @@ def test_tool_calls_read_the_head_revision(py_repo: GitRepo, llm_env: FakeOpenAI
 
 
 @pytest.mark.slow
-def test_recursion_limit_ends_with_a_clear_message(py_repo: GitRepo, llm_env: FakeOpenAI,
-                                                   monkeypatch) -> None:
+def test_recursion_limit_ends_with_a_clear_message(
+    py_repo: GitRepo, llm_env: FakeOpenAI, monkeypatch
+) -> None:
     monkeypatch.setenv("NOVA_RECURSION_LIMIT", "5")
     llm_env.responder = lambda body: tool_call("search_code", {"pattern": "x"})
     result = run("review", "--repo", str(py_repo.path), "-q")
@@ -186,8 +202,9 @@ def test_recursion_limit_ends_with_a_clear_message(py_repo: GitRepo, llm_env: Fa
 
 
 @pytest.mark.slow
-def test_big_changes_are_split_into_batches_and_merged(repo: GitRepo, llm_env: FakeOpenAI,
-                                                       monkeypatch) -> None:
+def test_big_changes_are_split_into_batches_and_merged(
+    repo: GitRepo, llm_env: FakeOpenAI, monkeypatch
+) -> None:
     for i in range(6):
         repo.write(f"m{i}.txt", "".join(f"old {i} {n}\n" for n in range(30)))
     repo.commit("base")
@@ -199,8 +216,12 @@ def test_big_changes_are_split_into_batches_and_merged(repo: GitRepo, llm_env: F
     def reply(body: dict) -> object:
         prompt = body["messages"][1]["content"]
         names = sorted(set(__import__("re").findall(r"File: (m\d\.txt)", prompt)))
-        return text(answer([{"path": n, "line": 1, "code": f"new {n[1]} 0", "body": "batch"}
-                            for n in names], summary=f"part with {len(names)} files"))
+        return text(
+            answer(
+                [{"path": n, "line": 1, "code": f"new {n[1]} 0", "body": "batch"} for n in names],
+                summary=f"part with {len(names)} files",
+            )
+        )
 
     llm_env.responder = reply
     result = run("review", "--repo", str(repo.path), "-q", "-o", "json")
@@ -208,8 +229,10 @@ def test_big_changes_are_split_into_batches_and_merged(repo: GitRepo, llm_env: F
     data = json.loads(result.stdout)
     assert len(llm_env.requests) >= 3
     assert sorted(c["path"] for c in data["comments"]) == [f"m{i}.txt" for i in range(6)]
-    parts = {__import__("re").search(r"part (\d+) of (\d+)", r["messages"][1]["content"])
-             .groups() for r in llm_env.requests}
+    parts = {
+        __import__("re").search(r"part (\d+) of (\d+)", r["messages"][1]["content"]).groups()
+        for r in llm_env.requests
+    }
     count = len(llm_env.requests)
     assert parts == {(str(i), str(count)) for i in range(1, count + 1)}  # each batch once
 
@@ -217,18 +240,19 @@ def test_big_changes_are_split_into_batches_and_merged(repo: GitRepo, llm_env: F
 @pytest.mark.slow
 def test_stdin_diff_and_staged(py_repo: GitRepo, llm_env: FakeOpenAI) -> None:
     diff = py_repo.git("show", "--format=", "HEAD")
-    llm_env.enqueue(text(answer([{"path": "b/pkg/calc.py", "line": 9, "code": "return a / b",
-                                  "body": "zero"}])))
+    llm_env.enqueue(
+        text(answer([{"path": "b/pkg/calc.py", "line": 9, "code": "return a / b", "body": "zero"}]))
+    )
     result = run("review", "-", "--repo", str(py_repo.path), "-q", "-o", "json", input=diff)
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["change"]["source"] == "stdin"
     assert [(c["path"], c["line"]) for c in data["comments"] if c["origin"] == "llm"] == [
-        ("pkg/calc.py", 9)]
+        ("pkg/calc.py", 9)
+    ]
     py_repo.write("pkg/new.py", "import sys\n")
     py_repo.git("add", "pkg/new.py")
-    result = run("review", "--staged", "--repo", str(py_repo.path), "-q", "-o", "json",
-                 "--no-llm")
+    result = run("review", "--staged", "--repo", str(py_repo.path), "-q", "-o", "json", "--no-llm")
     data = json.loads(result.stdout)
     assert data["change"]["id"] == "staged"
     assert [c["path"] for c in data["comments"]] == ["pkg/new.py"]
@@ -256,8 +280,7 @@ def test_a_change_cannot_configure_its_own_review(py_repo: GitRepo) -> None:
     py_repo.write(".nova.toml", 'analyzers = "none"\nexclude = ["*"]\nfail_on = "never"\n')
     py_repo.write("pkg/more.py", "import sys\n")
     py_repo.commit("Turn my own review off")
-    result = run("review", "--repo", str(py_repo.path), "-q", "-o", "json", "--fail-on",
-                 "info")
+    result = run("review", "--repo", str(py_repo.path), "-q", "-o", "json", "--fail-on", "info")
     assert result.exit_code == 1, result.stderr  # ruff still ran and its finding counts
     data = json.loads(result.stdout)
     assert [c["path"] for c in data["comments"]] == ["pkg/more.py"]
@@ -269,44 +292,68 @@ def test_a_change_cannot_configure_its_own_review(py_repo: GitRepo) -> None:
 
 def test_markdown_and_sarif(py_repo: GitRepo, tmp_path: Path) -> None:
     out = tmp_path / "r.sarif"
-    assert run("review", "--repo", str(py_repo.path), "-q", "-o", "sarif",
-               "--output-file", str(out)).exit_code == 0
+    assert (
+        run(
+            "review", "--repo", str(py_repo.path), "-q", "-o", "sarif", "--output-file", str(out)
+        ).exit_code
+        == 0
+    )
     sarif = json.loads(out.read_text())
     assert sarif["version"] == "2.1.0"
     locations = [r["locations"][0]["physicalLocation"] for r in sarif["runs"][0]["results"]]
-    assert {"artifactLocation": {"uri": "pkg/calc.py", "uriBaseId": "%SRCROOT%"},
-            "region": {"startLine": 1}} in locations
+    assert {
+        "artifactLocation": {"uri": "pkg/calc.py", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 1},
+    } in locations
     md = run("review", "--repo", str(py_repo.path), "-q", "-o", "markdown").stdout
     assert "| `pkg/calc.py` | 1 |" in md
 
 
 @pytest.mark.slow
 def test_real_process_has_no_traceback_and_help_lists_variables(py_repo: GitRepo) -> None:
-    proc = subprocess.run([sys.executable, "-m", "bot", "review", "nope", "--repo",
-                           str(py_repo.path)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "review", "nope", "--repo", str(py_repo.path)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.splitlines()[-1].startswith("nova: error: unknown revision 'nope'")
-    helptext = subprocess.run([sys.executable, "-m", "bot", "review", "--help"],
-                              capture_output=True, text=True).stdout
+    helptext = subprocess.run(
+        [sys.executable, "-m", "bot", "review", "--help"], capture_output=True, text=True
+    ).stdout
     for name in ("NOVA_LLM_MODEL", "NOVA_LLM_BASE_URL", "NOVA_FAIL_ON", "NOVA_TOKEN_BUDGET"):
         assert name in helptext
 
 
 @pytest.mark.slow
-def test_extra_mcp_tools_are_lent_and_broken_servers_skipped(py_repo: GitRepo, llm_env,
-                                                             tmp_path: Path,
-                                                             monkeypatch) -> None:
+def test_extra_mcp_tools_are_lent_and_broken_servers_skipped(
+    py_repo: GitRepo, llm_env, tmp_path: Path, monkeypatch
+) -> None:
     script = Path(__file__).parents[1] / "servers" / "mcp_tool_server.py"
     root = str(Path(__file__).parents[2])
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"servers": [
-        {"name": "team", "command": sys.executable, "args": [str(script)],
-         "env": {"PYTHONPATH": root}},
-        {"name": "missing", "command": str(tmp_path / "no-such-binary")},
-        {"name": "hang", "command": sys.executable, "args": ["-c", "import time; time.sleep(60)"],
-         "timeout": 1},
-        {"name": "off", "command": "whatever", "disabled": True},
-    ]}))
+    config.write_text(
+        json.dumps(
+            {
+                "servers": [
+                    {
+                        "name": "team",
+                        "command": sys.executable,
+                        "args": [str(script)],
+                        "env": {"PYTHONPATH": root},
+                    },
+                    {"name": "missing", "command": str(tmp_path / "no-such-binary")},
+                    {
+                        "name": "hang",
+                        "command": sys.executable,
+                        "args": ["-c", "import time; time.sleep(60)"],
+                        "timeout": 1,
+                    },
+                    {"name": "off", "command": "whatever", "disabled": True},
+                ]
+            }
+        )
+    )
     monkeypatch.setenv("NOVA_MCP_CONFIG", str(config))
     llm_env.enqueue(tool_call("team_owner_of", {"path": "pkg/calc.py"}), text(answer([])))
     result = run("review", "--repo", str(py_repo.path), "-q", "-o", "json")
@@ -321,8 +368,9 @@ def test_extra_mcp_tools_are_lent_and_broken_servers_skipped(py_repo: GitRepo, l
     assert "'off'" not in summary
 
 
-def test_bad_mcp_config_is_a_configuration_error(py_repo: GitRepo, llm_env, tmp_path: Path,
-                                                 monkeypatch) -> None:
+def test_bad_mcp_config_is_a_configuration_error(
+    py_repo: GitRepo, llm_env, tmp_path: Path, monkeypatch
+) -> None:
     config = tmp_path / "mcp.json"
     config.write_text('{"servers": [{"name": "x"}]}')
     monkeypatch.setenv("NOVA_MCP_CONFIG", str(config))
@@ -332,7 +380,8 @@ def test_bad_mcp_config_is_a_configuration_error(py_repo: GitRepo, llm_env, tmp_
 
 @pytest.mark.slow
 def test_a_configured_key_committed_into_the_diff_never_reaches_the_model(
-        repo: GitRepo, llm_env: FakeOpenAI) -> None:
+    repo: GitRepo, llm_env: FakeOpenAI
+) -> None:
     repo.write("cfg.py", "x = 1\n")
     repo.commit("base")
     repo.write("cfg.py", f'x = 1\nKEY = "{SECRET}"\n')

@@ -23,9 +23,20 @@ PODMAN = ("podman", "--runtime", "runc")
 ULIMITS = ("--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024")
 # What every smoke run gets: the host network (the in-repo servers listen on 127.0.0.1),
 # a read-only root, and tmpfs for /tmp and HOME.
-RUN = (*PODMAN, "run", "--rm", "--network=host", *ULIMITS, "--read-only",
-       "--tmpfs", "/tmp", "--tmpfs", "/home/nova:rw,U",  # U: owned by the image user
-       "-e", "HOME=/home/nova")
+RUN = (
+    *PODMAN,
+    "run",
+    "--rm",
+    "--network=host",
+    *ULIMITS,
+    "--read-only",
+    "--tmpfs",
+    "/tmp",
+    "--tmpfs",
+    "/home/nova:rw,U",  # U: owned by the image user
+    "-e",
+    "HOME=/home/nova",
+)
 
 
 @dataclass
@@ -33,9 +44,14 @@ class Image:
     tag: str
     build_log: str
 
-    def run(self, *args: str, env: dict[str, str] | None = None,
-            mounts: dict[Path, str] | None = None, entrypoint: str | None = None,
-            timeout: float = 600) -> subprocess.CompletedProcess:
+    def run(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        mounts: dict[Path, str] | None = None,
+        entrypoint: str | None = None,
+        timeout: float = 600,
+    ) -> subprocess.CompletedProcess:
         """``podman run`` the image; ``env`` values are passed through the environment of
         podman itself (``-e NAME``), never on its command line. ``mounts``: host path ->
         path in the container."""
@@ -47,8 +63,9 @@ class Image:
         if entrypoint:
             cmd += ["--entrypoint", entrypoint]
         cmd += [self.tag, *args]
-        return subprocess.run(cmd, env={**os.environ, **(env or {})}, capture_output=True,
-                              text=True, timeout=timeout)
+        return subprocess.run(
+            cmd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout
+        )
 
 
 def _why_not() -> str | None:
@@ -64,13 +81,20 @@ def image() -> Iterator[Image]:
     reason = _why_not()
     if reason:
         pytest.skip(reason)
-    base = subprocess.run(["bash", str(ROOT / "scripts/container/base.sh")],
-                          capture_output=True, text=True, timeout=1800)
+    base = subprocess.run(
+        ["bash", str(ROOT / "scripts/container/base.sh")],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if base.returncode != 0:
         pytest.skip(f"no base image: {base.stderr.strip().splitlines()[-1:]}")
-    build = subprocess.run([*PODMAN, "build", "--pull=never", "--network=host", *ULIMITS,
-                            "-t", TAG, str(ROOT)], capture_output=True, text=True,
-                           timeout=1800)
+    build = subprocess.run(
+        [*PODMAN, "build", "--pull=never", "--network=host", *ULIMITS, "-t", TAG, str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     yield Image(TAG, build.stdout)
 

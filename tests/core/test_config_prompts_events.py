@@ -16,14 +16,20 @@ from bot.prompts import render_prompt, template_names
 
 
 def test_flags_beat_env_beat_repo_file(tmp_path: Path) -> None:
-    (tmp_path / ".nova.toml").write_text('token_budget = 100\nfail_on = "error"\n'
-                                         'diff_style = "labeled"\n')
-    s = load_settings(flags={"token_budget": 300}, env={"NOVA_TOKEN_BUDGET": "200",
-                                                        "NOVA_FAIL_ON": "warning"},
-                      repo=tmp_path)
+    (tmp_path / ".nova.toml").write_text(
+        'token_budget = 100\nfail_on = "error"\ndiff_style = "labeled"\n'
+    )
+    s = load_settings(
+        flags={"token_budget": 300},
+        env={"NOVA_TOKEN_BUDGET": "200", "NOVA_FAIL_ON": "warning"},
+        repo=tmp_path,
+    )
     assert (s.token_budget, s.fail_on, s.diff_style) == (300, "warning", "labeled")
-    assert s.origins == {"token_budget": "flag", "fail_on": "NOVA_FAIL_ON",
-                         "diff_style": ".nova.toml"}
+    assert s.origins == {
+        "token_budget": "flag",
+        "fail_on": "NOVA_FAIL_ON",
+        "diff_style": ".nova.toml",
+    }
 
 
 def test_repo_file_nova_table_and_errors(tmp_path: Path) -> None:
@@ -56,8 +62,10 @@ def test_every_setting_is_a_field_and_has_a_nova_variable() -> None:
     # CI system sets; a host's variables keep the names its CI or tools already use
     # (GITHUB_* from Actions, PHABRICATOR_* from arc), declared by the host.
     prefixes = ("NOVA_", *(p for h in hosts() for p in h.env_prefixes))
-    assert all((s.env.startswith(prefixes) or s.env in ("USE_MOCK_CLIENT", "CI")) and s.help
-               for s in SETTINGS)
+    assert all(
+        (s.env.startswith(prefixes) or s.env in ("USE_MOCK_CLIENT", "CI")) and s.help
+        for s in SETTINGS
+    )
 
 
 def test_a_secret_setting_never_shows_in_repr() -> None:
@@ -81,18 +89,38 @@ def test_secrets_are_redacted_everywhere() -> None:
 def test_every_template_renders() -> None:
     from bot.testgen.matrix import Target
 
-    ctx = {"style": "compact", "has_tools": True, "extra_instructions": "x", "title": "t",
-           "description": "d", "batch_index": 1, "batch_count": 2, "diff": "1 + a\n",
-           "findings": [], "error": "bad", "max_iterations": 3, "example": "def test(): ...",
-           "mode": "json_schema",
-           "example_path": "tests/test_a.py",
-           "framework": {"name": "pytest", "language": "python", "test_dirs": ["tests"],
-                         "name_patterns": ["test_*.py"]},
-           # the real rows: a field the template uses must exist
-           "matrix": [Target("a.py", "f", "modified", [3]).to_dict()]}
+    ctx = {
+        "style": "compact",
+        "has_tools": True,
+        "extra_instructions": "x",
+        "title": "t",
+        "description": "d",
+        "batch_index": 1,
+        "batch_count": 2,
+        "diff": "1 + a\n",
+        "findings": [],
+        "error": "bad",
+        "max_iterations": 3,
+        "example": "def test(): ...",
+        "mode": "json_schema",
+        "example_path": "tests/test_a.py",
+        "framework": {
+            "name": "pytest",
+            "language": "python",
+            "test_dirs": ["tests"],
+            "name_patterns": ["test_*.py"],
+        },
+        # the real rows: a field the template uses must exist
+        "matrix": [Target("a.py", "f", "modified", [3]).to_dict()],
+    }
     names = template_names()
-    assert {"review/system.j2", "review/user.j2", "review/repair.j2", "testgen/system.j2",
-            "testgen/user.j2"} <= set(names)
+    assert {
+        "review/system.j2",
+        "review/user.j2",
+        "review/repair.j2",
+        "testgen/system.j2",
+        "testgen/user.j2",
+    } <= set(names)
     for name in names:
         assert render_prompt(name, **ctx).strip()
     labeled = render_prompt("review/system.j2", **{**ctx, "style": "labeled", "has_tools": False})
@@ -108,8 +136,7 @@ def test_sinks(tmp_path: Path) -> None:
     stream = io.StringIO()
     path = tmp_path / "e.jsonl"
     bus = EventBus([PlainSink(stream), JsonLinesSink(str(path))])
-    bus.emit(StepEvent(step_name="fetch-change", status="failed", message="token sk-"
-                       + "a" * 24))
+    bus.emit(StepEvent(step_name="fetch-change", status="failed", message="token sk-" + "a" * 24))
     bus.close()
     assert stream.getvalue().startswith("[fetch-change] failed: token ***")
     (line,) = path.read_text().splitlines()

@@ -28,8 +28,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
 def _names(reqs: list[str]) -> set[str]:
-    return {r.split("[")[0].split(">")[0].split("<")[0].split("=")[0].strip().lower()
-            for r in reqs}
+    return {r.split("[")[0].split(">")[0].split("<")[0].split("=")[0].strip().lower() for r in reqs}
 
 
 def _extras_of(requirement: str) -> set[str]:
@@ -39,8 +38,16 @@ def _extras_of(requirement: str) -> set[str]:
 def test_the_core_leaves_providers_testgen_and_mcp_to_extras() -> None:
     core = _names(PROJECT["dependencies"])
     assert {"langchain", "ruff", "langgraph"} <= core
-    heavy = {"langchain-openai", "langchain-anthropic", "langchain-ollama", "hypothesis",
-             "coverage", "pytest", "mcp", "black"}
+    heavy = {
+        "langchain-openai",
+        "langchain-anthropic",
+        "langchain-ollama",
+        "hypothesis",
+        "coverage",
+        "pytest",
+        "mcp",
+        "black",
+    }
     assert not core & heavy
     extras = PROJECT["optional-dependencies"]
     cloud = {"bedrock", "google", "mistral", "groq"}
@@ -66,32 +73,49 @@ def test_langchain_builds_every_provider_nova_names() -> None:
         assert _BUILTIN_PROVIDERS[name][0].split(".")[0] == module
 
 
-@pytest.mark.parametrize(("model", "extra", "module"), [
-    ("groq:llama-3.3-70b-versatile", "groq", "langchain_groq"),
-    ("mistralai:mistral-large-latest", "mistral", "langchain_mistralai"),
-    ("bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0", "bedrock", "langchain_aws"),
-    ("google_genai:gemini-2.5-flash", "google", "langchain_google_genai"),
-])
+@pytest.mark.parametrize(
+    ("model", "extra", "module"),
+    [
+        ("groq:llama-3.3-70b-versatile", "groq", "langchain_groq"),
+        ("mistralai:mistral-large-latest", "mistral", "langchain_mistralai"),
+        ("bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0", "bedrock", "langchain_aws"),
+        ("google_genai:gemini-2.5-flash", "google", "langchain_google_genai"),
+    ],
+)
 def test_a_provider_not_installed_names_its_extra(model: str, extra: str, module: str) -> None:
     # Really absent from the test venv ([test] leaves the cloud providers out): no mock.
     assert find_spec(module) is None
     settings = load_settings({"llm_model": model, "llm_api_key": "k-test"}, env={})
     with pytest.raises(ConfigError) as info:
         make_chat_model(settings)
-    assert str(info.value) == (f"NOVA_LLM_MODEL={model.split(':')[0]}:... needs {module}, not "
-                               f'installed in this Python: pip install "nova-bot[{extra}]"')
+    assert str(info.value) == (
+        f"NOVA_LLM_MODEL={model.split(':')[0]}:... needs {module}, not "
+        f'installed in this Python: pip install "nova-bot[{extra}]"'
+    )
 
 
 def test_review_with_groq_not_installed_is_one_line(repo: GitRepo) -> None:
     repo.write("a.py", "x = 1\n")
     repo.commit("a")
-    result = CliRunner().invoke(cli, ["review", "HEAD", "--repo", str(repo.path), "-q",
-                                      "--model", "groq:llama-3.3-70b-versatile"],
-                                env={"GROQ_API_KEY": "gsk-test-key-0000"}, catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "review",
+            "HEAD",
+            "--repo",
+            str(repo.path),
+            "-q",
+            "--model",
+            "groq:llama-3.3-70b-versatile",
+        ],
+        env={"GROQ_API_KEY": "gsk-test-key-0000"},
+        catch_exceptions=False,
+    )
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
-        'nova: error: NOVA_LLM_MODEL=groq:... needs langchain_groq, not installed in this '
-        'Python: pip install "nova-bot[groq]"']
+        "nova: error: NOVA_LLM_MODEL=groq:... needs langchain_groq, not installed in this "
+        'Python: pip install "nova-bot[groq]"'
+    ]
     assert result.stdout == ""  # before anything is fetched or analyzed
     assert "gsk-test-key-0000" not in result.output
 
@@ -102,23 +126,27 @@ def test_a_langchain_only_provider_names_its_package() -> None:
         make_chat_model(settings)
 
 
-def test_testgen_names_its_extra(repo: GitRepo, tmp_path: Path,
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_testgen_names_its_extra(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     build_python_sample(repo)
     monkeypatch.setitem(sys.modules, "coverage", None)
-    result = CliRunner().invoke(cli, ["testgen", "HEAD", "--repo", str(repo.path), "-q",
-                                      "--patch-dir", str(tmp_path)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        ["testgen", "HEAD", "--repo", str(repo.path), "-q", "--patch-dir", str(tmp_path)],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
-        'nova: error: nova testgen needs coverage, not installed in this Python: '
-        'pip install "nova-bot[testgen]"']
+        "nova: error: nova testgen needs coverage, not installed in this Python: "
+        'pip install "nova-bot[testgen]"'
+    ]
     assert repo.git("branch", "--list", "nova/*") == ""
 
 
 def test_anthropic_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langchain_anthropic", None)
-    settings = load_settings({"llm_model": "anthropic:claude-x", "llm_api_key": "k"},
-                             env={})
+    settings = load_settings({"llm_model": "anthropic:claude-x", "llm_api_key": "k"}, env={})
     with pytest.raises(ConfigError, match=r'pip install "nova-bot\[anthropic\]"'):
         make_chat_model(settings)
 
@@ -134,8 +162,12 @@ def test_a_provider_that_cannot_be_set_up_is_one_line(monkeypatch: pytest.Monkey
     # AzureChatOpenAI's own validation (no endpoint): a ConfigError, not a traceback.
     for name in ("AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    settings = load_settings(env={"NOVA_LLM_MODEL": "azure_openai:my-deployment",
-                                  "AZURE_OPENAI_API_KEY": "azure-key-0123456789"})
+    settings = load_settings(
+        env={
+            "NOVA_LLM_MODEL": "azure_openai:my-deployment",
+            "AZURE_OPENAI_API_KEY": "azure-key-0123456789",
+        }
+    )
     with pytest.raises(ConfigError) as info:
         make_chat_model(settings)
     assert str(info.value).startswith("NOVA_LLM_MODEL=azure_openai:...: the model cannot be set")

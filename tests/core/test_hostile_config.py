@@ -31,21 +31,25 @@ def py_repo(repo: GitRepo) -> GitRepo:
     return repo
 
 
-@pytest.mark.parametrize(("name", "value", "says"), [
-    ("NOVA_LLM_MAX_RETRIES", "-1", "llm_max_retries must be at least 0, got -1"),
-    ("NOVA_TOKEN_BUDGET", "0", "token_budget must be at least 1, got 0"),
-    ("NOVA_TOKEN_BUDGET", "-5", "token_budget must be at least 1, got -5"),
-    ("NOVA_MAX_CONCURRENCY", "0", "max_concurrency must be at least 1, got 0"),
-    ("NOVA_MAX_INLINE_COMMENTS", "-3", "max_inline_comments must be at least 0, got -3"),
-    ("NOVA_LLM_TIMEOUT", "0", "llm_timeout must be more than 0, got 0.0"),
-    ("NOVA_GITHUB_TIMEOUT", "-1", "github_timeout must be more than 0, got -1.0"),
-    ("NOVA_REVIEW_DEADLINE", "0", "review_deadline must be more than 0, got 0.0"),
-    ("NOVA_TOOL_TIMEOUT", "-2.5", "tool_timeout must be more than 0, got -2.5"),
-    ("NOVA_RECURSION_LIMIT", "0", "recursion_limit must be at least 1, got 0"),
-    ("NOVA_LLM_MAX_RETRIES", "two", "llm_max_retries must be an integer, got 'two'"),
-])
-def test_out_of_range_settings_are_one_line_and_exit_2(py_repo: GitRepo, monkeypatch, name: str,
-                                                       value: str, says: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("NOVA_LLM_MAX_RETRIES", "-1", "llm_max_retries must be at least 0, got -1"),
+        ("NOVA_TOKEN_BUDGET", "0", "token_budget must be at least 1, got 0"),
+        ("NOVA_TOKEN_BUDGET", "-5", "token_budget must be at least 1, got -5"),
+        ("NOVA_MAX_CONCURRENCY", "0", "max_concurrency must be at least 1, got 0"),
+        ("NOVA_MAX_INLINE_COMMENTS", "-3", "max_inline_comments must be at least 0, got -3"),
+        ("NOVA_LLM_TIMEOUT", "0", "llm_timeout must be more than 0, got 0.0"),
+        ("NOVA_GITHUB_TIMEOUT", "-1", "github_timeout must be more than 0, got -1.0"),
+        ("NOVA_REVIEW_DEADLINE", "0", "review_deadline must be more than 0, got 0.0"),
+        ("NOVA_TOOL_TIMEOUT", "-2.5", "tool_timeout must be more than 0, got -2.5"),
+        ("NOVA_RECURSION_LIMIT", "0", "recursion_limit must be at least 1, got 0"),
+        ("NOVA_LLM_MAX_RETRIES", "two", "llm_max_retries must be an integer, got 'two'"),
+    ],
+)
+def test_out_of_range_settings_are_one_line_and_exit_2(
+    py_repo: GitRepo, monkeypatch, name: str, value: str, says: str
+) -> None:
     monkeypatch.setenv(name, value)
     result = run("review", "--repo", str(py_repo.path), "-q")
     assert result.exit_code == 2
@@ -80,15 +84,24 @@ def test_unwritable_events_file_is_one_line(py_repo: GitRepo, tmp_path: Path) ->
     target = tmp_path / "missing-dir" / "events.jsonl"
     result = run("review", "--repo", str(py_repo.path), "-q", "--events-file", str(target))
     assert result.exit_code == 2
-    assert result.stderr == (f"nova: error: cannot write --events-file {target}: "
-                             "No such file or directory\n")
+    assert result.stderr == (
+        f"nova: error: cannot write --events-file {target}: No such file or directory\n"
+    )
 
 
-@pytest.mark.parametrize(("model", "base_url"), [
-    ("bogus", None), ("openai:", None), (":gpt-4o", None), ("open ai:gpt-4o", None),
-    ("gpt 4o", "http://127.0.0.1:9/v1")])
-def test_malformed_model_is_refused_at_once(model: str, base_url: str | None, monkeypatch,
-                                            llm: FakeOpenAI) -> None:
+@pytest.mark.parametrize(
+    ("model", "base_url"),
+    [
+        ("bogus", None),
+        ("openai:", None),
+        (":gpt-4o", None),
+        ("open ai:gpt-4o", None),
+        ("gpt 4o", "http://127.0.0.1:9/v1"),
+    ],
+)
+def test_malformed_model_is_refused_at_once(
+    model: str, base_url: str | None, monkeypatch, llm: FakeOpenAI
+) -> None:
     monkeypatch.setenv("NOVA_LLM_MODEL", model)
     if base_url:
         monkeypatch.setenv("NOVA_LLM_BASE_URL", base_url)
@@ -101,10 +114,13 @@ def test_malformed_model_is_refused_at_once(model: str, base_url: str | None, mo
 
 
 def test_model_names_without_a_provider_that_are_accepted() -> None:
-    cases = {"gpt-4o-mini": ("openai", "gpt-4o-mini"), "o3-mini": ("openai", "o3-mini"),
-             "claude-sonnet-4-5": ("anthropic", "claude-sonnet-4-5"),
-             "ft:gpt-4o-mini:acme::abc123": ("openai", "ft:gpt-4o-mini:acme::abc123"),
-             "openai:llama3": ("openai", "llama3")}
+    cases = {
+        "gpt-4o-mini": ("openai", "gpt-4o-mini"),
+        "o3-mini": ("openai", "o3-mini"),
+        "claude-sonnet-4-5": ("anthropic", "claude-sonnet-4-5"),
+        "ft:gpt-4o-mini:acme::abc123": ("openai", "ft:gpt-4o-mini:acme::abc123"),
+        "openai:llama3": ("openai", "llama3"),
+    }
     for model, expected in cases.items():
         s = load_settings(env={"NOVA_LLM_MODEL": model})
         assert (s.provider, s.model_name) == expected, model
@@ -119,9 +135,20 @@ INJECTED = "Fine.\n::error title=pwned::owned\n::set-output name=comments::0\n##
 
 
 def _answer_with_injection() -> str:
-    return json.dumps({"summary": INJECTED, "comments": [
-        {"path": "pkg/calc.py", "line": 2, "code": "return a - b", "severity": "warning",
-         "body": "Subtraction?\n::add-mask::x\n  ::warning file=a::indented"}]})
+    return json.dumps(
+        {
+            "summary": INJECTED,
+            "comments": [
+                {
+                    "path": "pkg/calc.py",
+                    "line": 2,
+                    "code": "return a - b",
+                    "severity": "warning",
+                    "body": "Subtraction?\n::add-mask::x\n  ::warning file=a::indented",
+                }
+            ],
+        }
+    )
 
 
 def runner_commands(output: str) -> list[str]:
@@ -141,12 +168,15 @@ def runner_commands(output: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_model_text_cannot_start_a_workflow_command(py_repo: GitRepo, llm_env: FakeOpenAI,
-                                                    monkeypatch) -> None:
+def test_model_text_cannot_start_a_workflow_command(
+    py_repo: GitRepo, llm_env: FakeOpenAI, monkeypatch
+) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("NOVA_LLM_MAX_RETRIES", "0")
-    llm_env.enqueue(tool_call("read_file\n::error::from-a-tool-name", {"path": "x"}),
-                    text(_answer_with_injection()))
+    llm_env.enqueue(
+        tool_call("read_file\n::error::from-a-tool-name", {"path": "x"}),
+        text(_answer_with_injection()),
+    )
     result = run("review", "--repo", str(py_repo.path))  # progress lines on stderr too
     assert result.exit_code == 0, result.stderr
     assert "::error title=pwned::owned" in result.stdout  # shown, but fenced

@@ -45,7 +45,7 @@ def decoded_runs(text: str) -> Iterator[bytes]:
     for run in re.findall(r"[A-Za-z0-9+/_\-]{4,}=*", text):
         for start in range(4):
             body = run[start:].rstrip("=")
-            body = body[:len(body) - len(body) % 4] or body
+            body = body[: len(body) - len(body) % 4] or body
             for alt in (b"+/", b"-_"):
                 try:
                     yield base64.b64decode(body + "=" * (-len(body) % 4), altchars=alt)
@@ -59,10 +59,17 @@ def assert_hidden(token: str, out: str) -> None:
     assert not any(raw in chunk for chunk in decoded_runs(out))
 
 
-@given(token=tokens, before=around, after=around, inner_before=around, inner_after=around,
-       urlsafe=st.booleans())
-def test_no_base64_form_survives(token: str, before: str, after: str, inner_before: str,
-                                 inner_after: str, urlsafe: bool) -> None:
+@given(
+    token=tokens,
+    before=around,
+    after=around,
+    inner_before=around,
+    inner_after=around,
+    urlsafe=st.booleans(),
+)
+def test_no_base64_form_survives(
+    token: str, before: str, after: str, inner_before: str, inner_after: str, urlsafe: bool
+) -> None:
     payload = (inner_before + token + inner_after).encode()
     encoded = (base64.urlsafe_b64encode if urlsafe else base64.b64encode)(payload).decode()
     with only_secret(token):
@@ -71,13 +78,20 @@ def test_no_base64_form_survives(token: str, before: str, after: str, inner_befo
 
 
 @pytest.mark.slow
-@given(token=tokens, before=plain_around, after=plain_around,
-       style=st.sampled_from(["plain", "quote", "quote_safe", "plus", "lower"]))
+@given(
+    token=tokens,
+    before=plain_around,
+    after=plain_around,
+    style=st.sampled_from(["plain", "quote", "quote_safe", "plus", "lower"]),
+)
 def test_no_url_encoded_form_survives(token: str, before: str, after: str, style: str) -> None:
-    form = {"plain": token, "quote": quote(token), "quote_safe": quote(token, safe=""),
-            "plus": quote_plus(token),
-            "lower": re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(),
-                            quote(token, safe=""))}[style]
+    form = {
+        "plain": token,
+        "quote": quote(token),
+        "quote_safe": quote(token, safe=""),
+        "plus": quote_plus(token),
+        "lower": re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(token, safe="")),
+    }[style]
     with only_secret(token):
         out = redact_known(f"{before}https://host/p?t={form}&x=1{after}")
     assert token not in out and token not in unquote(out) and token not in unquote_plus(out)
@@ -94,9 +108,12 @@ def test_actions_checkout_header(token: str) -> None:
 
 
 @pytest.mark.slow
-@given(user=st.text(alphabet=string.ascii_letters, max_size=8),
-       password=st.text(alphabet=string.ascii_letters + string.digits + "%-._~!$", min_size=1,
-                        max_size=20))
+@given(
+    user=st.text(alphabet=string.ascii_letters, max_size=8),
+    password=st.text(
+        alphabet=string.ascii_letters + string.digits + "%-._~!$", min_size=1, max_size=20
+    ),
+)
 def test_url_userinfo_is_hidden(user: str, password: str) -> None:
     out = redact(f"model endpoint http://{user}:{password}@svc:8000/v1 is unreachable")
     assert out == f"model endpoint http://{user}:***@svc:8000/v1 is unreachable"

@@ -120,14 +120,28 @@ def test_paraphrased_code_on_the_right_number_is_kept() -> None:
     assert place(path="src/app.py", line=11, code="value = compute(2);").line == 11
 
 
-@pytest.mark.parametrize("path, expected", [
-    ("b/src/app.py", "src/app.py"), ("a/src/app.py", "src/app.py"), ("./src/app.py", "src/app.py"),
-    ("/src/app.py", "src/app.py"), ("util.py", "src/util.py"), ("old_name.py", "lib/new_name.py"),
-    ("repo/src/util.py", "src/util.py"),
-])
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("b/src/app.py", "src/app.py"),
+        ("a/src/app.py", "src/app.py"),
+        ("./src/app.py", "src/app.py"),
+        ("/src/app.py", "src/app.py"),
+        ("util.py", "src/util.py"),
+        ("old_name.py", "lib/new_name.py"),
+        ("repo/src/util.py", "src/util.py"),
+    ],
+)
 def test_path_normalisation(path, expected) -> None:
-    p = place(path=path, line=None, code="x = 2" if "util" in expected else
-              "a = 10" if "new_name" in expected else "log(value)")
+    p = place(
+        path=path,
+        line=None,
+        code="x = 2"
+        if "util" in expected
+        else "a = 10"
+        if "new_name" in expected
+        else "log(value)",
+    )
     assert p.placed and p.path == expected
 
 
@@ -144,8 +158,13 @@ def test_binary_and_deleted_files_are_not_commentable() -> None:
 
 
 def test_range_kept_only_inside_one_hunk_and_shifted_with_the_line() -> None:
-    p = place(path="src/app.py", line=10, end_line=11, code="value = compute(2)",
-              suggestion="value = compute(3)\nlog(value)")
+    p = place(
+        path="src/app.py",
+        line=10,
+        end_line=11,
+        code="value = compute(2)",
+        suggestion="value = compute(3)\nlog(value)",
+    )
     assert (p.line, p.end_line, p.suggestion) == (11, 12, "value = compute(3)\nlog(value)")
     p = place(path="src/app.py", line=15, end_line=20, code="stop()", suggestion="x")
     assert (p.line, p.end_line, p.suggestion) == (15, None, None)
@@ -185,8 +204,11 @@ def _twins_new() -> list[str]:
 
 
 TWINS_OLD, TWINS_NEW = _twins_new()
-TWINS = parse_diff("diff --git a/t.py b/t.py\n" + "\n".join(difflib.unified_diff(
-    TWINS_OLD, TWINS_NEW, "a/t.py", "b/t.py", n=1000, lineterm="")) + "\n")
+TWINS = parse_diff(
+    "diff --git a/t.py b/t.py\n"
+    + "\n".join(difflib.unified_diff(TWINS_OLD, TWINS_NEW, "a/t.py", "b/t.py", n=1000, lineterm=""))
+    + "\n"
+)
 
 
 def twin(line, code):

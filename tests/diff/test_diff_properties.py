@@ -26,17 +26,27 @@ from bot.events import (
 
 # Lines that look like diff syntax and numbered output, to stress both.
 line_text = st.one_of(
-    st.sampled_from(["", " ", "x = 1", "+ plus", "- minus", "12 + fake", "@@ -1 +1 @@",
-                     "NEW_LINE_3: x", "return x", "\\ no"]),
-    st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)),
-            max_size=12),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "x = 1",
+            "+ plus",
+            "- minus",
+            "12 + fake",
+            "@@ -1 +1 @@",
+            "NEW_LINE_3: x",
+            "return x",
+            "\\ no",
+        ]
+    ),
+    st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12),
 )
 texts = st.lists(line_text, max_size=25)
 
 
 def make_diff(path: str, old: list[str], new: list[str], context: int) -> str:
-    body = list(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", n=context,
-                                     lineterm=""))
+    body = list(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", n=context, lineterm=""))
     if not body:
         return ""
     return f"diff --git a/{path} b/{path}\n" + "\n".join(body) + "\n"
@@ -143,8 +153,9 @@ comments = st.builds(
 
 @pytest.mark.slow
 @given(old=texts, new=texts, context=st.integers(0, 3), proposed=st.lists(comments, max_size=8))
-def test_anchoring_never_loses_a_comment_nor_places_it_off_the_diff(old, new, context,
-                                                                    proposed) -> None:
+def test_anchoring_never_loses_a_comment_nor_places_it_off_the_diff(
+    old, new, context, proposed
+) -> None:
     files = parse_diff(make_diff("f.txt", old, new, context))
     index = build_index(files)
     placements = anchor(proposed, files)
@@ -156,28 +167,37 @@ def test_anchoring_never_loses_a_comment_nor_places_it_off_the_diff(old, new, co
             if p.end_line is not None:
                 assert all(n in fi.commentable for n in range(p.line, p.end_line + 1))
             if p.how in ("code", "exact", "translated") and p.comment.code:
-                quoted = normalize_code(p.comment.code.strip("\n").split("\n")[0]
-                                        if p.comment.code.strip() else "")
-                assert not quoted or quoted in normalize_code(fi.commentable[p.line]) or \
-                    normalize_code(re.sub(r"^\s*(?:NEW_LINE_\d+:|\d+\s)?\s*\+?\s*", "",
-                                          p.comment.code)) in normalize_code(
-                        fi.commentable[p.line])
+                quoted = normalize_code(
+                    p.comment.code.strip("\n").split("\n")[0] if p.comment.code.strip() else ""
+                )
+                assert (
+                    not quoted
+                    or quoted in normalize_code(fi.commentable[p.line])
+                    or normalize_code(
+                        re.sub(r"^\s*(?:NEW_LINE_\d+:|\d+\s)?\s*\+?\s*", "", p.comment.code)
+                    )
+                    in normalize_code(fi.commentable[p.line])
+                )
         else:
             assert p.reason
 
 
 @pytest.mark.slow
 @given(old=texts, new=texts, context=st.integers(0, 3), data=st.data())
-def test_quoting_a_unique_line_places_it_there_whatever_the_number(old, new, context,
-                                                                   data) -> None:
+def test_quoting_a_unique_line_places_it_there_whatever_the_number(old, new, context, data) -> None:
     files = parse_diff(make_diff("f.txt", old, new, context))
     index = build_index(files)
     assume(files)
     fi = index["f.txt"]
-    unique = [n for n, t in fi.commentable.items()
-              if normalize_code(t) and len(fi.by_text[normalize_code(t)]) == 1
-              and not any(normalize_code(t) in normalize_code(o) and m != n
-                          for m, o in fi.commentable.items())]
+    unique = [
+        n
+        for n, t in fi.commentable.items()
+        if normalize_code(t)
+        and len(fi.by_text[normalize_code(t)]) == 1
+        and not any(
+            normalize_code(t) in normalize_code(o) and m != n for m, o in fi.commentable.items()
+        )
+    ]
     assume(unique)
     target = data.draw(st.sampled_from(unique))
     claimed = data.draw(st.integers(1, 60))
@@ -187,26 +207,50 @@ def test_quoting_a_unique_line_places_it_there_whatever_the_number(old, new, con
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                max_size=3),
-    max_leaves=8)
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 timestamps = st.floats(0, 4e9, allow_nan=False)
 events = st.one_of(
     st.builds(TextEvent, content=st.text(), is_final=st.booleans(), timestamp=timestamps),
-    st.builds(ToolCallEvent, tool_name=st.text(), tool_call_id=st.text(),
-              tool_args=st.dictionaries(st.text(max_size=5), json_values, max_size=3),
-              timestamp=timestamps),
-    st.builds(ToolResultEvent, tool_call_id=st.text(), result=json_values,
-              status=st.sampled_from(["success", "error"]), timestamp=timestamps),
-    st.builds(FileOperationEvent, operation=st.sampled_from(["read", "write", "edit"]),
-              file_path=st.text(), metrics=st.dictionaries(st.text(max_size=5), st.integers()),
-              diff=st.none() | st.text(), timestamp=timestamps),
-    st.builds(StepEvent, step_name=st.text(), message=st.text(), timestamp=timestamps,
-              status=st.sampled_from(["running", "completed", "failed", "skipped"])),
+    st.builds(
+        ToolCallEvent,
+        tool_name=st.text(),
+        tool_call_id=st.text(),
+        tool_args=st.dictionaries(st.text(max_size=5), json_values, max_size=3),
+        timestamp=timestamps,
+    ),
+    st.builds(
+        ToolResultEvent,
+        tool_call_id=st.text(),
+        result=json_values,
+        status=st.sampled_from(["success", "error"]),
+        timestamp=timestamps,
+    ),
+    st.builds(
+        FileOperationEvent,
+        operation=st.sampled_from(["read", "write", "edit"]),
+        file_path=st.text(),
+        metrics=st.dictionaries(st.text(max_size=5), st.integers()),
+        diff=st.none() | st.text(),
+        timestamp=timestamps,
+    ),
+    st.builds(
+        StepEvent,
+        step_name=st.text(),
+        message=st.text(),
+        timestamp=timestamps,
+        status=st.sampled_from(["running", "completed", "failed", "skipped"]),
+    ),
     st.builds(ErrorEvent, error=st.text(), recoverable=st.booleans(), timestamp=timestamps),
-    st.builds(DoneEvent, token_usage=st.none() | st.dictionaries(st.text(max_size=5),
-                                                                 st.integers()),
-              cancelled=st.booleans(), timestamp=timestamps),
+    st.builds(
+        DoneEvent,
+        token_usage=st.none() | st.dictionaries(st.text(max_size=5), st.integers()),
+        cancelled=st.booleans(),
+        timestamp=timestamps,
+    ),
 )
 
 
@@ -219,8 +263,19 @@ def test_events_round_trip_through_to_dict_and_json(event) -> None:
 
 
 # Few distinct texts, so lines repeat, prefix one another and differ only in indentation.
-twin_text = st.sampled_from(["if a:", "    if a:", "return x", "return x + 1", "pass", "}",
-                             "x = compute(a, b)", "x = compute(a, b, c)", ""])
+twin_text = st.sampled_from(
+    [
+        "if a:",
+        "    if a:",
+        "return x",
+        "return x + 1",
+        "pass",
+        "}",
+        "x = compute(a, b)",
+        "x = compute(a, b, c)",
+        "",
+    ]
+)
 
 
 def _singles_out(claimed: int | None, line: int, matches: list[int], fi) -> bool:
@@ -233,21 +288,31 @@ def _singles_out(claimed: int | None, line: int, matches: list[int], fi) -> bool
 
 
 @pytest.mark.slow
-@given(old=st.lists(twin_text, max_size=40), new=st.lists(twin_text, max_size=40),
-       context=st.integers(0, 3), data=st.data())
+@given(
+    old=st.lists(twin_text, max_size=40),
+    new=st.lists(twin_text, max_size=40),
+    context=st.integers(0, 3),
+    data=st.data(),
+)
 def test_a_quote_of_several_lines_is_placed_only_where_the_claim_singles_one_out(
-        old, new, context, data) -> None:
+    old, new, context, data
+) -> None:
     files = parse_diff(make_diff("f.txt", old, new, context))
     assume(files)
     fi = build_index(files)["f.txt"]
     assume(fi.commentable)
     target = data.draw(st.sampled_from(sorted(fi.commentable)))
     text = fi.commentable[target]
-    quote = data.draw(st.sampled_from([
-        text, "  " + text.strip(), text.strip() + " ", text[:max(1, len(text) * 2 // 3)]]))
+    quote = data.draw(
+        st.sampled_from(
+            [text, "  " + text.strip(), text.strip() + " ", text[: max(1, len(text) * 2 // 3)]]
+        )
+    )
     old_no = {n: o for o, n in fi.old_to_new.items()}.get(target, target)
-    claimed = data.draw(st.sampled_from([target, old_no, target + 1, target - 2, None,
-                                         100_000 + target]) | st.integers(-5, 90))
+    claimed = data.draw(
+        st.sampled_from([target, old_no, target + 1, target - 2, None, 100_000 + target])
+        | st.integers(-5, 90)
+    )
     (p,) = anchor([Comment("f.txt", claimed, "b", code=quote)], files)
     key = normalize_code(quote)
     matches = sorted(n for n, t in fi.commentable.items() if normalize_code(t).startswith(key))
@@ -256,8 +321,11 @@ def test_a_quote_of_several_lines_is_placed_only_where_the_claim_singles_one_out
     if key and len(matches) > 1:
         assert not p.placed or _singles_out(claimed, p.line, matches, fi), (matches, p)
         if p.placed and fi.normalized[p.line] != key:  # the quote is only its start
-            assert not [m for m in matches if abs(m - p.line) <= 2
-                        and fi.normalized[m] != fi.normalized[p.line]], (matches, p)
+            assert not [
+                m
+                for m in matches
+                if abs(m - p.line) <= 2 and fi.normalized[m] != fi.normalized[p.line]
+            ], (matches, p)
         if not p.placed:
             assert "ambiguous" in p.reason
     if key and len(matches) == 1:

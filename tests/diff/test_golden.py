@@ -24,8 +24,10 @@ def _check(path: Path, actual: str, update: bool = UPDATE) -> None:
     written on the fly would be compared with itself and always pass)."""
     if update:
         path.write_text(actual, encoding="utf-8")
-    assert path.exists(), (f"golden {path.name} is missing: write it with NOVA_UPDATE_GOLDEN=1 "
-                           "python -m pytest tests/diff/test_golden.py, then review it")
+    assert path.exists(), (
+        f"golden {path.name} is missing: write it with NOVA_UPDATE_GOLDEN=1 "
+        "python -m pytest tests/diff/test_golden.py, then review it"
+    )
     assert actual == path.read_text(encoding="utf-8"), f"golden {path.name} differs"
 
 
@@ -44,14 +46,28 @@ def test_a_missing_golden_fails_and_is_not_written(tmp_path: Path) -> None:
 def test_golden(name: str) -> None:
     files = parse_diff(decode_diff((DATA / f"{name}.diff").read_bytes()))
     _check(DATA / f"{name}.numbered.txt", render_files(files))
-    _check(DATA / f"{name}.json",
-           json.dumps(diff_to_dict(files), indent=1, ensure_ascii=False) + "\n")
+    _check(
+        DATA / f"{name}.json", json.dumps(diff_to_dict(files), indent=1, ensure_ascii=False) + "\n"
+    )
 
 
 def test_goldens_cover_the_tricky_cases() -> None:
-    expected = {"added_deleted", "binary_added", "copy", "crlf", "empty", "mode_only",
-                "modified_hunks", "no_newline", "non_utf8", "plain_unified", "quoted_paths",
-                "rename_edit", "rename_pure", "long_context"}
+    expected = {
+        "added_deleted",
+        "binary_added",
+        "copy",
+        "crlf",
+        "empty",
+        "mode_only",
+        "modified_hunks",
+        "no_newline",
+        "non_utf8",
+        "plain_unified",
+        "quoted_paths",
+        "rename_edit",
+        "rename_pure",
+        "long_context",
+    }
     assert expected <= set(CASES)
 
 
@@ -65,7 +81,11 @@ def test_statuses_and_paths() -> None:
     assert (deleted.status, deleted.path, deleted.new_path) == ("deleted", "gone.txt", None)
     (pure,) = _parsed("rename_pure")
     assert (pure.status, pure.old_path, pure.new_path, pure.hunks) == (
-        "renamed", "moved.txt", "sub/moved.txt", ())
+        "renamed",
+        "moved.txt",
+        "sub/moved.txt",
+        (),
+    )
     (edit,) = _parsed("rename_edit")
     assert edit.status == "renamed" and edit.new_path == "moved_edited.txt" and edit.hunks
     (copy,) = _parsed("copy")
@@ -74,16 +94,18 @@ def test_statuses_and_paths() -> None:
     assert (mode.old_mode, mode.new_mode, mode.hunks) == ("100644", "100755", ())
     (binary,) = _parsed("binary_added")
     assert binary.is_binary and binary.status == "added" and binary.path == "logo.png"
-    assert {f.path for f in _parsed("quoted_paths")} == {"tab\there.txt", "with space.txt",
-                                                         "ünï.txt"}
+    assert {f.path for f in _parsed("quoted_paths")} == {
+        "tab\there.txt",
+        "with space.txt",
+        "ünï.txt",
+    }
     assert _parsed("empty") == []
 
 
 def test_no_newline_and_crlf() -> None:
     (f,) = _parsed("no_newline")
     flagged = [ln for h in f.hunks for ln in h.lines if ln.no_newline]
-    assert [(ln.kind, ln.text) for ln in flagged] == [("removed", "no newline"),
-                                                      ("added", "added")]
+    assert [(ln.kind, ln.text) for ln in flagged] == [("removed", "no newline"), ("added", "added")]
     (crlf,) = _parsed("crlf")
     assert all(not ln.text.endswith("\r") for h in crlf.hunks for ln in h.lines)
     assert [ln.text for ln in crlf.hunks[0].lines if ln.kind == "added"] == ["B"]
@@ -95,12 +117,15 @@ def test_non_utf8_bytes_are_replaced_not_fatal() -> None:
     assert added == ["caf\ufffd!"]
 
 
-@pytest.mark.parametrize("text, where", [
-    ("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n", "line 8"),
-    ("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,x +1 @@\n", "line 4"),
-    ("@@ -1 +1 @@\n-a\n+b\n", "line 1"),
-    ("this is not a diff at all\n", "not a unified diff"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n", "line 8"),
+        ("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,x +1 @@\n", "line 4"),
+        ("@@ -1 +1 @@\n-a\n+b\n", "line 1"),
+        ("this is not a diff at all\n", "not a unified diff"),
+    ],
+)
 def test_malformed_diffs_raise_clear_errors(text: str, where: str) -> None:
     with pytest.raises(DiffParseError) as info:
         parse_diff(text)

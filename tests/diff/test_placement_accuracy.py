@@ -32,16 +32,40 @@ def _new_file() -> list[str]:
 
 # Added at the end: "if a:" three times (the last far from the others), and two lines the
 # same cut-short quote starts.
-TWINS = ["if a:", "    go(1)", "if a:", "    go(2)", "total = compute(a, b, c)",
-         "total = compute(a, b, c).sum()", *[f"w{i} = {i}" for i in range(12)], "if a:",
-         "    go(3)"]
+TWINS = [
+    "if a:",
+    "    go(1)",
+    "if a:",
+    "    go(2)",
+    "total = compute(a, b, c)",
+    "total = compute(a, b, c).sum()",
+    *[f"w{i} = {i}" for i in range(12)],
+    "if a:",
+    "    go(3)",
+]
 NEW = _new_file()
 IF_A = [n for n, t in enumerate(NEW, 1) if t == "if a:"]
 TOTAL = NEW.index("total = compute(a, b, c).sum()") + 1
-ADDED = ["v5 = compute(500)", "extra_a = 1", "extra_b = 2", "extra_c = 3",
-         "v12 = compute(1200)", "v20 = compute(2000)", "tail_a = 1", "tail_b = 2"]
-CONTEXT = ["v4 = compute(4)", "v6 = compute(6)", "v11 = compute(11)", "v13 = compute(13)",
-           "v17 = compute(17)", "v19 = compute(19)", "v21 = compute(21)", "v40 = compute(40)"]
+ADDED = [
+    "v5 = compute(500)",
+    "extra_a = 1",
+    "extra_b = 2",
+    "extra_c = 3",
+    "v12 = compute(1200)",
+    "v20 = compute(2000)",
+    "tail_a = 1",
+    "tail_b = 2",
+]
+CONTEXT = [
+    "v4 = compute(4)",
+    "v6 = compute(6)",
+    "v11 = compute(11)",
+    "v13 = compute(13)",
+    "v17 = compute(17)",
+    "v19 = compute(19)",
+    "v21 = compute(21)",
+    "v40 = compute(40)",
+]
 
 
 def _claimed(variant: int, code: str) -> int | None:
@@ -56,24 +80,39 @@ def test_quoted_comments_land_on_their_exact_line(repo: GitRepo, llm_env: FakeOp
     repo.write("src/values.py", "\n".join(NEW) + "\n")
     repo.commit("change values")
     targets = ADDED + CONTEXT
-    comments = [{"path": "src/values.py", "line": _claimed(i, code), "code": code,
-                 "body": f"finding {i}"} for i, code in enumerate(targets)]
-    bad = [{"path": "src/values.py", "line": 15, "code": "v15 = compute(15)", "body": "deleted"},
-           {"path": "src/values.py", "line": 3, "code": "not in the file", "body": "invented"},
-           {"path": "src/other.py", "line": 3, "code": "v3 = compute(3)", "body": "wrong file"}]
+    comments = [
+        {"path": "src/values.py", "line": _claimed(i, code), "code": code, "body": f"finding {i}"}
+        for i, code in enumerate(targets)
+    ]
+    bad = [
+        {"path": "src/values.py", "line": 15, "code": "v15 = compute(15)", "body": "deleted"},
+        {"path": "src/values.py", "line": 3, "code": "not in the file", "body": "invented"},
+        {"path": "src/other.py", "line": 3, "code": "v3 = compute(3)", "body": "wrong file"},
+    ]
     offset = len(NEW) - len(OLD)  # the old-side number of an added line at the end
-    twins = [{"path": "src/values.py", "line": n, "code": "    if a:", "body": f"same text {n}"}
-             for n in IF_A]
+    twins = [
+        {"path": "src/values.py", "line": n, "code": "    if a:", "body": f"same text {n}"}
+        for n in IF_A
+    ]
     twins += [{"path": "src/values.py", "line": IF_A[2] - 1, "code": "if a:", "body": "near"}]
     ambiguous = [
         {"path": "src/values.py", "line": 100_000 + IF_A[0], "code": "if a:", "body": "out"},
         {"path": "src/values.py", "line": IF_A[1] - offset, "code": "if a:", "body": "old"},
-        {"path": "src/values.py", "line": TOTAL - 2, "code": "total = compute(a, b",
-         "body": "cut short"}]
-    llm_env.enqueue(text(json.dumps({"summary": "s", "comments": comments + bad + twins
-                                     + ambiguous})))
-    result = CliRunner().invoke(cli, ["review", "--repo", str(repo.path), "-q", "-o", "json",
-                                      "--analyzers", "none"], catch_exceptions=False)
+        {
+            "path": "src/values.py",
+            "line": TOTAL - 2,
+            "code": "total = compute(a, b",
+            "body": "cut short",
+        },
+    ]
+    llm_env.enqueue(
+        text(json.dumps({"summary": "s", "comments": comments + bad + twins + ambiguous}))
+    )
+    result = CliRunner().invoke(
+        cli,
+        ["review", "--repo", str(repo.path), "-q", "-o", "json", "--analyzers", "none"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
 
@@ -82,10 +121,12 @@ def test_quoted_comments_land_on_their_exact_line(repo: GitRepo, llm_env: FakeOp
         assert f"\n{NEW.index(code) + 1} + {code}\n" in prompt
 
     placed = {c["body"]: c["line"] for c in data["comments"]}
-    exact = sum(placed.get(f"finding {i}") == NEW.index(code) + 1
-                for i, code in enumerate(targets))
-    wrong = [b for b, line in placed.items() if b.startswith("finding")
-             and line != NEW.index(targets[int(b.split()[1])]) + 1]
+    exact = sum(placed.get(f"finding {i}") == NEW.index(code) + 1 for i, code in enumerate(targets))
+    wrong = [
+        b
+        for b, line in placed.items()
+        if b.startswith("finding") and line != NEW.index(targets[int(b.split()[1])]) + 1
+    ]
     assert exact / len(targets) >= 0.95 and not wrong
     assert exact == len(targets)
     assert [placed[f"same text {n}"] for n in IF_A] == IF_A  # three comments, three lines

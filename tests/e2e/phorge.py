@@ -19,8 +19,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SETUP = ROOT / "scripts" / "phorge" / "setup.sh"
-EXTENSION = (ROOT / "ci" / "phabricator" / "extension"
-             / "NovaDifferentialPublishConduitAPIMethod.php")
+EXTENSION = (
+    ROOT / "ci" / "phabricator" / "extension" / "NovaDifferentialPublishConduitAPIMethod.php"
+)
 D1_DIFF = ROOT / "scripts" / "phorge" / "d1.diff"
 
 
@@ -48,8 +49,9 @@ class Phorge:
         state = Path(os.environ.get("PHORGE_STATE") or "/tmp/nova-phorge")
         env = {**os.environ, "PHORGE_SOURCE": source, "PHORGE_STATE": str(state)}
         was_running = (state / "web.pid").is_file()
-        proc = subprocess.run(["bash", str(SETUP), "up"], env=env, capture_output=True,
-                              text=True, timeout=900)
+        proc = subprocess.run(
+            ["bash", str(SETUP), "up"], env=env, capture_output=True, text=True, timeout=900
+        )
         if proc.returncode == 2:
             raise SetupImpossible(proc.stderr.strip().splitlines()[-1])
         if proc.returncode != 0:
@@ -58,8 +60,12 @@ class Phorge:
         return cls(state=state, seed=seed, started=not was_running)
 
     def down(self) -> None:
-        subprocess.run(["bash", str(SETUP), "down"], env={**os.environ,
-                       "PHORGE_STATE": str(self.state)}, capture_output=True, timeout=120)
+        subprocess.run(
+            ["bash", str(SETUP), "down"],
+            env={**os.environ, "PHORGE_STATE": str(self.state)},
+            capture_output=True,
+            timeout=120,
+        )
 
     @property
     def url(self) -> str:
@@ -76,9 +82,12 @@ class Phorge:
         import requests
 
         params["__conduit__"] = {"token": self.token(role)}
-        answer = requests.post(f"{self.url}/api/{method}", params={"__conduit__": "1"},
-                               data={"params": json.dumps(params), "output": "json"},
-                               timeout=60).json()
+        answer = requests.post(
+            f"{self.url}/api/{method}",
+            params={"__conduit__": "1"},
+            data={"params": json.dumps(params), "output": "json"},
+            timeout=60,
+        ).json()
         if answer.get("error_code"):
             raise RuntimeError(f"{method}: {answer['error_code']}: {answer['error_info']}")
         return answer["result"]
@@ -86,15 +95,26 @@ class Phorge:
     def new_revision(self, title: str) -> Revision:
         """A revision by alice from d1.diff; Herald starts the Nova build plan on it."""
         diff = self.call("author", "differential.createrawdiff", diff=D1_DIFF.read_text())
-        edit = self.call("author", "differential.revision.edit", transactions=[
-            {"type": "update", "value": diff["phid"]}, {"type": "title", "value": title},
-            {"type": "summary", "value": "Adds tax."},
-            {"type": "testPlan", "value": "Ran it."}])
-        return Revision(id=int(edit["object"]["id"]), phid=edit["object"]["phid"],
-                        diff_id=int(diff["id"]), diff_phid=diff["phid"])
+        edit = self.call(
+            "author",
+            "differential.revision.edit",
+            transactions=[
+                {"type": "update", "value": diff["phid"]},
+                {"type": "title", "value": title},
+                {"type": "summary", "value": "Adds tax."},
+                {"type": "testPlan", "value": "Ran it."},
+            ],
+        )
+        return Revision(
+            id=int(edit["object"]["id"]),
+            phid=edit["object"]["phid"],
+            diff_id=int(diff["id"]),
+            diff_phid=diff["phid"],
+        )
 
-    def wait_for_target(self, rev: Revision, status: str = "target/waiting",
-                        seconds: float = 120) -> str:
+    def wait_for_target(
+        self, rev: Revision, status: str = "target/waiting", seconds: float = 120
+    ) -> str:
         """The PHID of the revision's build target once it has ``status`` (the daemons
         run the build: this polls, bounded)."""
         deadline = time.monotonic() + seconds
@@ -107,16 +127,21 @@ class Phorge:
             time.sleep(0.5)
 
     def _target(self, rev: Revision) -> tuple[str, str] | None:
-        buildables = self.call("admin", "harbormaster.buildable.search",
-                               constraints={"objectPHIDs": [rev.diff_phid]})["data"]
+        buildables = self.call(
+            "admin", "harbormaster.buildable.search", constraints={"objectPHIDs": [rev.diff_phid]}
+        )["data"]
         if not buildables:
             return None
-        builds = self.call("admin", "harbormaster.build.search",
-                           constraints={"buildables": [buildables[0]["phid"]]})["data"]
+        builds = self.call(
+            "admin",
+            "harbormaster.build.search",
+            constraints={"buildables": [buildables[0]["phid"]]},
+        )["data"]
         if not builds:
             return None
-        targets = self.call("admin", "harbormaster.target.search",
-                            constraints={"buildPHIDs": [builds[0]["phid"]]})["data"]
+        targets = self.call(
+            "admin", "harbormaster.target.search", constraints={"buildPHIDs": [builds[0]["phid"]]}
+        )["data"]
         if not targets:
             return None
         return targets[0]["phid"], targets[0]["fields"]["status"]["value"]
@@ -124,13 +149,28 @@ class Phorge:
     # -- what the database holds ------------------------------------------------------------
     def sql(self, query: str) -> list[list[str]]:
         out = subprocess.run(
-            ["mariadb", "--no-defaults", f"--socket={self.state / 'mysql.sock'}", "-u", "root",
-             "-N", "-B", "-e", query], capture_output=True, text=True, check=True).stdout
+            [
+                "mariadb",
+                "--no-defaults",
+                f"--socket={self.state / 'mysql.sock'}",
+                "-u",
+                "root",
+                "-N",
+                "-B",
+                "-e",
+                query,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         return [line.split("\t") for line in out.splitlines() if line]
 
     def lint_rows(self, target: str) -> list[tuple[str, int]]:
-        rows = self.sql("SELECT path, line FROM nova_harbormaster.harbormaster_buildlintmessage"
-                        f" WHERE buildTargetPHID = '{target}'")
+        rows = self.sql(
+            "SELECT path, line FROM nova_harbormaster.harbormaster_buildlintmessage"
+            f" WHERE buildTargetPHID = '{target}'"
+        )
         return [(path, int(line)) for path, line in rows]
 
     def drafts(self, rev: Revision, role: str = "bot") -> int:
@@ -138,7 +178,8 @@ class Phorge:
         rows = self.sql(
             "SELECT COUNT(*) FROM nova_differential.differential_transaction_comment "
             f"WHERE revisionPHID = '{rev.phid}' AND authorPHID = '{self.phid(role)}' "
-            "AND transactionPHID IS NULL AND isDeleted = 0")
+            "AND transactionPHID IS NULL AND isDeleted = 0"
+        )
         return int(rows[0][0])
 
     # -- Nova's extension ----------------------------------------------------------------
@@ -163,8 +204,9 @@ class Phorge:
         """Let the daemons take Nova's message: wait until the target leaves 'waiting'."""
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            found = self.call("admin", "harbormaster.target.search",
-                              constraints={"phids": [target]})["data"]
+            found = self.call(
+                "admin", "harbormaster.target.search", constraints={"phids": [target]}
+            )["data"]
             status = str(found[0]["fields"]["status"]["value"])
             if status != "target/waiting":
                 return status

@@ -41,8 +41,10 @@ FINDINGS = [
 def phorge() -> Iterator[Phorge]:
     source = phorge_source()
     if source is None:
-        pytest.skip("set PHORGE_SOURCE to a Phorge checkout (github phorgeit/phorge, with "
-                    "phorgeit/arcanist beside it) to run the end-to-end tests")
+        pytest.skip(
+            "set PHORGE_SOURCE to a Phorge checkout (github phorgeit/phorge, with "
+            "phorgeit/arcanist beside it) to run the end-to-end tests"
+        )
     try:
         server = Phorge.up(source)
     except SetupImpossible as exc:
@@ -54,21 +56,47 @@ def phorge() -> Iterator[Phorge]:
 
 
 def answer() -> str:
-    return json.dumps({"summary": "Tax math changed.", "comments": [
-        {"path": p, "line": n, "code": code, "body": body, "severity": "warning"}
-        for p, n, code, body in FINDINGS]})
+    return json.dumps(
+        {
+            "summary": "Tax math changed.",
+            "comments": [
+                {"path": p, "line": n, "code": code, "body": body, "severity": "warning"}
+                for p, n, code, body in FINDINGS
+            ],
+        }
+    )
 
 
-def nova(phorge: Phorge, llm: FakeOpenAI, rev: Revision, tmp_path: Path,
-         *args: str) -> subprocess.CompletedProcess[str]:
+def nova(
+    phorge: Phorge, llm: FakeOpenAI, rev: Revision, tmp_path: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
     llm.enqueue(text(answer()))
     checkout = tmp_path / "no-checkout"
     checkout.mkdir(exist_ok=True)
-    env = {**os.environ, "PHABRICATOR_URL": phorge.url,
-           "PHABRICATOR_API_TOKEN": phorge.token("bot")}
-    return subprocess.run([sys.executable, "-m", "bot", "review", f"D{rev.id}", "--repo",
-                           str(checkout), "-q", "--publish", "phabricator", *args],
-                          env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "PHABRICATOR_URL": phorge.url,
+        "PHABRICATOR_API_TOKEN": phorge.token("bot"),
+    }
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "review",
+            f"D{rev.id}",
+            "--repo",
+            str(checkout),
+            "-q",
+            "--publish",
+            "phabricator",
+            *args,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def seen_by_reader(phorge: Phorge, rev: Revision) -> dict[str, Any]:
@@ -91,26 +119,39 @@ def seen_by_reader(phorge: Phorge, rev: Revision) -> dict[str, Any]:
         after = page["cursor"]["after"]
         if not after:
             break
-    legacy = phorge.call("reader", "differential.getrevisioncomments", ids=[rev.id],
-                         inlines=True)[str(rev.id)]
-    return {"inlines": inlines, "comments": comments,
-            "legacy": [c["content"] for c in legacy if c["authorPHID"] == bot and c["content"]]}
+    legacy = phorge.call("reader", "differential.getrevisioncomments", ids=[rev.id], inlines=True)[
+        str(rev.id)
+    ]
+    return {
+        "inlines": inlines,
+        "comments": comments,
+        "legacy": [c["content"] for c in legacy if c["authorPHID"] == bot and c["content"]],
+    }
 
 
 def measure(seen: dict[str, Any]) -> dict[str, int]:
-    on_line = sum(1 for p, n, _c, body in FINDINGS
-                  if any(ip == p and il == n and body in raw for ip, il, raw in seen["inlines"]))
+    on_line = sum(
+        1
+        for p, n, _c, body in FINDINGS
+        if any(ip == p and il == n and body in raw for ip, il, raw in seen["inlines"])
+    )
     in_summary = sum(1 for *_x, body in FINDINGS if any(body in c for c in seen["comments"]))
-    anywhere = sum(1 for *_x, body in FINDINGS
-                   if any(body in c for c in seen["comments"] + [r for *_y, r in
-                                                                  seen["inlines"]]))
-    return {"inline_on_line": on_line, "in_summary": in_summary,
-            "only_in_summary": in_summary if not on_line else 0,
-            "invisible": len(FINDINGS) - anywhere}
+    anywhere = sum(
+        1
+        for *_x, body in FINDINGS
+        if any(body in c for c in seen["comments"] + [r for *_y, r in seen["inlines"]])
+    )
+    return {
+        "inline_on_line": on_line,
+        "in_summary": in_summary,
+        "only_in_summary": in_summary if not on_line else 0,
+        "invisible": len(FINDINGS) - anywhere,
+    }
 
 
-def record(phorge: Phorge, mode: str, exit_code: int, seen: dict[str, Any],
-           lint: int | None = None) -> None:
+def record(
+    phorge: Phorge, mode: str, exit_code: int, seen: dict[str, Any], lint: int | None = None
+) -> None:
     row = {"mode": mode, "exit": exit_code, **measure(seen), "lint_on_line": lint}
     with (phorge.state / "table.jsonl").open("a") as out:
         out.write(json.dumps(row) + "\n")
@@ -122,7 +163,8 @@ def lint_on_line(phorge: Phorge, target: str) -> int:
 
 
 def test_without_the_extension_every_finding_is_in_the_summary(
-        phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     phorge.remove_extension()
     rev = phorge.new_revision("no extension")
     run = nova(phorge, llm_env, rev, tmp_path)
@@ -130,18 +172,25 @@ def test_without_the_extension_every_finding_is_in_the_summary(
     seen = seen_by_reader(phorge, rev)
     assert seen["inlines"] == [] and phorge.drafts(rev) == 0
     (summary,) = seen["comments"]
-    changesets = {c["currentPath"]: c["id"] for c in phorge.call(
-        "reader", "differential.querydiffs", ids=[rev.diff_id])[str(rev.diff_id)]["changes"]}
+    changesets = {
+        c["currentPath"]: c["id"]
+        for c in phorge.call("reader", "differential.querydiffs", ids=[rev.diff_id])[
+            str(rev.diff_id)
+        ]["changes"]
+    }
     for path, line, _code, body in FINDINGS:
         assert body in summary
-        assert f"{phorge.url}/D{rev.id}?id={rev.diff_id}#C{changesets[path]}NL{line} " \
-               f"| {path}:{line} ]]" in summary  # the link goes to the finding's line
+        assert (
+            f"{phorge.url}/D{rev.id}?id={rev.diff_id}#C{changesets[path]}NL{line} "
+            f"| {path}:{line} ]]" in summary
+        )  # the link goes to the finding's line
     assert any("F6 eval of input" in c for c in seen["legacy"])
     record(phorge, "no extension", run.returncode, seen)
 
 
 def test_without_the_extension_a_build_gets_lint_once(
-        phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     phorge.remove_extension()
     rev = phorge.new_revision("no extension + target")
     target = phorge.wait_for_target(rev)
@@ -151,8 +200,13 @@ def test_without_the_extension_a_build_gets_lint_once(
     assert all(body in seen["comments"][0] for *_x, body in FINDINGS)
     assert lint_on_line(phorge, target) == len(phorge.lint_rows(target)) == 6
     assert phorge.process_build(target) == "target/passed"
-    record(phorge, "no extension + Harbormaster target", run.returncode, seen,
-           lint_on_line(phorge, target))
+    record(
+        phorge,
+        "no extension + Harbormaster target",
+        run.returncode,
+        seen,
+        lint_on_line(phorge, target),
+    )
     forced = nova(phorge, llm_env, rev, tmp_path, "--harbormaster-target", target, "--force")
     assert forced.returncode == 0, forced.stderr
     assert len(phorge.lint_rows(target)) == 6  # --force on the same target adds no rows
@@ -160,7 +214,8 @@ def test_without_the_extension_a_build_gets_lint_once(
 
 
 def test_with_the_extension_every_finding_is_an_inline_on_its_line(
-        phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     phorge.install_extension()
     rev = phorge.new_revision("extension")
     run = nova(phorge, llm_env, rev, tmp_path)
@@ -172,8 +227,9 @@ def test_with_the_extension_every_finding_is_an_inline_on_its_line(
     record(phorge, "extension", run.returncode, seen)
 
 
-def test_with_the_extension_and_a_target(phorge: Phorge, llm_env: FakeOpenAI,
-                                         tmp_path: Path) -> None:
+def test_with_the_extension_and_a_target(
+    phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     phorge.install_extension()
     rev = phorge.new_revision("extension + target")
     target = phorge.wait_for_target(rev)
@@ -183,12 +239,18 @@ def test_with_the_extension_and_a_target(phorge: Phorge, llm_env: FakeOpenAI,
     assert measure(seen)["inline_on_line"] == 6
     assert lint_on_line(phorge, target) == 6
     assert phorge.process_build(target) == "target/passed"
-    record(phorge, "extension + Harbormaster target", run.returncode, seen,
-           lint_on_line(phorge, target))
+    record(
+        phorge,
+        "extension + Harbormaster target",
+        run.returncode,
+        seen,
+        lint_on_line(phorge, target),
+    )
 
 
 def test_a_failing_extension_leaves_the_summary_no_drafts_and_its_message(
-        phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     phorge.install_extension(broken="rollback")
     rev = phorge.new_revision("broken extension")
     failed = nova(phorge, llm_env, rev, tmp_path)
@@ -211,26 +273,38 @@ def test_a_failing_extension_leaves_the_summary_no_drafts_and_its_message(
     assert phorge.drafts(rev) == 0
 
 
-def test_a_php_error_on_the_server_shows_its_message(phorge: Phorge, llm_env: FakeOpenAI,
-                                                     tmp_path: Path) -> None:
+def test_a_php_error_on_the_server_shows_its_message(
+    phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     phorge.install_extension(broken="php-error")
     rev = phorge.new_revision("php error")
     failed = nova(phorge, llm_env, rev, tmp_path)
     assert failed.returncode == 3
-    assert "Error: Call to undefined method DifferentialTransactionEditor::setDisableEmail()" \
+    assert (
+        "Error: Call to undefined method DifferentialTransactionEditor::setDisableEmail()"
         in failed.stderr
+    )
     seen = seen_by_reader(phorge, rev)
     assert measure(seen)["in_summary"] == 6 and phorge.drafts(rev) == 0
     record(phorge, "extension with a PHP error", failed.returncode, seen)
 
 
-def test_stale_drafts_are_discarded_never_published(phorge: Phorge, llm_env: FakeOpenAI,
-                                                    tmp_path: Path) -> None:
+def test_stale_drafts_are_discarded_never_published(
+    phorge: Phorge, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     phorge.install_extension()
     rev = phorge.new_revision("stale drafts")
     for path, line, _code, _body in FINDINGS[:2]:  # what an older Nova left behind
-        phorge.call("bot", "differential.createinline", revisionID=rev.id, diffID=rev.diff_id,
-                    filePath=path, isNewFile=True, lineNumber=line, content="STALE DRAFT")
+        phorge.call(
+            "bot",
+            "differential.createinline",
+            revisionID=rev.id,
+            diffID=rev.diff_id,
+            filePath=path,
+            isNewFile=True,
+            lineNumber=line,
+            content="STALE DRAFT",
+        )
     assert phorge.drafts(rev) == 2
     run = nova(phorge, llm_env, rev, tmp_path)
     assert run.returncode == 0, run.stderr

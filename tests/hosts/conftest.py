@@ -17,8 +17,7 @@ HARNESSES: tuple[type[HostHarness], ...] = (GitHubHarness, GitLabHarness, Phabri
 
 
 @pytest.fixture(params=HARNESSES, ids=lambda harness: harness.name)
-def host(request: pytest.FixtureRequest,
-         monkeypatch: pytest.MonkeyPatch) -> Iterator[HostHarness]:
+def host(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[HostHarness]:
     harness: HostHarness = request.param()
     harness.start(request, monkeypatch)
     yield harness

@@ -27,8 +27,19 @@ from click.testing import Result
 
 from tests.conftest import GitRepo
 
-__all__ = ["BODIES", "EXPECTED", "FINDINGS", "HostChange", "HostHarness", "Inline",
-           "build_change", "fingerprints", "json_output", "model_reply", "new_side_lines"]
+__all__ = [
+    "BODIES",
+    "EXPECTED",
+    "FINDINGS",
+    "HostChange",
+    "HostHarness",
+    "Inline",
+    "build_change",
+    "fingerprints",
+    "json_output",
+    "model_reply",
+    "new_side_lines",
+]
 
 TITLE = "Cart changes"
 
@@ -36,8 +47,14 @@ TITLE = "Cart changes"
 FINDINGS: tuple[tuple[str, int, str, str, str, tuple[str, int] | None], ...] = (
     ("shop/cart.py", 5, "line_5 = 50", "magic number", "warning", ("shop/cart.py", 5)),
     ("shop/cart.py", 19, "line_20 = 200", "big number", "warning", ("shop/cart.py", 19)),
-    ("shop/total.py", 5, "    return sum(items)", "None items crash", "error",
-     ("shop/total.py", 5)),
+    (
+        "shop/total.py",
+        5,
+        "    return sum(items)",
+        "None items crash",
+        "error",
+        ("shop/total.py", 5),
+    ),
     ("shop/cart.py", 4, "line_4 = 4", "context note", "info", ("shop/cart.py", 4)),
     ("shop/cart.py", 12, "line_12 = 12", "deleted line finding", "warning", None),
 )
@@ -109,8 +126,10 @@ def build_change(repo: GitRepo) -> tuple[str, str]:
     """A change with an edited, a shortened and an added file: (base, head)."""
     repo.write("shop/cart.py", "".join(f"line_{i} = {i}\n" for i in range(1, 31)))
     base = repo.commit("base")
-    repo.write("shop/cart.py", "".join(
-        f"line_{i} = {i * 10 if i in (5, 20) else i}\n" for i in range(1, 31) if i != 12))
+    repo.write(
+        "shop/cart.py",
+        "".join(f"line_{i} = {i * 10 if i in (5, 20) else i}\n" for i in range(1, 31) if i != 12),
+    )
     repo.write("shop/total.py", "import os\n\n\ndef total(items):\n    return sum(items)\n")
     head = repo.commit(f"{TITLE}\n\nTouches the cart.")
     return base, head
@@ -118,9 +137,21 @@ def build_change(repo: GitRepo) -> tuple[str, str]:
 
 def model_reply(wording: str = "") -> str:
     """The model's answer for ``build_change``: every finding of FINDINGS."""
-    return json.dumps({"summary": "Cart arithmetic changed.", "comments": [
-        {"path": path, "line": line, "code": code, "body": f"{body}{wording}",
-         "severity": severity} for path, line, code, body, severity, _where in FINDINGS]})
+    return json.dumps(
+        {
+            "summary": "Cart arithmetic changed.",
+            "comments": [
+                {
+                    "path": path,
+                    "line": line,
+                    "code": code,
+                    "body": f"{body}{wording}",
+                    "severity": severity,
+                }
+                for path, line, code, body, severity, _where in FINDINGS
+            ],
+        }
+    )
 
 
 def new_side_lines(repo: GitRepo, base: str, head: str) -> dict[str, set[int]]:
@@ -129,7 +160,7 @@ def new_side_lines(repo: GitRepo, base: str, head: str) -> dict[str, set[int]]:
     path, number = "", 0
     for row in repo.git("diff", "-M", base, head).splitlines():
         if row.startswith("+++ "):
-            path = row[len("+++ b/"):]
+            path = row[len("+++ b/") :]
             lines.setdefault(path, set())
         elif m := re.match(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@", row):
             number = int(m.group(1))
@@ -141,8 +172,13 @@ def new_side_lines(repo: GitRepo, base: str, head: str) -> dict[str, set[int]]:
 
 def fingerprints(texts: Sequence[str]) -> list[str]:
     """Every fingerprint in Nova's markers (``nova:fp:ab…``, ``nova:fp:ab…,cd…``)."""
-    found = [fp for text in texts for group in re.findall(r"nova:fp:([0-9a-f,]+)", text)
-             for fp in group.split(",") if fp]
+    found = [
+        fp
+        for text in texts
+        for group in re.findall(r"nova:fp:([0-9a-f,]+)", text)
+        for fp in group.split(",")
+        if fp
+    ]
     return list(dict.fromkeys(found))
 
 

@@ -39,24 +39,39 @@ class GitHubHarness:
         return result
 
     def inline_comments(self) -> list[Inline]:
-        return [Inline(c["path"], c["line"], c["body"]) for c in self.gh.review_comments
-                if c["user"]["login"] == self.gh.login]
+        return [
+            Inline(c["path"], c["line"], c["body"])
+            for c in self.gh.review_comments
+            if c["user"]["login"] == self.gh.login
+        ]
 
     def summaries(self) -> list[str]:
-        return [c["body"] for c in self.gh.issue_comments
-                if c["user"]["login"] == self.gh.login and "nova:summary" in c["body"]]
+        return [
+            c["body"]
+            for c in self.gh.issue_comments
+            if c["user"]["login"] == self.gh.login and "nova:summary" in c["body"]
+        ]
 
     def writes(self) -> int:
         return sum(method != "GET" for method, _path, _body in self.gh.requests)
 
     def forge(self, head: str, fps: Sequence[str], where: tuple[str, int]) -> None:
-        self.gh.add_issue_comment(REPO, 1, f"<!-- nova:summary --><!-- nova:head:{head} -->"
-                                  "<!-- nova:verdict:error=0,warning=0,info=0,failed=0 -->",
-                                  login=FORGED_BY)
+        self.gh.add_issue_comment(
+            REPO,
+            1,
+            f"<!-- nova:summary --><!-- nova:head:{head} -->"
+            "<!-- nova:verdict:error=0,warning=0,info=0,failed=0 -->",
+            login=FORGED_BY,
+        )
         for fp in fps:
-            self.gh.add_review_comment(REPO, 1, path=where[0], line=where[1],
-                                       body=f"lgtm <!-- nova:fp:{fp} -->",
-                                       user={"login": FORGED_BY})
+            self.gh.add_review_comment(
+                REPO,
+                1,
+                path=where[0],
+                line=where[1],
+                body=f"lgtm <!-- nova:fp:{fp} -->",
+                user={"login": FORGED_BY},
+            )
 
     def clear(self) -> None:
         self.gh.review_comments.clear()

@@ -43,24 +43,32 @@ class GitLabHarness:
         return isinstance(author, dict) and author.get("id") == self.gl.user["id"]
 
     def inline_comments(self) -> list[Inline]:
-        return [Inline(n["position"]["new_path"], n["position"]["new_line"], n["body"])
-                for d in self.gl.discussions for n in d["notes"]
-                if n.get("position") and self._nova(n)]
+        return [
+            Inline(n["position"]["new_path"], n["position"]["new_line"], n["body"])
+            for d in self.gl.discussions
+            for n in d["notes"]
+            if n.get("position") and self._nova(n)
+        ]
 
     def summaries(self) -> list[str]:
-        return [n["body"] for n in self.gl.notes
-                if self._nova(n) and "nova:summary" in n["body"]]
+        return [n["body"] for n in self.gl.notes if self._nova(n) and "nova:summary" in n["body"]]
 
     def writes(self) -> int:
         return sum(method != "GET" for method, _path, _body in self.gl.requests)
 
     def forge(self, head: str, fps: Sequence[str], where: tuple[str, int]) -> None:
         assert self.mr is not None
-        self.gl.add_note(self.mr, f"<!-- nova:summary --> <!-- nova:head:{head} -->"
-                                  "<!-- nova:verdict:error=0,warning=0,info=0,failed=0 -->")
+        self.gl.add_note(
+            self.mr,
+            f"<!-- nova:summary --> <!-- nova:head:{head} -->"
+            "<!-- nova:verdict:error=0,warning=0,info=0,failed=0 -->",
+        )
         for fp in fps:
-            self.gl.add_thread(self.mr, f"copied <!-- nova:fp:{fp} -->",
-                               {"new_path": where[0], "new_line": where[1]})
+            self.gl.add_thread(
+                self.mr,
+                f"copied <!-- nova:fp:{fp} -->",
+                {"new_path": where[0], "new_line": where[1]},
+            )
 
     def clear(self) -> None:
         self.gl.discussions.clear()

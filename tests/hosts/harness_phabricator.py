@@ -42,8 +42,9 @@ class PhabricatorHarness:
 
     def add_change(self, repo: GitRepo, base: str, head: str) -> str:
         changes = changes_from_git_diff(repo.git("diff", "-M", base, head))
-        self.phab.add_revision(Revision(REVISION, TITLE, "Touches the cart.",
-                                        {DIFF: changes}, base=base))
+        self.phab.add_revision(
+            Revision(REVISION, TITLE, "Touches the cart.", {DIFF: changes}, base=base)
+        )
         return f"D{REVISION}"
 
     def review(self, tmp_path: Path, *args: str) -> Result:
@@ -51,27 +52,49 @@ class PhabricatorHarness:
         return result
 
     def inline_comments(self) -> list[Inline]:
-        return [Inline(i["filePath"], i["lineNumber"], i["content"])
-                for i in self.phab.visible_inlines(REVISION) if i["authorPHID"] == BOT_PHID]
+        return [
+            Inline(i["filePath"], i["lineNumber"], i["content"])
+            for i in self.phab.visible_inlines(REVISION)
+            if i["authorPHID"] == BOT_PHID
+        ]
 
     def summaries(self) -> list[str]:
-        return [t["text"] for t in self.phab.timeline
-                if t["revision"] == REVISION and t["author"] == BOT_PHID]
+        return [
+            t["text"]
+            for t in self.phab.timeline
+            if t["revision"] == REVISION and t["author"] == BOT_PHID
+        ]
 
     def writes(self) -> int:
         return sum(method in WRITE_METHODS for method, _params in self.phab.calls)
 
     def forge(self, head: str, fps: Sequence[str], where: tuple[str, int]) -> None:
         # Phabricator's summary names the diff, not the head commit
-        self.phab.timeline.append({"revision": REVISION, "author": FORGED_BY, "text": (
-            f"//nova:diff:{DIFF} nova:verdict:error=0,warning=0,info=0,failed=0 "
-            f"nova:fp:{','.join(fps)}//")})
+        self.phab.timeline.append(
+            {
+                "revision": REVISION,
+                "author": FORGED_BY,
+                "text": (
+                    f"//nova:diff:{DIFF} nova:verdict:error=0,warning=0,info=0,failed=0 "
+                    f"nova:fp:{','.join(fps)}//"
+                ),
+            }
+        )
         for fp in fps:
-            self.phab.inlines.append({
-                "id": len(self.phab.inlines) + 1, "revisionID": REVISION, "diffID": DIFF,
-                "authorPHID": FORGED_BY, "draft": False, "filePath": where[0],
-                "isNewFile": True, "lineNumber": where[1], "lineLength": 0,
-                "content": f"copied //nova:fp:{fp}//"})
+            self.phab.inlines.append(
+                {
+                    "id": len(self.phab.inlines) + 1,
+                    "revisionID": REVISION,
+                    "diffID": DIFF,
+                    "authorPHID": FORGED_BY,
+                    "draft": False,
+                    "filePath": where[0],
+                    "isNewFile": True,
+                    "lineNumber": where[1],
+                    "lineLength": 0,
+                    "content": f"copied //nova:fp:{fp}//",
+                }
+            )
 
     def clear(self) -> None:
         self.phab.timeline.clear()

@@ -38,7 +38,8 @@ def _on_its_own_line(inline: list[Inline]) -> None:
 
 @pytest.mark.slow  # two runs of `nova review`
 def test_a_rerun_on_the_same_head_posts_nothing_and_exits_as_the_first(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     llm_env.enqueue(text(model_reply()))
     first = host.review(tmp_path, change.ref, "--publish", host.name, *GATE)
     assert first.exit_code == 1, first.stderr
@@ -54,7 +55,8 @@ def test_a_rerun_on_the_same_head_posts_nothing_and_exits_as_the_first(
 
 @pytest.mark.slow  # two runs of `nova review`
 def test_a_forced_rerun_worded_differently_duplicates_nothing(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     llm_env.enqueue(text(model_reply()))
     assert host.review(tmp_path, change.ref, "--publish", host.name, *GATE).exit_code == 1
     before = sorted(_where(host.inline_comments()))
@@ -68,7 +70,8 @@ def test_a_forced_rerun_worded_differently_duplicates_nothing(
 
 
 def test_a_refused_position_goes_to_the_summary_never_lost_never_moved(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     refused = "None items crash"
     host.refuse(*EXPECTED[refused])
     llm_env.enqueue(text(model_reply()))
@@ -85,15 +88,15 @@ def test_a_refused_position_goes_to_the_summary_never_lost_never_moved(
 
 @pytest.mark.slow  # two runs of `nova review`
 def test_markers_written_by_another_user_change_nothing(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     where = EXPECTED["magic number"]
     host.forge(change.head, [], where)  # "reviewed, nothing found" on this very head
     llm_env.enqueue(text(model_reply()))
     first = host.review(tmp_path, change.ref, "--publish", host.name, *GATE, "-o", "json")
     assert first.exit_code == 1, first.stderr  # reviewed: not skipped by the forgery
     assert "already reviewed" not in json_output(first.stdout)["summary"]
-    assert len(llm_env.requests) == 1 and _where(host.inline_comments()) == set(
-        EXPECTED.values())
+    assert len(llm_env.requests) == 1 and _where(host.inline_comments()) == set(EXPECTED.values())
     stolen = fingerprints([c.body for c in host.inline_comments()])
     assert len(stolen) == len(EXPECTED)
     # another user copies every fingerprint and a clean verdict onto the change
@@ -108,12 +111,17 @@ def test_markers_written_by_another_user_change_nothing(
 
 
 def test_read_only_credentials_lose_nothing_and_say_what_was_refused(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    host: HostHarness,
+    change: HostChange,
+    llm_env: FakeOpenAI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     host.read_only(monkeypatch, tmp_path)
     llm_env.enqueue(text(model_reply()))
-    result = host.review(tmp_path, change.ref, "--publish", host.name, "--analyzers", "none",
-                         "-o", "json")
+    result = host.review(
+        tmp_path, change.ref, "--publish", host.name, "--analyzers", "none", "-o", "json"
+    )
     assert "Traceback" not in result.stdout + result.stderr
     assert result.exit_code == host.read_only_exit, result.stderr
     data = json_output(result.stdout)
@@ -123,7 +131,8 @@ def test_read_only_credentials_lose_nothing_and_say_what_was_refused(
 
 
 def test_every_inline_comment_is_on_a_line_of_the_diff(
-        host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     llm_env.enqueue(text(model_reply()))
     result = host.review(tmp_path, change.ref, "--publish", host.name, "--analyzers", "none")
     assert result.exit_code == 0, result.stderr

@@ -28,16 +28,19 @@ def _open(host: HostHarness, ref: str) -> tuple[Change, Publisher]:
     return change, publisher
 
 
-def _result(change: Change, since: str | None = None, *, findings: bool = True
-            ) -> ReviewResult:
+def _result(change: Change, since: str | None = None, *, findings: bool = True) -> ReviewResult:
     """FINDINGS as a review would place them: on their lines, the deleted one unplaced."""
     placements = []
     for path, line, _code, body, severity, where in FINDINGS if findings else ():
         comment = Comment(path, line, body, severity=severity)  # type: ignore[arg-type]
-        placements.append(Placement(comment, path=where[0], line=where[1], how="exact")
-                          if where else Placement(comment, reason="the line was deleted"))
-    return ReviewResult(change=change, summary="Reviewed by hand.", placements=placements,
-                        since=since)
+        placements.append(
+            Placement(comment, path=where[0], line=where[1], how="exact")
+            if where
+            else Placement(comment, reason="the line was deleted")
+        )
+    return ReviewResult(
+        change=change, summary="Reviewed by hand.", placements=placements, since=since
+    )
 
 
 def _publish(host: HostHarness, ref: str, **kw: object) -> PublishReport:
@@ -50,7 +53,8 @@ def _publish(host: HostHarness, ref: str, **kw: object) -> PublishReport:
 
 
 def test_a_publisher_posts_every_placed_finding_and_one_summary(
-        host: HostHarness, change: HostChange) -> None:
+    host: HostHarness, change: HostChange
+) -> None:
     report = _publish(host, change.ref)
     assert report.host == host.name
     assert report.inline_posted == len(EXPECTED) and report.summary_posted
@@ -61,7 +65,8 @@ def test_a_publisher_posts_every_placed_finding_and_one_summary(
 
 
 def test_publishing_the_same_result_again_posts_nothing_new(
-        host: HostHarness, change: HostChange) -> None:
+    host: HostHarness, change: HostChange
+) -> None:
     _publish(host, change.ref)
     stored = (host.inline_comments(), host.summaries())
     again = _publish(host, change.ref)
@@ -71,7 +76,8 @@ def test_publishing_the_same_result_again_posts_nothing_new(
 
 
 def test_a_refused_position_is_counted_and_listed_instead(
-        host: HostHarness, change: HostChange) -> None:
+    host: HostHarness, change: HostChange
+) -> None:
     host.refuse(*EXPECTED["None items crash"])
     report = _publish(host, change.ref)
     inline = host.inline_comments()
@@ -83,7 +89,8 @@ def test_a_refused_position_is_counted_and_listed_instead(
 
 
 def test_an_incremental_review_carries_the_earlier_findings_where_the_host_keeps_them(
-        host: HostHarness, change: HostChange) -> None:
+    host: HostHarness, change: HostChange
+) -> None:
     _publish(host, change.ref)
     # a review of nothing new since the reviewed head: earlier findings still stand
     fetched, publisher = _open(host, change.ref)
@@ -97,8 +104,8 @@ def test_an_incremental_review_carries_the_earlier_findings_where_the_host_keeps
 
 
 def test_read_only_credentials_are_reported_never_a_crash(
-        host: HostHarness, change: HostChange, monkeypatch: pytest.MonkeyPatch,
-        tmp_path: Path) -> None:
+    host: HostHarness, change: HostChange, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     host.read_only(monkeypatch, tmp_path)
     fetched, publisher = _open(host, change.ref)
     try:
@@ -113,7 +120,8 @@ def test_read_only_credentials_are_reported_never_a_crash(
 
 
 def test_a_server_that_fails_every_write_is_reported_never_counted_as_posted(
-        host: HostHarness, change: HostChange) -> None:
+    host: HostHarness, change: HostChange
+) -> None:
     fetched, publisher = _open(host, change.ref)
     host.fail_writes()
     try:

@@ -18,9 +18,15 @@ from tests.servers.ollama_server import FakeOllama
 from tests.servers.openai_server import FakeOpenAI, error, text, tool_call
 
 KEY = "sk-provider-test-key-0000000000"
-FINDING = {"path": "pkg/calc.py", "line": 9, "code": "    return a / b",
-           "body": "b == 0 raises ZeroDivisionError", "severity": "error", "end_line": None,
-           "suggestion": None}
+FINDING = {
+    "path": "pkg/calc.py",
+    "line": 9,
+    "code": "    return a / b",
+    "body": "b == 0 raises ZeroDivisionError",
+    "severity": "error",
+    "end_line": None,
+    "suggestion": None,
+}
 
 
 def run(*args: str):
@@ -42,25 +48,29 @@ def ollama() -> Iterator[FakeOllama]:
 def py_repo(repo: GitRepo) -> GitRepo:
     repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
     repo.commit("base")
-    repo.write("pkg/calc.py", "import os\n\n\ndef add(a, b):\n    return a + b\n\n\n"
-                              "def div(a, b):\n    return a / b\n")
+    repo.write(
+        "pkg/calc.py",
+        "import os\n\n\ndef add(a, b):\n    return a + b\n\n\ndef div(a, b):\n    return a / b\n",
+    )
     repo.commit("Add div")
     return repo
 
 
 def _llm_comments(stdout: str) -> list[tuple[str, int, str]]:
     data = json.loads(stdout)
-    return [(c["path"], c["line"], c["severity"]) for c in data["comments"]
-            if c["origin"] == "llm"]
+    return [(c["path"], c["line"], c["severity"]) for c in data["comments"] if c["origin"] == "llm"]
 
 
-def test_review_with_ollama_places_the_finding(py_repo: GitRepo, ollama: FakeOllama,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_review_with_ollama_places_the_finding(
+    py_repo: GitRepo, ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NOVA_LLM_MODEL", "ollama:qwen2.5-coder")
     monkeypatch.setenv("NOVA_LLM_BASE_URL", ollama.base_url)
     # a context tool first (read the file), then the answer through the submit_review tool
-    ollama.enqueue(tool_call("read_file", {"path": "pkg/calc.py"}),
-                   tool_call("submit_review", json.loads(answer(FINDING))))
+    ollama.enqueue(
+        tool_call("read_file", {"path": "pkg/calc.py"}),
+        tool_call("submit_review", json.loads(answer(FINDING))),
+    )
     result = run("review", "HEAD", "--repo", str(py_repo.path), "-o", "json", "-q")
     assert result.exit_code == 0, result.stderr
     assert _llm_comments(result.stdout) == [("pkg/calc.py", 9, "error")]
@@ -73,8 +83,9 @@ def test_review_with_ollama_places_the_finding(py_repo: GitRepo, ollama: FakeOll
     assert json.loads(result.stdout)["stats"]["llm_calls"] == 2
 
 
-def test_ollama_answer_in_text_is_read_too(py_repo: GitRepo, ollama: FakeOllama,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ollama_answer_in_text_is_read_too(
+    py_repo: GitRepo, ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Ollama ignores tool_choice: a model may answer in the message text instead.
     monkeypatch.setenv("NOVA_LLM_MODEL", "ollama:qwen2.5-coder")
     monkeypatch.setenv("NOVA_LLM_BASE_URL", ollama.base_url)
@@ -84,8 +95,9 @@ def test_ollama_answer_in_text_is_read_too(py_repo: GitRepo, ollama: FakeOllama,
     assert _llm_comments(result.stdout) == [("pkg/calc.py", 9, "error")]
 
 
-def test_ollama_model_not_pulled_is_a_clear_error(py_repo: GitRepo, ollama: FakeOllama,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ollama_model_not_pulled_is_a_clear_error(
+    py_repo: GitRepo, ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NOVA_LLM_MODEL", "ollama:llama9")
     monkeypatch.setenv("NOVA_LLM_BASE_URL", ollama.base_url)
     result = run("review", "HEAD", "--repo", str(py_repo.path), "-o", "json", "-q")
@@ -94,8 +106,9 @@ def test_ollama_model_not_pulled_is_a_clear_error(py_repo: GitRepo, ollama: Fake
     assert "Traceback" not in result.stderr
 
 
-def test_ollama_500_is_retried(py_repo: GitRepo, ollama: FakeOllama,
-                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ollama_500_is_retried(
+    py_repo: GitRepo, ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NOVA_LLM_MODEL", "ollama:qwen2.5-coder")
     monkeypatch.setenv("NOVA_LLM_BASE_URL", ollama.base_url)
     monkeypatch.setenv("NOVA_LLM_MAX_RETRIES", "1")
@@ -116,8 +129,8 @@ def openai_env(llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
 
 
 def test_fallback_of_another_provider_takes_over_after_a_500(
-        py_repo: GitRepo, openai_env: FakeOpenAI, ollama: FakeOllama,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    py_repo: GitRepo, openai_env: FakeOpenAI, ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NOVA_LLM_FALLBACK", "ollama:qwen2.5-coder")
     monkeypatch.setenv("OLLAMA_HOST", ollama.base_url)  # another provider: its own defaults
     openai_env.enqueue(error(500, "upstream exploded"), error(500, "upstream exploded"))
@@ -133,25 +146,36 @@ def test_fallback_of_another_provider_takes_over_after_a_500(
     assert KEY not in result.stdout + result.stderr
 
 
-def test_fallback_answers_for_the_rest_of_the_run(py_repo: GitRepo, openai_env: FakeOpenAI,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fallback_answers_for_the_rest_of_the_run(
+    py_repo: GitRepo, openai_env: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Two models of one OpenAI-compatible server (a LiteLLM proxy): the second keeps the
     # base URL and the key. After the switch the failed model is not asked again.
     monkeypatch.setenv("NOVA_LLM_FALLBACK", "openai:small-model, openai:tiny-model")
-    openai_env.responder = lambda body: (error(503, "overloaded")
-                                         if body["model"] == "big-model" else text(""))
-    openai_env.enqueue(error(503, "overloaded"), error(503, "overloaded"),
-                       tool_call("read_file", {"path": "pkg/calc.py"}), text(answer(FINDING)))
+    openai_env.responder = lambda body: (
+        error(503, "overloaded") if body["model"] == "big-model" else text("")
+    )
+    openai_env.enqueue(
+        error(503, "overloaded"),
+        error(503, "overloaded"),
+        tool_call("read_file", {"path": "pkg/calc.py"}),
+        text(answer(FINDING)),
+    )
     result = run("review", "HEAD", "--repo", str(py_repo.path), "-o", "json", "-q")
     assert result.exit_code == 0, result.stderr
     assert _llm_comments(result.stdout) == [("pkg/calc.py", 9, "error")]
     assert [r["model"] for r in openai_env.requests] == [
-        "big-model", "big-model", "small-model", "small-model"]
+        "big-model",
+        "big-model",
+        "small-model",
+        "small-model",
+    ]
     assert {h["authorization"] for h in openai_env.headers} == {f"Bearer {KEY}"}
 
 
-def test_a_refused_key_does_not_fall_back(py_repo: GitRepo, openai_env: FakeOpenAI,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refused_key_does_not_fall_back(
+    py_repo: GitRepo, openai_env: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NOVA_LLM_FALLBACK", "openai:small-model")
     openai_env.enqueue(error(401, "invalid key"))
     result = run("review", "HEAD", "--repo", str(py_repo.path), "-o", "json", "-q")
@@ -160,9 +184,9 @@ def test_a_refused_key_does_not_fall_back(py_repo: GitRepo, openai_env: FakeOpen
     assert [r["model"] for r in openai_env.requests] == ["big-model"]
 
 
-def test_a_fallback_needs_its_extra_and_a_known_provider(py_repo: GitRepo,
-                                                         openai_env: FakeOpenAI,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fallback_needs_its_extra_and_a_known_provider(
+    py_repo: GitRepo, openai_env: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NOVA_LLM_FALLBACK", "nope:x")
     result = run("review", "HEAD", "--repo", str(py_repo.path), "-q")
     assert result.exit_code == 2
@@ -180,10 +204,16 @@ def test_fallback_settings_and_keys() -> None:
     from bot.llm.fallback import fallback_settings
 
     anthropic_key, groq_key = "sk-ant-fallback-key-123456", "gsk-fallback-key-654321"
-    s = load_settings(env={"NOVA_LLM_MODEL": "openai:big", "NOVA_LLM_BASE_URL": "http://x/v1",
-                           "OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": anthropic_key,
-                           "GROQ_API_KEY": groq_key,
-                           "NOVA_LLM_FALLBACK": "openai:small,anthropic:claude-x,ollama:q"})
+    s = load_settings(
+        env={
+            "NOVA_LLM_MODEL": "openai:big",
+            "NOVA_LLM_BASE_URL": "http://x/v1",
+            "OPENAI_API_KEY": KEY,
+            "ANTHROPIC_API_KEY": anthropic_key,
+            "GROQ_API_KEY": groq_key,
+            "NOVA_LLM_FALLBACK": "openai:small,anthropic:claude-x,ollama:q",
+        }
+    )
     assert s.llm_fallback == ("openai:small", "anthropic:claude-x", "ollama:q")
     same = fallback_settings(s, "openai:small")
     assert (same.llm_api_key, same.llm_base_url, same.model_name) == (KEY, "http://x/v1", "small")
@@ -194,15 +224,30 @@ def test_fallback_settings_and_keys() -> None:
     assert groq_key not in s.fallback_keys.values()  # only the providers that are used
     assert anthropic_key not in repr(s) and redact(anthropic_key) == "***"
 
-_PROVIDER_NAMES = st.sampled_from(["openai", "anthropic", "ollama", "groq", "mistralai",
-                                   "google_genai", "bedrock", "azure_openai"])
+
+_PROVIDER_NAMES = st.sampled_from(
+    [
+        "openai",
+        "anthropic",
+        "ollama",
+        "groq",
+        "mistralai",
+        "google_genai",
+        "bedrock",
+        "azure_openai",
+    ]
+)
 
 
 @hsettings(max_examples=150, deadline=None)
-@given(first=_PROVIDER_NAMES, others=st.lists(_PROVIDER_NAMES, max_size=4),
-       base=st.sampled_from([None, "http://127.0.0.1:9/v1"]))
-def test_a_key_never_goes_to_another_provider(first: str, others: list[str],
-                                              base: str | None) -> None:
+@given(
+    first=_PROVIDER_NAMES,
+    others=st.lists(_PROVIDER_NAMES, max_size=4),
+    base=st.sampled_from([None, "http://127.0.0.1:9/v1"]),
+)
+def test_a_key_never_goes_to_another_provider(
+    first: str, others: list[str], base: str | None
+) -> None:
     from bot.config import load_settings
     from bot.llm.fallback import fallback_settings
     from bot.llm.providers import key_envs
@@ -224,8 +269,9 @@ def test_a_key_never_goes_to_another_provider(first: str, others: list[str],
             assert f.llm_api_key is None or f.llm_api_key.startswith(f"{f.provider}-key-")
 
 
-def test_concurrent_batches_switch_once(repo: GitRepo, openai_env: FakeOpenAI,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_concurrent_batches_switch_once(
+    repo: GitRepo, openai_env: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("a", "b", "c"):
         repo.write(f"{name}.py", "x = 1\n")
     repo.commit("base")
@@ -236,10 +282,11 @@ def test_concurrent_batches_switch_once(repo: GitRepo, openai_env: FakeOpenAI,
     monkeypatch.setenv("NOVA_MAX_CONCURRENCY", "3")
     monkeypatch.setenv("NOVA_LLM_MAX_RETRIES", "0")
     monkeypatch.setenv("NOVA_LLM_FALLBACK", "openai:small-model")
-    openai_env.responder = lambda body: (error(502, "bad gateway")
-                                         if body["model"] == "big-model"
-                                         else text(json.dumps({"summary": "fine",
-                                                               "comments": []})))
+    openai_env.responder = lambda body: (
+        error(502, "bad gateway")
+        if body["model"] == "big-model"
+        else text(json.dumps({"summary": "fine", "comments": []}))
+    )
     result = run("review", "HEAD", "--repo", str(repo.path), "-o", "json", "-q")
     assert result.exit_code == 0, result.stderr  # a failed batch would exit 3
     models = [r["model"] for r in openai_env.requests]

@@ -16,9 +16,13 @@ pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast 
 
 
 def _model(server: FakeOpenAI, **extra):
-    settings = load_settings(env={"NOVA_LLM_MODEL": "openai:scripted",
-                                  "NOVA_LLM_BASE_URL": server.base_url,
-                                  "NOVA_LLM_MAX_RETRIES": "0"})
+    settings = load_settings(
+        env={
+            "NOVA_LLM_MODEL": "openai:scripted",
+            "NOVA_LLM_BASE_URL": server.base_url,
+            "NOVA_LLM_MAX_RETRIES": "0",
+        }
+    )
     return make_chat_model(settings), settings
 
 
@@ -28,6 +32,7 @@ def _ask(model, prompt, runnable=None):
             return await (runnable or model).ainvoke(prompt)
         finally:
             await aclose_model(model)
+
     return asyncio.run(go())
 
 
@@ -44,14 +49,23 @@ def test_plain_reply_and_usage(llm: FakeOpenAI) -> None:
 def test_streamed_reply_with_tool_call(llm: FakeOpenAI) -> None:
     model, _ = _model(llm)
     model = model.model_copy(update={"streaming": True})
-    llm.enqueue(text("a fairly long streamed answer, in chunks"),
-                tool_call("read_file", {"path": "a.py"}))
+    llm.enqueue(
+        text("a fairly long streamed answer, in chunks"), tool_call("read_file", {"path": "a.py"})
+    )
     assert _ask(model, "hi").content == "a fairly long streamed answer, in chunks"
     assert llm.requests[0]["stream"] is True
     model = _model(llm)[0].model_copy(update={"streaming": True})
-    bound = model.bind_tools([{"type": "function", "function": {
-        "name": "read_file", "parameters": {"type": "object",
-                                            "properties": {"path": {"type": "string"}}}}}])
+    bound = model.bind_tools(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "read_file",
+                    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                },
+            }
+        ]
+    )
     msg = _ask(model, "read it", bound)
     assert [(c["name"], c["args"]) for c in msg.tool_calls] == [("read_file", {"path": "a.py"})]
 
@@ -85,9 +99,13 @@ def test_factory_validation() -> None:
         make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "openai:gpt-4o-mini"}))
     with pytest.raises(ConfigError, match="Anthropic but no key"):
         make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "anthropic:claude"}))
-    anthropic = make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "anthropic:claude-x",
-                                                   "ANTHROPIC_API_KEY": "sk-ant-abcdefgh"}))
+    anthropic = make_chat_model(
+        load_settings(
+            env={"NOVA_LLM_MODEL": "anthropic:claude-x", "ANTHROPIC_API_KEY": "sk-ant-abcdefgh"}
+        )
+    )
     assert anthropic.model == "claude-x"
-    openai_model = make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "openai:gpt-x",
-                                                      "OPENAI_API_KEY": "sk-abcdefgh"}))
+    openai_model = make_chat_model(
+        load_settings(env={"NOVA_LLM_MODEL": "openai:gpt-x", "OPENAI_API_KEY": "sk-abcdefgh"})
+    )
     assert openai_model.model_name == "gpt-x"

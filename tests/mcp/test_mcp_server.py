@@ -23,16 +23,25 @@ from bot.mcp.server import build_server
 from bot.taskmanager.client import STATUSES, MockTaskManagerClient
 from tests.conftest import GitRepo
 
-ALL_TOOLS = {"update_execution_session", "create_step", "update_step", "health_check",
-             "fetch_change", "list_change_files", "read_file", "anchor_comments"}
+ALL_TOOLS = {
+    "update_execution_session",
+    "create_step",
+    "update_step",
+    "health_check",
+    "fetch_change",
+    "list_change_files",
+    "read_file",
+    "anchor_comments",
+}
 
 
 @pytest.fixture
 def change(repo: GitRepo) -> GitRepo:
     repo.write("calc.py", "def add(a, b):\n    return a + b\n")
     repo.commit("base")
-    repo.write("calc.py", "def add(a, b):\n    return a + b\n\n\ndef div(a, b):\n"
-                          "    return a / b\n")
+    repo.write(
+        "calc.py", "def add(a, b):\n    return a + b\n\n\ndef div(a, b):\n    return a / b\n"
+    )
     repo.commit("div")
     return repo
 
@@ -52,31 +61,60 @@ async def _exercise(session) -> None:
     assert names == ALL_TOOLS
     descriptions = {t.name: t.description for t in (await session.list_tools()).tools}
     assert "NOVA_EXECUTION_ID" in descriptions["create_step"]
-    created = _payload(await session.call_tool("create_step", {"execution_id": "e1",
-                                                               "step_name": "review"}))
+    created = _payload(
+        await session.call_tool("create_step", {"execution_id": "e1", "step_name": "review"})
+    )
     assert created["success"] and created["data"]["status"] == "running"
     step_id = created["data"]["step_id"]
-    done = _payload(await session.call_tool("update_step", {
-        "execution_id": "e1", "step_id": step_id, "status": "completed"}))
+    done = _payload(
+        await session.call_tool(
+            "update_step", {"execution_id": "e1", "step_id": step_id, "status": "completed"}
+        )
+    )
     assert done["success"] and done["data"]["status"] == "completed"
-    bad = _payload(await session.call_tool("update_step", {
-        "execution_id": "e1", "step_id": step_id, "status": "done"}))
-    assert bad == {"success": False, "error": "Invalid status 'done'. Must be one of: running, "
-                   "completed, failed, skipped", "error_code": "INVALID_STATUS"}
-    missing = _payload(await session.call_tool("update_step", {
-        "execution_id": "e1", "step_id": "nope", "message": "x"}))
+    bad = _payload(
+        await session.call_tool(
+            "update_step", {"execution_id": "e1", "step_id": step_id, "status": "done"}
+        )
+    )
+    assert bad == {
+        "success": False,
+        "error": "Invalid status 'done'. Must be one of: running, completed, failed, skipped",
+        "error_code": "INVALID_STATUS",
+    }
+    missing = _payload(
+        await session.call_tool(
+            "update_step", {"execution_id": "e1", "step_id": "nope", "message": "x"}
+        )
+    )
     assert missing["error"] == "Step nope not found"
     assert _payload(await session.call_tool("health_check", {}))["success"]
     diff = _payload(await session.call_tool("fetch_change", {"change": "HEAD"}))
     assert "6 +     return a / b" in diff["data"]["numbered_diff"]
     files = _payload(await session.call_tool("list_change_files", {}))
-    assert files["data"] == [{"path": "calc.py", "old_path": "calc.py", "status": "modified",
-                              "binary": False, "added": 4, "removed": 0}]
+    assert files["data"] == [
+        {
+            "path": "calc.py",
+            "old_path": "calc.py",
+            "status": "modified",
+            "binary": False,
+            "added": 4,
+            "removed": 0,
+        }
+    ]
     text = _payload(await session.call_tool("read_file", {"path": "calc.py", "start_line": 5}))
     assert "5: def div(a, b):" in text["data"]
-    placed = _payload(await session.call_tool("anchor_comments", {"comments": [
-        {"path": "b/calc.py", "line": 2, "code": "return a / b", "body": "b may be 0"},
-        {"path": "calc.py", "line": 1, "code": "nope", "body": "x"}]}))
+    placed = _payload(
+        await session.call_tool(
+            "anchor_comments",
+            {
+                "comments": [
+                    {"path": "b/calc.py", "line": 2, "code": "return a / b", "body": "b may be 0"},
+                    {"path": "calc.py", "line": 1, "code": "nope", "body": "x"},
+                ]
+            },
+        )
+    )
     first, second = placed["data"]
     assert (first["path"], first["line"], first["placed"]) == ("calc.py", 6, True)
     assert second["placed"] is False and "not found" in second["reason"]
@@ -93,13 +131,18 @@ def test_stdio_transport_with_the_real_client(change: GitRepo) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=sys.executable, env=_env(), args=[
-        "-m", "bot", "mcp", "serve", "--transport", "stdio", "--repo", str(change.path)])
+    params = StdioServerParameters(
+        command=sys.executable,
+        env=_env(),
+        args=["-m", "bot", "mcp", "serve", "--transport", "stdio", "--repo", str(change.path)],
+    )
 
     async def go() -> None:
         with tempfile.TemporaryFile("w+") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), \
-                    ClientSession(read, write) as s:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as s,
+            ):
                 await _exercise(s)
 
     asyncio.run(go())
@@ -126,17 +169,35 @@ def test_streamable_http_transport_with_the_real_client(change: GitRepo) -> None
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "mcp", "serve", "--transport", "http",
-                             "--port", "0", "--repo", str(change.path)], env=_env(),
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "mcp",
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--repo",
+            str(change.path),
+        ],
+        env=_env(),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         url = _wait_for_url(proc)
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
 
         async def go() -> None:
-            async with httpx.AsyncClient(timeout=30) as http, \
-                    streamable_http_client(url, http_client=http) as (read, write, _), \
-                    ClientSession(read, write) as session:
+            async with (
+                httpx.AsyncClient(timeout=30) as http,
+                streamable_http_client(url, http_client=http) as (read, write, _),
+                ClientSession(read, write) as session,
+            ):
                 await _exercise(session)
 
         asyncio.run(go())
@@ -173,25 +234,37 @@ def _call(server, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=15) | st.sampled_from(
-    ["null", "[1, 2]", '{"a": 1}', "true", "12", '"quoted"'])  # JSON-looking strings
+    ["null", "[1, 2]", '{"a": 1}', "true", "12", '"quoted"']
+)  # JSON-looking strings
 maybe = st.none() | texts
 statuses = st.none() | st.sampled_from(STATUSES) | texts
 
 
 @pytest.mark.slow
-@given(execution_id=texts, name=texts, message=maybe, status=statuses, session=texts,
-       worktree=maybe)
+@given(
+    execution_id=texts, name=texts, message=maybe, status=statuses, session=texts, worktree=maybe
+)
 def test_properties_1_and_7_envelope_and_parameters_unchanged(
-        execution_id, name, message, status, session, worktree, tmp_path_factory) -> None:
+    execution_id, name, message, status, session, worktree, tmp_path_factory
+) -> None:
     client = RecordingClient()
     server = build_server(load_settings(env={}), Path("."), client=client)
     results = [
-        _call(server, "update_execution_session", {"execution_id": execution_id,
-              "session_id": session, "worktree_path": worktree}),
-        _call(server, "create_step", {"execution_id": execution_id, "step_name": name,
-              "message": message, "status": status}),
-        _call(server, "update_step", {"execution_id": execution_id, "step_id": "s",
-              "status": status, "message": message}),
+        _call(
+            server,
+            "update_execution_session",
+            {"execution_id": execution_id, "session_id": session, "worktree_path": worktree},
+        ),
+        _call(
+            server,
+            "create_step",
+            {"execution_id": execution_id, "step_name": name, "message": message, "status": status},
+        ),
+        _call(
+            server,
+            "update_step",
+            {"execution_id": execution_id, "step_id": "s", "status": status, "message": message},
+        ),
         _call(server, "health_check", {}),
     ]
     for r in results:
@@ -209,8 +282,13 @@ def test_properties_1_and_7_envelope_and_parameters_unchanged(
 
 
 def test_committed_secrets_never_leave_through_the_tools(repo: GitRepo) -> None:
-    key = "\n".join(["-----BEGIN RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA7bq98x" * 3,
-                     "-----END RSA PRIVATE KEY-----"])
+    key = "\n".join(
+        [
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "MIIEowIBAAKCAQEA7bq98x" * 3,
+            "-----END RSA PRIVATE KEY-----",
+        ]
+    )
     repo.write("a.py", "x = 1\n")
     repo.commit("base")
     repo.write("deploy/id_rsa", key + "\n")

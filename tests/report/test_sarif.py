@@ -34,32 +34,66 @@ def valid(doc: dict[str, Any]) -> dict[str, Any]:
 
 def _file(path: str, texts: list[str]) -> FileDiff:
     lines = tuple(Line("added", None, i + 1, t) for i, t in enumerate(texts))
-    return FileDiff(old_path=None, new_path=path, status="added",
-                    hunks=(Hunk(0, 0, 1, len(texts), "", lines),))
+    return FileDiff(
+        old_path=None, new_path=path, status="added", hunks=(Hunk(0, 0, 1, len(texts), "", lines),)
+    )
 
 
 def _result(body: str = "Divides by zero.") -> ReviewResult:
-    files = (_file("pkg/calc.py", ["import os", "if a:", "if a:", "return a / b"]),
-             _file("docs/read me é.md", ["# Title"]))
-    change = Change(id="o/r#7", source="github", title="Add div", head_ref=SHA,
-                    url="https://github.com/o/r/pull/7", files=files)
-    ruff = Comment(path="pkg/calc.py", line=1, body="F401: `os` imported but unused",
-                   origin="ruff", rule="F401", severity="info",
-                   url="https://docs.astral.sh/ruff/rules/unused-import")
-    return ReviewResult(change=change, summary="ok", notes=["ruff: 1 finding"], placements=[
-        Placement(ruff, path="pkg/calc.py", line=1),
-        Placement(Comment(path="pkg/calc.py", line=4, body=body, severity="error"),
-                  path="pkg/calc.py", line=4),
-        Placement(Comment(path="pkg/calc.py", line=2, body="Same test twice?"),
-                  path="pkg/calc.py", line=2),
-        Placement(Comment(path="pkg/calc.py", line=3, body="Same test twice?"),
-                  path="pkg/calc.py", line=3),
-        Placement(Comment(path="docs/read me é.md", line=40, body="Stale."),
-                  path="docs/read me é.md", reason="line 40 is not in the diff"),
-        Placement(Comment(path="", line=None, body="Overall: add tests."), reason="no path"),
-        Placement(Comment(path="made/up.py", line=3, body="Ghost file."),
-                  reason="made/up.py is not in the change"),
-    ])
+    files = (
+        _file("pkg/calc.py", ["import os", "if a:", "if a:", "return a / b"]),
+        _file("docs/read me é.md", ["# Title"]),
+    )
+    change = Change(
+        id="o/r#7",
+        source="github",
+        title="Add div",
+        head_ref=SHA,
+        url="https://github.com/o/r/pull/7",
+        files=files,
+    )
+    ruff = Comment(
+        path="pkg/calc.py",
+        line=1,
+        body="F401: `os` imported but unused",
+        origin="ruff",
+        rule="F401",
+        severity="info",
+        url="https://docs.astral.sh/ruff/rules/unused-import",
+    )
+    return ReviewResult(
+        change=change,
+        summary="ok",
+        notes=["ruff: 1 finding"],
+        placements=[
+            Placement(ruff, path="pkg/calc.py", line=1),
+            Placement(
+                Comment(path="pkg/calc.py", line=4, body=body, severity="error"),
+                path="pkg/calc.py",
+                line=4,
+            ),
+            Placement(
+                Comment(path="pkg/calc.py", line=2, body="Same test twice?"),
+                path="pkg/calc.py",
+                line=2,
+            ),
+            Placement(
+                Comment(path="pkg/calc.py", line=3, body="Same test twice?"),
+                path="pkg/calc.py",
+                line=3,
+            ),
+            Placement(
+                Comment(path="docs/read me é.md", line=40, body="Stale."),
+                path="docs/read me é.md",
+                reason="line 40 is not in the diff",
+            ),
+            Placement(Comment(path="", line=None, body="Overall: add tests."), reason="no path"),
+            Placement(
+                Comment(path="made/up.py", line=3, body="Ghost file."),
+                reason="made/up.py is not in the change",
+            ),
+        ],
+    )
 
 
 def test_sarif_validates_and_carries_what_code_scanning_reads() -> None:
@@ -67,8 +101,12 @@ def test_sarif_validates_and_carries_what_code_scanning_reads() -> None:
     (run,) = doc["runs"]
     assert run["originalUriBaseIds"][SRCROOT]
     assert run["versionControlProvenance"] == [
-        {"repositoryUri": "https://github.com/o/r", "revisionId": SHA,
-         "mappedTo": {"uriBaseId": SRCROOT}}]
+        {
+            "repositoryUri": "https://github.com/o/r",
+            "revisionId": SHA,
+            "mappedTo": {"uriBaseId": SRCROOT},
+        }
+    ]
     results = run["results"]
     assert len(results) == 5  # no path, or not a file of the change: a notification
     notes = [n["message"]["text"] for n in run["invocations"][0]["toolExecutionNotifications"]]
@@ -101,7 +139,8 @@ def test_fingerprints_are_the_publishers_and_survive_rewording_and_moves() -> No
     assert fps[0] == fingerprint(result.placements[0], "import os", 0)
     reworded = to_sarif(_result(body="Possible ZeroDivisionError."))["runs"][0]
     assert [r["partialFingerprints"] for r in reworded["results"]] == [
-        r["partialFingerprints"] for r in run["results"]]
+        r["partialFingerprints"] for r in run["results"]
+    ]
 
 
 def test_code_scanning_limits_cut_with_a_note() -> None:
@@ -115,17 +154,32 @@ def test_code_scanning_limits_cut_with_a_note() -> None:
 
 
 def test_errors_mark_the_invocation_failed() -> None:
-    result = ReviewResult(change=Change(id="HEAD", source="?"), summary="",
-                          errors=["the model answered 500"])
+    result = ReviewResult(
+        change=Change(id="HEAD", source="?"), summary="", errors=["the model answered 500"]
+    )
     run = valid(to_sarif(result))["runs"][0]
     assert run["invocations"][0]["executionSuccessful"] is False
     assert run["results"] == [] and "versionControlProvenance" not in run
 
 
 _paths = st.one_of(
-    st.sampled_from(["a.py", "dir/b c.js", "ü/ñ.sh", "/abs/x", "../up", "a/../../b", "", "C:x",
-                     "weird%20name", "tab\there", "q?#frag"]),
-    st.text(max_size=30))
+    st.sampled_from(
+        [
+            "a.py",
+            "dir/b c.js",
+            "ü/ñ.sh",
+            "/abs/x",
+            "../up",
+            "a/../../b",
+            "",
+            "C:x",
+            "weird%20name",
+            "tab\there",
+            "q?#frag",
+        ]
+    ),
+    st.text(max_size=30),
+)
 _bodies = st.one_of(st.text(max_size=200), st.text(min_size=1, max_size=3).map(lambda s: s * 3000))
 
 
@@ -137,28 +191,50 @@ def reviews(draw: st.DrawFn) -> ReviewResult:
     placements = []
     for _ in range(draw(st.integers(0, 8))):
         f = draw(st.sampled_from(files))
-        comment = Comment(path=draw(st.one_of(st.just(f.path), _paths)),
-                          line=draw(st.one_of(st.none(), st.integers(-5, 10))),
-                          body=draw(_bodies),
-                          severity=draw(st.sampled_from(["info", "warning", "error"])),
-                          origin=draw(st.sampled_from(["llm", "ruff", "secrets", "eslint"])),
-                          rule=draw(st.one_of(st.none(), st.text(min_size=1, max_size=10))),
-                          url=draw(st.one_of(st.none(), st.just("https://e.x/r/a-b"),
-                                             st.text(max_size=10))))
+        comment = Comment(
+            path=draw(st.one_of(st.just(f.path), _paths)),
+            line=draw(st.one_of(st.none(), st.integers(-5, 10))),
+            body=draw(_bodies),
+            severity=draw(st.sampled_from(["info", "warning", "error"])),
+            origin=draw(st.sampled_from(["llm", "ruff", "secrets", "eslint"])),
+            rule=draw(st.one_of(st.none(), st.text(min_size=1, max_size=10))),
+            url=draw(st.one_of(st.none(), st.just("https://e.x/r/a-b"), st.text(max_size=10))),
+        )
         if draw(st.booleans()):
             line = draw(st.integers(1, len(f.hunks[0].lines)))
-            placements.append(Placement(comment, path=f.path, line=line,
-                                        end_line=draw(st.one_of(st.none(), st.integers(0, 9)))))
+            placements.append(
+                Placement(
+                    comment,
+                    path=f.path,
+                    line=line,
+                    end_line=draw(st.one_of(st.none(), st.integers(0, 9))),
+                )
+            )
         else:
-            placements.append(Placement(comment, path=draw(st.one_of(st.none(), _paths)),
-                                        reason=draw(st.text(max_size=40))))
-    change = Change(id="x", source=draw(st.sampled_from(["git", "github"])), files=files,
-                    head_ref=draw(st.one_of(st.none(), st.just(SHA))),
-                    url=draw(st.one_of(st.none(), st.just("https://gitlab.x/g/p/-/merge_requests/3"),
-                                       st.text(max_size=20))))
-    return ReviewResult(change=change, summary=draw(st.text(max_size=50)),
-                        placements=placements, notes=draw(st.lists(st.text(max_size=30),
-                                                                   max_size=2)))
+            placements.append(
+                Placement(
+                    comment,
+                    path=draw(st.one_of(st.none(), _paths)),
+                    reason=draw(st.text(max_size=40)),
+                )
+            )
+    change = Change(
+        id="x",
+        source=draw(st.sampled_from(["git", "github"])),
+        files=files,
+        head_ref=draw(st.one_of(st.none(), st.just(SHA))),
+        url=draw(
+            st.one_of(
+                st.none(), st.just("https://gitlab.x/g/p/-/merge_requests/3"), st.text(max_size=20)
+            )
+        ),
+    )
+    return ReviewResult(
+        change=change,
+        summary=draw(st.text(max_size=50)),
+        placements=placements,
+        notes=draw(st.lists(st.text(max_size=30), max_size=2)),
+    )
 
 
 @pytest.mark.slow
@@ -174,8 +250,10 @@ def test_any_review_gives_valid_sarif_with_unique_fingerprints(result: ReviewRes
         uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
         assert uri and not uri.startswith("/") and ".." not in uri.split("/")
         region = r["locations"][0]["physicalLocation"]["region"]
-        assert region["startLine"] >= 1 and region.get("endLine", region["startLine"]) >= \
-            region["startLine"]
+        assert (
+            region["startLine"] >= 1
+            and region.get("endLine", region["startLine"]) >= region["startLine"]
+        )
         assert len(r["message"]["text"]) <= MAX_MESSAGE
 
 
@@ -190,8 +268,11 @@ def py_repo(repo: GitRepo) -> GitRepo:
 
 def test_review_writes_sarif_beside_the_log(py_repo: GitRepo, tmp_path: Path) -> None:
     out = tmp_path / "out" / "nova.sarif"
-    result = CliRunner().invoke(cli, ["review", "--repo", str(py_repo.path), "-q", "-o", "json",
-                                      "--sarif-file", str(out)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        ["review", "--repo", str(py_repo.path), "-q", "-o", "json", "--sarif-file", str(out)],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["comments"]  # the normal output is still there
     run = valid(json.loads(out.read_text(encoding="utf-8")))["runs"][0]
@@ -200,17 +281,24 @@ def test_review_writes_sarif_beside_the_log(py_repo: GitRepo, tmp_path: Path) ->
     rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "ruff/F401")
     assert rule["helpUri"].startswith("https://docs.astral.sh/ruff/rules/")  # ruff's own link
     again = tmp_path / "again.sarif"
-    CliRunner().invoke(cli, ["review", "--repo", str(py_repo.path), "-q",
-                             "--sarif-file", str(again)], catch_exceptions=False)
+    CliRunner().invoke(
+        cli,
+        ["review", "--repo", str(py_repo.path), "-q", "--sarif-file", str(again)],
+        catch_exceptions=False,
+    )
     rerun = json.loads(again.read_text())["runs"][0]["results"]
     assert [r["partialFingerprints"] for r in rerun] == [
-        r["partialFingerprints"] for r in run["results"]]
+        r["partialFingerprints"] for r in run["results"]
+    ]
 
 
-def test_sarif_file_that_cannot_be_written_is_a_usage_error(py_repo: GitRepo,
-                                                           tmp_path: Path) -> None:
+def test_sarif_file_that_cannot_be_written_is_a_usage_error(
+    py_repo: GitRepo, tmp_path: Path
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    result = CliRunner().invoke(cli, ["review", "--repo", str(py_repo.path), "-q",
-                                      "--sarif-file", str(blocker / "nova.sarif")])
+    result = CliRunner().invoke(
+        cli,
+        ["review", "--repo", str(py_repo.path), "-q", "--sarif-file", str(blocker / "nova.sarif")],
+    )
     assert result.exit_code == 2 and "--sarif-file" in result.stderr

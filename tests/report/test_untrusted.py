@@ -10,8 +10,26 @@ from hypothesis import strategies as st
 
 from bot.report.untrusted import clean_suggestion, clean_text
 
-pieces = st.sampled_from(["@", "admin", "<!--", "-->", "nova:", "head:", "fp:", "diff:", " ",
-                          "`", "a@b.com", "@org/team", "NOVA:FP", "x", "\n", "sk-"])
+pieces = st.sampled_from(
+    [
+        "@",
+        "admin",
+        "<!--",
+        "-->",
+        "nova:",
+        "head:",
+        "fp:",
+        "diff:",
+        " ",
+        "`",
+        "a@b.com",
+        "@org/team",
+        "NOVA:FP",
+        "x",
+        "\n",
+        "sk-",
+    ]
+)
 texts = st.lists(pieces | st.text(max_size=5), max_size=12).map("".join)
 
 
@@ -40,11 +58,16 @@ def test_a_rule_links_to_its_documentation_only_through_a_plain_url() -> None:
 
     assert rule_label(None, "https://x.test/r") == ""
     assert rule_label("F401", "https://docs.astral.sh/ruff/rules/unused-import/") == (
-        " ([F401](https://docs.astral.sh/ruff/rules/unused-import/))")
+        " ([F401](https://docs.astral.sh/ruff/rules/unused-import/))"
+    )
     assert rule_label("F401", None) == " (F401)"
     # a URL that could leave the link, or is no web address, is dropped; the rule stays
-    for url in ("javascript:alert(1)", "https://x.test/a) [b](https://evil.test",
-                "https://x.test/<!-- nova:fp:abc -->", "https://x.test/nova:head:abc"):
+    for url in (
+        "javascript:alert(1)",
+        "https://x.test/a) [b](https://evil.test",
+        "https://x.test/<!-- nova:fp:abc -->",
+        "https://x.test/nova:head:abc",
+    ):
         assert rule_label("R1", url) == " (R1)", url
     # the rule text itself is cleaned and cannot close the link text
     label = rule_label("x] <!-- nova:fp:deadbeef --> @org/team", "https://x.test/r")
@@ -52,10 +75,12 @@ def test_a_rule_links_to_its_documentation_only_through_a_plain_url() -> None:
     assert label.startswith(" ([x\\]")
 
 
-@given(st.text(max_size=60), st.sampled_from(["", "https://", "http://x.test/"]),
-       st.text(max_size=80))
-def test_a_rule_label_never_carries_a_marker_or_a_mention(rule: str, scheme: str,
-                                                          rest: str) -> None:
+@given(
+    st.text(max_size=60), st.sampled_from(["", "https://", "http://x.test/"]), st.text(max_size=80)
+)
+def test_a_rule_label_never_carries_a_marker_or_a_mention(
+    rule: str, scheme: str, rest: str
+) -> None:
     from bot.report.untrusted import rule_label
 
     label = rule_label(rule or None, (scheme + rest) or None)

@@ -18,16 +18,32 @@ from bot.review.agent.batching import plan_batches
 
 def file_diff(path: str, lines: int, status: str = "modified") -> FileDiff:
     rows = tuple(Line("added", None, n, f"line {n} of {path}") for n in range(1, lines + 1))
-    return FileDiff(old_path=path, new_path=path, status=status,  # type: ignore[arg-type]
-                    hunks=(Hunk(0, 0, 1, lines, "", rows),) if lines else ())
+    return FileDiff(
+        old_path=path,
+        new_path=path,
+        status=status,  # type: ignore[arg-type]
+        hunks=(Hunk(0, 0, 1, lines, "", rows),) if lines else (),
+    )
 
 
-paths = st.lists(st.tuples(st.sampled_from(["", "a/", "a/b/", "c/", "d/e/", "f/"]),
-                           st.integers(0, 999)), min_size=1, max_size=40, unique=True)
-files = paths.flatmap(lambda ps: st.tuples(*[
-    st.tuples(st.just(f"{d}m{n}.py"), st.integers(0, 120),
-              st.sampled_from(["modified", "modified", "modified", "deleted"]))
-    for d, n in sorted(ps)]))
+paths = st.lists(
+    st.tuples(st.sampled_from(["", "a/", "a/b/", "c/", "d/e/", "f/"]), st.integers(0, 999)),
+    min_size=1,
+    max_size=40,
+    unique=True,
+)
+files = paths.flatmap(
+    lambda ps: st.tuples(
+        *[
+            st.tuples(
+                st.just(f"{d}m{n}.py"),
+                st.integers(0, 120),
+                st.sampled_from(["modified", "modified", "modified", "deleted"]),
+            )
+            for d, n in sorted(ps)
+        ]
+    )
+)
 
 
 @pytest.mark.slow
@@ -42,8 +58,9 @@ def test_every_reviewable_file_is_in_exactly_one_batch_under_the_budget(spec, bu
     for b in plan.batches:
         assert b.tokens >= estimate_tokens(b.text) - len(b.files)
         assert b.tokens <= budget or len(b.files) == 1  # only a lone big file goes over
-        assert [f.path for f in b.files] == sorted((f.path for f in b.files),
-                                                   key=[f.path for f in diffs].index)
+        assert [f.path for f in b.files] == sorted(
+            (f.path for f in b.files), key=[f.path for f in diffs].index
+        )
     firsts = [diffs.index(b.files[0]) for b in plan.batches]
     assert firsts == sorted(firsts)  # "part i of n" follows the change's order
 
@@ -53,8 +70,11 @@ def test_every_reviewable_file_is_in_exactly_one_batch_under_the_budget(spec, bu
 def test_batches_are_full_at_most_one_is_half_empty(spec, budget) -> None:
     diffs = [file_diff(p, n, s) for p, n, s in spec if n and s != "deleted"]
     plan = plan_batches(diffs, budget=budget, max_file_tokens=budget)
-    sizes = [b.tokens for f in diffs
-             for b in plan_batches([f], budget=budget, max_file_tokens=budget).batches]
+    sizes = [
+        b.tokens
+        for f in diffs
+        for b in plan_batches([f], budget=budget, max_file_tokens=budget).batches
+    ]
     assert sum(b.tokens for b in plan.batches) == sum(sizes)
     assert sum(b.tokens <= budget / 2 for b in plan.batches) <= 1
     assert len(plan.batches) >= -(-sum(sizes) // budget)
@@ -62,10 +82,16 @@ def test_batches_are_full_at_most_one_is_half_empty(spec, budget) -> None:
 
 def test_a_directory_that_fits_is_never_split() -> None:
     # first-fit by order would put x/ partly in the first batch, partly in the second
-    diffs = [file_diff("a/one.py", 60), file_diff("x/one.py", 30), file_diff("x/two.py", 30),
-             file_diff("y/one.py", 40)]
-    sizes = {f.path: plan_batches([f], budget=10**6, max_file_tokens=10**6).batches[0].tokens
-             for f in diffs}
+    diffs = [
+        file_diff("a/one.py", 60),
+        file_diff("x/one.py", 30),
+        file_diff("x/two.py", 30),
+        file_diff("y/one.py", 40),
+    ]
+    sizes = {
+        f.path: plan_batches([f], budget=10**6, max_file_tokens=10**6).batches[0].tokens
+        for f in diffs
+    }
     budget = sizes["a/one.py"] + sizes["y/one.py"] + 5
     plan = plan_batches(diffs, budget=budget, max_file_tokens=budget)
     dirs = [{str(PurePosixPath(f.path).parent) for f in b.files} for b in plan.batches]
@@ -74,6 +100,7 @@ def test_a_directory_that_fits_is_never_split() -> None:
 
 
 # --- the limiter --------------------------------------------------------------------------------
+
 
 def test_the_limiter_holds_the_limit_and_serves_follow_ups_first() -> None:
     async def scenario() -> list[str]:
@@ -89,8 +116,10 @@ def test_the_limiter_holds_the_limit_and_serves_follow_ups_first() -> None:
 
         first = [asyncio.create_task(request(f"r{i}", FIRST_TURN)) for i in range(2)]
         await asyncio.sleep(0)
-        later = [asyncio.create_task(request("new", FIRST_TURN)),
-                 asyncio.create_task(request("follow-up", FOLLOW_UP))]
+        later = [
+            asyncio.create_task(request("new", FIRST_TURN)),
+            asyncio.create_task(request("follow-up", FOLLOW_UP)),
+        ]
         await asyncio.sleep(0)
         assert limiter.in_flight == 2 and limiter.waiting == 2
         gate.set()

@@ -33,13 +33,20 @@ def answer_for(body: dict[str, Any], summary: str = "") -> Reply:
     """One comment on line 1 of each file the prompt shows."""
     prompt = body["messages"][1]["content"]
     paths = re.findall(r"^File: (\S+) \(", prompt, re.M)
-    return text(json.dumps({"summary": summary or f"saw {', '.join(paths)}", "comments": [
-        {"path": p, "line": 1, "code": f"{p} line 0", "body": "look"} for p in paths]}))
+    return text(
+        json.dumps(
+            {
+                "summary": summary or f"saw {', '.join(paths)}",
+                "comments": [
+                    {"path": p, "line": 1, "code": f"{p} line 0", "body": "look"} for p in paths
+                ],
+            }
+        )
+    )
 
 
 def errors_of(data: dict[str, Any]) -> list[str]:
-    return [ln[len("Error: "):] for ln in data["summary"].splitlines()
-            if ln.startswith("Error: ")]
+    return [ln[len("Error: ") :] for ln in data["summary"].splitlines() if ln.startswith("Error: ")]
 
 
 def many_files(repo: GitRepo, count: int, *extra: str) -> list[str]:
@@ -62,8 +69,8 @@ def big(repo: GitRepo, llm_env: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_requests_in_flight_reach_the_limit_and_never_exceed_it(
-        repo: GitRepo, big: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
-        tmp_path: Path) -> None:
+    repo: GitRepo, big: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     paths = many_files(repo, 9)
     monkeypatch.setenv("NOVA_MAX_CONCURRENCY", "3")
     together = threading.Barrier(3, timeout=20)  # answered only when 3 are in flight
@@ -74,8 +81,9 @@ def test_requests_in_flight_reach_the_limit_and_never_exceed_it(
 
     big.responder = reply
     events = tmp_path / "events.jsonl"
-    result = run("review", "--repo", str(repo.path), "-q", "-o", "json",
-                 "--events-file", str(events))
+    result = run(
+        "review", "--repo", str(repo.path), "-q", "-o", "json", "--events-file", str(events)
+    )
     assert result.exit_code == 0, result.stderr
     assert big.max_in_flight == 3 and len(big.requests) == 9
     data = json.loads(result.stdout)
@@ -83,34 +91,41 @@ def test_requests_in_flight_reach_the_limit_and_never_exceed_it(
     lines = [json.loads(line).get("content", "") for line in events.read_text().splitlines()]
     progress = [ln for ln in lines if "batches done" in ln]
     assert len(progress) == 9
-    assert re.fullmatch(r"batch \d/9: 1 comments · 9/9 batches done, 0 in flight, 0 queued · "
-                        r"[\d,]+ tokens", progress[-1])
-    assert any(re.search(r"\d/9 batches done, \d in flight, [1-6] queued", ln)
-               for ln in progress)
+    assert re.fullmatch(
+        r"batch \d/9: 1 comments · 9/9 batches done, 0 in flight, 0 queued · "
+        r"[\d,]+ tokens",
+        progress[-1],
+    )
+    assert any(re.search(r"\d/9 batches done, \d in flight, [1-6] queued", ln) for ln in progress)
 
 
 def test_a_429_with_retry_after_is_honoured_then_the_request_succeeds(
-        repo: GitRepo, big: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
-        tmp_path: Path) -> None:
+    repo: GitRepo, big: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     many_files(repo, 1)
     monkeypatch.setenv("NOVA_LLM_MAX_RETRIES", "2")
     big.enqueue(error(429, "rate limited", **{"retry-after-ms": "200"}))
     big.responder = answer_for
     events = tmp_path / "events.jsonl"
-    result = run("review", "--repo", str(repo.path), "-q", "-o", "json",
-                 "--events-file", str(events))
+    result = run(
+        "review", "--repo", str(repo.path), "-q", "-o", "json", "--events-file", str(events)
+    )
     assert result.exit_code == 0, result.stderr
     assert [c["path"] for c in json.loads(result.stdout)["comments"]] == ["d0/f0.txt"]
     assert len(big.requests) == 2
-    retries = [e["error"] for e in map(json.loads, events.read_text().splitlines())
-               if "retrying" in e.get("error", "")]
+    retries = [
+        e["error"]
+        for e in map(json.loads, events.read_text().splitlines())
+        if "retrying" in e.get("error", "")
+    ]
     assert retries == ["model request failed (HTTP 429), attempt 1 of 3; retrying in 0.2s"]
     (first, _), (second, _) = sorted(big.spans)
     assert second - first >= 0.2  # the server's wait, not a shorter backoff of our own
 
 
 def test_a_rate_limit_that_outlasts_the_retries_says_what_to_change(
-        repo: GitRepo, big: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: GitRepo, big: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     many_files(repo, 1)
     monkeypatch.setenv("NOVA_LLM_MAX_RETRIES", "1")
     monkeypatch.setenv("NOVA_MAX_CONCURRENCY", "5")
@@ -123,12 +138,14 @@ def test_a_rate_limit_that_outlasts_the_retries_says_what_to_change(
 
 
 def test_a_model_failing_on_batch_k_of_n_keeps_the_batches_before_it(
-        repo: GitRepo, big: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: GitRepo, big: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     paths = many_files(repo, 4)
     monkeypatch.setenv("NOVA_MAX_CONCURRENCY", "1")  # batches in order: "before" is defined
     calls = iter(range(100))
-    big.responder = lambda body: (answer_for(body) if next(calls) < 2
-                                  else error(500, "the model server fell over"))
+    big.responder = lambda body: (
+        answer_for(body) if next(calls) < 2 else error(500, "the model server fell over")
+    )
     result = run("review", "--repo", str(repo.path), "-q", "-o", "json")
     data = json.loads(result.stdout)
     assert sorted(c["path"] for c in data["comments"]) == paths[:2]
@@ -139,6 +156,7 @@ def test_a_model_failing_on_batch_k_of_n_keeps_the_batches_before_it(
 
 
 # --- in process: a tree that takes part in the proof -----------------------------------------
+
 
 class GatedTree(GitTree):
     """The head files; the analyzers' reads (their thread) wait for the model's first
@@ -188,16 +206,28 @@ class Kept:
         self.results.append(result)
 
 
-def review_in_process(repo: GitRepo, llm: FakeOpenAI, model_called: threading.Event,
-                      kept: Kept, **env: str) -> tuple[GatedSource, EventBus]:
-    settings = load_settings(env={"NOVA_LLM_MODEL": "openai:test-model",
-                                  "NOVA_LLM_BASE_URL": llm.base_url,
-                                  "NOVA_LLM_MAX_RETRIES": "0", "NOVA_TOKEN_BUDGET": "30",
-                                  **env})
+def review_in_process(
+    repo: GitRepo, llm: FakeOpenAI, model_called: threading.Event, kept: Kept, **env: str
+) -> tuple[GatedSource, EventBus]:
+    settings = load_settings(
+        env={
+            "NOVA_LLM_MODEL": "openai:test-model",
+            "NOVA_LLM_BASE_URL": llm.base_url,
+            "NOVA_LLM_MAX_RETRIES": "0",
+            "NOVA_TOKEN_BUDGET": "30",
+            **env,
+        }
+    )
     source = GatedSource(repo.path, model_called)
     bus = EventBus()
-    job = ReviewJob(settings=settings, session=Session(settings, source), ref="HEAD",
-                    repo=repo.path, bus=bus, tracker=StepTracker(bus))
+    job = ReviewJob(
+        settings=settings,
+        session=Session(settings, source),
+        ref="HEAD",
+        repo=repo.path,
+        bus=bus,
+        tracker=StepTracker(bus),
+    )
     run_review(job, [], [kept])
     return source, bus
 
@@ -222,13 +252,17 @@ def test_the_analyzers_run_while_the_model_reviews(repo: GitRepo, llm: FakeOpenA
     assert tree.analyzer_waited_for_model is True  # ruff read the file after the model began
     (result,) = kept.results
     assert "F401" in {p.comment.body.split(":")[0] for p in result.placements}
-    analyzed = next(e.timestamp for e in bus.history if isinstance(e, StepEvent)
-                    and e.step_name == "analyze" and e.status == "completed")
+    analyzed = next(
+        e.timestamp
+        for e in bus.history
+        if isinstance(e, StepEvent) and e.step_name == "analyze" and e.status == "completed"
+    )
     assert min(start for start, _ in llm.spans) < analyzed
 
 
-def test_a_crash_late_in_the_run_still_outputs_what_was_found(repo: GitRepo,
-                                                              llm: FakeOpenAI) -> None:
+def test_a_crash_late_in_the_run_still_outputs_what_was_found(
+    repo: GitRepo, llm: FakeOpenAI
+) -> None:
     paths = many_files(repo, 3, "z/boom.txt")
     calls = iter(range(100))
 
@@ -240,25 +274,31 @@ def test_a_crash_late_in_the_run_still_outputs_what_was_found(repo: GitRepo,
     llm.responder = reply
     kept = Kept()
     with pytest.raises(RuntimeError, match="the disk went away"):
-        review_in_process(repo, llm, threading.Event(), kept, NOVA_MAX_CONCURRENCY="1",
-                          NOVA_ANALYZERS="none")
+        review_in_process(
+            repo, llm, threading.Event(), kept, NOVA_MAX_CONCURRENCY="1", NOVA_ANALYZERS="none"
+        )
     (result,) = kept.results  # the output was still written, with the finished batches
     placed = {p.path for p in result.placements if p.line == 1}
     assert set(paths[:2]) <= placed and paths[2] not in placed
     assert result.summary.startswith(f"saw {paths[0]}\n\nsaw {paths[1]}")
-    assert result.errors == ["the review stopped early (RuntimeError: the disk went away); "
-                             "this is what was found"]
+    assert result.errors == [
+        "the review stopped early (RuntimeError: the disk went away); this is what was found"
+    ]
 
 
-def test_progress_lines_are_plain_text_events(repo: GitRepo, big: FakeOpenAI,
-                                              tmp_path: Path) -> None:
+def test_progress_lines_are_plain_text_events(
+    repo: GitRepo, big: FakeOpenAI, tmp_path: Path
+) -> None:
     many_files(repo, 2)
     big.responder = answer_for
     events = tmp_path / "events.jsonl"
     result = run("review", "--repo", str(repo.path), "-o", "json", "--events-file", str(events))
     assert result.exit_code == 0
-    texts = [e for e in map(json.loads, events.read_text().splitlines())
-             if e["event_type"] == TextEvent.event_type and "batches done" in e["content"]]
+    texts = [
+        e
+        for e in map(json.loads, events.read_text().splitlines())
+        if e["event_type"] == TextEvent.event_type and "batches done" in e["content"]
+    ]
     assert len(texts) == 2
     assert "2/2 batches done, 0 in flight, 0 queued" in texts[-1]["content"]
 
@@ -279,12 +319,14 @@ def test_prefetched_files_read_as_they_would_one_by_one(repo: GitRepo) -> None:
         one_by_one, batched = GitTree(source.repo, rev), GitTree(source.repo, rev)
         batched.prefetch(paths)
         assert "lat1.txt" in batched._read  # served from the one cat-file run
-        assert [batched.read_text(p) for p in paths] == [one_by_one.read_text(p)
-                                                         for p in paths[:-2]] + [None, None]
+        assert [batched.read_text(p) for p in paths] == [
+            one_by_one.read_text(p) for p in paths[:-2]
+        ] + [None, None]
 
 
 def test_a_one_batch_change_waits_for_the_analyzers_and_shows_their_findings(
-        repo: GitRepo, llm_env: FakeOpenAI) -> None:
+    repo: GitRepo, llm_env: FakeOpenAI
+) -> None:
     repo.write("a.py", "x = 1\n")
     repo.commit("base")
     repo.write("a.py", "import os\nx = 2\n")

@@ -91,8 +91,13 @@ def test_a_search_that_runs_too_long_is_killed(tmp_path: Path) -> None:
 
 def test_every_tool_call_has_a_time_limit() -> None:
     release = threading.Event()
-    tool = ContextTool("slow", "never returns in time", {"type": "object"},
-                       run=lambda: "done" if release.wait(20) else "late")
+    tool = ContextTool(
+        "slow",
+        "never returns in time",
+        {"type": "object"},
+        run=lambda: "done" if release.wait(20) else "late",
+    )
+
     async def call() -> str:
         try:
             return await tool.invoke({}, timeout=0.2)
@@ -100,24 +105,29 @@ def test_every_tool_call_has_a_time_limit() -> None:
             release.set()  # lets the worker thread end (asyncio.run waits for it)
 
     out = asyncio.run(call())
-    assert out == "error: slow did not finish within 0.2s (NOVA_TOOL_TIMEOUT); try a narrower " \
-                  "request"
+    assert (
+        out == "error: slow did not finish within 0.2s (NOVA_TOOL_TIMEOUT); try a narrower request"
+    )
 
 
 @pytest.mark.slow
 def test_redos_through_a_whole_review(big_repo: GitRepo, llm_env: FakeOpenAI) -> None:
-    llm_env.enqueue(tool_call("search_code", {"pattern": REDOS, "regex": True}),
-                    text(json.dumps({"summary": "ok", "comments": []})))
-    result = CliRunner().invoke(cli, ["review", "--repo", str(big_repo.path), "-q"],
-                                catch_exceptions=False)
+    llm_env.enqueue(
+        tool_call("search_code", {"pattern": REDOS, "regex": True}),
+        text(json.dumps({"summary": "ok", "comments": []})),
+    )
+    result = CliRunner().invoke(
+        cli, ["review", "--repo", str(big_repo.path), "-q"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     tool_msgs = [m["content"] for m in llm_env.requests[-1]["messages"] if m["role"] == "tool"]
     assert tool_msgs[0].startswith("error: the regex cannot be run")
 
 
 @pytest.mark.slow
-def test_redos_on_the_github_contents_tree(repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_redos_on_the_github_contents_tree(
+    repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No checkout at hand: the PR's files are read through the API and matched in Python."""
     repo.write("big.txt", "start\n")
     base = repo.commit("base")
@@ -129,13 +139,16 @@ def test_redos_on_the_github_contents_tree(repo: GitRepo, llm_env: FakeOpenAI, t
         gh.add_pull(pull_from_repo(repo, base, head))
         monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
         monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
-        llm_env.enqueue(tool_call("search_code", {"pattern": REDOS, "regex": True}),
-                        tool_call("search_code", {"pattern": "(x+x+)+y", "regex": True}),
-                        text(json.dumps({"summary": "ok", "comments": []})))
+        llm_env.enqueue(
+            tool_call("search_code", {"pattern": REDOS, "regex": True}),
+            tool_call("search_code", {"pattern": "(x+x+)+y", "regex": True}),
+            text(json.dumps({"summary": "ok", "comments": []})),
+        )
         empty = tmp_path / "no-checkout"
         empty.mkdir()
-        result = CliRunner().invoke(cli, ["review", "acme/shop#1", "--repo", str(empty), "-q"],
-                                    catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli, ["review", "acme/shop#1", "--repo", str(empty), "-q"], catch_exceptions=False
+        )
     finally:
         gh.stop()
     assert result.exit_code == 0, result.stderr
@@ -152,8 +165,10 @@ def _checkout_with_credentials(repo: GitRepo) -> str:
     repo.write("app.py", "x = 1\n")
     repo.write(".env", f"GITHUB_TOKEN={TOKEN}\n")
     repo.write("config/.npmrc", f"//registry.npmjs.org/:_authToken={TOKEN}\n")
-    repo.write("ci/fetch.sh", f"curl -H 'Authorization: Basic {header}' "
-                              f"'https://h/?t={quote(TM_TOKEN, safe='')}'\n")
+    repo.write(
+        "ci/fetch.sh",
+        f"curl -H 'Authorization: Basic {header}' 'https://h/?t={quote(TM_TOKEN, safe='')}'\n",
+    )
     repo.commit("base")
     (repo.path / "gitconfig-link").symlink_to(".git/config")
     repo.write("app.py", "x = 2\n")
@@ -165,8 +180,17 @@ def test_git_dir_and_credential_stores_are_never_read(repo: GitRepo) -> None:
 
     _checkout_with_credentials(repo)
     work_tree = GitTree(git.Repo(repo.path), None)  # what `git diff | nova review -` reads
-    for path in (".git/config", "./.git/config", "sub/../.git/config", ".GIT/config",
-                 ".git", "gitconfig-link", ".env", "config/.npmrc", ".env.production"):
+    for path in (
+        ".git/config",
+        "./.git/config",
+        "sub/../.git/config",
+        ".GIT/config",
+        ".git",
+        "gitconfig-link",
+        ".env",
+        "config/.npmrc",
+        ".env.production",
+    ):
         assert read(work_tree, path).startswith(f"error: {path!r} cannot be read"), path
     assert "x = 2" in read(work_tree, "app.py")
     # the token is in .env and config/.npmrc only: their lines never come back
@@ -176,28 +200,39 @@ def test_git_dir_and_credential_stores_are_never_read(repo: GitRepo) -> None:
 
 
 @pytest.mark.slow
-def test_no_form_of_the_token_reaches_the_model(repo: GitRepo, llm_env: FakeOpenAI,
-                                                monkeypatch: pytest.MonkeyPatch,
-                                                tmp_path: Path) -> None:
+def test_no_form_of_the_token_reaches_the_model(
+    repo: GitRepo, llm_env: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     header = _checkout_with_credentials(repo)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)  # registered as secrets at load time
     monkeypatch.setenv("NOVA_TASK_MANAGER_TOKEN", TM_TOKEN)
-    llm_env.enqueue(tool_call("read_file", {"path": ".git/config"}),
-                    tool_call("read_file", {"path": "gitconfig-link"}),
-                    tool_call("read_file", {"path": ".env"}),
-                    tool_call("read_file", {"path": "ci/fetch.sh"}),
-                    tool_call("search_code", {"pattern": "AUTHORIZATION"}),
-                    tool_call("search_code", {"pattern": "_authToken"}),
-                    text(json.dumps({"summary": "ok", "comments": []})))
+    llm_env.enqueue(
+        tool_call("read_file", {"path": ".git/config"}),
+        tool_call("read_file", {"path": "gitconfig-link"}),
+        tool_call("read_file", {"path": ".env"}),
+        tool_call("read_file", {"path": "ci/fetch.sh"}),
+        tool_call("search_code", {"pattern": "AUTHORIZATION"}),
+        tool_call("search_code", {"pattern": "_authToken"}),
+        text(json.dumps({"summary": "ok", "comments": []})),
+    )
     diff = repo.git("diff")
     events = tmp_path / "events.jsonl"
-    result = CliRunner().invoke(cli, ["review", "-", "--repo", str(repo.path), "-o", "json",
-                                      "--events-file", str(events)],
-                                input=diff, catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        ["review", "-", "--repo", str(repo.path), "-o", "json", "--events-file", str(events)],
+        input=diff,
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.stderr
     everything = json.dumps(llm_env.requests) + result.stdout + result.stderr + events.read_text()
-    for form in (TOKEN, header, base64.b64encode(TOKEN.encode()).decode(), TM_TOKEN,
-                 quote(TM_TOKEN, safe=""), quote(TM_TOKEN, safe="").lower()):
+    for form in (
+        TOKEN,
+        header,
+        base64.b64encode(TOKEN.encode()).decode(),
+        TM_TOKEN,
+        quote(TM_TOKEN, safe=""),
+        quote(TM_TOKEN, safe="").lower(),
+    ):
         assert form not in everything
     tools = [m["content"] for m in llm_env.requests[-1]["messages"] if m["role"] == "tool"]
     assert all(t.startswith("error:") for t in tools[:3])

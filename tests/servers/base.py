@@ -24,8 +24,13 @@ class JsonHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None,
-                  content_type: str = "application/json") -> None:
+    def send_json(
+        self,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
         data = json.dumps(payload).encode()
         try:
             self.send_response(status)
@@ -63,8 +68,9 @@ class LocalHTTPServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
         self._server.daemon_threads = True
         # stop() waits for the loop's next poll: 0.05 s, not the default 0.5 s per test
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

@@ -41,9 +41,15 @@ __all__ = ["FakeConduit", "changes_from_git_diff"]
 
 TOKEN = "api-" + "t" * 28
 BOT_PHID = "PHID-USER-novabot"
-WRITE_METHODS = frozenset({"differential.revision.edit", "differential.createinline",
-                           "nova.differential.publish", "differential.createrawdiff",
-                           "harbormaster.sendmessage"})
+WRITE_METHODS = frozenset(
+    {
+        "differential.revision.edit",
+        "differential.createinline",
+        "nova.differential.publish",
+        "differential.createrawdiff",
+        "harbormaster.sendmessage",
+    }
+)
 
 
 def changes_from_git_diff(text: str) -> list[dict[str, Any]]:
@@ -67,19 +73,28 @@ def changes_from_git_diff(text: str) -> list[dict[str, Any]]:
         for ln in lines:
             h = re.match(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", ln)
             if h:
-                current = {"oldOffset": h.group(1), "oldLength": h.group(2) or "1",
-                           "newOffset": h.group(3), "newLength": h.group(4) or "1",
-                           "corpus": ""}
+                current = {
+                    "oldOffset": h.group(1),
+                    "oldLength": h.group(2) or "1",
+                    "newOffset": h.group(3),
+                    "newLength": h.group(4) or "1",
+                    "corpus": "",
+                }
                 hunks.append(current)
             elif current is not None and ln[:1] in (" ", "+", "-", "\\"):
                 current["corpus"] += ln + "\n"
-        change = {"currentPath": None if kind == "3" else new,
-                  "oldPath": None if kind == "1" else old, "type": kind, "fileType": file_type,
-                  "hunks": hunks}
+        change = {
+            "currentPath": None if kind == "3" else new,
+            "oldPath": None if kind == "1" else old,
+            "type": kind,
+            "fileType": file_type,
+            "hunks": hunks,
+        }
         changes.append(change)
         if kind == "6":  # Phabricator also lists the far side of a move
-            changes.append({"currentPath": old, "oldPath": old, "type": "4", "fileType": "1",
-                            "hunks": []})
+            changes.append(
+                {"currentPath": old, "oldPath": old, "type": "4", "fileType": "1", "hunks": []}
+            )
     return changes
 
 
@@ -154,8 +169,10 @@ class FakeConduit(LocalHTTPServer):
                 form = parse_qs(self.read_body().decode())
                 flagged = "__conduit__" in form or "__conduit__" in parse_qs(url.query)
                 status, payload = owner._handle(url.path, form, flagged)
-                slow = not owner.slow_methods or url.path.removeprefix("/api/").strip("/") \
-                    in owner.slow_methods
+                slow = (
+                    not owner.slow_methods
+                    or url.path.removeprefix("/api/").strip("/") in owner.slow_methods
+                )
                 if owner.delay and slow and owner.stopping.wait(owner.delay):
                     return
                 if isinstance(payload, str):
@@ -170,8 +187,9 @@ class FakeConduit(LocalHTTPServer):
     def _error(code: str, info: str) -> tuple[int, dict[str, Any]]:
         return 200, {"result": None, "error_code": code, "error_info": info}
 
-    def _handle(self, path: str, form: dict[str, list[str]],
-                flagged: bool) -> tuple[int, dict[str, Any] | str]:
+    def _handle(
+        self, path: str, form: dict[str, list[str]], flagged: bool
+    ) -> tuple[int, dict[str, Any] | str]:
         method = path.removeprefix("/api/").strip("/")
         params = json.loads(form.get("params", ["{}"])[0])
         token = (params.pop("__conduit__", None) or {}).get("token")
@@ -188,11 +206,11 @@ class FakeConduit(LocalHTTPServer):
                 return 500, "<!DOCTYPE html><title>Unhandled Exception</title>"
             handler = getattr(self, "_m_" + method.replace(".", "_"), None)
             if handler is None or method in self._hidden_methods():
-                return self._error("ERR-CONDUIT-CALL", f'Conduit method "{method}" does '
-                                   "not exist.")
+                return self._error("ERR-CONDUIT-CALL", f'Conduit method "{method}" does not exist.')
             if self.read_only and method in WRITE_METHODS:  # a PhabricatorPolicyException
-                return self._error("ERR-CONDUIT-CORE", "You do not have permission to "
-                                   "interact with this object.")
+                return self._error(
+                    "ERR-CONDUIT-CORE", "You do not have permission to interact with this object."
+                )
             try:
                 return 200, {"result": handler(params), "error_code": None, "error_info": None}
             except ConduitFault as exc:
@@ -213,8 +231,10 @@ class FakeConduit(LocalHTTPServer):
 
     def _m_user_search(self, params: dict[str, Any]) -> dict[str, Any]:
         phids = (params.get("constraints") or {}).get("phids") or []
-        return {"data": [{"phid": p, "fields": {"username": p.rsplit("-", 1)[-1]}}
-                         for p in phids], "cursor": {"after": None}}
+        return {
+            "data": [{"phid": p, "fields": {"username": p.rsplit("-", 1)[-1]}} for p in phids],
+            "cursor": {"after": None},
+        }
 
     def _m_differential_revision_search(self, params: dict[str, Any]) -> dict[str, Any]:
         ids = (params.get("constraints") or {}).get("ids") or []
@@ -222,22 +242,37 @@ class FakeConduit(LocalHTTPServer):
         for rid in ids:
             rev = self.revisions.get(int(rid))
             if rev:
-                data.append({"id": rev.id, "phid": rev.phid, "type": "DREV", "fields": {
-                    "title": rev.title, "summary": rev.summary, "authorPHID": rev.author_phid,
-                    "uri": f"{self.url}/D{rev.id}", "diffPHID": f"PHID-DIFF-{max(rev.diffs)}",
-                    "status": {"value": "needs-review"}}})
+                data.append(
+                    {
+                        "id": rev.id,
+                        "phid": rev.phid,
+                        "type": "DREV",
+                        "fields": {
+                            "title": rev.title,
+                            "summary": rev.summary,
+                            "authorPHID": rev.author_phid,
+                            "uri": f"{self.url}/D{rev.id}",
+                            "diffPHID": f"PHID-DIFF-{max(rev.diffs)}",
+                            "status": {"value": "needs-review"},
+                        },
+                    }
+                )
         return {"data": data, "cursor": {"after": None}}
 
     def _m_differential_querydiffs(self, params: dict[str, Any]) -> dict[str, Any]:
         out = {}
         for rev in self.revisions.values():
             for did, changes in rev.diffs.items():
-                if did in (params.get("ids") or []) or rev.id in (params.get("revisionIDs")
-                                                                  or []):
-                    out[str(did)] = {"id": str(did), "revisionID": str(rev.id),
-                                     "sourceControlBaseRevision": rev.base,
-                                     "changes": [{"id": str(self.changeset_id(did, n)), **c}
-                                                 for n, c in enumerate(changes)]}
+                if did in (params.get("ids") or []) or rev.id in (params.get("revisionIDs") or []):
+                    out[str(did)] = {
+                        "id": str(did),
+                        "revisionID": str(rev.id),
+                        "sourceControlBaseRevision": rev.base,
+                        "changes": [
+                            {"id": str(self.changeset_id(did, n)), **c}
+                            for n, c in enumerate(changes)
+                        ],
+                    }
         return out
 
     @staticmethod
@@ -257,10 +292,15 @@ class FakeConduit(LocalHTTPServer):
         path = params["filePath"]
         if path.startswith(("a/", "b/")) or path not in self._diff_paths(rev_id, diff_id):
             raise ConduitFault("ERR-BAD-FILE", f'No such file "{path}" in diff {diff_id}.')
-        inline = {"id": len(self.inlines) + 1, "revisionID": rev_id, "diffID": diff_id,
-                  "authorPHID": BOT_PHID, "draft": True, **{k: params[k] for k in (
-                      "filePath", "isNewFile", "lineNumber", "content")},
-                  "lineLength": params.get("lineLength", 0)}
+        inline = {
+            "id": len(self.inlines) + 1,
+            "revisionID": rev_id,
+            "diffID": diff_id,
+            "authorPHID": BOT_PHID,
+            "draft": True,
+            **{k: params[k] for k in ("filePath", "isNewFile", "lineNumber", "content")},
+            "lineLength": params.get("lineLength", 0),
+        }
         self.inlines.append(inline)
         return {"id": inline["id"], "filePath": path, "isDraft": True}
 
@@ -273,28 +313,47 @@ class FakeConduit(LocalHTTPServer):
         specs = params.get("inlines") or []
         for n, spec in enumerate(specs):  # every inline is checked before anything is written
             if spec.get("path") not in paths:
-                raise ConduitFault("ERR-BAD-INLINE", f'inline {n}: no file "{spec.get("path")}"'
-                                   f" in diff {diff_id}.")
+                raise ConduitFault(
+                    "ERR-BAD-INLINE", f'inline {n}: no file "{spec.get("path")}" in diff {diff_id}.'
+                )
             if not isinstance(spec.get("line"), int) or spec["line"] < 1:
                 raise ConduitFault("ERR-BAD-INLINE", f'inline {n}: "line" must be >= 1.')
             if (spec["path"], spec["line"]) in self.refused_lines:
-                raise ConduitFault("ERR-BAD-INLINE", f'inline {n}: line {spec["line"]} of '
-                                   f'"{spec["path"]}" is not in diff {diff_id}.')
+                raise ConduitFault(
+                    "ERR-BAD-INLINE",
+                    f"inline {n}: line {spec['line']} of "
+                    f'"{spec["path"]}" is not in diff {diff_id}.',
+                )
         if not specs and not (params.get("comment") or "").strip():
             raise ConduitFault("ERR-EMPTY", "Neither inline comments nor a comment.")
         discarded = self.drafts(rev_id) if params.get("discardDrafts") else []
         self.inlines = [i for i in self.inlines if i not in discarded]
         if params.get("comment"):
-            self.timeline.append({"revision": rev_id, "author": BOT_PHID,
-                                  "text": params["comment"]})
+            self.timeline.append(
+                {"revision": rev_id, "author": BOT_PHID, "text": params["comment"]}
+            )
         for spec in specs:
-            self.inlines.append({
-                "id": len(self.inlines) + 1, "revisionID": rev_id, "diffID": diff_id,
-                "authorPHID": BOT_PHID, "draft": False, "filePath": spec["path"],
-                "isNewFile": spec.get("isNewFile", True), "lineNumber": spec["line"],
-                "lineLength": spec.get("length", 0), "content": spec["content"]})
-        return {"version": 2, "revisionID": rev_id, "diffID": diff_id,
-                "published": len(specs), "discarded": len(discarded)}
+            self.inlines.append(
+                {
+                    "id": len(self.inlines) + 1,
+                    "revisionID": rev_id,
+                    "diffID": diff_id,
+                    "authorPHID": BOT_PHID,
+                    "draft": False,
+                    "filePath": spec["path"],
+                    "isNewFile": spec.get("isNewFile", True),
+                    "lineNumber": spec["line"],
+                    "lineLength": spec.get("length", 0),
+                    "content": spec["content"],
+                }
+            )
+        return {
+            "version": 2,
+            "revisionID": rev_id,
+            "diffID": diff_id,
+            "published": len(specs),
+            "discarded": len(discarded),
+        }
 
     def _m_differential_createrawdiff(self, params: dict[str, Any]) -> dict[str, Any]:
         diff = params.get("diff") or ""
@@ -302,8 +361,11 @@ class FakeConduit(LocalHTTPServer):
             raise ConduitFault("ERR-CONDUIT-CORE", "The diff is empty or not a diff.")
         did = 9000 + len(self.raw_diffs)
         self.raw_diffs[did] = diff
-        return {"id": did, "phid": f"PHID-DIFF-{did}",
-                "uri": f"{self.url}/differential/diff/{did}/"}
+        return {
+            "id": did,
+            "phid": f"PHID-DIFF-{did}",
+            "uri": f"{self.url}/differential/diff/{did}/",
+        }
 
     def _create_revision(self, params: dict[str, Any]) -> dict[str, Any]:
         fields = {tx["type"]: tx["value"] for tx in params.get("transactions") or []}
@@ -321,28 +383,46 @@ class FakeConduit(LocalHTTPServer):
             raise ConduitFault("ERR-CONDUIT-CORE", "No such revision.")
         for tx in params.get("transactions") or []:
             if tx.get("type") == "comment":
-                self.timeline.append({"revision": rev_id, "author": BOT_PHID,
-                                      "text": tx["value"]})
+                self.timeline.append({"revision": rev_id, "author": BOT_PHID, "text": tx["value"]})
         return {"object": {"id": rev_id, "phid": f"PHID-DREV-{rev_id}"}, "transactions": []}
 
     def _m_transaction_search(self, params: dict[str, Any]) -> dict[str, Any]:
         rev_id = int(str(params.get("objectIdentifier", "")).lstrip("D") or 0)
-        data = [{"id": n, "type": "comment", "authorPHID": t["author"],
-                 "comments": [{"content": {"raw": t["text"]}}]}
-                for n, t in enumerate(self.timeline) if t["revision"] == rev_id]
-        data += [{"id": 1000 + i["id"], "type": "inline", "authorPHID": i["authorPHID"],
-                  "comments": [{"content": {"raw": i["content"]}}],
-                  "fields": {"diff": {"id": i["diffID"]}, "path": i["filePath"],
-                             "line": i["lineNumber"], "length": i["lineLength"] + 1}}
-                 for i in self.visible_inlines(rev_id)]
+        data = [
+            {
+                "id": n,
+                "type": "comment",
+                "authorPHID": t["author"],
+                "comments": [{"content": {"raw": t["text"]}}],
+            }
+            for n, t in enumerate(self.timeline)
+            if t["revision"] == rev_id
+        ]
+        data += [
+            {
+                "id": 1000 + i["id"],
+                "type": "inline",
+                "authorPHID": i["authorPHID"],
+                "comments": [{"content": {"raw": i["content"]}}],
+                "fields": {
+                    "diff": {"id": i["diffID"]},
+                    "path": i["filePath"],
+                    "line": i["lineNumber"],
+                    "length": i["lineLength"] + 1,
+                },
+            }
+            for i in self.visible_inlines(rev_id)
+        ]
         return {"data": data, "cursor": {"after": None}}
 
     def _m_harbormaster_sendmessage(self, params: dict[str, Any]) -> dict[str, Any]:
-        target = params.get("buildTargetPHID") if self.legacy else (
-            params.get("receiver") or params.get("buildTargetPHID"))
+        target = (
+            params.get("buildTargetPHID")
+            if self.legacy
+            else (params.get("receiver") or params.get("buildTargetPHID"))
+        )
         if self.legacy and "receiver" in params:
-            raise ConduitFault("ERR-CONDUIT-CORE",
-                               'Parameter "buildTargetPHID" is required.')
+            raise ConduitFault("ERR-CONDUIT-CORE", 'Parameter "buildTargetPHID" is required.')
         if not target:
             raise ConduitFault("ERR-CONDUIT-CORE", 'Parameter "receiver" is required.')
         if params.get("type") not in ("pass", "fail", "work"):
@@ -355,9 +435,14 @@ class FakeConduit(LocalHTTPServer):
 
     def _m_harbormaster_target_search(self, params: dict[str, Any]) -> dict[str, Any]:
         phids = (params.get("constraints") or {}).get("phids") or list(self.targets)
-        return {"data": [{"phid": p, "type": "HMBT", "fields": {"status": {
-            "value": self.targets[p]}}} for p in phids if p in self.targets],
-            "cursor": {"after": None}}
+        return {
+            "data": [
+                {"phid": p, "type": "HMBT", "fields": {"status": {"value": self.targets[p]}}}
+                for p in phids
+                if p in self.targets
+            ],
+            "cursor": {"after": None},
+        }
 
 
 class ConduitFault(Exception):

@@ -66,8 +66,13 @@ BODY_LIMIT = 65_536
 
 
 class FakeGitHub(LocalHTTPServer):
-    def __init__(self, token: str = "ghs_testtoken0000000000000000000000", prefix: str = "",
-                 login: str = "nova-bot[bot]", actions_token: bool = False):
+    def __init__(
+        self,
+        token: str = "ghs_testtoken0000000000000000000000",
+        prefix: str = "",
+        login: str = "nova-bot[bot]",
+        actions_token: bool = False,
+    ):
         self.token = token
         self.prefix = prefix  # "/api/v3" for GitHub Enterprise
         # Who the token writes as. An Actions installation token cannot read GET /user (403)
@@ -100,8 +105,14 @@ class FakeGitHub(LocalHTTPServer):
         return spec
 
     def add_review_comment(self, repo: str, number: int, **fields: Any) -> dict[str, Any]:
-        comment = {"id": self._id(), "pull": (repo, number), "user": {"login": "someone"},
-                   "side": "RIGHT", "in_reply_to_id": None, **fields}
+        comment = {
+            "id": self._id(),
+            "pull": (repo, number),
+            "user": {"login": "someone"},
+            "side": "RIGHT",
+            "in_reply_to_id": None,
+            **fields,
+        }
         self.review_comments.append(comment)
         return comment
 
@@ -120,8 +131,9 @@ class FakeGitHub(LocalHTTPServer):
             def _handle(self) -> None:
                 raw = self.read_body()
                 body = json.loads(raw) if raw else None
-                status, payload, headers = owner._route(self.command, self.path, body,
-                                                        dict(self.headers))
+                status, payload, headers = owner._route(
+                    self.command, self.path, body, dict(self.headers)
+                )
                 delay = headers.pop("x-test-delay", None)
                 if delay:  # a write GitHub stored but answers late (the client times out)
                     owner.stopping.wait(float(delay))
@@ -132,15 +144,16 @@ class FakeGitHub(LocalHTTPServer):
         return Handler
 
     # -- routing ---------------------------------------------------------------------
-    def _route(self, method: str, raw_path: str, body: Any,
-               headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+    def _route(
+        self, method: str, raw_path: str, body: Any, headers: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
         url = urlparse(raw_path)
         path = url.path
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         with self._lock:
             self.requests.append((method, path, body))
             if self.prefix and path.startswith(self.prefix):
-                path = path[len(self.prefix):]
+                path = path[len(self.prefix) :]
             auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
             if auth not in (f"token {self.token}", f"Bearer {self.token}"):
                 return 401, {"message": "Bad credentials", "documentation_url": DOCS}, {}
@@ -148,13 +161,24 @@ class FakeGitHub(LocalHTTPServer):
                 if self.rate_limited_writes > 0:
                     self.rate_limited_writes -= 1
                     if self.rate_limit_kind == "secondary":
-                        return 403, {"message": "You have exceeded a secondary rate limit. "
-                                     "Please wait a few minutes before you try again."}, \
-                            {"retry-after": "1"}
+                        return (
+                            403,
+                            {
+                                "message": "You have exceeded a secondary rate limit. "
+                                "Please wait a few minutes before you try again."
+                            },
+                            {"retry-after": "1"},
+                        )
                     return 429, {"message": "API rate limit exceeded"}, {"retry-after": "1"}
                 if self.read_only:
-                    return 403, {"message": "Resource not accessible by integration",
-                                 "documentation_url": DOCS}, {}
+                    return (
+                        403,
+                        {
+                            "message": "Resource not accessible by integration",
+                            "documentation_url": DOCS,
+                        },
+                        {},
+                    )
                 too_long = self._too_long(body)
                 if too_long:
                     return self._unprocessable(too_long)
@@ -183,8 +207,9 @@ class FakeGitHub(LocalHTTPServer):
             return f"Body is too long (maximum is {BODY_LIMIT} characters)"
         return None
 
-    def _dispatch(self, method: str, path: str, query: dict[str, str],
-                  body: Any) -> tuple[int, Any, dict[str, str]]:
+    def _dispatch(
+        self, method: str, path: str, query: dict[str, str], body: Any
+    ) -> tuple[int, Any, dict[str, str]]:
         routes = [
             ("GET", r"^/rate_limit$", self._rate_limit),
             ("GET", r"^/user$", self._get_user),
@@ -201,8 +226,7 @@ class FakeGitHub(LocalHTTPServer):
             ("GET", r"^/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)$", self._get_commit),
             ("GET", r"^/repos/([^/]+/[^/]+)/contents/(.+)$", self._get_contents),
             ("GET", r"^/repos/([^/]+/[^/]+)/git/trees/([0-9a-f]+)$", self._get_tree),
-            ("GET", r"^/repos/([^/]+/[^/]+)/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)$",
-             self._compare),
+            ("GET", r"^/repos/([^/]+/[^/]+)/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)$", self._compare),
         ]
         for verb, pattern, handler in routes:
             m = re.match(pattern, path)
@@ -217,21 +241,26 @@ class FakeGitHub(LocalHTTPServer):
     def _pull(self, repo: str, number: str) -> PullSpec | None:
         return self.pulls.get((repo, int(number)))
 
-    def _page(self, items: list[Any], query: dict[str, str], path: str
-              ) -> tuple[int, Any, dict[str, str]]:
+    def _page(
+        self, items: list[Any], query: dict[str, str], path: str
+    ) -> tuple[int, Any, dict[str, str]]:
         per_page = int(query.get("per_page", 30))
         page = int(query.get("page", 1))
-        chunk = items[(page - 1) * per_page: page * per_page]
+        chunk = items[(page - 1) * per_page : page * per_page]
         headers = {}
         if page * per_page < len(items):
-            headers["link"] = (f'<{self._api(path)}?per_page={per_page}&page={page + 1}>; '
-                               'rel="next"')
+            headers["link"] = f'<{self._api(path)}?per_page={per_page}&page={page + 1}>; rel="next"'
         return 200, chunk, headers
 
     def _repo_json(self, repo: str) -> dict[str, Any]:
-        return {"id": abs(hash(repo)) % 10**6, "full_name": repo, "name": repo.split("/")[1],
-                "owner": {"login": repo.split("/")[0]}, "url": self._api(f"/repos/{repo}"),
-                "default_branch": "main"}
+        return {
+            "id": abs(hash(repo)) % 10**6,
+            "full_name": repo,
+            "name": repo.split("/")[1],
+            "owner": {"login": repo.split("/")[0]},
+            "url": self._api(f"/repos/{repo}"),
+            "default_branch": "main",
+        }
 
     def _not_found(self) -> tuple[int, Any, dict[str, str]]:
         return 404, {"message": "Not Found", "documentation_url": DOCS}, {}
@@ -243,15 +272,18 @@ class FakeGitHub(LocalHTTPServer):
 
     def _get_user(self, **_: Any):
         if self.actions_token:
-            return 403, {"message": "Resource not accessible by integration",
-                         "documentation_url": DOCS}, {}
+            return (
+                403,
+                {"message": "Resource not accessible by integration", "documentation_url": DOCS},
+                {},
+            )
         return 200, {"login": self.login, "id": 1, "type": "Bot"}, {}
 
-    def add_issue_comment(self, repo: str, number: int, body: str,
-                          login: str = "someone") -> dict[str, Any]:
+    def add_issue_comment(
+        self, repo: str, number: int, body: str, login: str = "someone"
+    ) -> dict[str, Any]:
         """A comment written by another user (e.g. one forging Nova's markers)."""
-        comment = {"id": self._id(), "pull": (repo, number), "body": body,
-                   "user": {"login": login}}
+        comment = {"id": self._id(), "pull": (repo, number), "body": body, "user": {"login": login}}
         self.issue_comments.append(comment)
         return comment
 
@@ -265,10 +297,15 @@ class FakeGitHub(LocalHTTPServer):
             if not body.get(key):
                 return self._unprocessable(f"{key} is missing")
         number = 100 + len(self.created_pulls)
-        pull = {"number": number, "title": body["title"], "body": body.get("body", ""),
-                "head": {"ref": body["head"]}, "base": {"ref": body["base"]},
-                "url": self._api(f"/repos/{repo}/pulls/{number}"),
-                "html_url": f"https://github.example/{repo}/pull/{number}"}
+        pull = {
+            "number": number,
+            "title": body["title"],
+            "body": body.get("body", ""),
+            "head": {"ref": body["head"]},
+            "base": {"ref": body["base"]},
+            "url": self._api(f"/repos/{repo}/pulls/{number}"),
+            "html_url": f"https://github.example/{repo}/pull/{number}",
+        }
         self.created_pulls.append(pull)
         return 201, pull, {}
 
@@ -277,42 +314,71 @@ class FakeGitHub(LocalHTTPServer):
         if pr is None:
             return self._not_found()
         head_repo = f"fork-{pr.user}/{repo.split('/')[1]}" if pr.fork else repo
-        return 200, {
-            "id": pr.number, "number": pr.number, "state": "open", "title": pr.title,
-            "body": pr.body, "user": {"login": pr.user},
-            "url": self._api(f"/repos/{repo}/pulls/{pr.number}"),
-            "issue_url": self._api(f"/repos/{repo}/issues/{pr.number}"),
-            "html_url": f"https://github.example/{repo}/pull/{pr.number}",
-            "head": {"sha": pr.head_sha, "ref": "feature",
-                     "repo": {**self._repo_json(head_repo), "fork": pr.fork}},
-            "base": {"sha": pr.base_sha, "ref": "main", "repo": self._repo_json(repo)},
-            "changed_files": pr.changed_files or len(pr.files),
-            "additions": sum(f.get("additions", 0) for f in pr.files),
-            "deletions": sum(f.get("deletions", 0) for f in pr.files),
-        }, {}
+        return (
+            200,
+            {
+                "id": pr.number,
+                "number": pr.number,
+                "state": "open",
+                "title": pr.title,
+                "body": pr.body,
+                "user": {"login": pr.user},
+                "url": self._api(f"/repos/{repo}/pulls/{pr.number}"),
+                "issue_url": self._api(f"/repos/{repo}/issues/{pr.number}"),
+                "html_url": f"https://github.example/{repo}/pull/{pr.number}",
+                "head": {
+                    "sha": pr.head_sha,
+                    "ref": "feature",
+                    "repo": {**self._repo_json(head_repo), "fork": pr.fork},
+                },
+                "base": {"sha": pr.base_sha, "ref": "main", "repo": self._repo_json(repo)},
+                "changed_files": pr.changed_files or len(pr.files),
+                "additions": sum(f.get("additions", 0) for f in pr.files),
+                "deletions": sum(f.get("deletions", 0) for f in pr.files),
+            },
+            {},
+        )
 
     def _get_files(self, repo: str, number: str, query: dict[str, str], **_: Any):
         pr = self._pull(repo, number)
         if pr is None:
             return self._not_found()
-        files = [{"sha": "0" * 40, "changes": f.get("additions", 0) + f.get("deletions", 0),
-                  "additions": 0, "deletions": 0, **f} for f in pr.files]
+        files = [
+            {
+                "sha": "0" * 40,
+                "changes": f.get("additions", 0) + f.get("deletions", 0),
+                "additions": 0,
+                "deletions": 0,
+                **f,
+            }
+            for f in pr.files
+        ]
         return self._page(files, query, f"/repos/{repo}/pulls/{number}/files")
 
     def _comment_json(self, c: dict[str, Any]) -> dict[str, Any]:
         repo, number = c["pull"]
         return {k: v for k, v in c.items() if k != "pull"} | {
             "url": self._api(f"/repos/{repo}/pulls/comments/{c['id']}"),
-            "pull_request_url": self._api(f"/repos/{repo}/pulls/{number}")}
+            "pull_request_url": self._api(f"/repos/{repo}/pulls/{number}"),
+        }
 
     def _list_review_comments(self, repo: str, number: str, query: dict[str, str], **_: Any):
-        items = [self._comment_json(c) for c in self.review_comments
-                 if c["pull"] == (repo, int(number))]
+        items = [
+            self._comment_json(c) for c in self.review_comments if c["pull"] == (repo, int(number))
+        ]
         return self._page(items, query, f"/repos/{repo}/pulls/{number}/comments")
 
     def _unprocessable(self, error: str):
-        return 422, {"message": "Unprocessable Entity", "errors": [error],
-                     "documentation_url": DOCS, "status": "422"}, {}
+        return (
+            422,
+            {
+                "message": "Unprocessable Entity",
+                "errors": [error],
+                "documentation_url": DOCS,
+                "status": "422",
+            },
+            {},
+        )
 
     def _create_review(self, repo: str, number: str, body: Any, **_: Any):
         pr = self._pull(repo, number)
@@ -327,24 +393,42 @@ class FakeGitHub(LocalHTTPServer):
             lines = patches.get(c.get("path"))
             if lines is None:
                 return self._unprocessable("Path could not be resolved")
-            if c.get("side", "RIGHT") != "RIGHT" or c.get("line") not in lines \
-                    or (c.get("path"), c.get("line")) in self.refused_lines:
+            if (
+                c.get("side", "RIGHT") != "RIGHT"
+                or c.get("line") not in lines
+                or (c.get("path"), c.get("line")) in self.refused_lines
+            ):
                 return self._unprocessable("Line could not be resolved")
             start = c.get("start_line")
             if start is not None and (start >= c["line"] or lines.get(start) != lines[c["line"]]):
                 return self._unprocessable("start_line must precede line in the same hunk")
-        review = {"id": self._id(), "body": body.get("body", ""), "state": {
-            "COMMENT": "COMMENTED", "REQUEST_CHANGES": "CHANGES_REQUESTED"}.get(
-            body.get("event") or "COMMENT", "COMMENTED"), "commit_id": pr.head_sha,
-            "user": {"login": self.login}}
+        review = {
+            "id": self._id(),
+            "body": body.get("body", ""),
+            "state": {"COMMENT": "COMMENTED", "REQUEST_CHANGES": "CHANGES_REQUESTED"}.get(
+                body.get("event") or "COMMENT", "COMMENTED"
+            ),
+            "commit_id": pr.head_sha,
+            "user": {"login": self.login},
+        }
         self.reviews.append({**review, "pull": (repo, int(number))})
         for c in body.get("comments", []):
-            self.review_comments.append({
-                "id": self._id(), "pull": (repo, int(number)), "path": c["path"],
-                "line": c["line"], "start_line": c.get("start_line"), "side": "RIGHT",
-                "body": c["body"], "commit_id": pr.head_sha,
-                "original_commit_id": pr.head_sha, "in_reply_to_id": None,
-                "pull_request_review_id": review["id"], "user": {"login": self.login}})
+            self.review_comments.append(
+                {
+                    "id": self._id(),
+                    "pull": (repo, int(number)),
+                    "path": c["path"],
+                    "line": c["line"],
+                    "start_line": c.get("start_line"),
+                    "side": "RIGHT",
+                    "body": c["body"],
+                    "commit_id": pr.head_sha,
+                    "original_commit_id": pr.head_sha,
+                    "in_reply_to_id": None,
+                    "pull_request_review_id": review["id"],
+                    "user": {"login": self.login},
+                }
+            )
         return 200, {**review, "pull_request_url": self._api(f"/repos/{repo}/pulls/{number}")}, {}
 
     def _edit_review_comment(self, repo: str, cid: str, body: Any, **_: Any):
@@ -356,18 +440,27 @@ class FakeGitHub(LocalHTTPServer):
 
     def _issue_json(self, c: dict[str, Any]) -> dict[str, Any]:
         repo, _number = c["pull"]
-        return {"id": c["id"], "body": c["body"], "user": c["user"],
-                "url": self._api(f"/repos/{repo}/issues/comments/{c['id']}"),
-                "html_url": f"https://github.example/{repo}#issuecomment-{c['id']}"}
+        return {
+            "id": c["id"],
+            "body": c["body"],
+            "user": c["user"],
+            "url": self._api(f"/repos/{repo}/issues/comments/{c['id']}"),
+            "html_url": f"https://github.example/{repo}#issuecomment-{c['id']}",
+        }
 
     def _list_issue_comments(self, repo: str, number: str, query: dict[str, str], **_: Any):
-        items = [self._issue_json(c) for c in self.issue_comments
-                 if c["pull"] == (repo, int(number))]
+        items = [
+            self._issue_json(c) for c in self.issue_comments if c["pull"] == (repo, int(number))
+        ]
         return self._page(items, query, f"/repos/{repo}/issues/{number}/comments")
 
     def _create_issue_comment(self, repo: str, number: str, body: Any, **_: Any):
-        comment = {"id": self._id(), "pull": (repo, int(number)), "body": body["body"],
-                   "user": {"login": self.login}}
+        comment = {
+            "id": self._id(),
+            "pull": (repo, int(number)),
+            "body": body["body"],
+            "user": {"login": self.login},
+        }
         self.issue_comments.append(comment)
         return 201, self._issue_json(comment), {}
 
@@ -385,33 +478,62 @@ class FakeGitHub(LocalHTTPServer):
         return 200, {"sha": sha, "url": self._api(f"/repos/{repo}/commits/{sha}")}, {}
 
     def _at(self, repo: str, ref: str | None) -> PullSpec | None:
-        return next((p for p in self.pulls.values() if p.repo == repo and p.head_sha == ref),
-                    None)
+        return next((p for p in self.pulls.values() if p.repo == repo and p.head_sha == ref), None)
 
     def _get_contents(self, repo: str, path: str, query: dict[str, str], **_: Any):
         pr = self._at(repo, query.get("ref"))
         if pr is None or path not in pr.contents:
             return self._not_found()
         data = pr.contents[path].encode()
-        return 200, {"type": "file", "encoding": "base64", "name": path.rsplit("/", 1)[-1],
-                     "path": path, "size": len(data), "sha": "1" * 40,
-                     "content": base64.b64encode(data).decode(),
-                     "url": self._api(f"/repos/{repo}/contents/{path}")}, {}
+        return (
+            200,
+            {
+                "type": "file",
+                "encoding": "base64",
+                "name": path.rsplit("/", 1)[-1],
+                "path": path,
+                "size": len(data),
+                "sha": "1" * 40,
+                "content": base64.b64encode(data).decode(),
+                "url": self._api(f"/repos/{repo}/contents/{path}"),
+            },
+            {},
+        )
 
     def _compare(self, repo: str, base: str, head: str, **_: Any):
         found = self.comparisons.get((base, head))
         if found is None:
             return self._not_found()
         status, files = found
-        return 200, {"status": status, "ahead_by": 1, "behind_by": 0, "total_commits": 1,
-                     "url": self._api(f"/repos/{repo}/compare/{base}...{head}"),
-                     "files": files, "commits": []}, {}
+        return (
+            200,
+            {
+                "status": status,
+                "ahead_by": 1,
+                "behind_by": 0,
+                "total_commits": 1,
+                "url": self._api(f"/repos/{repo}/compare/{base}...{head}"),
+                "files": files,
+                "commits": [],
+            },
+            {},
+        )
 
     def _get_tree(self, repo: str, sha: str, **_: Any):
         pr = self._at(repo, sha)
         if pr is None:
             return self._not_found()
         url = self._api(f"/repos/{repo}/git/trees/{sha}")
-        return 200, {"sha": sha, "truncated": False, "url": url,
-                     "tree": [{"path": p, "type": "blob", "mode": "100644", "sha": "2" * 40}
-                              for p in sorted(pr.contents)]}, {}
+        return (
+            200,
+            {
+                "sha": sha,
+                "truncated": False,
+                "url": url,
+                "tree": [
+                    {"path": p, "type": "blob", "mode": "100644", "sha": "2" * 40}
+                    for p in sorted(pr.contents)
+                ],
+            },
+            {},
+        )

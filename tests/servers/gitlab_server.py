@@ -80,9 +80,14 @@ class MergeRequestSpec:
 
 
 class FakeGitLab(LocalHTTPServer):
-    def __init__(self, token: str = "gitlab-test-token-not-a-secret", prefix: str = "",
-                 job_token: str = "gitlab-job-token-not-a-secret", user_id: int = 77,
-                 username: str = "nova-bot") -> None:
+    def __init__(
+        self,
+        token: str = "gitlab-test-token-not-a-secret",
+        prefix: str = "",
+        job_token: str = "gitlab-job-token-not-a-secret",
+        user_id: int = 77,
+        username: str = "nova-bot",
+    ) -> None:
         self.token = token
         self.job_token = job_token
         self.prefix = prefix  # "/gitlab": a server under a relative URL root
@@ -109,18 +114,29 @@ class FakeGitLab(LocalHTTPServer):
         self.merge_requests[(spec.project, spec.iid)] = spec
         return spec
 
-    def add_note(self, spec: MergeRequestSpec, body: str, user_id: int = 5,
-                 username: str = "mallory") -> dict[str, Any]:
+    def add_note(
+        self, spec: MergeRequestSpec, body: str, user_id: int = 5, username: str = "mallory"
+    ) -> dict[str, Any]:
         """A note written by another user (e.g. one forging Nova's markers)."""
         note = self._note(spec, body, {"id": user_id, "username": username})
         self.notes.append(note)
         return note
 
-    def add_thread(self, spec: MergeRequestSpec, body: str, position: dict[str, Any],
-                   user_id: int = 5, username: str = "mallory") -> dict[str, Any]:
+    def add_thread(
+        self,
+        spec: MergeRequestSpec,
+        body: str,
+        position: dict[str, Any],
+        user_id: int = 5,
+        username: str = "mallory",
+    ) -> dict[str, Any]:
         note = self._note(spec, body, {"id": user_id, "username": username}, position)
-        discussion = {"id": f"{self._id():040x}", "mr": (spec.project, spec.iid),
-                      "individual_note": False, "notes": [note]}
+        discussion = {
+            "id": f"{self._id():040x}",
+            "mr": (spec.project, spec.iid),
+            "individual_note": False,
+            "notes": [note],
+        }
         self.discussions.append(discussion)
         return discussion
 
@@ -140,9 +156,9 @@ class FakeGitLab(LocalHTTPServer):
             def _handle(self) -> None:
                 raw = self.read_body()
                 body = json.loads(raw) if raw else None
-                status, payload, headers = owner._route(self.command, self.path, body,
-                                                        {k.lower(): v for k, v in
-                                                         self.headers.items()})
+                status, payload, headers = owner._route(
+                    self.command, self.path, body, {k.lower(): v for k, v in self.headers.items()}
+                )
                 delay = headers.pop("x-test-delay", None)
                 if delay:  # a write GitLab stored but answers late (the client times out)
                     owner.stopping.wait(float(delay))
@@ -166,8 +182,9 @@ class FakeGitLab(LocalHTTPServer):
         return Handler
 
     # -- routing ---------------------------------------------------------------------
-    def _route(self, method: str, raw_path: str, body: Any,
-               headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+    def _route(
+        self, method: str, raw_path: str, body: Any, headers: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
         url = urlparse(raw_path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         with self._lock:
@@ -175,7 +192,7 @@ class FakeGitLab(LocalHTTPServer):
             api = f"{self.prefix}/api/v4"
             if not url.path.startswith(api + "/"):
                 return 404, {"message": "404 Not Found"}, {}
-            path = url.path[len(api):]
+            path = url.path[len(api) :]
             who = self._auth(headers)
             if who is None:
                 return 401, {"message": "401 Unauthorized"}, {}
@@ -195,8 +212,15 @@ class FakeGitLab(LocalHTTPServer):
                     return 429, {"message": "429 Too Many Requests"}, {"Retry-After": "1"}
                 too_long = isinstance(body, dict) and len(str(body.get("body") or "")) > BODY_LIMIT
                 if too_long:
-                    return 400, {"message": {"note": [f"is too long (maximum is {BODY_LIMIT} "
-                                                      "characters)"]}}, {}
+                    return (
+                        400,
+                        {
+                            "message": {
+                                "note": [f"is too long (maximum is {BODY_LIMIT} characters)"]
+                            }
+                        },
+                        {},
+                    )
                 fault = self._take_fault(method, path)
                 if isinstance(fault, int):
                     return fault, {"message": f"{fault} Internal Server Error"}, {}
@@ -206,8 +230,10 @@ class FakeGitLab(LocalHTTPServer):
             return self._dispatch(method, path, query, body)
 
     def _auth(self, headers: dict[str, str]) -> str | None:
-        if headers.get("private-token") == self.token or \
-                headers.get("authorization") == f"Bearer {self.token}":
+        if (
+            headers.get("private-token") == self.token
+            or headers.get("authorization") == f"Bearer {self.token}"
+        ):
             return "user"
         if headers.get("job-token") == self.job_token:
             return "job"
@@ -226,8 +252,9 @@ class FakeGitLab(LocalHTTPServer):
                 return kind
         return None
 
-    def _dispatch(self, method: str, path: str, query: dict[str, str],
-                  body: Any) -> tuple[int, Any, dict[str, str]]:
+    def _dispatch(
+        self, method: str, path: str, query: dict[str, str], body: Any
+    ) -> tuple[int, Any, dict[str, str]]:
         mr = r"^/projects/([^/]+)/merge_requests/(\d+)"
         routes = [
             ("GET", r"^/user$", self._get_user),
@@ -266,12 +293,13 @@ class FakeGitLab(LocalHTTPServer):
     def _not_found(self, what: str = "Not Found") -> tuple[int, Any, dict[str, str]]:
         return 404, {"message": f"404 {what}"}, {}
 
-    def _page(self, items: list[Any], query: dict[str, str], path: str
-              ) -> tuple[int, Any, dict[str, str]]:
+    def _page(
+        self, items: list[Any], query: dict[str, str], path: str
+    ) -> tuple[int, Any, dict[str, str]]:
         per_page = min(int(query.get("per_page", 20)), self.max_per_page)
         page = int(query.get("page", 1))
         pages = max(1, -(-len(items) // per_page))
-        chunk = items[(page - 1) * per_page: page * per_page]
+        chunk = items[(page - 1) * per_page : page * per_page]
 
         def link(n: int) -> str:
             params = {**query, "page": str(n), "per_page": str(per_page)}
@@ -280,36 +308,74 @@ class FakeGitLab(LocalHTTPServer):
         rels = [(link(page + 1), "next")] if page < pages else []
         rels += [(link(page - 1), "prev")] if page > 1 else []
         rels += [(link(1), "first"), (link(pages), "last")]
-        return 200, chunk, {
-            "x-page": str(page), "x-per-page": str(per_page), "x-total": str(len(items)),
-            "x-total-pages": str(pages), "x-next-page": str(page + 1) if page < pages else "",
-            "x-prev-page": str(page - 1) if page > 1 else "",
-            "link": ", ".join(f'<{u}>; rel="{r}"' for u, r in rels)}
+        return (
+            200,
+            chunk,
+            {
+                "x-page": str(page),
+                "x-per-page": str(per_page),
+                "x-total": str(len(items)),
+                "x-total-pages": str(pages),
+                "x-next-page": str(page + 1) if page < pages else "",
+                "x-prev-page": str(page - 1) if page > 1 else "",
+                "link": ", ".join(f'<{u}>; rel="{r}"' for u, r in rels),
+            },
+        )
 
     def _refs(self, spec: MergeRequestSpec) -> dict[str, str]:
-        return {"base_sha": spec.base_sha, "head_sha": spec.head_sha,
-                "start_sha": spec.start_sha or spec.base_sha}
+        return {
+            "base_sha": spec.base_sha,
+            "head_sha": spec.head_sha,
+            "start_sha": spec.start_sha or spec.base_sha,
+        }
 
     def _mr_json(self, spec: MergeRequestSpec) -> dict[str, Any]:
-        return {"id": spec.project_id * 1000 + spec.iid, "iid": spec.iid,
-                "project_id": spec.project_id, "title": spec.title,
-                "description": spec.description, "state": "opened",
-                "author": {"id": 3, "username": spec.author}, "source_branch": "feature",
-                "target_branch": "main", "sha": spec.head_sha, "diff_refs": self._refs(spec),
-                "web_url": f"{self.url}/{spec.project}/-/merge_requests/{spec.iid}",
-                "changes_count": spec.changes_count or str(len(spec.diffs))}
+        return {
+            "id": spec.project_id * 1000 + spec.iid,
+            "iid": spec.iid,
+            "project_id": spec.project_id,
+            "title": spec.title,
+            "description": spec.description,
+            "state": "opened",
+            "author": {"id": 3, "username": spec.author},
+            "source_branch": "feature",
+            "target_branch": "main",
+            "sha": spec.head_sha,
+            "diff_refs": self._refs(spec),
+            "web_url": f"{self.url}/{spec.project}/-/merge_requests/{spec.iid}",
+            "changes_count": spec.changes_count or str(len(spec.diffs)),
+        }
 
     def _diff_json(self, entry: dict[str, Any]) -> dict[str, Any]:
-        return {"a_mode": "100644", "b_mode": "100644", "new_file": False,
-                "renamed_file": False, "deleted_file": False, "generated_file": False,
-                "diff": "", **entry}
+        return {
+            "a_mode": "100644",
+            "b_mode": "100644",
+            "new_file": False,
+            "renamed_file": False,
+            "deleted_file": False,
+            "generated_file": False,
+            "diff": "",
+            **entry,
+        }
 
-    def _note(self, spec: MergeRequestSpec, body: str, author: dict[str, Any],
-              position: dict[str, Any] | None = None) -> dict[str, Any]:
-        return {"id": self._id(), "mr": (spec.project, spec.iid), "body": body,
-                "author": author, "system": False, "noteable_type": "MergeRequest",
-                "noteable_iid": spec.iid, "type": "DiffNote" if position else None,
-                "position": position}
+    def _note(
+        self,
+        spec: MergeRequestSpec,
+        body: str,
+        author: dict[str, Any],
+        position: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "id": self._id(),
+            "mr": (spec.project, spec.iid),
+            "body": body,
+            "author": author,
+            "system": False,
+            "noteable_type": "MergeRequest",
+            "noteable_iid": spec.iid,
+            "type": "DiffNote" if position else None,
+            "position": position,
+        }
 
     @staticmethod
     def _public(note: dict[str, Any]) -> dict[str, Any]:
@@ -324,8 +390,16 @@ class FakeGitLab(LocalHTTPServer):
         if project is None:
             return self._not_found("Project Not Found")
         spec = next(s for s in self.merge_requests.values() if s.project == project)
-        return 200, {"id": spec.project_id, "path_with_namespace": project,
-                     "default_branch": "main", "web_url": f"{self.url}/{project}"}, {}
+        return (
+            200,
+            {
+                "id": spec.project_id,
+                "path_with_namespace": project,
+                "default_branch": "main",
+                "web_url": f"{self.url}/{project}",
+            },
+            {},
+        )
 
     def _create_mr(self, pid: str, body: Any, **_: Any):
         project = self._project(pid)
@@ -335,8 +409,12 @@ class FakeGitLab(LocalHTTPServer):
             if not body.get(key):
                 return 400, {"message": f"{key} is missing"}, {}
         iid = 100 + len(self.created_mrs)
-        mr = {**body, "iid": iid, "project": project,
-              "web_url": f"{self.url}/{project}/-/merge_requests/{iid}"}
+        mr = {
+            **body,
+            "iid": iid,
+            "project": project,
+            "web_url": f"{self.url}/{project}/-/merge_requests/{iid}",
+        }
         self.created_mrs.append(mr)
         return 201, {k: v for k, v in mr.items() if k != "project"}, {}
 
@@ -354,17 +432,29 @@ class FakeGitLab(LocalHTTPServer):
         spec = self._mr(pid, iid)
         if spec is None:
             return self._not_found()
-        return 200, {**self._mr_json(spec), "overflow": bool(spec.changes_count),
-                     "changes": [self._diff_json(e) for e in spec.diffs]}, {}
+        return (
+            200,
+            {
+                **self._mr_json(spec),
+                "overflow": bool(spec.changes_count),
+                "changes": [self._diff_json(e) for e in spec.diffs],
+            },
+            {},
+        )
 
-    def _list_discussions(self, pid: str, iid: str, query: dict[str, str], path: str,
-                          **_: Any):
+    def _list_discussions(self, pid: str, iid: str, query: dict[str, str], path: str, **_: Any):
         spec = self._mr(pid, iid)
         if spec is None:
             return self._not_found()
-        items = [{"id": d["id"], "individual_note": False,
-                  "notes": [self._public(n) for n in d["notes"]]}
-                 for d in self.discussions if d["mr"] == (spec.project, spec.iid)]
+        items = [
+            {
+                "id": d["id"],
+                "individual_note": False,
+                "notes": [self._public(n) for n in d["notes"]],
+            }
+            for d in self.discussions
+            if d["mr"] == (spec.project, spec.iid)
+        ]
         return self._page(items, query, path)
 
     def _check_position(self, spec: MergeRequestSpec, pos: dict[str, Any]) -> str | None:
@@ -373,15 +463,24 @@ class FakeGitLab(LocalHTTPServer):
             return "400 Bad request - position_type is invalid"
         if {k: pos.get(k) for k in ("base_sha", "start_sha", "head_sha")} != self._refs(spec):
             return LINE_CODE
-        entry = next((e for e in spec.diffs if e.get("new_path") == pos.get("new_path")
-                      and e.get("old_path") == pos.get("old_path")), None)
+        entry = next(
+            (
+                e
+                for e in spec.diffs
+                if e.get("new_path") == pos.get("new_path")
+                and e.get("old_path") == pos.get("old_path")
+            ),
+            None,
+        )
         if entry is None or (pos.get("new_path"), pos.get("new_line")) in self.refused_lines:
             return LINE_CODE
         added, removed, context = diff_lines(entry.get("diff") or "")
         new, old = pos.get("new_line"), pos.get("old_line")
-        ok = ((new is not None and old is None and new in added)
-              or (old is not None and new is None and old in removed)
-              or (new is not None and old is not None and (old, new) in context))
+        ok = (
+            (new is not None and old is None and new in added)
+            or (old is not None and new is None and old in removed)
+            or (new is not None and old is not None and (old, new) in context)
+        )
         return None if ok else LINE_CODE
 
     def _create_discussion(self, pid: str, iid: str, body: Any, **_: Any):
@@ -395,11 +494,22 @@ class FakeGitLab(LocalHTTPServer):
                 self.rejected_positions.append(position)
                 return 400, {"message": refused}, {}
         note = self._note(spec, body["body"], dict(self.user), position)
-        discussion = {"id": f"{self._id():040x}", "mr": (spec.project, spec.iid),
-                      "individual_note": position is None, "notes": [note]}
+        discussion = {
+            "id": f"{self._id():040x}",
+            "mr": (spec.project, spec.iid),
+            "individual_note": position is None,
+            "notes": [note],
+        }
         self.discussions.append(discussion)
-        return 201, {"id": discussion["id"], "individual_note": discussion["individual_note"],
-                     "notes": [self._public(note)]}, {}
+        return (
+            201,
+            {
+                "id": discussion["id"],
+                "individual_note": discussion["individual_note"],
+                "notes": [self._public(note)],
+            },
+            {},
+        )
 
     def _list_notes(self, pid: str, iid: str, query: dict[str, str], path: str, **_: Any):
         spec = self._mr(pid, iid)
@@ -448,8 +558,16 @@ class FakeGitLab(LocalHTTPServer):
         files = self._at(pid, query.get("ref"))
         if files is None:
             return self._not_found("Tree Not Found")
-        items = [{"id": "2" * 40, "name": p.rsplit("/", 1)[-1], "type": "blob", "path": p,
-                  "mode": "100644"} for p in sorted(files)]
+        items = [
+            {
+                "id": "2" * 40,
+                "name": p.rsplit("/", 1)[-1],
+                "type": "blob",
+                "path": p,
+                "mode": "100644",
+            }
+            for p in sorted(files)
+        ]
         return self._page(items, query, path)
 
 

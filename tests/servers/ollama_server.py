@@ -88,8 +88,9 @@ class FakeOllama(LocalHTTPServer):
                     owner.stopping.wait(30)
                     return None
                 if reply.status != 200:
-                    return self.send_json(reply.status, {"error": reply.error_message},
-                                          reply.headers)
+                    return self.send_json(
+                        reply.status, {"error": reply.error_message}, reply.headers
+                    )
                 if body.get("stream", True):
                     return owner._stream(self, body, reply)
                 return self.send_json(200, owner._final(body, reply, whole=True))
@@ -99,41 +100,74 @@ class FakeOllama(LocalHTTPServer):
     # wire format ---------------------------------------------------------------------
     @staticmethod
     def _tag(name: str) -> dict[str, Any]:
-        return {"name": name, "model": name, "modified_at": "2026-01-01T00:00:00Z",
-                "size": 4_683_087_332, "digest": "0" * 64,
-                "details": {"format": "gguf", "family": "qwen2", "parameter_size": "7.6B",
-                            "quantization_level": "Q4_K_M"}}
+        return {
+            "name": name,
+            "model": name,
+            "modified_at": "2026-01-01T00:00:00Z",
+            "size": 4_683_087_332,
+            "digest": "0" * 64,
+            "details": {
+                "format": "gguf",
+                "family": "qwen2",
+                "parameter_size": "7.6B",
+                "quantization_level": "Q4_K_M",
+            },
+        }
 
     def _show(self, handler: JsonHandler, name: str) -> None:
         if self._installed(name) is None:
             return handler.send_json(404, {"error": f"model '{name}' not found"})
-        return handler.send_json(200, {
-            "modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
-            "details": self._tag(name)["details"], "model_info": {},
-            "capabilities": ["completion", "tools"]})
+        return handler.send_json(
+            200,
+            {
+                "modelfile": "",
+                "parameters": "",
+                "template": "{{ .Prompt }}",
+                "details": self._tag(name)["details"],
+                "model_info": {},
+                "capabilities": ["completion", "tools"],
+            },
+        )
 
     @staticmethod
     def _head(body: dict[str, Any]) -> dict[str, Any]:
-        return {"model": body.get("model"),
-                "created_at": datetime.now(UTC).isoformat().replace("+00:00", "Z")}
+        return {
+            "model": body.get("model"),
+            "created_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        }
 
     def _final(self, body: dict[str, Any], reply: Reply, *, whole: bool) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant",
-                                   "content": (reply.content or "") if whole else ""}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": (reply.content or "") if whole else "",
+        }
         if whole and reply.tool_calls:
             message["tool_calls"] = self._calls(reply)
         prompt = len(json.dumps(body.get("messages", []))) // 4
-        return {**self._head(body), "message": message, "done": True, "done_reason": "stop",
-                "total_duration": 1_000_000, "load_duration": 1000,
-                "prompt_eval_count": prompt, "prompt_eval_duration": 1000,
-                "eval_count": len(reply.content or "") // 4 + 10 * len(reply.tool_calls),
-                "eval_duration": 1000}
+        return {
+            **self._head(body),
+            "message": message,
+            "done": True,
+            "done_reason": "stop",
+            "total_duration": 1_000_000,
+            "load_duration": 1000,
+            "prompt_eval_count": prompt,
+            "prompt_eval_duration": 1000,
+            "eval_count": len(reply.content or "") // 4 + 10 * len(reply.tool_calls),
+            "eval_duration": 1000,
+        }
 
     @staticmethod
     def _calls(reply: Reply) -> list[dict[str, Any]]:
-        return [{"function": {"name": name,
-                              "arguments": json.loads(args) if isinstance(args, str) else args}}
-                for name, args in reply.tool_calls]
+        return [
+            {
+                "function": {
+                    "name": name,
+                    "arguments": json.loads(args) if isinstance(args, str) else args,
+                }
+            }
+            for name, args in reply.tool_calls
+        ]
 
     def _stream(self, handler: JsonHandler, body: dict[str, Any], reply: Reply) -> None:
         handler.send_response(200)
@@ -146,12 +180,25 @@ class FakeOllama(LocalHTTPServer):
 
         content = reply.content or ""
         for start in range(0, len(content), 16):
-            line({**self._head(body), "done": False,
-                  "message": {"role": "assistant", "content": content[start:start + 16]}})
+            line(
+                {
+                    **self._head(body),
+                    "done": False,
+                    "message": {"role": "assistant", "content": content[start : start + 16]},
+                }
+            )
         if reply.tool_calls:  # Ollama sends the calls in one chunk before the last
-            line({**self._head(body), "done": False,
-                  "message": {"role": "assistant", "content": "",
-                              "tool_calls": self._calls(reply)}})
+            line(
+                {
+                    **self._head(body),
+                    "done": False,
+                    "message": {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": self._calls(reply),
+                    },
+                }
+            )
         line(self._final(body, reply, whole=False))
         handler.wfile.flush()
         handler.close_connection = True

@@ -35,8 +35,7 @@ from typing import Any
 
 from tests.servers.base import JsonHandler, LocalHTTPServer
 
-__all__ = ["FakeOpenAI", "Reply", "error", "garbage", "hang", "text", "tool_call",
-           "truncated"]
+__all__ = ["FakeOpenAI", "Reply", "error", "garbage", "hang", "text", "tool_call", "truncated"]
 
 
 @dataclass
@@ -74,10 +73,20 @@ def garbage(body: bytes = b"\xff\xfe<html>\x00\x81 not json") -> Reply:
 
 def truncated(content: str = '{"summary": "ok", "comments": []}') -> Reply:
     """HTTP 200 with a chat completion cut off in the middle (a proxy closed early)."""
-    whole = json.dumps({"id": "chatcmpl-test", "object": "chat.completion", "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": content},
-         "finish_reason": "stop"}]})
-    return Reply(raw_body=whole[:len(whole) // 2].encode())
+    whole = json.dumps(
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+    )
+    return Reply(raw_body=whole[: len(whole) // 2].encode())
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -123,8 +132,14 @@ class FakeOpenAI(LocalHTTPServer):
             def do_GET(self) -> None:  # noqa: N802 - GET /v1/models, as `nova doctor` asks
                 if self.path.split("?")[0].rstrip("/") != "/v1/models" or owner.models is None:
                     return owner._send_error(self, error(404, f"unknown path {self.path}"))
-                return owner._send_json(self, 200, {"object": "list", "data": [
-                    {"id": m, "object": "model"} for m in owner.models]})
+                return owner._send_json(
+                    self,
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": m, "object": "model"} for m in owner.models],
+                    },
+                )
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 ticket = owner._enter()
@@ -142,9 +157,12 @@ class FakeOpenAI(LocalHTTPServer):
                     with owner._lock:
                         owner.requests.append(body)
                     kind = (body["response_format"] or {}).get("type")
-                    return owner._send_error(self, error(
-                        400, f"response_format of type {kind!r} is not supported by this "
-                             "server"))
+                    return owner._send_error(
+                        self,
+                        error(
+                            400, f"response_format of type {kind!r} is not supported by this server"
+                        ),
+                    )
                 reply = owner._next(body)
                 if owner.latency:
                     owner.stopping.wait(owner.latency)
@@ -181,29 +199,49 @@ class FakeOpenAI(LocalHTTPServer):
     def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
         prompt = len(json.dumps(body.get("messages", []))) // 4
         completion = len(reply.content or "") // 4 + 10 * len(reply.tool_calls)
-        return {"prompt_tokens": prompt, "completion_tokens": completion,
-                "total_tokens": prompt + completion}
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
 
     @staticmethod
     def _calls(reply: Reply) -> list[dict[str, Any]]:
-        return [{"id": f"call_{i}_{int(time.time() * 1000) % 100000}", "type": "function",
-                 "function": {"name": name,
-                              "arguments": args if isinstance(args, str) else json.dumps(args)}}
-                for i, (name, args) in enumerate(reply.tool_calls)]
+        return [
+            {
+                "id": f"call_{i}_{int(time.time() * 1000) % 100000}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+            for i, (name, args) in enumerate(reply.tool_calls)
+        ]
 
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.tool_calls:
             message["tool_calls"] = self._calls(reply)
-        return {"id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
-                "model": body.get("model", "test-model"),
-                "choices": [{"index": 0, "message": message,
-                             "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
-                "usage": self._usage(body, reply)}
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "test-model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                }
+            ],
+            "usage": self._usage(body, reply),
+        }
 
     @staticmethod
-    def _send_json(handler: JsonHandler, status: int, data: Any,
-                   headers: dict[str, str] | None = None) -> None:
+    def _send_json(
+        handler: JsonHandler, status: int, data: Any, headers: dict[str, str] | None = None
+    ) -> None:
         handler.send_json(status, data, headers)
 
     @staticmethod
@@ -215,31 +253,45 @@ class FakeOpenAI(LocalHTTPServer):
         handler.wfile.write(body)
 
     def _send_error(self, handler: JsonHandler, reply: Reply) -> None:
-        kind = {400: "invalid_request_error", 401: "authentication_error",
-                429: "rate_limit_exceeded"}.get(reply.status, "server_error")
-        self._send_json(handler, reply.status,
-                        {"error": {"message": reply.error_message, "type": kind, "code": None}},
-                        reply.headers)
+        kind = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            429: "rate_limit_exceeded",
+        }.get(reply.status, "server_error")
+        self._send_json(
+            handler,
+            reply.status,
+            {"error": {"message": reply.error_message, "type": kind, "code": None}},
+            reply.headers,
+        )
 
-    def _send_stream(self, handler: BaseHTTPRequestHandler, body: dict[str, Any],
-                     reply: Reply) -> None:
+    def _send_stream(
+        self, handler: BaseHTTPRequestHandler, body: dict[str, Any], reply: Reply
+    ) -> None:
         handler.send_response(200)
         handler.send_header("content-type", "text/event-stream")
         handler.send_header("cache-control", "no-cache")
         handler.send_header("connection", "close")
         handler.end_headers()
-        base = {"id": "chatcmpl-test", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": body.get("model", "test-model")}
+        base = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", "test-model"),
+        }
 
         def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> None:
-            data = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-                    **extra}
+            data = {
+                **base,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                **extra,
+            }
             handler.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
 
         chunk({"role": "assistant", "content": ""})
         content = reply.content or ""
         for start in range(0, len(content), 16):
-            chunk({"content": content[start:start + 16]})
+            chunk({"content": content[start : start + 16]})
         for i, call in enumerate(self._calls(reply)):
             chunk({"tool_calls": [{"index": i, **call}]})
         chunk({}, "tool_calls" if reply.tool_calls else "stop")

@@ -1,10 +1,10 @@
 """A local Task Manager implementing docs/task-manager.openapi.yaml, with injectable faults.
 
-    tm = FakeTaskManager().start(); tm.add_execution("exec-1")
-    tm.fail_next(500, times=2)      # the next two requests answer 500
-    tm.delay = 3.0                  # every answer waits 3 s (a slow service)
-    tm.token = "secret"             # require "Authorization: Bearer secret"
-    tm.violations                   # requests whose body broke the OpenAPI schema
+tm = FakeTaskManager().start(); tm.add_execution("exec-1")
+tm.fail_next(500, times=2)      # the next two requests answer 500
+tm.delay = 3.0                  # every answer waits 3 s (a slow service)
+tm.token = "secret"             # require "Authorization: Bearer secret"
+tm.violations                   # requests whose body broke the OpenAPI schema
 """
 
 from __future__ import annotations
@@ -76,8 +76,9 @@ class FakeTaskManager(LocalHTTPServer):
             return self._error(400, f"invalid request body: {problems[0]}", "VALIDATION_ERROR")
         return None
 
-    def _route(self, method: str, path: str, body: Any,
-               headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    def _route(
+        self, method: str, path: str, body: Any, headers: dict[str, str]
+    ) -> tuple[int, dict[str, Any]]:
         with self._lock:
             self.requests.append((method, path, body, headers))
             if self._failures:
@@ -101,20 +102,27 @@ class FakeTaskManager(LocalHTTPServer):
         if eid not in self.executions:
             return self._error(404, f"Execution {eid} not found", "NOT_FOUND")
         self.executions[eid].update(body)
-        return 200, {"success": True, "message": "Execution updated",
-                     "data": self.executions[eid]}
+        return 200, {"success": True, "message": "Execution updated", "data": self.executions[eid]}
 
     def _create_step(self, eid: str, body: Any) -> tuple[int, dict[str, Any]]:
         if (bad := self._check(body, "StepCreate")) is not None:
             return bad
         if eid not in self.executions:
             return self._error(404, f"Execution {eid} not found", "NOT_FOUND")
-        step = {"step_id": uuid.uuid4().hex[:10], "execution_id": eid,
-                "step_name": body["step_name"], "message": body.get("message"),
-                "status": body.get("status", "running"), "history": []}
+        step = {
+            "step_id": uuid.uuid4().hex[:10],
+            "execution_id": eid,
+            "step_name": body["step_name"],
+            "message": body.get("message"),
+            "status": body.get("status", "running"),
+            "history": [],
+        }
         self.steps[step["step_id"]] = step
-        return 201, {"success": True, "message": "Step created",
-                     "data": {k: v for k, v in step.items() if k != "history"}}
+        return 201, {
+            "success": True,
+            "message": "Step created",
+            "data": {k: v for k, v in step.items() if k != "history"},
+        }
 
     def _patch_step(self, eid: str, sid: str, body: Any) -> tuple[int, dict[str, Any]]:
         if (bad := self._check(body, "StepPatch")) is not None:
@@ -124,5 +132,8 @@ class FakeTaskManager(LocalHTTPServer):
             return self._error(404, f"Step {sid} not found", "NOT_FOUND")
         step["history"].append(dict(body))
         step.update(body)
-        return 200, {"success": True, "message": "Step updated",
-                     "data": {k: v for k, v in step.items() if k != "history"}}
+        return 200, {
+            "success": True,
+            "message": "Step updated",
+            "data": {k: v for k, v in step.items() if k != "history"},
+        }

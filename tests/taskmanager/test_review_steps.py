@@ -38,8 +38,9 @@ def change(repo: GitRepo) -> GitRepo:
 
 
 def review(repo: GitRepo, *extra: str):
-    return CliRunner().invoke(cli, ["review", "--repo", str(repo.path), "-o", "json", *extra],
-                              catch_exceptions=False)
+    return CliRunner().invoke(
+        cli, ["review", "--repo", str(repo.path), "-o", "json", *extra], catch_exceptions=False
+    )
 
 
 def test_session_and_one_closed_step_per_stage(change: GitRepo, tm: FakeTaskManager) -> None:
@@ -51,11 +52,15 @@ def test_session_and_one_closed_step_per_stage(change: GitRepo, tm: FakeTaskMana
     steps = tm.steps_of("exec-42")
     assert [s["step_name"] for s in steps] == STAGES
     status = {s["step_name"]: s["status"] for s in steps}
-    assert status == {"fetch-change": "completed", "analyze": "completed",
-                      "review": "skipped", "anchor": "completed", "publish": "completed"}
+    assert status == {
+        "fetch-change": "completed",
+        "analyze": "completed",
+        "review": "skipped",
+        "anchor": "completed",
+        "publish": "completed",
+    }
     assert all(len(s["history"]) == 1 for s in steps)  # opened once, closed once
-    assert "no model configured" in next(s for s in steps if s["step_name"] == "review")[
-        "message"]
+    assert "no model configured" in next(s for s in steps if s["step_name"] == "review")["message"]
     assert tm.violations == []
 
 
@@ -70,8 +75,9 @@ def test_a_failing_stage_is_closed_as_failed(change: GitRepo, tm: FakeTaskManage
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", ["down", "500", "slow"])
-def test_task_manager_outage_never_fails_the_job(change: GitRepo, tm: FakeTaskManager,
-                                                 monkeypatch, fault: str) -> None:
+def test_task_manager_outage_never_fails_the_job(
+    change: GitRepo, tm: FakeTaskManager, monkeypatch, fault: str
+) -> None:
     if fault == "down":
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -97,8 +103,9 @@ def test_mock_client_needs_no_service(change: GitRepo, monkeypatch) -> None:
     assert result.exit_code == 0 and "Task Manager" not in result.stderr
 
 
-def test_no_execution_id_means_no_tracking(change: GitRepo, tm: FakeTaskManager,
-                                           monkeypatch) -> None:
+def test_no_execution_id_means_no_tracking(
+    change: GitRepo, tm: FakeTaskManager, monkeypatch
+) -> None:
     monkeypatch.delenv("NOVA_EXECUTION_ID")
     assert review(change).exit_code == 0
     assert tm.requests == []

@@ -51,10 +51,20 @@ def _assert_envelope(result: dict) -> None:
 
 calls = st.one_of(
     st.tuples(st.just("patch_execution"), ids, messages, messages),
-    st.tuples(st.just("create_step"), ids, ids, messages, st.none() | st.sampled_from(STATUSES)
-              | bad_status),
-    st.tuples(st.just("patch_step"), ids, ids, st.none() | st.sampled_from(STATUSES)
-              | bad_status, messages),
+    st.tuples(
+        st.just("create_step"),
+        ids,
+        ids,
+        messages,
+        st.none() | st.sampled_from(STATUSES) | bad_status,
+    ),
+    st.tuples(
+        st.just("patch_step"),
+        ids,
+        ids,
+        st.none() | st.sampled_from(STATUSES) | bad_status,
+        messages,
+    ),
     st.tuples(st.just("health_check")),
 )
 
@@ -74,14 +84,15 @@ def test_property_1_every_call_returns_the_envelope(call, http, tm) -> None:
 def test_property_2_unknown_status_is_refused(status, step, message, http) -> None:
     expected = f"Invalid status '{status}'. Must be one of: running, completed, failed, skipped"
     for client in (MockTaskManagerClient(), http):
-        for result in (client.patch_step("e", step, status=status, message=message),
-                       client.create_step("e", "name", message, status)):
+        for result in (
+            client.patch_step("e", step, status=status, message=message),
+            client.create_step("e", "name", message, status),
+        ):
             assert result["success"] is False and result["error"] == expected
 
 
 @pytest.mark.slow
-@given(updates=st.lists(st.tuples(st.sampled_from(STATUSES), messages), max_size=6),
-       missing=ids)
+@given(updates=st.lists(st.tuples(st.sampled_from(STATUSES), messages), max_size=6), missing=ids)
 def test_property_3_mock_state_is_consistent(updates, missing) -> None:
     client = MockTaskManagerClient()
     step_id = client.create_step("e1", "review")["data"]["step_id"]
@@ -92,13 +103,18 @@ def test_property_3_mock_state_is_consistent(updates, missing) -> None:
             assert client.steps[step_id]["message"] == message
     if missing != step_id:
         result = client.patch_step("e1", missing, status="completed")
-        assert result == {"success": False, "error": f"Step {missing} not found",
-                          "error_code": "NOT_FOUND"}
+        assert result == {
+            "success": False,
+            "error": f"Step {missing} not found",
+            "error_code": "NOT_FOUND",
+        }
 
 
 @pytest.mark.slow
-@given(value=st.text(max_size=8) | st.sampled_from(["true", "TRUE", "True", "tRuE", "false",
-                                                      "1", "yes", " true"]))
+@given(
+    value=st.text(max_size=8)
+    | st.sampled_from(["true", "TRUE", "True", "tRuE", "false", "1", "yes", " true"])
+)
 def test_property_4_factory_choice(value) -> None:
     client = create_task_manager_client(load_settings(env={"USE_MOCK_CLIENT": value}))
     expected = MockTaskManagerClient if value.lower() == "true" else HttpTaskManagerClient
@@ -135,8 +151,12 @@ def test_requests_and_responses_follow_the_openapi_file(tm, http) -> None:
     health = http.health_check()
     assert all(r["success"] for r in (session, step, done, health))
     assert tm.violations == []
-    assert openapi.errors({"success": True, "message": "x", "data": session["data"]},
-                          "ExecutionEnvelope") == []
+    assert (
+        openapi.errors(
+            {"success": True, "message": "x", "data": session["data"]}, "ExecutionEnvelope"
+        )
+        == []
+    )
     assert openapi.errors({"success": True, "data": done["data"]}, "StepEnvelope") == []
     assert openapi.errors({"success": True, "data": health["data"]}, "HealthEnvelope") == []
     assert openapi.errors({"success": False, "error": "x"}, "ErrorEnvelope") == []
@@ -146,8 +166,11 @@ def test_requests_and_responses_follow_the_openapi_file(tm, http) -> None:
 
 
 def test_nothing_to_update_and_ids_are_escaped(tm, http) -> None:
-    assert http.patch_step("e", "s") == {"success": False, "error": "Provide at least status "
-                                         "or message to update", "error_code": "NOTHING_TO_UPDATE"}
+    assert http.patch_step("e", "s") == {
+        "success": False,
+        "error": "Provide at least status or message to update",
+        "error_code": "NOTHING_TO_UPDATE",
+    }
     before = len(tm.requests)
     http.patch_step("a/b", "c?d", status="completed")
     assert tm.requests[before][1] == "/api/executions/a%2Fb/steps/c%3Fd"
@@ -171,8 +194,11 @@ def test_timeout_and_connection_refused() -> None:
     slow.delay = 5
     try:
         client = HttpTaskManagerClient(slow.url, timeout=0.2, retry_timeouts=False)
-        assert client.health_check() == {"success": False, "error": "Request timeout",
-                                         "error_code": "TIMEOUT"}
+        assert client.health_check() == {
+            "success": False,
+            "error": "Request timeout",
+            "error_code": "TIMEOUT",
+        }
         assert len(slow.requests) == 1
         client.close()
     finally:

@@ -65,12 +65,14 @@ def _log(values: list[int]) -> None:
     with open("calc.log", "a") as out:
         out.write(repr(values))
 '''
-NEW = (OLD.replace("    return a // b\n", "    return -(-a // b)\n")
-       .replace("        return 0.0\n", "        raise ValueError(\"empty ratio\")\n")
-       .replace('{label}@', '{label.strip()}@')
-       .replace("return out.write(text)", "return out.write(text + \"\\n\")")
-       .replace("    return sum(values)\n", "    return sum(v for v in values)\n"))
-TESTS = '''import pytest
+NEW = (
+    OLD.replace("    return a // b\n", "    return -(-a // b)\n")
+    .replace("        return 0.0\n", '        raise ValueError("empty ratio")\n')
+    .replace("{label}@", "{label.strip()}@")
+    .replace("return out.write(text)", 'return out.write(text + "\\n")')
+    .replace("    return sum(values)\n", "    return sum(v for v in values)\n")
+)
+TESTS = """import pytest
 
 from calc.ops import ceil_div, parse_ratio
 
@@ -82,21 +84,23 @@ def test_even():
 @pytest.mark.parametrize("text, expected", [("1/2", 0.5), ("3", 3.0)])
 def test_ratio(text, expected):
     assert parse_ratio(text) == expected
-'''
+"""
 
 
 def project_venv(where: Path) -> Path:
     """A real virtualenv. Nova's own packages (pytest, coverage) are not the system's
     when Nova runs from a virtualenv, so a .pth line lends them to it."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
-                    str(where)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(where)],
+        check=True,
+    )
     site = next((where / "lib").glob("python3*/site-packages"))
     (site / "nova_test_tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return where / "bin" / "python"
 
 
 def build_calc_sample(repo: GitRepo) -> GitRepo:
-    repo.write("pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n")
+    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     repo.write("calc/__init__.py", "")
     repo.write("calc/ops.py", OLD)
     repo.write("tests/test_ops.py", TESTS)
@@ -116,8 +120,7 @@ def calc(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
 
 
 @pytest.mark.slow
-def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path: Path
-                                                          ) -> None:
+def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path: Path) -> None:
     result = nova_testgen(calc, tmp_path, "-o", "json")
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
@@ -145,7 +148,7 @@ def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path
     assert calc.git("status", "--porcelain") == ""
 
 
-LOOPS = '''from calc.ops import ceil_div
+LOOPS = """from calc.ops import ceil_div
 
 
 def test_loops():
@@ -160,25 +163,38 @@ def test_eats_memory():
 
 def test_fine():
     assert ceil_div(7, 2) == 4
-'''
+"""
 
 
 @pytest.mark.slow
 def test_a_test_that_loops_or_eats_memory_is_dropped_at_the_limits(
-        repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path) -> None:
+    repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
     build_calc_sample(repo)
-    llm_env.enqueue(tool_call("write_test_file", {"path": "tests/test_nova_limits.py",
-                                                  "content": LOOPS}),
-                    text('{"summary": "limits"}'))
-    result = nova_testgen(repo, tmp_path, "-o", "json", "--runs", "1", "--test-timeout", "2",
-                          "--test-memory-mb", "768")
+    llm_env.enqueue(
+        tool_call("write_test_file", {"path": "tests/test_nova_limits.py", "content": LOOPS}),
+        text('{"summary": "limits"}'),
+    )
+    result = nova_testgen(
+        repo,
+        tmp_path,
+        "-o",
+        "json",
+        "--runs",
+        "1",
+        "--test-timeout",
+        "2",
+        "--test-memory-mb",
+        "768",
+    )
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     reasons = {c["name"]: c["reason"] for c in data["dropped"]}
     assert reasons == {
         "test_loops": "hit the time limit: still running after 2 s (the limit per test)",
         "test_eats_memory": "hit the memory limit: MemoryError under the 768 MiB limit of a "
-                            "test run"}
+        "test run",
+    }
     assert [c["name"] for c in data["kept"]] == ["test_fine"]
 
 
@@ -196,22 +212,24 @@ def test_the_interpreter_choice_and_its_reasons(tmp_path: Path, monkeypatch) -> 
     # the active virtualenv comes before the repository's .venv, which beats PATH
     good = project_venv(tmp_path / "active")
     project_venv(repo / ".venv")
-    assert python_environment(repo, None, str(tmp_path / "active"), bare_python).python == \
-        str(good)
+    assert python_environment(repo, None, str(tmp_path / "active"), bare_python).python == str(good)
     env = python_environment(repo, None, None, bare_python)
-    assert (env.python, env.why) == (str(repo.resolve() / ".venv/bin/python"),
-                                     "the repository's .venv/")
+    assert (env.python, env.why) == (
+        str(repo.resolve() / ".venv/bin/python"),
+        "the repository's .venv/",
+    )
     with pytest.raises(ConfigError, match="not an executable file"):
         python_environment(repo, str(tmp_path / "nothing"), None, None)
     assert python_environment(tmp_path / "empty", None, None, None).why.startswith("Nova's")
 
 
 @pytest.mark.slow
-def test_a_project_that_cannot_be_imported_gets_one_note(repo: GitRepo, tmp_path: Path
-                                                        ) -> None:
+def test_a_project_that_cannot_be_imported_gets_one_note(repo: GitRepo, tmp_path: Path) -> None:
     build_calc_sample(repo)
-    repo.write("calc/__init__.py", "import importlib.metadata\n\n"
-                                   "VERSION = importlib.metadata.version('calc-not-installed')\n")
+    repo.write(
+        "calc/__init__.py",
+        "import importlib.metadata\n\nVERSION = importlib.metadata.version('calc-not-installed')\n",
+    )
     repo.write("calc/more.py", "def twice(x: int) -> int:\n    return 2 * x\n")
     repo.commit("a version from the installed metadata")
     result = nova_testgen(repo, tmp_path, "-o", "json")
@@ -231,8 +249,14 @@ def test_the_help_says_what_no_model_means_for_testgen() -> None:
     flat = " ".join(out.split())
     assert "Unset: the differential generator writes the tests" in flat
     assert "LLM review is off" not in flat
-    for review_only in ("--fail-on", "--diff-style", "--token-budget", "--analyzers",
-                        "--extra-instructions", "--max-concurrency"):
+    for review_only in (
+        "--fail-on",
+        "--diff-style",
+        "--token-budget",
+        "--analyzers",
+        "--extra-instructions",
+        "--max-concurrency",
+    ):
         assert review_only not in out
     for flag in ("--test-python", "--test-timeout", "--test-memory-mb", "ghostwriter"):
         assert flag in out
@@ -242,8 +266,9 @@ def test_the_help_says_what_no_model_means_for_testgen() -> None:
 
 # -- the pieces ----------------------------------------------------------------------------
 
+
 def test_inputs_follow_parametrize_rows_into_the_call() -> None:
-    source = '''import datetime as dt
+    source = """import datetime as dt
 import pytest
 import shop
 
@@ -257,11 +282,13 @@ def test_named(when):
 
 def test_not_plain(fixture):
     assert shop.price(fixture, [x for x in "ab"]) and shop.price(lambda: 1)
-'''
+"""
     found = inputs_from_tests({"tests/test_shop.py": source}, {"price"})["price"]
     assert [(c.args, c.kwargs) for c in found] == [
-        (("1", "'x'"), ()), (("2", "'y'"), ()),
-        (("dt.timedelta(days=1)",), (("currency", "'EUR'"),))]
+        (("1", "'x'"), ()),
+        (("2", "'y'"), ()),
+        (("dt.timedelta(days=1)",), (("currency", "'EUR'"),)),
+    ]
     assert "import datetime as dt" in found[2].imports
     doc = 'def price(x):\n    """\n    >>> import math\n    >>> price(math.pi)\n    3\n    """\n'
     (only,) = inputs_from_doctests(doc, "price", "shop.py")
@@ -269,7 +296,7 @@ def test_not_plain(fixture):
 
 
 def test_static_side_effects() -> None:
-    source = '''import subprocess, os
+    source = """import subprocess, os
 def reads(p):
     return open(p).read() + open(p, "rb").read().decode()
 def writes(p):
@@ -280,7 +307,7 @@ def removes(p):
     os.remove(p)
 def pure(x):
     return x.run()
-'''
+"""
     assert static_side_effect(source, "reads") is None
     assert static_side_effect(source, "pure") is None
     assert "writes files" in (static_side_effect(source, "writes") or "")
@@ -288,12 +315,26 @@ def pure(x):
     assert "removes files" in (static_side_effect(source, "removes") or "")
 
 
-_LEAF = (st.none() | st.booleans() | st.integers() | st.text(max_size=8)
-         | st.binary(max_size=8) | st.floats(allow_nan=False))
-_HASHABLE = st.recursive(_LEAF, lambda inner: st.tuples(inner, inner) | st.frozensets(
-    inner, max_size=3), max_leaves=6)
-_VALUES = st.recursive(_HASHABLE, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-    _HASHABLE, inner, max_size=3) | st.sets(_HASHABLE, max_size=3), max_leaves=10)
+_LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=8)
+    | st.binary(max_size=8)
+    | st.floats(allow_nan=False)
+)
+_HASHABLE = st.recursive(
+    _LEAF, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3), max_leaves=6
+)
+_VALUES = st.recursive(
+    _HASHABLE,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(_HASHABLE, inner, max_size=3)
+        | st.sets(_HASHABLE, max_size=3)
+    ),
+    max_leaves=10,
+)
 
 
 @pytest.mark.slow
@@ -332,25 +373,42 @@ def test_values_that_cannot_be_asserted_are_not_rendered() -> None:
     assert probe.render(object()) is None  # <object at 0x…>: an address, not a value
     assert probe.render(-math.inf) == ("-math.inf", ["import math"])
     assert probe.render(datetime.timedelta(seconds=90)) == (
-        "datetime.timedelta(seconds=90)", ["import datetime"])
+        "datetime.timedelta(seconds=90)",
+        ["import datetime"],
+    )
 
 
 def test_rendered_tests_read_like_hand_written_ones() -> None:
-    changed = [Example(["7", "2"], {}, [], {"kind": "value", "value": "4"}, True, "returned 3"),
-               Example(["9", "4"], {}, [], {"kind": "value", "value": "3"}, True, "returned 2")]
-    raises = Example(["''"], {}, [], {"kind": "raises", "type": "ValueError", "imports": []},
-                     True, "returned 0.0")
+    changed = [
+        Example(["7", "2"], {}, [], {"kind": "value", "value": "4"}, True, "returned 3"),
+        Example(["9", "4"], {}, [], {"kind": "value", "value": "3"}, True, "returned 2"),
+    ]
+    raises = Example(
+        ["''"],
+        {},
+        [],
+        {"kind": "raises", "type": "ValueError", "imports": []},
+        True,
+        "returned 0.0",
+    )
     same = Example(["6", "2"], {}, [], {"kind": "value", "value": "3"}, False)
-    text_ = render_module("calc.ops", "calc/ops.py", {"ceil_div": [*changed, same],
-                                                      "parse_ratio": [raises]},
-                          {"ceil_div": ["a", "b"], "parse_ratio": ["text"]})
+    text_ = render_module(
+        "calc.ops",
+        "calc/ops.py",
+        {"ceil_div": [*changed, same], "parse_ratio": [raises]},
+        {"ceil_div": ["a", "b"], "parse_ratio": ["text"]},
+    )
     tree = ast.parse(text_)
     names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
-    assert names == ["test_ceil_div_changed", "test_ceil_div_unchanged",
-                     "test_parse_ratio_changed_raises_value_error"]
+    assert names == [
+        "test_ceil_div_changed",
+        "test_ceil_div_unchanged",
+        "test_parse_ratio_changed_raises_value_error",
+    ]
     assert "    ('a', 'b', 'expected'),\n" in text_
-    assert "def test_ceil_div_changed(a, b, expected):\n    assert ceil_div(a, b) == expected" \
-        in text_
+    assert (
+        "def test_ceil_div_changed(a, b, expected):\n    assert ceil_div(a, b) == expected" in text_
+    )
     assert "def test_ceil_div_unchanged():\n    assert ceil_div(6, 2) == 3" in text_
     assert "from calc.ops import ceil_div, parse_ratio" in text_
     # what the gates leave after cutting tests out: no unused import, no blank runs
@@ -360,16 +418,19 @@ def test_rendered_tests_read_like_hand_written_ones() -> None:
 
 
 def test_the_sandbox_memory_limit(tmp_path: Path) -> None:
-    big = run_sandboxed([sys.executable, "-c", "bytearray(2 * 2**30)"], tmp_path,
-                        memory_limit=512 * 2**20)
+    big = run_sandboxed(
+        [sys.executable, "-c", "bytearray(2 * 2**30)"], tmp_path, memory_limit=512 * 2**20
+    )
     assert not big.passed and "MemoryError" in big.output
-    assert run_sandboxed([sys.executable, "-c", "bytearray(2**20)"], tmp_path,
-                         memory_limit=512 * 2**20).passed
+    assert run_sandboxed(
+        [sys.executable, "-c", "bytearray(2**20)"], tmp_path, memory_limit=512 * 2**20
+    ).passed
 
 
 @pytest.mark.slow
 def test_a_test_deaf_to_the_signal_is_killed_with_its_run_and_the_rest_run_again(
-        repo: GitRepo) -> None:
+    repo: GitRepo,
+) -> None:
     """Code stuck where the per-test signal cannot reach it: the run's own timeout ends it,
     the plugin's log names the test, and the tests after it run again without it."""
     from bot.testgen.frameworks import detect_framework
@@ -382,7 +443,9 @@ def test_a_test_deaf_to_the_signal_is_killed_with_its_run_and_the_rest_run_again
     fw = detect_framework(repo.path)
     assert fw is not None
     with Workspace(repo.path, "HEAD", fw) as ws:
-        ws.write_test("tests/test_nova_deaf.py", '''import signal
+        ws.write_test(
+            "tests/test_nova_deaf.py",
+            """import signal
 import time
 
 
@@ -393,11 +456,15 @@ def test_deaf():
 
 def test_after():
     assert True
-''')
+""",
+        )
         runner = PytestRunner(fw, test_timeout=1)
         runner.run_margin = 10  # the run ends 1 s per test + 10 s after it started
         outcomes = runner.outcomes(ws, "tests/test_nova_deaf.py", ["test_deaf", "test_after"])
     assert outcomes == {"test_deaf": False, "test_after": True}
-    assert runner.limit_hits == {"tests/test_nova_deaf.py::test_deaf": (
-        "hit the time limit: still running when its run was killed after 12 s (the limit "
-        "per test is 1 s; it did not answer the signal)")}
+    assert runner.limit_hits == {
+        "tests/test_nova_deaf.py::test_deaf": (
+            "hit the time limit: still running when its run was killed after 12 s (the limit "
+            "per test is 1 s; it did not answer the signal)"
+        )
+    }

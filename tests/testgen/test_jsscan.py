@@ -15,7 +15,7 @@ from bot.testgen.runners import PruneFailed, _remove_calls
 TRICKY = [
     'const s = "a ) b }";',
     "const t = 'it(\\'x\\')';",
-    "const u = `${f(\")\")} ( ${`nested ${g({ a: 1 })}`}`;",
+    'const u = `${f(")")} ( ${`nested ${g({ a: 1 })}`}`;',
     "assert.ok(/\\)+[(/]/.test(x));",
     "// ) a comment with ( and }",
     "/* ) ( } */",
@@ -54,7 +54,8 @@ def js_files(draw: st.DrawFn) -> tuple[str, list[str], list[tuple[int, int]], li
 @settings(max_examples=150, deadline=None)
 @given(js_files())
 def test_removing_calls_keeps_exactly_the_other_blocks(
-        case: tuple[str, list[str], list[tuple[int, int]], list[bool]]) -> None:
+    case: tuple[str, list[str], list[tuple[int, int]], list[bool]],
+) -> None:
     text, blocks, places, keep = case
     out = _remove_calls(text, [p for p, k in zip(places, keep, strict=True) if not k])
     assert out.startswith(HEADER)
@@ -66,12 +67,13 @@ def test_removing_calls_keeps_exactly_the_other_blocks(
 
 def test_statement_end_follows_chained_calls_and_semicolons() -> None:
     src = 'test("a", () => { x(")"); }).then(() => done());\nnext();'
-    assert src[statement_end(src, 0):] == "\nnext();"
+    assert src[statement_end(src, 0) :] == "\nnext();"
     assert matching_close("f(`${(1)}`)", 1) == 10
 
 
-@pytest.mark.parametrize("bad", ['test("a", () => {', "test(`x", "test(/x", "test('x\n')",
-                                 "x = 1;"])
+@pytest.mark.parametrize(
+    "bad", ['test("a", () => {', "test(`x", "test(/x", "test('x\n')", "x = 1;"]
+)
 def test_unbalanced_or_non_call_text_is_an_error(bad: str) -> None:
     with pytest.raises(JsScanError):
         statement_end(bad, 0)
@@ -81,7 +83,7 @@ def test_a_test_that_shares_its_line_with_code_is_not_cut() -> None:
     text = HEADER + 'test("a", () => {}); foo();\n'
     with pytest.raises(PruneFailed, match="code follows"):
         _remove_calls(text, [(3, 1)])
-    looped = HEADER + 'for (const n of [1, 2]) test(`n${n}`, () => {});\n'
+    looped = HEADER + "for (const n of [1, 2]) test(`n${n}`, () => {});\n"
     with pytest.raises(PruneFailed, match="not a statement of its own"):
         _remove_calls(looped, [(3, 25)])
 

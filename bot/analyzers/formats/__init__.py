@@ -27,8 +27,9 @@ def _text(data: bytes) -> str:
             return data.decode("utf-16")
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ResultsError(f"not UTF-8 text (byte {data[exc.start]:#04x} at offset "
-                           f"{exc.start})") from exc
+        raise ResultsError(
+            f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
+        ) from exc
 
 
 def _json(data: bytes) -> object:
@@ -70,8 +71,13 @@ FORMATS: dict[str, Callable[[bytes], list[Report]]] = {
     "checkstyle": _checkstyle,
     "eslint": _eslint,
 }
-_SUFFIXES = {".sarif": "sarif", ".rdjson": "rdjson", ".rdjsonl": "rdjsonl",
-             ".jsonl": "rdjsonl", ".xml": "checkstyle"}
+_SUFFIXES = {
+    ".sarif": "sarif",
+    ".rdjson": "rdjson",
+    ".rdjsonl": "rdjsonl",
+    ".jsonl": "rdjsonl",
+    ".xml": "checkstyle",
+}
 
 
 def _shape(doc: object) -> str | None:
@@ -91,7 +97,10 @@ def _shape(doc: object) -> str | None:
 
 _UNREAD = object()
 _BY_DOC: dict[str, Callable[[object], list[Report]]] = {
-    "sarif": sarif.parse, "rdjson": rdjson.parse, "eslint": eslint.parse}
+    "sarif": sarif.parse,
+    "rdjson": rdjson.parse,
+    "eslint": eslint.parse,
+}
 
 
 def _detect(data: bytes, name: str) -> tuple[str | None, object]:
@@ -144,8 +153,7 @@ def parse_results(data: bytes, fmt: str | None, name: str = "") -> tuple[str, li
     if fmt is None:
         fmt, doc = _detect(data, name)
     if fmt is None:
-        raise ResultsError("format not recognised (give FILE:FORMAT, one of "
-                           f"{', '.join(FORMATS)})")
+        raise ResultsError(f"format not recognised (give FILE:FORMAT, one of {', '.join(FORMATS)})")
     if doc is not _UNREAD:  # detection already parsed it: once is enough for a big file
         return fmt, _BY_DOC[fmt](doc)
     return fmt, FORMATS[fmt](data)

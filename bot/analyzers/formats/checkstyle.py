@@ -17,8 +17,12 @@ from bot.change import Severity
 
 __all__ = ["parse"]
 
-_SEVERITY: dict[str, Severity] = {"error": "error", "warning": "warning", "info": "info",
-                                  "style": "info"}
+_SEVERITY: dict[str, Severity] = {
+    "error": "error",
+    "warning": "warning",
+    "info": "info",
+    "style": "info",
+}
 _SHELLCHECK = re.compile(r"ShellCheck\.(SC\d+)")
 
 
@@ -69,8 +73,9 @@ def parse(data: bytes) -> list[Report]:
     except _Refused as exc:
         raise ResultsError(f"not read as checkstyle XML: {exc}") from exc
     except expat.ExpatError as exc:
-        raise ResultsError(f"not well-formed XML: {expat.ErrorString(exc.code)} "
-                           f"(line {exc.lineno})") from exc
+        raise ResultsError(
+            f"not well-formed XML: {expat.ErrorString(exc.code)} (line {exc.lineno})"
+        ) from exc
     return [report]
 
 
@@ -80,7 +85,13 @@ def _error(report: Report, path: str, attrs: dict[str, str]) -> None:
         return
     rule, url, tool = _rule(attrs.get("source", "").strip())
     report.tool = report.tool or tool
-    report.findings.append(Finding(
-        path=path, line=positive(attrs.get("line", "").strip()),
-        message=clip(attrs.get("message")), severity=_SEVERITY.get(level, "warning"),
-        rule=rule, url=url))
+    report.findings.append(
+        Finding(
+            path=path,
+            line=positive(attrs.get("line", "").strip()),
+            message=clip(attrs.get("message")),
+            severity=_SEVERITY.get(level, "warning"),
+            rule=rule,
+            url=url,
+        )
+    )

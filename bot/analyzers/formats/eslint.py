@@ -51,9 +51,15 @@ def parse(doc: object) -> list[Report]:
             rule = clip(rule, 200) if isinstance(rule, str) and rule else None
             line = positive(message.get("line"))
             end = positive(message.get("endLine"))
-            report.findings.append(Finding(
-                path=path, line=line, end_line=end if line and end and end > line else None,
-                message=clip(message.get("message")),
-                severity="error" if level == 2 or message.get("fatal") else "warning",
-                rule=rule, url=_url(rule, meta)))
+            report.findings.append(
+                Finding(
+                    path=path,
+                    line=line,
+                    end_line=end if line and end and end > line else None,
+                    message=clip(message.get("message")),
+                    severity="error" if level == 2 or message.get("fatal") else "warning",
+                    rule=rule,
+                    url=_url(rule, meta),
+                )
+            )
     return [report]

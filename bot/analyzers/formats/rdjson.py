@@ -37,10 +37,14 @@ def _finding(diag: dict[str, Any], default: Severity) -> Finding | None:
     first = _dict(suggestions[0]) if isinstance(suggestions, list) and suggestions else {}
     return Finding(
         fix=_fix(first, line),
-        path=path, line=line, end_line=end if line and end and end > line else None,
-        message=clip(diag.get("message")), severity=_severity(diag.get("severity"), default),
+        path=path,
+        line=line,
+        end_line=end if line and end and end > line else None,
+        message=clip(diag.get("message")),
+        severity=_severity(diag.get("severity"), default),
         rule=clip(rule, 200) if isinstance(rule, str | int) and str(rule) else None,
-        url=url if isinstance(url, str) and url.startswith(("https://", "http://")) else None)
+        url=url if isinstance(url, str) and url.startswith(("https://", "http://")) else None,
+    )
 
 
 def _fix(suggestion: dict[str, Any], line: int | None) -> Edit | None:
@@ -50,8 +54,14 @@ def _fix(suggestion: dict[str, Any], line: int | None) -> Edit | None:
     text = suggestion.get("text")
     first, col = positive(start.get("line")), positive(start.get("column"))
     last, end_col = positive(end.get("line")), positive(end.get("column"))
-    if line is None or first != line or last != line or not col or not end_col \
-            or not isinstance(text, str):
+    if (
+        line is None
+        or first != line
+        or last != line
+        or not col
+        or not end_col
+        or not isinstance(text, str)
+    ):
         return None
     return Edit(line, col, end_col, text)
 
@@ -80,8 +90,9 @@ def parse(doc: object) -> list[Report]:
     diags = result.get("diagnostics")
     if not isinstance(diags, list):
         raise ResultsError("not rdjson: no 'diagnostics' list")
-    return _collect(diags, _severity(result.get("severity"), "warning"),
-                    _tool(result.get("source")))
+    return _collect(
+        diags, _severity(result.get("severity"), "warning"), _tool(result.get("source"))
+    )
 
 
 def parse_lines(text: str) -> list[Report]:

@@ -18,8 +18,12 @@ from bot.change import Severity
 
 __all__ = ["parse"]
 
-_LEVEL: dict[str, Severity] = {"error": "error", "warning": "warning", "note": "info",
-                               "none": "info"}
+_LEVEL: dict[str, Severity] = {
+    "error": "error",
+    "warning": "warning",
+    "note": "info",
+    "none": "info",
+}
 _BASE_DEPTH = 8  # uriBaseIds may chain; a loop must not
 
 
@@ -84,9 +88,13 @@ def _fix(result: dict[str, Any], line: int | None) -> Edit | None:
     region = _dict(replacement.get("deletedRegion"))
     text = _dict(replacement.get("insertedContent")).get("text", "")
     start, end = positive(region.get("startColumn")), positive(region.get("endColumn"))
-    if positive(region.get("startLine")) != line \
-            or positive(region.get("endLine", line)) != line or not start or not end \
-            or not isinstance(text, str):
+    if (
+        positive(region.get("startLine")) != line
+        or positive(region.get("endLine", line)) != line
+        or not start
+        or not end
+        or not isinstance(text, str)
+    ):
         return None
     return Edit(line, start, end, text)
 
@@ -94,12 +102,17 @@ def _fix(result: dict[str, Any], line: int | None) -> Edit | None:
 def _is_finding(result: dict[str, Any]) -> bool:
     if result.get("kind", "fail") != "fail" or result.get("baselineState") == "absent":
         return False
-    return not any(_dict(s).get("status", "accepted") == "accepted"
-                   for s in _list(result.get("suppressions")))
+    return not any(
+        _dict(s).get("status", "accepted") == "accepted" for s in _list(result.get("suppressions"))
+    )
 
 
-def _finding(result: dict[str, Any], run: dict[str, Any], rules: list[dict[str, Any]],
-             by_id: dict[str, dict[str, Any]]) -> Finding | None:
+def _finding(
+    result: dict[str, Any],
+    run: dict[str, Any],
+    rules: list[dict[str, Any]],
+    by_id: dict[str, dict[str, Any]],
+) -> Finding | None:
     locations = _list(result.get("locations"))
     path = _location_path(_dict(locations[0]), run) if locations else None
     if path is None:
@@ -118,11 +131,14 @@ def _finding(result: dict[str, Any], run: dict[str, Any], rules: list[dict[str, 
     url = rule.get("helpUri")
     return Finding(
         fix=_fix(result, line),
-        path=path, line=line, end_line=end if line and end and end > line else None,
+        path=path,
+        line=line,
+        end_line=end if line and end and end > line else None,
         message=_text(result.get("message")) or _text(rule.get("shortDescription")),
         severity=_LEVEL.get(str(level), "warning"),
         rule=clip(rule_id, 200) if isinstance(rule_id, str) and rule_id else None,
-        url=url if isinstance(url, str) and url.startswith(("https://", "http://")) else None)
+        url=url if isinstance(url, str) and url.startswith(("https://", "http://")) else None,
+    )
 
 
 def parse(doc: object) -> list[Report]:
@@ -137,8 +153,10 @@ def parse(doc: object) -> list[Report]:
         report = Report(tool=clip(driver.get("name"), 100))
         rules, by_id = _rules(run)
         for artifact in _list(run.get("artifacts")):
-            path = _location_path({"physicalLocation": {"artifactLocation":
-                                   _dict(_dict(artifact).get("location"))}}, run)
+            path = _location_path(
+                {"physicalLocation": {"artifactLocation": _dict(_dict(artifact).get("location"))}},
+                run,
+            )
             if path:
                 report.paths.add(path)
         for result in _list(run.get("results")):

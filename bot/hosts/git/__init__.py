@@ -47,8 +47,9 @@ class GitHost:
     def ref_from_ci(self, settings: Settings) -> str | None:
         return None
 
-    def open(self, settings: Settings, repo: Path | None, *,
-             stdin: IO[str] | None = None) -> HostSession:
+    def open(
+        self, settings: Settings, repo: Path | None, *, stdin: IO[str] | None = None
+    ) -> HostSession:
         return GitSession(settings, repo or Path("."), stdin)
 
     def checks(self, settings: Settings) -> Sequence[Check]:

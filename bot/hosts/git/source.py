@@ -26,8 +26,15 @@ STDIN = "-"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 MAX_READ_BYTES = 512 * 1024
 GREP_TIMEOUT = 20.0  # seconds one search may take
-_DIFF_OPTS = ("--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefix=a/",
-              "--dst-prefix=b/", "-U3")
+_DIFF_OPTS = (
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "-M",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "-U3",
+)
 
 
 def _open_repo(path: Path) -> git.Repo:
@@ -71,7 +78,9 @@ class GitSource:
         try:
             return self.repo.git.execute(
                 ["git", "-c", "core.quotepath=false", *args],
-                stdout_as_string=False, strip_newline_in_stdout=False)
+                stdout_as_string=False,
+                strip_newline_in_stdout=False,
+            )
         except git.GitCommandError as exc:
             detail = (exc.stderr or "").strip().splitlines()
             raise SourceError(f"git {args[0]} failed: {detail[-1] if detail else exc}") from exc
@@ -107,9 +116,17 @@ class GitSource:
         raw = decode_diff(self._git("diff", *_DIFF_OPTS, base, head.hexsha))
         title, _, body = decode_diff(head.message).strip().partition("\n")
         return Change(
-            id=change_id, source="git", title=title.strip(), description=body.strip(),
-            author=decode_diff(head.author.name or ""), base_ref=base, head_ref=head.hexsha,
-            url=None, files=tuple(parse_diff(raw)), raw_diff=raw)
+            id=change_id,
+            source="git",
+            title=title.strip(),
+            description=body.strip(),
+            author=decode_diff(head.author.name or ""),
+            base_ref=base,
+            head_ref=head.hexsha,
+            url=None,
+            files=tuple(parse_diff(raw)),
+            raw_diff=raw,
+        )
 
     def _staged(self) -> Change:
         try:
@@ -117,13 +134,26 @@ class GitSource:
         except ValueError:  # no commit yet
             base = EMPTY_TREE
         raw = decode_diff(self._git("diff", "--cached", *_DIFF_OPTS, base))
-        return Change(id="staged", source="git", title="Staged changes", base_ref=base,
-                      head_ref=STAGED, files=tuple(parse_diff(raw)), raw_diff=raw)
+        return Change(
+            id="staged",
+            source="git",
+            title="Staged changes",
+            base_ref=base,
+            head_ref=STAGED,
+            files=tuple(parse_diff(raw)),
+            raw_diff=raw,
+        )
 
     def _from_stdin(self) -> Change:
         raw = read_diff(self._stdin or sys.stdin)
-        return Change(id="stdin", source="stdin", title="Diff from standard input",
-                      head_ref=None, files=tuple(parse_diff(raw)), raw_diff=raw)
+        return Change(
+            id="stdin",
+            source="stdin",
+            title="Diff from standard input",
+            head_ref=None,
+            files=tuple(parse_diff(raw)),
+            raw_diff=raw,
+        )
 
     def tree(self, change: Change) -> GitTree | None:
         try:
@@ -173,8 +203,11 @@ class GitTree:
         import git
 
         try:
-            return self.repo.git.execute(["git", "-c", "core.quotepath=false", *args],
-                                         stdout_as_string=False, strip_newline_in_stdout=False)
+            return self.repo.git.execute(
+                ["git", "-c", "core.quotepath=false", *args],
+                stdout_as_string=False,
+                strip_newline_in_stdout=False,
+            )
         except git.GitCommandError:
             return None
 
@@ -209,15 +242,22 @@ class GitTree:
         if self.rev is None:
             return  # the work tree: files on disk are read directly
         prefix = ":" if self.rev == STAGED else f"{self.rev}:"
-        rels = list(dict.fromkeys(r for r in map(_safe_relpath, paths)
-                                  if r and "\n" not in r and r not in self._read))
+        rels = list(
+            dict.fromkeys(
+                r for r in map(_safe_relpath, paths) if r and "\n" not in r and r not in self._read
+            )
+        )
         if not rels:
             return
         try:
-            out = subprocess.run(["git", "cat-file", "--batch"], capture_output=True,
-                                 input="".join(f"{prefix}{r}\n" for r in rels).encode(),
-                                 cwd=self.repo.working_tree_dir or self.repo.git_dir,
-                                 timeout=120, check=True).stdout
+            out = subprocess.run(
+                ["git", "cat-file", "--batch"],
+                capture_output=True,
+                input="".join(f"{prefix}{r}\n" for r in rels).encode(),
+                cwd=self.repo.working_tree_dir or self.repo.git_dir,
+                timeout=120,
+                check=True,
+            ).stdout
         except (OSError, subprocess.SubprocessError):
             return  # read_text still reads each file on its own
         pos = 0
@@ -229,7 +269,7 @@ class GitTree:
             pos = end + 1
             if len(header) == 3 and header[2].isdigit():  # "<sha> <type> <size>"
                 size = int(header[2])
-                self._read[rel] = out[pos:pos + size] if header[1] == b"blob" else None
+                self._read[rel] = out[pos : pos + size] if header[1] == b"blob" else None
                 pos += size + 1
             else:
                 self._read[rel] = None  # "<spec> missing"
@@ -246,20 +286,30 @@ class GitTree:
         text line), RE2 matches them (``bot.search``: linear time). Raises ``PatternError``
         for a regex RE2 refuses, ``TimeoutError`` after ``GREP_TIMEOUT`` seconds."""
         matches = line_matcher(pattern, regex=regex)
-        args = ["git", "-c", "core.quotepath=false", "grep", "-z", "-n", "-I", "--no-color",
-                "-F", "-e", "" if regex else pattern]
+        args = [
+            "git",
+            "-c",
+            "core.quotepath=false",
+            "grep",
+            "-z",
+            "-n",
+            "-I",
+            "--no-color",
+            "-F",
+            "-e",
+            "" if regex else pattern,
+        ]
         if self.rev == STAGED:
             args.insert(4, "--cached")
         elif self.rev is not None:
             args.append(self.rev)
         prefix = f"{self.rev}:" if self.rev not in (None, STAGED) else ""
         hits: list[GrepHit] = []
-        with _Watchdog(args, self.repo.working_tree_dir or self.repo.git_dir,
-                       GREP_TIMEOUT) as rows:
+        with _Watchdog(args, self.repo.working_tree_dir or self.repo.git_dir, GREP_TIMEOUT) as rows:
             for row in rows:
                 path, _, rest = decode_diff(row.rstrip(b"\n")).partition("\0")
                 number, _, text = rest.partition("\0")
-                path = path[len(prefix):] if prefix and path.startswith(prefix) else path
+                path = path[len(prefix) :] if prefix and path.startswith(prefix) else path
                 if number.isdigit() and matches(text):
                     hits.append((path, int(number), text[:300]))
                     if len(hits) >= limit:
@@ -276,8 +326,13 @@ class _Watchdog:
         self.fired = threading.Event()
 
     def __enter__(self) -> Iterator[bytes]:
-        self.proc = subprocess.Popen(self.args, cwd=self.cwd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            self.args,
+            cwd=self.cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
         self.timer = threading.Timer(self.timeout, self._fire)
         self.timer.start()
         assert self.proc.stdout is not None

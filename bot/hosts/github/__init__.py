@@ -32,8 +32,9 @@ class GitHubHost:
     def ref_from_ci(self, settings: Settings) -> str | None:
         return pr_from_event(settings)
 
-    def open(self, settings: Settings, repo: Path | None, *,
-             stdin: IO[str] | None = None) -> HostSession:
+    def open(
+        self, settings: Settings, repo: Path | None, *, stdin: IO[str] | None = None
+    ) -> HostSession:
         from bot.hosts.github.session import GitHubSession
 
         return GitHubSession(settings, repo)
@@ -43,8 +44,7 @@ class GitHubHost:
 
         return [check(settings)]
 
-    def propose(self, settings: Settings, result: TestgenResult, ws: Workspace,
-                branch: str) -> str:
+    def propose(self, settings: Settings, result: TestgenResult, ws: Workspace, branch: str) -> str:
         from bot.hosts.github.propose import open_pull
 
         return open_pull(settings, result, ws, branch)

@@ -34,8 +34,9 @@ def workflow_annotations(result: ReviewResult) -> list[str]:
         if p.placed:
             where += f",line={p.line}" + (f",endLine={p.end_line}" if p.end_line else "")
         text = p.comment.body if p.placed else f"{p.comment.body} (not placed: {p.reason})"
-        out.append(f"::{level[p.comment.severity]} {where},title=Nova::"
-                   f"{escape_data(clean_text(text))}")
+        out.append(
+            f"::{level[p.comment.severity]} {where},title=Nova::{escape_data(clean_text(text))}"
+        )
     return out
 
 
@@ -51,5 +52,7 @@ class ActionsOutput:
                 f.write(clean_text(format_result(result, "markdown")) + "\n")
         if self.settings.github_output:
             with Path(self.settings.github_output).open("a", encoding="utf-8") as f:
-                f.write(f"comments={len(result.placed)}\nunplaced={len(result.unplaced)}\n"
-                        f"errors={len(result.errors)}\ninline_posted={result.inline_posted}\n")
+                f.write(
+                    f"comments={len(result.placed)}\nunplaced={len(result.unplaced)}\n"
+                    f"errors={len(result.errors)}\ninline_posted={result.inline_posted}\n"
+                )

@@ -20,12 +20,20 @@ from bot.errors import (
 if TYPE_CHECKING:
     from github import Github
 
-__all__ = ["PUBLIC_API", "github_client", "github_error", "is_pr_ref", "parse_pr_ref",
-           "pr_from_event"]
+__all__ = [
+    "PUBLIC_API",
+    "github_client",
+    "github_error",
+    "is_pr_ref",
+    "parse_pr_ref",
+    "pr_from_event",
+]
 
 _REF = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<num>\d+)$")
-_URL = re.compile(r"^(?P<scheme>https?)://(?P<host>[^/]+)/(?P<repo>[\w.-]+/[\w.-]+)/pull/"
-                  r"(?P<num>\d+)")
+_URL = re.compile(
+    r"^(?P<scheme>https?)://(?P<host>[^/]+)/(?P<repo>[\w.-]+/[\w.-]+)/pull/"
+    r"(?P<num>\d+)"
+)
 PUBLIC_API = "https://api.github.com"
 
 
@@ -59,8 +67,7 @@ def pr_from_event(settings: Settings) -> str | None:
         raise ConfigError(f"GITHUB_EVENT_PATH {settings.github_event_path}: {exc}") from exc
     pr = event.get("pull_request") or {}
     number = pr.get("number") or event.get("number")
-    repo = ((pr.get("base") or {}).get("repo") or {}).get("full_name") \
-        or settings.github_repository
+    repo = ((pr.get("base") or {}).get("repo") or {}).get("full_name") or settings.github_repository
     if number and repo:
         return f"{repo}#{number}"
     return None
@@ -72,20 +79,31 @@ def github_client(settings: Settings, api_url: str | None = None) -> Github:
     only when GitHub did not take it (a refused connection, 429, a rate-limit 403): a POST
     that timed out or got a 5xx may have been stored, so the caller re-reads instead."""
     if not settings.github_token:
-        raise ConfigError("GITHUB_TOKEN is not set",
-                          hint="in Actions pass secrets.GITHUB_TOKEN; by hand use a token "
-                               "with pull-requests: write")
+        raise ConfigError(
+            "GITHUB_TOKEN is not set",
+            hint="in Actions pass secrets.GITHUB_TOKEN; by hand use a token "
+            "with pull-requests: write",
+        )
     from github import Auth, Github
 
-    retry = _write_safe_retry()(total=3, read=0, backoff_factor=0.5,
-                                status_forcelist=[429, 502, 503, 504],
-                                secondary_rate_wait=5, max_rate_limit_wait=120)
+    retry = _write_safe_retry()(
+        total=3,
+        read=0,
+        backoff_factor=0.5,
+        status_forcelist=[429, 502, 503, 504],
+        secondary_rate_wait=5,
+        max_rate_limit_wait=120,
+    )
     # PyGithub spaces every request by 0.25 s by default; only writes need spacing.
-    return Github(auth=Auth.Token(settings.github_token),
-                  base_url=(api_url or settings.github_api_url).rstrip("/"),
-                  timeout=max(1, round(settings.github_timeout)), retry=retry, per_page=100,
-                  seconds_between_requests=0,
-                  seconds_between_writes=settings.github_write_interval)
+    return Github(
+        auth=Auth.Token(settings.github_token),
+        base_url=(api_url or settings.github_api_url).rstrip("/"),
+        timeout=max(1, round(settings.github_timeout)),
+        retry=retry,
+        per_page=100,
+        seconds_between_requests=0,
+        seconds_between_writes=settings.github_write_interval,
+    )
 
 
 @lru_cache(maxsize=1)
@@ -94,15 +112,12 @@ def _write_safe_retry() -> type:
     from github import GithubRetry
 
     class WriteSafeRetry(GithubRetry):
-        def is_retry(self, method: str, status_code: int,
-                     has_retry_after: bool = False) -> bool:
+        def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
             if method in ("POST", "PATCH", "PUT", "DELETE") and status_code >= 500:
                 return False
             return bool(super().is_retry(method, status_code, has_retry_after))
 
     return WriteSafeRetry
-
-
 
 
 def github_error(exc: BaseException, what: str) -> Exception:
@@ -113,8 +128,9 @@ def github_error(exc: BaseException, what: str) -> Exception:
     if isinstance(exc, UnknownObjectException):
         return HostChangeNotFound(f"{what}: not found (or the token cannot see it)")
     if isinstance(exc, BadCredentialsException):
-        return ConfigError(f"{what}: GitHub refused the token (HTTP 401)",
-                           hint="check GITHUB_TOKEN")
+        return ConfigError(
+            f"{what}: GitHub refused the token (HTTP 401)", hint="check GITHUB_TOKEN"
+        )
     if isinstance(exc, GithubException):
         data = exc.data if isinstance(exc.data, dict) else {}
         detail = data.get("message") or str(exc.data)
@@ -125,5 +141,3 @@ def github_error(exc: BaseException, what: str) -> Exception:
     if isinstance(exc, RequestException):
         return ServiceError(redact(f"{what}: GitHub API unreachable ({type(exc).__name__})"))
     return ServiceError(redact(f"{what}: {exc}"))
-
-

@@ -16,8 +16,10 @@ def check(s: Settings) -> Check:
     if not s.github_token:
         return Check("github", api, None, "not configured (GITHUB_TOKEN)")
     try:
-        response = http_get(f"{api}/rate_limit", {"Authorization": f"Bearer {s.github_token}",
-                                                   "Accept": "application/vnd.github+json"})
+        response = http_get(
+            f"{api}/rate_limit",
+            {"Authorization": f"Bearer {s.github_token}", "Accept": "application/vnd.github+json"},
+        )
     except httpx.HTTPError as exc:
         return Check("github", api, False, describe_failure(exc))
     if response.status_code == 401:

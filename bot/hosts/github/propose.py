@@ -28,10 +28,12 @@ def open_pull(settings: Settings, result: TestgenResult, ws: Workspace, branch: 
         raise ServiceError(f"pushing {branch} to origin failed: {exc}") from exc
     try:
         repo = github_client(settings).get_repo(settings.github_repository)
-        pull = repo.create_pull(title=clean_text(f"Tests for {result.change.title}")[:250],
-                                body=clean_text(result.body()), head=branch,
-                                base=repo.default_branch)
+        pull = repo.create_pull(
+            title=clean_text(f"Tests for {result.change.title}")[:250],
+            body=clean_text(result.body()),
+            head=branch,
+            base=repo.default_branch,
+        )
     except GithubException as exc:
-        raise github_error(exc, f"opening a pull request on {settings.github_repository}"
-                           ) from exc
+        raise github_error(exc, f"opening a pull request on {settings.github_repository}") from exc
     return str(pull.html_url)

@@ -75,8 +75,12 @@ def _severities(text: str) -> list[Severity]:
     return [normalize_severity(m) for m in _LABEL.findall(text)]
 
 
-def _carried(earlier: tuple[str, PriorReview] | None, outdated: list[PullRequestComment],
-             existing: list[PullRequestComment], groups: list[Group]) -> tuple[Severity, ...]:
+def _carried(
+    earlier: tuple[str, PriorReview] | None,
+    outdated: list[PullRequestComment],
+    existing: list[PullRequestComment],
+    groups: list[Group],
+) -> tuple[Severity, ...]:
     """Findings of earlier reviews that still stand after an incremental review: the earlier
     verdict, less the comments marked outdated now and the findings this run found again
     (they count through this run's own findings)."""
@@ -85,8 +89,9 @@ def _carried(earlier: tuple[str, PriorReview] | None, outdated: list[PullRequest
     counts = Counter(earlier[1].severities)
     counts.subtract(s for c in outdated for s in _severities(c.body or ""))
     known = {m.group(1): c for c in existing if (m := _FP.search(c.body or ""))}
-    counts.subtract(s for fp, _g in groups if fp in known
-                    for s in _severities(known[fp].body or ""))
+    counts.subtract(
+        s for fp, _g in groups if fp in known for s in _severities(known[fp].body or "")
+    )
     return tuple(s for s in SEVERITIES for _ in range(max(0, counts[s])))
 
 
@@ -103,8 +108,9 @@ def _earlier_rows(body: str) -> list[str]:
 
 
 class GitHubPublisher:
-    def __init__(self, session: GitHubSession, *, force: bool = False,
-                 annotations: IO[str] | None = None) -> None:
+    def __init__(
+        self, session: GitHubSession, *, force: bool = False, annotations: IO[str] | None = None
+    ) -> None:
         self.session = session
         self.force = force
         self.annotations = annotations or sys.stdout
@@ -130,8 +136,11 @@ class GitHubPublisher:
         from github import GithubException
 
         try:
-            return [c for c in self._pr.get_review_comments()
-                    if _FP.search(c.body or "") and self.session.is_mine(c)]
+            return [
+                c
+                for c in self._pr.get_review_comments()
+                if _FP.search(c.body or "") and self.session.is_mine(c)
+            ]
         except GithubException as exc:
             raise github_error(exc, "listing review comments") from exc
 
@@ -180,8 +189,9 @@ class GitHubPublisher:
             known = {m.group(1) for c in existing if (m := _FP.search(c.body or ""))}
             fresh = [(fp, g) for fp, g in groups if fp not in known]
             if len(groups) > len(fresh):
-                notes.append(f"{len(groups) - len(fresh)} finding(s) were already posted on an "
-                             "earlier run")
+                notes.append(
+                    f"{len(groups) - len(fresh)} finding(s) were already posted on an earlier run"
+                )
             limit = max(0, self.settings.max_inline_comments)
             inline, overflow = fresh[:limit], fresh[limit:]
         earlier = self._finished_summary() if result.since else None
@@ -191,24 +201,44 @@ class GitHubPublisher:
         if existing is not None and not self.fallback:
             outdated = self._mark_outdated(existing, ids, errors)
         carried = _carried(earlier, outdated, existing or [], groups)
-        summary_posted = self._upsert_summary(result, posted, overflow, notes, errors,
-                                              carried, earlier[0] if earlier else "")
+        summary_posted = self._upsert_summary(
+            result, posted, overflow, notes, errors, carried, earlier[0] if earlier else ""
+        )
         if self.fallback:
-            notes.append("the GitHub token is read-only (a fork pull request?): findings are "
-                         "shown as workflow annotations and in the job summary")
-        return PublishReport("github", inline_posted=posted, summary_posted=summary_posted,
-                             notes=tuple(notes), errors=tuple(errors), carried=carried)
+            notes.append(
+                "the GitHub token is read-only (a fork pull request?): findings are "
+                "shown as workflow annotations and in the job summary"
+            )
+        return PublishReport(
+            "github",
+            inline_posted=posted,
+            summary_posted=summary_posted,
+            notes=tuple(notes),
+            errors=tuple(errors),
+            carried=carried,
+        )
 
     def _event(self, result: ReviewResult) -> str:
         fail_on = self.settings.fail_on
-        if self.settings.request_changes and fail_on != "never" and any(
+        if (
+            self.settings.request_changes
+            and fail_on != "never"
+            and any(
                 severity_rank(p.comment.severity) >= severity_rank(fail_on)
-                for p in result.placements):
+                for p in result.placements
+            )
+        ):
             return "REQUEST_CHANGES"
         return "COMMENT"
 
-    def _post_review(self, result: ReviewResult, inline: list[Group], ids: LineIds,
-                     notes: list[str], errors: list[str]) -> tuple[int, list[Group]]:
+    def _post_review(
+        self,
+        result: ReviewResult,
+        inline: list[Group],
+        ids: LineIds,
+        notes: list[str],
+        errors: list[str],
+    ) -> tuple[int, list[Group]]:
         """Post one review; return (inline comments now on the PR, groups moved to the
         summary). A rejected, failed or timed-out review never loses or doubles a finding."""
         from github import GithubException
@@ -222,9 +252,12 @@ class GitHubPublisher:
             p = group[0]
             assert p.path is not None and p.line is not None, "inline findings are placed"
             text, nth = ids.get((p.path, p.line), ("", 0))
-            entry: ReviewComment = {"path": p.path, "line": p.end_line or p.line,
-                                    "side": "RIGHT",
-                                    "body": _inline_body(group, fp, line_key(p.path, text, nth))}
+            entry: ReviewComment = {
+                "path": p.path,
+                "line": p.end_line or p.line,
+                "side": "RIGHT",
+                "body": _inline_body(group, fp, line_key(p.path, text, nth)),
+            }
             if p.end_line:
                 entry["start_line"], entry["start_side"] = p.line, "RIGHT"
             comments.append(entry)
@@ -240,24 +273,27 @@ class GitHubPublisher:
             data = exc.data if isinstance(exc.data, dict) else {}
             why = redact(str((data.get("errors") or [data.get("message")])[0]))
             if exc.status == 422:
-                notes.append(f"GitHub rejected the inline comments ({why}); they are listed "
-                             "below instead")
+                notes.append(
+                    f"GitHub rejected the inline comments ({why}); they are listed below instead"
+                )
                 return 0, inline
-            return self._settle(inline, f"GitHub answered HTTP {exc.status} to the review",
-                                notes, errors)
+            return self._settle(
+                inline, f"GitHub answered HTTP {exc.status} to the review", notes, errors
+            )
         except RequestException as exc:
-            what = ("timed out" if timed_out(exc)
-                    else f"failed ({type(exc).__name__})")
+            what = "timed out" if timed_out(exc) else f"failed ({type(exc).__name__})"
             return self._settle(inline, f"posting the review {what}", notes, errors)
         return len(comments), []
 
-    def _settle(self, inline: list[Group], what: str, notes: list[str],
-                errors: list[str]) -> tuple[int, list[Group]]:
+    def _settle(
+        self, inline: list[Group], what: str, notes: list[str], errors: list[str]
+    ) -> tuple[int, list[Group]]:
         """The review POST failed in a way that may still have stored it: read back what
         landed (never POST again blindly) and list the rest in the summary."""
         try:
-            landed = {m.group(1) for c in self._own_review_comments()
-                      if (m := _FP.search(c.body or ""))}
+            landed = {
+                m.group(1) for c in self._own_review_comments() if (m := _FP.search(c.body or ""))
+            }
         except NovaError as exc:
             errors.append(f"{what}, and reading it back failed: {exc}")
             return 0, inline
@@ -277,8 +313,9 @@ class GitHubPublisher:
             print(line, file=self.annotations)
         self.annotations.flush()
 
-    def _mark_outdated(self, existing: list[PullRequestComment], ids: LineIds,
-                       errors: list[str]) -> list[PullRequestComment]:
+    def _mark_outdated(
+        self, existing: list[PullRequestComment], ids: LineIds, errors: list[str]
+    ) -> list[PullRequestComment]:
         """Mark Nova's comments whose line left the diff; return those marked now."""
         from github import GithubException
 
@@ -297,17 +334,37 @@ class GitHubPublisher:
             marked.append(c)
         return marked
 
-    def _summary_body(self, result: ReviewResult, posted: int, overflow: list[Group],
-                      notes: list[str], carried: tuple[Severity, ...] = (),
-                      earlier: str = "") -> str:
-        return render_summary(result, posted=posted,
-                              overflow=[p for _fp, group in overflow for p in group],
-                              notes=notes, clean=clean_text, host="GitHub", limit=BODY_LIMIT,
-                              carried=carried, earlier=_earlier_rows(earlier))
+    def _summary_body(
+        self,
+        result: ReviewResult,
+        posted: int,
+        overflow: list[Group],
+        notes: list[str],
+        carried: tuple[Severity, ...] = (),
+        earlier: str = "",
+    ) -> str:
+        return render_summary(
+            result,
+            posted=posted,
+            overflow=[p for _fp, group in overflow for p in group],
+            notes=notes,
+            clean=clean_text,
+            host="GitHub",
+            limit=BODY_LIMIT,
+            carried=carried,
+            earlier=_earlier_rows(earlier),
+        )
 
-    def _upsert_summary(self, result: ReviewResult, posted: int, overflow: list[Group],
-                        notes: list[str], errors: list[str],
-                        carried: tuple[Severity, ...] = (), earlier: str = "") -> bool:
+    def _upsert_summary(
+        self,
+        result: ReviewResult,
+        posted: int,
+        overflow: list[Group],
+        notes: list[str],
+        errors: list[str],
+        carried: tuple[Severity, ...] = (),
+        earlier: str = "",
+    ) -> bool:
         """Create or edit Nova's one summary comment. Editing is idempotent; a create that
         timed out is looked for before it is tried once more."""
         from github import GithubException
@@ -328,8 +385,10 @@ class GitHubPublisher:
                     return False
                 failure = str(github_error(exc, f"posting the summary on {result.change.id}"))
             except RequestException as exc:
-                failure = (f"posting the summary on {result.change.id} "
-                           f"{'timed out' if timed_out(exc) else 'failed'}")
+                failure = (
+                    f"posting the summary on {result.change.id} "
+                    f"{'timed out' if timed_out(exc) else 'failed'}"
+                )
             if attempt == 1:
                 errors.append(failure)
         return False

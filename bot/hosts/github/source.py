@@ -84,19 +84,34 @@ class GitHubSource:
             local = self._local_diff(pr.base.sha, pr.head.sha)
             if local is not None:
                 raw, change_files = local.raw_diff, local.files
-                notes.append(f"GitHub sent no patch for {len(missing)} file(s); the diff was "
-                             "made from the local checkout")
+                notes.append(
+                    f"GitHub sent no patch for {len(missing)} file(s); the diff was "
+                    "made from the local checkout"
+                )
             else:
-                notes += [f"skipped {p}: GitHub sent no patch (diff too large); check out the "
-                          "repository with both commits (fetch-depth: 0) and pass --repo"
-                          for p in missing]
+                notes += [
+                    f"skipped {p}: GitHub sent no patch (diff too large); check out the "
+                    "repository with both commits (fetch-depth: 0) and pass --repo"
+                    for p in missing
+                ]
                 if truncated:
-                    notes.append(f"GitHub listed {len(files)} of {pr.changed_files} files; "
-                                 "the rest were not reviewed")
-        return Change(id=f"{repo_name}#{number}", source="github", title=pr.title or "",
-                      description=pr.body or "", author=pr.user.login if pr.user else "",
-                      base_ref=pr.base.sha, head_ref=pr.head.sha, url=pr.html_url,
-                      files=change_files, raw_diff=raw, notes=tuple(notes))
+                    notes.append(
+                        f"GitHub listed {len(files)} of {pr.changed_files} files; "
+                        "the rest were not reviewed"
+                    )
+        return Change(
+            id=f"{repo_name}#{number}",
+            source="github",
+            title=pr.title or "",
+            description=pr.body or "",
+            author=pr.user.login if pr.user else "",
+            base_ref=pr.base.sha,
+            head_ref=pr.head.sha,
+            url=pr.html_url,
+            files=change_files,
+            raw_diff=raw,
+            notes=tuple(notes),
+        )
 
     def _local_checkout(self, *shas: str) -> GitSource | None:
         """The local git repository when it has every one of ``shas``, else None."""
@@ -126,7 +141,6 @@ class GitHubSource:
             return None
         return GitHubTree(self.session.repo, change.head_ref, [f.path for f in change.files])
 
-
     def changes_since(self, change: Change, since: str) -> Change | None:
         """``since..head`` from the checkout when it has both, else the compare API."""
         head = change.head_ref
@@ -143,8 +157,7 @@ class GitHubSource:
         assert self.session.repo is not None, "fetch the change first"
         try:
             comparison = self.session.repo.compare(since, head)
-            files = list(comparison.files) if comparison.status in ("ahead", "identical") \
-                else None
+            files = list(comparison.files) if comparison.status in ("ahead", "identical") else None
         except GithubException as exc:
             if exc.status in (404, 422):  # the old head is gone (force-push)
                 return None
@@ -160,8 +173,7 @@ class GitHubSource:
                 return None  # a file too big to compare: review the whole change
             parts.append(text)
         raw = decode_diff("\n".join(parts) + ("\n" if parts else ""))
-        return replace(change, base_ref=since, files=tuple(parse_diff(raw)), raw_diff=raw,
-                       notes=())
+        return replace(change, base_ref=since, files=tuple(parse_diff(raw)), raw_diff=raw, notes=())
 
     def read_base(self, change: Change, path: str) -> str | None:
         if change.base_ref is None:

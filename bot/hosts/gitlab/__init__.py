@@ -33,8 +33,9 @@ class GitLabHost:
     def ref_from_ci(self, settings: Settings) -> str | None:
         return mr_from_ci(settings)
 
-    def open(self, settings: Settings, repo: Path | None, *,
-             stdin: IO[str] | None = None) -> HostSession:
+    def open(
+        self, settings: Settings, repo: Path | None, *, stdin: IO[str] | None = None
+    ) -> HostSession:
         from bot.hosts.gitlab.session import GitLabSession
 
         return GitLabSession(settings, repo)
@@ -44,8 +45,7 @@ class GitLabHost:
 
         return [check(settings)]
 
-    def propose(self, settings: Settings, result: TestgenResult, ws: Workspace,
-                branch: str) -> str:
+    def propose(self, settings: Settings, result: TestgenResult, ws: Workspace, branch: str) -> str:
         from bot.hosts.gitlab.propose import open_merge_request
 
         return open_merge_request(settings, result, ws, branch)

@@ -23,15 +23,26 @@ from bot.hosts.timeouts import timed_out
 if TYPE_CHECKING:
     from gitlab import Gitlab
 
-__all__ = ["PUBLIC_URL", "MergeRequestRef", "Credentials", "credentials", "gitlab_client",
-           "gitlab_error", "is_mr_ref", "mr_from_ci", "parse_mr_ref",
-           "server_url"]
+__all__ = [
+    "PUBLIC_URL",
+    "MergeRequestRef",
+    "Credentials",
+    "credentials",
+    "gitlab_client",
+    "gitlab_error",
+    "is_mr_ref",
+    "mr_from_ci",
+    "parse_mr_ref",
+    "server_url",
+]
 
 PUBLIC_URL = "https://gitlab.com"
 _PATH = r"[\w.-]+(?:/[\w.-]+)+"
 _REF = re.compile(rf"^(?P<project>{_PATH}|\d+)!(?P<iid>\d+)$")
-_URL = re.compile(r"^(?P<root>https?://[^/\s]+)(?P<path>(?:/[\w.-]+)+?)/(?:-/)?merge_requests/"
-                  r"(?P<iid>\d+)(?:[/?#].*)?$")
+_URL = re.compile(
+    r"^(?P<root>https?://[^/\s]+)(?P<path>(?:/[\w.-]+)+?)/(?:-/)?merge_requests/"
+    r"(?P<iid>\d+)(?:[/?#].*)?$"
+)
 
 
 @dataclass(frozen=True)
@@ -74,20 +85,25 @@ def parse_mr_ref(spec: str, settings: Settings) -> MergeRequestRef:
         return MergeRequestRef(m.group("project"), int(m.group("iid")), server_url(settings))
     m = _URL.match(spec)
     if not m:
-        raise UsageError(f"{spec!r} is not a merge request reference (group/project!12 or a "
-                         "merge request URL)")
+        raise UsageError(
+            f"{spec!r} is not a merge request reference (group/project!12 or a merge request URL)"
+        )
     root, path = m.group("root"), m.group("path")
     configured = server_url(settings)
     if f"{root}{path}".startswith(configured + "/"):
-        root, path = configured, f"{root}{path}"[len(configured):]
+        root, path = configured, f"{root}{path}"[len(configured) :]
     return MergeRequestRef(path.strip("/"), int(m.group("iid")), root)
 
 
 def mr_from_ci(settings: Settings) -> str | None:
     """``group/project!N`` of a GitLab CI merge request pipeline, if this is one."""
     iid = (settings.ci_merge_request_iid or "").strip()
-    project = (settings.ci_merge_request_project_path or settings.ci_project_path
-               or settings.ci_project_id or "").strip()
+    project = (
+        settings.ci_merge_request_project_path
+        or settings.ci_project_path
+        or settings.ci_project_id
+        or ""
+    ).strip()
     if iid.isdigit() and project:
         return f"{project}!{iid}"
     return None
@@ -108,18 +124,24 @@ def credentials(settings: Settings) -> Credentials:
         return Credentials(settings.gitlab_token, "private")
     if settings.ci_job_token:
         return Credentials(settings.ci_job_token, "job")
-    raise ConfigError("GITLAB_TOKEN is not set",
-                      hint="use a personal, project or group access token with the api scope "
-                           "(a masked CI/CD variable); inside GitLab CI, CI_JOB_TOKEN alone "
-                           "can read but not post")
+    raise ConfigError(
+        "GITLAB_TOKEN is not set",
+        hint="use a personal, project or group access token with the api scope "
+        "(a masked CI/CD variable); inside GitLab CI, CI_JOB_TOKEN alone "
+        "can read but not post",
+    )
 
 
 def gitlab_client(settings: Settings, url: str) -> Gitlab:
     creds = credentials(settings)
-    return _write_safe_gitlab()(url, private_token=None if creds.job_only else creds.token,
-                                job_token=creds.token if creds.job_only else None,
-                                timeout=settings.gitlab_timeout, per_page=100,
-                                retry_transient_errors=True)
+    return _write_safe_gitlab()(
+        url,
+        private_token=None if creds.job_only else creds.token,
+        job_token=creds.token if creds.job_only else None,
+        timeout=settings.gitlab_timeout,
+        per_page=100,
+        retry_transient_errors=True,
+    )
 
 
 @lru_cache(maxsize=1)
@@ -129,8 +151,9 @@ def _write_safe_gitlab() -> type[Gitlab]:
     import requests
 
     class WriteSafeGitlab(gitlab.Gitlab):
-        def http_request(self, verb: str, path: str, *args: Any,
-                         **kwargs: Any) -> requests.Response:
+        def http_request(
+            self, verb: str, path: str, *args: Any, **kwargs: Any
+        ) -> requests.Response:
             if verb.lower() != "get":
                 kwargs["retry_transient_errors"] = False
             kwargs.setdefault("max_retries", 3)
@@ -139,21 +162,22 @@ def _write_safe_gitlab() -> type[Gitlab]:
     return WriteSafeGitlab
 
 
-
-
 def gitlab_error(exc: BaseException, what: str) -> Exception:
     """Wrap a python-gitlab / requests exception once, at the edge."""
     from gitlab.exceptions import GitlabAuthenticationError, GitlabError
     from requests import RequestException
 
     if isinstance(exc, GitlabAuthenticationError):
-        return ConfigError(f"{what}: GitLab refused the token (HTTP 401)",
-                           hint="check GITLAB_TOKEN (a token with the api scope) and GITLAB_URL")
+        return ConfigError(
+            f"{what}: GitLab refused the token (HTTP 401)",
+            hint="check GITLAB_TOKEN (a token with the api scope) and GITLAB_URL",
+        )
     if isinstance(exc, GitlabError):
         if exc.response_code == 404:
             return HostChangeNotFound(f"{what}: not found (or the token cannot see it)")
-        return ServiceError(redact(f"{what}: GitLab answered HTTP {exc.response_code}: "
-                                   f"{exc.error_message}"))
+        return ServiceError(
+            redact(f"{what}: GitLab answered HTTP {exc.response_code}: {exc.error_message}")
+        )
     if isinstance(exc, RequestException):
         how = "timed out" if timed_out(exc) else f"unreachable ({type(exc).__name__})"
         return ServiceError(redact(f"{what}: GitLab {how}"))

@@ -45,16 +45,20 @@ def code_quality(result: ReviewResult) -> list[dict[str, Any]]:
     issues = []
     # two findings on one line: GitLab wants distinct fingerprints
     for p, unique in zip(result.placements, finding_fingerprints(result), strict=True):
-        issues.append({
-            "type": "issue",
-            "check_name": p.comment.rule or f"nova-{p.comment.origin}",
-            "description": clean_text(p.comment.body)[:2000],
-            "categories": ["Bug Risk"],
-            "severity": _SEVERITY[p.comment.severity],
-            "fingerprint": unique,
-            "location": {"path": p.path or p.comment.path,
-                         "lines": {"begin": (p.line if p.placed else p.comment.line) or 1}},
-        })
+        issues.append(
+            {
+                "type": "issue",
+                "check_name": p.comment.rule or f"nova-{p.comment.origin}",
+                "description": clean_text(p.comment.body)[:2000],
+                "categories": ["Bug Risk"],
+                "severity": _SEVERITY[p.comment.severity],
+                "fingerprint": unique,
+                "location": {
+                    "path": p.path or p.comment.path,
+                    "lines": {"begin": (p.line if p.placed else p.comment.line) or 1},
+                },
+            }
+        )
     return issues
 
 

@@ -16,9 +16,14 @@ def check(s: Settings) -> Check:
     api = f"{server_url(s)}/api/v4"
     if not s.gitlab_token:
         if s.ci_job_token:
-            return Check("gitlab", api, None, "only CI_JOB_TOKEN: reviews go to the job log and "
-                                              "the Code Quality report; set GITLAB_TOKEN (api "
-                                              "scope) to post threads")
+            return Check(
+                "gitlab",
+                api,
+                None,
+                "only CI_JOB_TOKEN: reviews go to the job log and "
+                "the Code Quality report; set GITLAB_TOKEN (api "
+                "scope) to post threads",
+            )
         return Check("gitlab", api, None, "not configured (GITLAB_TOKEN, GITLAB_URL)")
     try:
         response = http_get(f"{api}/user", {"PRIVATE-TOKEN": s.gitlab_token})

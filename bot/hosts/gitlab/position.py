@@ -27,8 +27,9 @@ def line_position(f: FileDiff, line: Line) -> dict[str, int] | None:
     return None
 
 
-def position(change: Change, path: str | None, new_line: int | None,
-             refs: Mapping[str, str]) -> dict[str, Any] | None:
+def position(
+    change: Change, path: str | None, new_line: int | None, refs: Mapping[str, str]
+) -> dict[str, Any] | None:
     """The ``position`` of a thread on NEW line ``new_line`` of ``path``, or None when that
     line is not in the change's diff (GitLab would refuse it)."""
     for f in change.files:
@@ -41,9 +42,13 @@ def position(change: Change, path: str | None, new_line: int | None,
                 fields = line_position(f, line)
                 if fields is None:
                     return None
-                return {"position_type": "text", "base_sha": refs["base_sha"],
-                        "start_sha": refs.get("start_sha") or refs["base_sha"],
-                        "head_sha": refs["head_sha"],
-                        "old_path": f.old_path or f.new_path, "new_path": f.new_path or f.old_path,
-                        **fields}
+                return {
+                    "position_type": "text",
+                    "base_sha": refs["base_sha"],
+                    "start_sha": refs.get("start_sha") or refs["base_sha"],
+                    "head_sha": refs["head_sha"],
+                    "old_path": f.old_path or f.new_path,
+                    "new_path": f.new_path or f.old_path,
+                    **fields,
+                }
     return None

@@ -17,14 +17,17 @@ if TYPE_CHECKING:
 __all__ = ["open_merge_request"]
 
 
-def open_merge_request(settings: Settings, result: TestgenResult, ws: Workspace,
-                       branch: str) -> str:
+def open_merge_request(
+    settings: Settings, result: TestgenResult, ws: Workspace, branch: str
+) -> str:
     project_ref = settings.ci_project_path or settings.ci_project_id
     if not project_ref:
         raise ConfigError("--publish gitlab needs the project (CI_PROJECT_PATH=group/project)")
     if credentials(settings).job_only:
-        raise ConfigError("--publish gitlab needs GITLAB_TOKEN (api scope): CI_JOB_TOKEN "
-                          "cannot open merge requests")
+        raise ConfigError(
+            "--publish gitlab needs GITLAB_TOKEN (api scope): CI_JOB_TOKEN "
+            "cannot open merge requests"
+        )
     import git
     from gitlab.exceptions import GitlabError
     from requests import RequestException
@@ -36,11 +39,15 @@ def open_merge_request(settings: Settings, result: TestgenResult, ws: Workspace,
     what = f"opening a merge request on {project_ref}"
     try:
         project = gitlab_client(settings, server_url(settings)).projects.get(project_ref)
-        mr = project.mergerequests.create({
-            "source_branch": branch, "target_branch": project.default_branch,
-            "title": inert(f"Tests for {result.change.title}")[:250],
-            "description": cap(inert(result.body()), BODY_LIMIT, where="GitLab"),
-            "remove_source_branch": True})
+        mr = project.mergerequests.create(
+            {
+                "source_branch": branch,
+                "target_branch": project.default_branch,
+                "title": inert(f"Tests for {result.change.title}")[:250],
+                "description": cap(inert(result.body()), BODY_LIMIT, where="GitLab"),
+                "remove_source_branch": True,
+            }
+        )
     except (GitlabError, RequestException) as exc:
         raise gitlab_error(exc, what) from exc
     return str(mr.web_url)

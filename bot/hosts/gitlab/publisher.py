@@ -69,8 +69,9 @@ def _thread_body(group: list[Placement], fp: str) -> str:
 
 
 class GitLabPublisher:
-    def __init__(self, session: GitLabSession, *, force: bool = False,
-                 log: IO[str] | None = None) -> None:
+    def __init__(
+        self, session: GitLabSession, *, force: bool = False, log: IO[str] | None = None
+    ) -> None:
         self.session = session
         self.force = force
         self.log = log
@@ -135,24 +136,31 @@ class GitLabPublisher:
             self.fallback = True
         else:
             posted, summary_posted = self._post(result, notes, errors)
-        report_path = self.settings.gitlab_code_quality or (DEFAULT_REPORT if self.fallback
-                                                             else None)
+        report_path = self.settings.gitlab_code_quality or (
+            DEFAULT_REPORT if self.fallback else None
+        )
         if self.fallback:
             for line in job_log_lines(result):
                 print(line, file=self.log)
-            notes.append("the GitLab token cannot post (CI_JOB_TOKEN, or a token without the "
-                         "api scope): every finding is in the job log and in the Code Quality "
-                         f"report {report_path}")
+            notes.append(
+                "the GitLab token cannot post (CI_JOB_TOKEN, or a token without the "
+                "api scope): every finding is in the job log and in the Code Quality "
+                f"report {report_path}"
+            )
         if report_path:
             try:
                 write_code_quality(result, report_path)
             except OSError as exc:
                 errors.append(f"writing the Code Quality report {report_path}: {exc}")
-        return PublishReport("gitlab", inline_posted=posted, summary_posted=summary_posted,
-                             notes=tuple(notes), errors=tuple(errors))
+        return PublishReport(
+            "gitlab",
+            inline_posted=posted,
+            summary_posted=summary_posted,
+            notes=tuple(notes),
+            errors=tuple(errors),
+        )
 
-    def _post(self, result: ReviewResult, notes: list[str],
-              errors: list[str]) -> tuple[int, bool]:
+    def _post(self, result: ReviewResult, notes: list[str], errors: list[str]) -> tuple[int, bool]:
         groups = group_findings(result, line_ids(result.change))
         try:
             known: set[str] | None = self._own_fingerprints()
@@ -164,16 +172,18 @@ class GitLabPublisher:
         else:
             fresh = [(fp, g) for fp, g in groups if fp not in known]
             if len(groups) > len(fresh):
-                notes.append(f"{len(groups) - len(fresh)} finding(s) were already posted on an "
-                             "earlier run")
+                notes.append(
+                    f"{len(groups) - len(fresh)} finding(s) were already posted on an earlier run"
+                )
             limit = max(0, self.settings.max_inline_comments)
             inline, overflow = fresh[:limit], fresh[limit:]
         posted, moved = self._post_threads(result.change, inline, notes, errors)
         summary_posted = self._upsert_summary(result, posted, moved + overflow, notes, errors)
         return posted, summary_posted
 
-    def _post_threads(self, change: Change, inline: list[Group], notes: list[str],
-                      errors: list[str]) -> tuple[int, list[Group]]:
+    def _post_threads(
+        self, change: Change, inline: list[Group], notes: list[str], errors: list[str]
+    ) -> tuple[int, list[Group]]:
         """One thread per group; return (threads now on the merge request, groups moved to
         the summary). A refused, failed or timed-out thread is never lost or doubled."""
         from gitlab.exceptions import GitlabError
@@ -201,15 +211,18 @@ class GitLabPublisher:
                     continue
                 what = f"posting a thread got HTTP {code}"
             except RequestException as exc:
-                what = "posting a thread " + ("timed out" if timed_out(exc)
-                                              else f"failed ({type(exc).__name__})")
+                what = "posting a thread " + (
+                    "timed out" if timed_out(exc) else f"failed ({type(exc).__name__})"
+                )
             if self._landed(fp, what, notes, errors):
                 posted += 1
             else:
                 moved.append((fp, group))
         if refused:
-            notes.append(f"GitLab refused {len(refused)} thread(s) ({refused[0]}); they are "
-                         "listed below instead")
+            notes.append(
+                f"GitLab refused {len(refused)} thread(s) ({refused[0]}); they are "
+                "listed below instead"
+            )
         return posted, moved
 
     def _landed(self, fp: str, what: str, notes: list[str], errors: list[str]) -> bool:
@@ -220,19 +233,33 @@ class GitLabPublisher:
         except NovaError as exc:
             errors.append(f"{what}, and reading it back failed: {exc}")
             return False
-        notes.append(f"{what}, but GitLab had stored it" if landed
-                     else f"{what}; it is listed below instead")
+        notes.append(
+            f"{what}, but GitLab had stored it" if landed else f"{what}; it is listed below instead"
+        )
         return landed
 
-    def _summary_body(self, result: ReviewResult, posted: int, overflow: list[Group],
-                      notes: list[str]) -> str:
-        return render_summary(result, posted=posted,
-                              overflow=[p for _fp, group in overflow for p in group],
-                              notes=notes, clean=inert, host="GitLab", limit=BODY_LIMIT,
-                              inline_noun="inline thread(s)")
+    def _summary_body(
+        self, result: ReviewResult, posted: int, overflow: list[Group], notes: list[str]
+    ) -> str:
+        return render_summary(
+            result,
+            posted=posted,
+            overflow=[p for _fp, group in overflow for p in group],
+            notes=notes,
+            clean=inert,
+            host="GitLab",
+            limit=BODY_LIMIT,
+            inline_noun="inline thread(s)",
+        )
 
-    def _upsert_summary(self, result: ReviewResult, posted: int, overflow: list[Group],
-                        notes: list[str], errors: list[str]) -> bool:
+    def _upsert_summary(
+        self,
+        result: ReviewResult,
+        posted: int,
+        overflow: list[Group],
+        notes: list[str],
+        errors: list[str],
+    ) -> bool:
         """Create or edit Nova's one summary note. Editing is idempotent; a create that timed
         out or got a 5xx is looked for before it is tried once more."""
         from gitlab.exceptions import GitlabError
@@ -259,8 +286,10 @@ class GitLabPublisher:
                     errors.append(failure)
                     return False
             except RequestException as exc:
-                failure = (f"posting the summary on {result.change.id} "
-                           f"{'timed out' if timed_out(exc) else 'failed'}")
+                failure = (
+                    f"posting the summary on {result.change.id} "
+                    f"{'timed out' if timed_out(exc) else 'failed'}"
+                )
             if attempt == 1:
                 errors.append(failure)
         return False

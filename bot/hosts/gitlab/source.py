@@ -86,8 +86,10 @@ class GitLabSource:
             raise gitlab_error(exc, what) from exc
         refs = dict(mr.diff_refs or {})
         if not refs.get("head_sha") or not refs.get("base_sha"):
-            raise ServiceError(f"{what}: GitLab has not prepared its diff yet (no diff_refs); "
-                               "run the job again in a moment")
+            raise ServiceError(
+                f"{what}: GitLab has not prepared its diff yet (no diff_refs); "
+                "run the job again in a moment"
+            )
         refs.setdefault("start_sha", refs["base_sha"])
         session.diff_refs = refs
         try:
@@ -114,8 +116,9 @@ class GitLabSource:
             return list(changes.get("changes") or []), not changes.get("overflow")
         return entries, not str(mr.changes_count or "").endswith("+")
 
-    def _change(self, mr: Any, mr_ref: MergeRequestRef, entries: list[dict[str, Any]],
-                listed_all: bool) -> Change:
+    def _change(
+        self, mr: Any, mr_ref: MergeRequestRef, entries: list[dict[str, Any]], listed_all: bool
+    ) -> Change:
         parts, missing = [], []
         for entry in entries:
             text, cut = file_diff(entry)
@@ -130,20 +133,35 @@ class GitLabSource:
             local = self._local_diff(base, head)
             if local is not None:
                 raw, files = local.raw_diff, local.files
-                notes.append("GitLab left out part of the diff (over its diff limits); the diff "
-                             "was made from the local checkout")
+                notes.append(
+                    "GitLab left out part of the diff (over its diff limits); the diff "
+                    "was made from the local checkout"
+                )
             else:
-                notes += [f"skipped {p}: GitLab sent no diff (collapsed or too large); check "
-                          "out the repository with both commits (GIT_DEPTH: 0) and pass --repo"
-                          for p in missing]
+                notes += [
+                    f"skipped {p}: GitLab sent no diff (collapsed or too large); check "
+                    "out the repository with both commits (GIT_DEPTH: 0) and pass --repo"
+                    for p in missing
+                ]
                 if not listed_all:
-                    notes.append(f"GitLab listed {len(entries)} of {mr.changes_count} files; "
-                                 "the rest were not reviewed")
+                    notes.append(
+                        f"GitLab listed {len(entries)} of {mr.changes_count} files; "
+                        "the rest were not reviewed"
+                    )
         author = (mr.author or {}).get("username", "") if isinstance(mr.author, dict) else ""
-        return Change(id=mr_ref.id, source="gitlab", title=mr.title or "",
-                      description=mr.description or "", author=author, base_ref=base,
-                      head_ref=head, url=mr.web_url, files=files, raw_diff=raw,
-                      notes=tuple(notes))
+        return Change(
+            id=mr_ref.id,
+            source="gitlab",
+            title=mr.title or "",
+            description=mr.description or "",
+            author=author,
+            base_ref=base,
+            head_ref=head,
+            url=mr.web_url,
+            files=files,
+            raw_diff=raw,
+            notes=tuple(notes),
+        )
 
     def _job_token_change(self, mr_ref: MergeRequestRef) -> Change | None:
         """CI_JOB_TOKEN may not read merge requests: the pipeline's own checkout has them."""
@@ -152,10 +170,18 @@ class GitLabSource:
         local = self._local_diff(base, head) if base and head else None
         if local is None:
             return None
-        return replace(local, id=mr_ref.id, source="gitlab", url=None, notes=(
-            *local.notes, "CI_JOB_TOKEN cannot read the merge request through the API: the "
-                          "diff was made from the checkout (CI_MERGE_REQUEST_DIFF_BASE_SHA.."
-                          "CI_COMMIT_SHA)"))
+        return replace(
+            local,
+            id=mr_ref.id,
+            source="gitlab",
+            url=None,
+            notes=(
+                *local.notes,
+                "CI_JOB_TOKEN cannot read the merge request through the API: the "
+                "diff was made from the checkout (CI_MERGE_REQUEST_DIFF_BASE_SHA.."
+                "CI_COMMIT_SHA)",
+            ),
+        )
 
     def _local_checkout(self, *shas: str) -> GitSource | None:
         """The local git repository when it has every one of ``shas``, else None."""

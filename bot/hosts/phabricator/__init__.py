@@ -31,8 +31,9 @@ class PhabricatorHost:
     def ref_from_ci(self, settings: Settings) -> str | None:
         return None  # Harbormaster passes D123 on the command line
 
-    def open(self, settings: Settings, repo: Path | None, *,
-             stdin: IO[str] | None = None) -> HostSession:
+    def open(
+        self, settings: Settings, repo: Path | None, *, stdin: IO[str] | None = None
+    ) -> HostSession:
         from bot.hosts.phabricator.session import PhabricatorSession
 
         return PhabricatorSession(settings, repo)
@@ -42,8 +43,7 @@ class PhabricatorHost:
 
         return [check(settings)]
 
-    def propose(self, settings: Settings, result: TestgenResult, ws: Workspace,
-                branch: str) -> str:
+    def propose(self, settings: Settings, result: TestgenResult, ws: Workspace, branch: str) -> str:
         from bot.hosts.phabricator.propose import open_revision
 
         return open_revision(settings, result, ws.head_diff())

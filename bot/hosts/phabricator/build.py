@@ -38,8 +38,12 @@ class BuildReporter:
     def status(self) -> str | None:
         """The target's status (``target/waiting`` …), None when the server cannot say."""
         try:
-            page = self.conduit.call("harbormaster.target.search",
-                                     constraints={"phids": [self.target]}) or {}
+            page = (
+                self.conduit.call(
+                    "harbormaster.target.search", constraints={"phids": [self.target]}
+                )
+                or {}
+            )
         except ConduitError:
             return None  # an old server without the method
         data = page.get("data") or []
@@ -52,22 +56,37 @@ class BuildReporter:
         status = self.status()
         if status in _COMPLETE:
             self.sent = True
-            return (f"the build target already has a result ({status}): no lint or verdict "
-                    "was sent again")
+            return (
+                f"the build target already has a result ({status}): no lint or verdict "
+                "was sent again"
+            )
         failed = bool(failures) or exit_code_for(result, self.fail_on) != 0
-        lint = [{"name": clean_text(p.comment.body.splitlines()[0][:120] if p.comment.body
-                                    else "Nova finding"),
-                 "code": p.comment.rule or f"NOVA-{p.comment.severity.upper()}",
-                 "severity": _LINT_SEVERITY[p.comment.severity], "path": p.path,
-                 "line": p.line, "description": clean_text(p.comment.body)}
-                for p in result.placed]
-        details = (f"{len(result.placed)} findings on lines, {len(result.unplaced)} in the "
-                   f"summary, {len(result.errors)} errors")
+        lint = [
+            {
+                "name": clean_text(
+                    p.comment.body.splitlines()[0][:120] if p.comment.body else "Nova finding"
+                ),
+                "code": p.comment.rule or f"NOVA-{p.comment.severity.upper()}",
+                "severity": _LINT_SEVERITY[p.comment.severity],
+                "path": p.path,
+                "line": p.line,
+                "description": clean_text(p.comment.body),
+            }
+            for p in result.placed
+        ]
+        details = (
+            f"{len(result.placed)} findings on lines, {len(result.unplaced)} in the "
+            f"summary, {len(result.errors)} errors"
+        )
         if failures:
             details += "; " + "; ".join(redact(f) for f in failures)
-        unit = [{"name": "nova review",
-                 "result": "broken" if failures else ("fail" if failed else "pass"),
-                 "details": details}]
+        unit = [
+            {
+                "name": "nova review",
+                "result": "broken" if failures else ("fail" if failed else "pass"),
+                "details": details,
+            }
+        ]
         self._send("fail" if failed else "pass", lint=lint, unit=unit)
         return None
 
@@ -76,9 +95,16 @@ class BuildReporter:
         if self.sent or self.status() in _COMPLETE:
             self.sent = True
             return
-        self._send("pass" if passed else "fail",
-                   unit=[{"name": "nova review", "result": "pass" if passed else "fail",
-                          "details": clean_text(detail)}])
+        self._send(
+            "pass" if passed else "fail",
+            unit=[
+                {
+                    "name": "nova review",
+                    "result": "pass" if passed else "fail",
+                    "details": clean_text(detail),
+                }
+            ],
+        )
 
     def abort(self, reason: str) -> None:
         """Nova died before its verdict: ``fail``, unless a verdict was already sent."""
@@ -90,17 +116,24 @@ class BuildReporter:
                 return
         except ServiceError:
             pass  # still try to tell the build
-        self._send("fail", unit=[{"name": "nova review", "result": "broken",
-                                  "details": redact(reason)}])
+        self._send(
+            "fail", unit=[{"name": "nova review", "result": "broken", "details": redact(reason)}]
+        )
 
     def _send(self, kind: str, **extra: Any) -> None:
         """``harbormaster.sendmessage``; old servers know only ``buildTargetPHID``."""
         self.sent = True  # even if the call fails: it may have landed, never send twice
         try:
-            self.conduit.call("harbormaster.sendmessage", write=True, receiver=self.target,
-                              type=kind, **extra)
+            self.conduit.call(
+                "harbormaster.sendmessage", write=True, receiver=self.target, type=kind, **extra
+            )
         except ConduitError as exc:
             if "buildTargetPHID" not in exc.info:
                 raise
-            self.conduit.call("harbormaster.sendmessage", write=True,
-                              buildTargetPHID=self.target, type=kind, **extra)
+            self.conduit.call(
+                "harbormaster.sendmessage",
+                write=True,
+                buildTargetPHID=self.target,
+                type=kind,
+                **extra,
+            )

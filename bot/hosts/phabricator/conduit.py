@@ -21,8 +21,7 @@ from bot.config import Settings
 from bot.errors import ConfigError, ServiceError, SourceError, redact
 from bot.hosts.timeouts import timed_out
 
-__all__ = ["ConduitClient", "ConduitError", "api_url", "is_revision_ref",
-           "parse_revision_ref"]
+__all__ = ["ConduitClient", "ConduitError", "api_url", "is_revision_ref", "parse_revision_ref"]
 
 _REF = re.compile(r"^D(\d+)(?::(\d+))?$")
 
@@ -47,15 +46,18 @@ def api_url(url: str) -> str:
 class ConduitClient:
     def __init__(self, settings: Settings) -> None:
         if not settings.phabricator_url or not settings.phabricator_token:
-            raise ConfigError("Phabricator is not configured",
-                              hint="set PHABRICATOR_URL and PHABRICATOR_API_TOKEN (or log in "
-                                   "with arc so that ~/.arcrc holds the host and token)")
+            raise ConfigError(
+                "Phabricator is not configured",
+                hint="set PHABRICATOR_URL and PHABRICATOR_API_TOKEN (or log in "
+                "with arc so that ~/.arcrc holds the host and token)",
+            )
         import phabricator
 
         self.url = api_url(settings.phabricator_url)
         self.timeout = settings.phabricator_timeout
-        self._phab = phabricator.Phabricator(host=self.url, token=settings.phabricator_token,
-                                             timeout=settings.phabricator_timeout)
+        self._phab = phabricator.Phabricator(
+            host=self.url, token=settings.phabricator_token, timeout=settings.phabricator_timeout
+        )
         self._methods: set[str] | None = None
 
     def call(self, method: str, *, write: bool = False, **params: Any) -> Any:
@@ -68,8 +70,15 @@ class ConduitClient:
         resource = phabricator.Resource(self._phab, {}, name, group)
         # Conduit is all POST. A refused connection never reached the server, so it is safe
         # to retry; a read timeout on a write may have been applied, so it is not.
-        retry = Retry(total=3, connect=2, read=0 if write else 1, status=0, redirect=0,
-                      backoff_factor=0.3, allowed_methods=frozenset({"POST"}))
+        retry = Retry(
+            total=3,
+            connect=2,
+            read=0 if write else 1,
+            status=0,
+            redirect=0,
+            backoff_factor=0.3,
+            allowed_methods=frozenset({"POST"}),
+        )
         for prefix in ("http://", "https://"):
             resource.session.mount(prefix, _conduit_adapter(retry))
         try:
@@ -77,17 +86,22 @@ class ConduitClient:
         except phabricator.APIError as exc:
             code, info = exc.code, redact(str(exc.message))
             if code == "ERR-INVALID-AUTH":
-                raise ConfigError(f"Phabricator refused the API token ({code}: {info})",
-                                  hint="check PHABRICATOR_API_TOKEN") from exc
+                raise ConfigError(
+                    f"Phabricator refused the API token ({code}: {info})",
+                    hint="check PHABRICATOR_API_TOKEN",
+                ) from exc
             raise ConduitError(method, code, info) from exc
         except (requests.Timeout, requests.ConnectionError) as exc:
             if timed_out(exc):
-                raise ServiceError(f"Conduit {method} timed out after {self.timeout:g}s "
-                                   "(NOVA_PHABRICATOR_TIMEOUT)") from exc
+                raise ServiceError(
+                    f"Conduit {method} timed out after {self.timeout:g}s (NOVA_PHABRICATOR_TIMEOUT)"
+                ) from exc
             raise ServiceError(f"Phabricator at {self.url} is unreachable ({method})") from exc
         except requests.HTTPError as exc:  # a proxy's or a crashed PHP's page, not Conduit
-            raise ServiceError(f"Conduit {method} failed: {redact(str(exc))} (the server "
-                               "answered without a Conduit error; see its error log)") from exc
+            raise ServiceError(
+                f"Conduit {method} failed: {redact(str(exc))} (the server "
+                "answered without a Conduit error; see its error log)"
+            ) from exc
         except ValueError as exc:  # not JSON: a proxy or login page instead of Conduit
             raise ServiceError(f"Conduit {method}: the answer is not JSON") from exc
         return result.response if hasattr(result, "response") else result
@@ -96,8 +110,6 @@ class ConduitClient:
         if self._methods is None:
             self._methods = set(self.call("conduit.query") or {})
         return self._methods
-
-
 
 
 class ConduitError(ServiceError):

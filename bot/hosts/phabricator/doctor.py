@@ -12,8 +12,12 @@ __all__ = ["check"]
 
 def check(s: Settings) -> Check:
     if not s.phabricator_url or not s.phabricator_token:
-        return Check("phabricator", s.phabricator_url or "PHABRICATOR_URL", None,
-                     "not configured (PHABRICATOR_URL + PHABRICATOR_API_TOKEN, or ~/.arcrc)")
+        return Check(
+            "phabricator",
+            s.phabricator_url or "PHABRICATOR_URL",
+            None,
+            "not configured (PHABRICATOR_URL + PHABRICATOR_API_TOKEN, or ~/.arcrc)",
+        )
     from bot.hosts.phabricator.conduit import ConduitClient, api_url
 
     target = api_url(s.phabricator_url)
@@ -21,5 +25,6 @@ def check(s: Settings) -> Check:
         who = ConduitClient(s.with_(phabricator_timeout=TIMEOUT)).call("user.whoami")
     except NovaError as exc:
         return Check("phabricator", target, False, str(exc))
-    return Check("phabricator", target, True,
-                 f"reachable, token accepted (user {who.get('userName', '?')})")
+    return Check(
+        "phabricator", target, True, f"reachable, token accepted (user {who.get('userName', '?')})"
+    )

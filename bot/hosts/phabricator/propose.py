@@ -20,19 +20,23 @@ _REVISION = re.compile(r"^Differential Revision:\s*\S*?/D(\d+)\s*$", re.MULTILIN
 def open_revision(settings: Settings, result: TestgenResult, patch: str) -> str:
     conduit = ConduitClient(settings)
     diff = conduit.call("differential.createrawdiff", write=True, diff=patch)
-    transactions = [{"type": "update", "value": diff["phid"]},
-                    {"type": "title",
-                     "value": clean_text(f"Tests for {result.change.title}")[:250]},
-                    {"type": "summary", "value": clean_text(result.body())},
-                    {"type": "testPlan", "value": result.test_plan()}]
+    transactions = [
+        {"type": "update", "value": diff["phid"]},
+        {"type": "title", "value": clean_text(f"Tests for {result.change.title}")[:250]},
+        {"type": "summary", "value": clean_text(result.body())},
+        {"type": "testPlan", "value": result.test_plan()},
+    ]
     original = _REVISION.search(result.change.description or "")
     if original:
-        found = conduit.call("differential.revision.search",
-                             constraints={"ids": [int(original.group(1))]}).get("data") or []
+        found = (
+            conduit.call(
+                "differential.revision.search", constraints={"ids": [int(original.group(1))]}
+            ).get("data")
+            or []
+        )
         if found:
             transactions.append({"type": "parents.add", "value": [found[0]["phid"]]})
-    created = conduit.call("differential.revision.edit", write=True,
-                           transactions=transactions)
+    created = conduit.call("differential.revision.edit", write=True, transactions=transactions)
     rev_id = created["object"]["id"]
     base = (settings.phabricator_url or "").rstrip("/").removesuffix("/api")
     return f"{base}/D{rev_id}"

@@ -93,17 +93,21 @@ class PhabricatorPublisher:
     def publish(self, result: ReviewResult) -> PublishReport:
         change = result.change
         previous = self._own_comments(change)
-        known = {fp for text in previous for m in FP_MARK.findall(text)
-                 for fp in m.split(",") if fp}
+        known = {
+            fp for text in previous for m in FP_MARK.findall(text) for fp in m.split(",") if fp
+        }
         ids = line_ids(change)
-        placed = [(fingerprint(p, *ids.get((p.path, p.line), ("", 0))), p)
-                  for p in result.placed]
+        placed = [(fingerprint(p, *ids.get((p.path, p.line), ("", 0))), p) for p in result.placed]
         unplaced = [(fingerprint(p, f"unplaced:{p.comment.line}"), p) for p in result.unplaced]
-        summary = Summary(result, self.session.diff_id, self.session.changesets,
-                          mode="lint" if self.target else "summary",
-                          placed=[(fp, p) for fp, p in placed if fp not in known],
-                          unplaced=[(fp, p) for fp, p in unplaced if fp not in known],
-                          all_fps=[fp for fp, _ in placed + unplaced])
+        summary = Summary(
+            result,
+            self.session.diff_id,
+            self.session.changesets,
+            mode="lint" if self.target else "summary",
+            placed=[(fp, p) for fp, p in placed if fp not in known],
+            unplaced=[(fp, p) for fp, p in unplaced if fp not in known],
+            all_fps=[fp for fp, _ in placed + unplaced],
+        )
         first_time = not any(f"nova:diff:{self.session.diff_id}" in t for t in previous)
         failures: list[str] = []
         posted = False
@@ -116,9 +120,13 @@ class PhabricatorPublisher:
                     self._finish_build(result, failures)
                 raise
         notes = self._finish_build(result, failures)
-        return PublishReport("phabricator", inline_posted=len(summary.placed) if posted else 0,
-                             summary_posted=True, notes=notes,
-                             errors=tuple(f"Phabricator: {f}" for f in failures))
+        return PublishReport(
+            "phabricator",
+            inline_posted=len(summary.placed) if posted else 0,
+            summary_posted=True,
+            notes=notes,
+            errors=tuple(f"Phabricator: {f}" for f in failures),
+        )
 
     def _finish_build(self, result: ReviewResult, failures: list[str]) -> tuple[str, ...]:
         if self.build is not None:
@@ -134,24 +142,34 @@ class PhabricatorPublisher:
             summary.mode = self.mode = "inline"
             try:
                 self.conduit.call(
-                    EXTENSION_METHOD, write=True, revisionID=self._revision_id(change),
-                    diffID=self.session.diff_id, comment=summary.text(), discardDrafts=True,
-                    inlines=[self._inline(p, fp) for fp, p in summary.placed])
+                    EXTENSION_METHOD,
+                    write=True,
+                    revisionID=self._revision_id(change),
+                    diffID=self.session.diff_id,
+                    comment=summary.text(),
+                    discardDrafts=True,
+                    inlines=[self._inline(p, fp) for fp, p in summary.placed],
+                )
                 return True
             except ConduitError as exc:  # the server answered: nothing was written
-                failures.append(f"inline comments were not posted ({exc}); the findings "
-                                "are listed here instead")
+                failures.append(
+                    f"inline comments were not posted ({exc}); the findings are listed here instead"
+                )
             except ServiceError as exc:  # no answer: it may have landed
                 if self._landed(change, summary):
                     return True
-                failures.append(f"inline comments were not posted ({exc}); the findings "
-                                "are listed here instead")
+                failures.append(
+                    f"inline comments were not posted ({exc}); the findings are listed here instead"
+                )
             summary.mode = "lint" if self.target else "summary"
         self.mode = summary.mode
         summary.failures = failures
-        self.conduit.call("differential.revision.edit", write=True,
-                          objectIdentifier=change.id,
-                          transactions=[{"type": "comment", "value": summary.text()}])
+        self.conduit.call(
+            "differential.revision.edit",
+            write=True,
+            objectIdentifier=change.id,
+            transactions=[{"type": "comment", "value": summary.text()}],
+        )
         return False
 
     def _landed(self, change: Any, summary: Summary) -> bool:
@@ -189,5 +207,10 @@ class PhabricatorPublisher:
         if suggestion is not None:
             content += f"\n\nSuggested:\n```\n{suggestion}\n```"
         length = (p.end_line - p.line) if p.end_line and p.line else 0
-        return {"path": p.path, "line": p.line, "length": max(0, length),
-                "content": f"{content}\n\n//nova:fp:{fp}//", "isNewFile": True}
+        return {
+            "path": p.path,
+            "line": p.line,
+            "length": max(0, length),
+            "content": f"{content}\n\n//nova:fp:{fp}//",
+            "isNewFile": True,
+        }

@@ -64,8 +64,10 @@ def _change_text(change: dict[str, Any]) -> str | None:
     out.append("--- /dev/null" if kind == _ADD else f"--- a/{old}")
     out.append("+++ /dev/null" if kind == _DELETE else f"+++ b/{new}")
     for h in hunks:
-        out.append(f"@@ -{_num(h.get('oldOffset'))},{_num(h.get('oldLength'))} "
-                   f"+{_num(h.get('newOffset'))},{_num(h.get('newLength'))} @@")
+        out.append(
+            f"@@ -{_num(h.get('oldOffset'))},{_num(h.get('oldLength'))} "
+            f"+{_num(h.get('newOffset'))},{_num(h.get('newLength'))} @@"
+        )
         corpus = str(h.get("corpus") or "")
         out.append(corpus[:-1] if corpus.endswith("\n") else corpus)
     return "\n".join(out)
@@ -83,14 +85,17 @@ class PhabricatorSource:
 
     def fetch(self, ref: str) -> Change:
         rev_id, wanted_diff = parse_revision_ref(ref)
-        found = self.conduit.call("differential.revision.search",
-                                  constraints={"ids": [rev_id]}).get("data") or []
+        found = (
+            self.conduit.call("differential.revision.search", constraints={"ids": [rev_id]}).get(
+                "data"
+            )
+            or []
+        )
         if not found:
             raise HostChangeNotFound(f"revision D{rev_id} not found (or the token cannot see it)")
         self.session.revision = found[0]
         fields = found[0].get("fields") or {}
-        query: dict[str, Any] = ({"ids": [wanted_diff]} if wanted_diff
-                                 else {"revisionIDs": [rev_id]})
+        query: dict[str, Any] = {"ids": [wanted_diff]} if wanted_diff else {"revisionIDs": [rev_id]}
         diffs = self.conduit.call("differential.querydiffs", **query) or {}
         diffs = [d for d in diffs.values() if _num(d.get("revisionID")) == rev_id]
         if not diffs:
@@ -98,17 +103,25 @@ class PhabricatorSource:
             raise HostChangeNotFound(f"{which}D{rev_id} not found")
         diff = max(diffs, key=lambda d: _num(d.get("id")))
         diff_id = self.session.diff_id = _num(diff.get("id"))
-        self.session.changesets = {str(c.get("currentPath")): _num(c.get("id"))
-                                   for c in diff.get("changes") or []
-                                   if c.get("currentPath") and _num(c.get("id"))}
+        self.session.changesets = {
+            str(c.get("currentPath")): _num(c.get("id"))
+            for c in diff.get("changes") or []
+            if c.get("currentPath") and _num(c.get("id"))
+        }
         parts = [t for t in (_change_text(c) for c in diff.get("changes") or []) if t]
         raw = decode_diff("\n".join(parts) + ("\n" if parts else ""))
         return Change(
-            id=f"D{rev_id}", source="phabricator", title=fields.get("title", ""),
-            description=fields.get("summary", ""), author=self._author(fields),
+            id=f"D{rev_id}",
+            source="phabricator",
+            title=fields.get("title", ""),
+            description=fields.get("summary", ""),
+            author=self._author(fields),
             base_ref=diff.get("sourceControlBaseRevision") or None,
-            head_ref=STAGING_REF.format(diff_id), url=fields.get("uri"),
-            files=tuple(parse_diff(raw)), raw_diff=raw)
+            head_ref=STAGING_REF.format(diff_id),
+            url=fields.get("uri"),
+            files=tuple(parse_diff(raw)),
+            raw_diff=raw,
+        )
 
     def _author(self, fields: dict[str, Any]) -> str:
         phid = fields.get("authorPHID") or ""

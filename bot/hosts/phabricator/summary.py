@@ -21,12 +21,12 @@ __all__ = ["DIFF_MARK", "FP_MARK", "VERDICT_MARK", "Summary", "line_link"]
 DIFF_MARK = re.compile(r"nova:diff:(\d+)")
 VERDICT_MARK = re.compile(r"nova:diff:(\d+) nova:verdict:([a-z0-9=,]+)")
 FP_MARK = re.compile(r"nova:fp:([0-9a-f,]*)")
-_WHERE = {"inline": "inline comments", "lint": "lint messages on the build",
-          "summary": "this list"}
+_WHERE = {"inline": "inline comments", "lint": "lint messages on the build", "summary": "this list"}
 
 
-def line_link(uri: str | None, diff_id: int | None, changeset: int | None,
-              line: int | None) -> str | None:
+def line_link(
+    uri: str | None, diff_id: int | None, changeset: int | None, line: int | None
+) -> str | None:
     """The revision page at ``line`` of the new file, or at the diff when it is unknown."""
     if not uri:
         return None
@@ -61,19 +61,24 @@ class Summary:
             out += ["", f"**Findings** ({len(self.placed)}, also as {_WHERE[self.mode]}):"]
             for _fp, p in self.placed:
                 loc = f"{p.path}:{p.line}"
-                link = line_link(change.url, self.diff_id,
-                                 self.changesets.get(p.path or ""), p.line)
+                link = line_link(
+                    change.url, self.diff_id, self.changesets.get(p.path or ""), p.line
+                )
                 loc = f"[[ {link} | {loc} ]]" if link else f"`{loc}`"
                 out.append(f"- {loc} ({p.comment.severity}) {clean_text(p.comment.body)}")
         if self.unplaced:
             out += ["", "**Not placed on a line**:"]
             for _fp, p in self.unplaced:
-                out.append(f"- `{clean_text(p.path or p.comment.path)}:"
-                           f"{p.comment.line or '?'}` ({p.comment.severity}) "
-                           f"{clean_text(p.comment.body)} //({clean_text(p.reason or '')})//")
+                out.append(
+                    f"- `{clean_text(p.path or p.comment.path)}:"
+                    f"{p.comment.line or '?'}` ({p.comment.severity}) "
+                    f"{clean_text(p.comment.body)} //({clean_text(p.reason or '')})//"
+                )
         if not self.placed and not self.unplaced:
             out += ["", "No new findings."]
         verdict = verdict_marker(self.result)
-        out += ["", f"//nova:diff:{self.diff_id} nova:verdict:{verdict} "
-                    f"nova:fp:{','.join(self.all_fps)}//"]
+        out += [
+            "",
+            f"//nova:diff:{self.diff_id} nova:verdict:{verdict} nova:fp:{','.join(self.all_fps)}//",
+        ]
         return "\n".join(out)

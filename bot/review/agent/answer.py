@@ -34,17 +34,30 @@ Mode = Literal["json_schema", "tool", "text"]
 ANSWER_TOOL = "submit_review"
 _NULLABLE_INT = {"type": ["integer", "null"]}
 ANSWER_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["summary", "comments"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["summary", "comments"],
     "properties": {
         "summary": {"type": "string"},
-        "comments": {"type": "array", "items": {
-            "type": "object", "additionalProperties": False,
-            "required": ["path", "line", "code", "body", "severity", "end_line", "suggestion"],
-            "properties": {
-                "path": {"type": "string"}, "line": {"type": "integer"},
-                "code": {"type": "string"}, "body": {"type": "string"},
-                "severity": {"type": "string", "enum": ["error", "warning", "info"]},
-                "end_line": _NULLABLE_INT, "suggestion": {"type": ["string", "null"]}}}}}}
+        "comments": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path", "line", "code", "body", "severity", "end_line", "suggestion"],
+                "properties": {
+                    "path": {"type": "string"},
+                    "line": {"type": "integer"},
+                    "code": {"type": "string"},
+                    "body": {"type": "string"},
+                    "severity": {"type": "string", "enum": ["error", "warning", "info"]},
+                    "end_line": _NULLABLE_INT,
+                    "suggestion": {"type": ["string", "null"]},
+                },
+            },
+        },
+    },
+}
 _REFUSAL_WORDS = ("response_format", "json_schema", "tool_choice", "structured output")
 
 
@@ -69,17 +82,28 @@ class AnswerFormat:
         plain = model.bind_tools(list(tools)) if tools else model
         self._bound["text"] = plain
         if self.mode == "json_schema":
-            self._bound["json_schema"] = plain.bind(extra_body={"response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "review", "strict": True, "schema": ANSWER_SCHEMA}}})
+            self._bound["json_schema"] = plain.bind(
+                extra_body={
+                    "response_format": {
+                        "type": "json_schema",
+                        "json_schema": {"name": "review", "strict": True, "schema": ANSWER_SCHEMA},
+                    }
+                }
+            )
         elif self.mode == "tool":
-            submit = {"type": "function", "function": {
-                "name": ANSWER_TOOL, "parameters": ANSWER_SCHEMA,
-                "description": "Submit the finished review: call it once, last."}}
+            submit = {
+                "type": "function",
+                "function": {
+                    "name": ANSWER_TOOL,
+                    "parameters": ANSWER_SCHEMA,
+                    "description": "Submit the finished review: call it once, last.",
+                },
+            }
             self._bound["tool"] = model.bind_tools([*tools, submit], tool_choice="any")
 
-    def rebind(self, model: BaseChatModel, tools: Sequence[dict[str, Any]],
-               provider: str | None) -> None:
+    def rebind(
+        self, model: BaseChatModel, tools: Sequence[dict[str, Any]], provider: str | None
+    ) -> None:
         """Answer with ``model`` from now on (a fallback model took over), in its
         provider's mode; a run reading text answers (testgen, a refusal) stays in text."""
         if self.mode != "text":
@@ -103,15 +127,16 @@ class AnswerFormat:
     @staticmethod
     def _refused(exc: BaseException) -> bool:
         text = str(getattr(exc, "message", "") or exc).lower()
-        return getattr(exc, "status_code", None) == 400 and any(w in text for w in
-                                                                 _REFUSAL_WORDS)
+        return getattr(exc, "status_code", None) == 400 and any(w in text for w in _REFUSAL_WORDS)
 
     def _fall_back(self, exc: BaseException) -> None:
         if self.mode == "text":
             return
         first_line = (str(getattr(exc, "message", "") or exc).splitlines() or [""])[0][:200]
-        self.fallback_reason = (f"the model server refused {self.mode} structured output "
-                                f"({first_line}); answers were read from the text instead")
+        self.fallback_reason = (
+            f"the model server refused {self.mode} structured output "
+            f"({first_line}); answers were read from the text instead"
+        )
         self.mode = "text"
         self.bus.emit(ErrorEvent(error=self.fallback_reason, recoverable=True))
 
@@ -127,5 +152,4 @@ class AnswerFormat:
         content = msg.content
         if isinstance(content, str):
             return content
-        return "".join(b.get("text", "") if isinstance(b, dict) else str(b)
-                       for b in content or [])
+        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content or [])

@@ -41,8 +41,9 @@ class _Rendered:
     tokens: int
 
 
-def plan_batches(files: Sequence[FileDiff], *, budget: int, max_file_tokens: int,
-                 style: Style = "compact") -> Plan:
+def plan_batches(
+    files: Sequence[FileDiff], *, budget: int, max_file_tokens: int, style: Style = "compact"
+) -> Plan:
     """Pack the renderable files into batches whose rendered diff stays under ``budget``
     (a single file bigger than the budget, but under ``max_file_tokens``, is a batch of its
     own). What to review was chosen before (bot.review.filter); files that cannot be
@@ -69,9 +70,13 @@ def plan_batches(files: Sequence[FileDiff], *, budget: int, max_file_tokens: int
     batches = []
     for members in sorted(bins, key=lambda b: min(r.order for r in b)):
         members.sort(key=lambda r: r.order)
-        batches.append(Batch(files=[r.file for r in members],
-                             text="\n".join(r.text for r in members),
-                             tokens=sum(r.tokens for r in members)))
+        batches.append(
+            Batch(
+                files=[r.file for r in members],
+                text="\n".join(r.text for r in members),
+                tokens=sum(r.tokens for r in members),
+            )
+        )
     return Plan(batches, skipped)
 
 

@@ -58,6 +58,8 @@ class ReviewOutcome:
 
 
 BatchDone = Callable[[ParsedAnswer], None]
+
+
 def _add_messages(left: list[Any], right: list[Any]) -> list[Any]:
     return left + right
 
@@ -69,12 +71,20 @@ class ReviewState(TypedDict):
     failure: str | None
 
 
-def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBus, stats: Stats,
-                parse_final: Callable[[str], Any] = parse_answer,
-                scrub: Callable[[str], str] = redact_known, answer: AnswerFormat | None = None, *,
-                tool_timeout: float | None = None, retries: Settings | None = None,
-                limiter: Limiter | None = None, chain: ModelChain | None = None
-                ) -> CompiledStateGraph[ReviewState, None, ReviewState, ReviewState]:
+def build_graph(
+    model: BaseChatModel,
+    tools: Sequence[ContextTool],
+    bus: EventBus,
+    stats: Stats,
+    parse_final: Callable[[str], Any] = parse_answer,
+    scrub: Callable[[str], str] = redact_known,
+    answer: AnswerFormat | None = None,
+    *,
+    tool_timeout: float | None = None,
+    retries: Settings | None = None,
+    limiter: Limiter | None = None,
+    chain: ModelChain | None = None,
+) -> CompiledStateGraph[ReviewState, None, ReviewState, ReviewState]:
     """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
     the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
     every tool result (built-in and MCP tools alike) before the model or an event sees it.
@@ -99,8 +109,9 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
 
         async def ask(s: Settings | None) -> Any:
             if s is not None:
-                return await call_with_retries(lambda: fmt.invoke(state["messages"]), s,
-                                               on_retry, limiter, turn)
+                return await call_with_retries(
+                    lambda: fmt.invoke(state["messages"]), s, on_retry, limiter, turn
+                )
             if limiter is not None:
                 async with limiter.slot():
                     return await fmt.invoke(state["messages"])
@@ -119,9 +130,12 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
         msg = state["messages"][-1]
         out = []
         calls: list[tuple[Any, Any, dict[str, Any], str | None]] = [
-            (c["id"], c["name"], c.get("args") or {}, None) for c in msg.tool_calls]
-        calls += [(c.get("id"), c.get("name"), {}, c.get("error") or "arguments are not JSON")
-                  for c in getattr(msg, "invalid_tool_calls", [])]
+            (c["id"], c["name"], c.get("args") or {}, None) for c in msg.tool_calls
+        ]
+        calls += [
+            (c.get("id"), c.get("name"), {}, c.get("error") or "arguments are not JSON")
+            for c in getattr(msg, "invalid_tool_calls", [])
+        ]
         for call_id, name, args, problem in calls:
             bus.emit(ToolCallEvent(tool_name=str(name), tool_args=args, tool_call_id=str(call_id)))
             tool = by_name.get(str(name))
@@ -137,8 +151,7 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
                 except (TypeError, ValueError) as exc:
                     result, status = f"error: bad arguments for {name}: {exc}", "error"
             result = scrub(redact_known(result))
-            bus.emit(ToolResultEvent(tool_call_id=str(call_id), result=result[:500],
-                                     status=status))
+            bus.emit(ToolResultEvent(tool_call_id=str(call_id), result=result[:500], status=status))
             out.append(ToolMessage(content=result, tool_call_id=str(call_id), name=str(name)))
         return {"messages": out}
 
@@ -152,8 +165,14 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
             bus.emit(ErrorEvent(error=f"unusable model answer, asking once more: {exc}"))
             text = render_prompt("review/repair.j2", error=str(exc), mode=fmt.mode)
             calls = last.tool_calls or []  # every tool call must be answered by its id
-            repair = ([ToolMessage(content=text, tool_call_id=str(c["id"]), name=c["name"])
-                       for c in calls] if calls else [HumanMessage(content=text)])
+            repair = (
+                [
+                    ToolMessage(content=text, tool_call_id=str(c["id"]), name=c["name"])
+                    for c in calls
+                ]
+                if calls
+                else [HumanMessage(content=text)]
+            )
             return {"repairs": state["repairs"] + 1, "messages": repair}
 
     def after_model(state: ReviewState) -> str:
@@ -177,29 +196,44 @@ def build_graph(model: BaseChatModel, tools: Sequence[ContextTool], bus: EventBu
     return graph.compile()
 
 
-def _user_prompt(batch: Batch, index: int, count: int, change: Change,
-                 findings: Sequence[Comment], scrub: Callable[[str], str]) -> str:
+def _user_prompt(
+    batch: Batch,
+    index: int,
+    count: int,
+    change: Change,
+    findings: Sequence[Comment],
+    scrub: Callable[[str], str],
+) -> str:
     paths = {f.path for f in batch.files}
     user = render_prompt(
-        "review/user.j2", title=change.title, description=change.description,
-        batch_index=index + 1, batch_count=count, diff=batch.text,
-        findings=[f for f in findings if f.path in paths])
+        "review/user.j2",
+        title=change.title,
+        description=change.description,
+        batch_index=index + 1,
+        batch_count=count,
+        diff=batch.text,
+        findings=[f for f in findings if f.path in paths],
+    )
     return scrub(redact_known(user))  # configured tokens and committed secrets stay out
 
 
-async def _review_batch(graph: Any, system: str, user: str, settings: Settings
-                        ) -> ParsedAnswer:
+async def _review_batch(graph: Any, system: str, user: str, settings: Settings) -> ParsedAnswer:
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
 
-    state: ReviewState = {"messages": [SystemMessage(content=system), HumanMessage(content=user)],
-                          "repairs": 0, "answer": None, "failure": None}
+    state: ReviewState = {
+        "messages": [SystemMessage(content=system), HumanMessage(content=user)],
+        "repairs": 0,
+        "answer": None,
+        "failure": None,
+    }
     try:
         final = await graph.ainvoke(state, config={"recursion_limit": settings.recursion_limit})
     except GraphRecursionError as exc:
         raise ModelError(
             f"the review agent did not finish within {settings.recursion_limit} steps "
-            "(NOVA_RECURSION_LIMIT); its partial work was discarded") from exc
+            "(NOVA_RECURSION_LIMIT); its partial work was discarded"
+        ) from exc
     except provider_errors() as exc:
         raise model_error(exc, settings) from exc
     if final.get("failure"):
@@ -208,18 +242,28 @@ async def _review_batch(graph: Any, system: str, user: str, settings: Settings
     return answer
 
 
-async def review_change(change: Change, tree: TreeReader | None, findings: Sequence[Comment],
-                        settings: Settings, bus: EventBus, stats: Stats,
-                        later: Future[list[Comment]] | None = None,
-                        on_batch: BatchDone | None = None) -> ReviewOutcome:
+async def review_change(
+    change: Change,
+    tree: TreeReader | None,
+    findings: Sequence[Comment],
+    settings: Settings,
+    bus: EventBus,
+    stats: Stats,
+    later: Future[list[Comment]] | None = None,
+    on_batch: BatchDone | None = None,
+) -> ReviewOutcome:
     """Review ``change`` in concurrent batches; failures are collected, never raised.
     ``findings`` are shown to the model as known; ``later`` (the analyzers, still running)
     are shown to the batches that start after they are known (a one-batch change waits for
     them: they take far less than a model call). ``on_batch`` gets each answer as its batch
     finishes."""
     outcome = ReviewOutcome()
-    plan = plan_batches(change.files, budget=settings.token_budget,
-                        max_file_tokens=settings.max_file_tokens, style=settings.diff_style)
+    plan = plan_batches(
+        change.files,
+        budget=settings.token_budget,
+        max_file_tokens=settings.max_file_tokens,
+        style=settings.diff_style,
+    )
     outcome.notes += [f"skipped {path}: {why}" for path, why in plan.skipped]
     if not plan.batches:
         return outcome
@@ -228,8 +272,9 @@ async def review_change(change: Change, tree: TreeReader | None, findings: Seque
         if settings.mcp_config:
             from bot.mcp.extra import load_mcp_config, open_extra_tools
 
-            extra, notes = await open_extra_tools(load_mcp_config(settings.mcp_config), stack,
-                                                  {t.name for t in tools})
+            extra, notes = await open_extra_tools(
+                load_mcp_config(settings.mcp_config), stack, {t.name for t in tools}
+            )
             tools += extra
             outcome.notes += notes
             for note in notes:
@@ -247,8 +292,9 @@ async def _within(seconds: float, coros: Sequence[Coroutine[Any, Any, T]]) -> li
     are returned) cancels the rest and is raised."""
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
-        done, _ = await asyncio.wait(tasks, timeout=seconds,
-                                     return_when=asyncio.FIRST_EXCEPTION)  # a crash stops all
+        done, _ = await asyncio.wait(
+            tasks, timeout=seconds, return_when=asyncio.FIRST_EXCEPTION
+        )  # a crash stops all
     finally:
         for task in tasks:
             task.cancel()  # no-op on the finished ones
@@ -256,20 +302,45 @@ async def _within(seconds: float, coros: Sequence[Coroutine[Any, Any, T]]) -> li
     return [task.result() if task in done else None for task in tasks]
 
 
-async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool], known: Known,
-                       settings: Settings, bus: EventBus, stats: Stats, outcome: ReviewOutcome,
-                       on_batch: BatchDone | None) -> None:
-    chain = ModelChain(settings, bus,  # retried (and shown) below, not by the SDKs
-                       build=lambda s: make_chat_model(s.with_(llm_max_retries=0)))
+async def _run_batches(
+    change: Change,
+    plan: Plan,
+    tools: list[ContextTool],
+    known: Known,
+    settings: Settings,
+    bus: EventBus,
+    stats: Stats,
+    outcome: ReviewOutcome,
+    on_batch: BatchDone | None,
+) -> None:
+    chain = ModelChain(
+        settings,
+        bus,  # retried (and shown) below, not by the SDKs
+        build=lambda s: make_chat_model(s.with_(llm_max_retries=0)),
+    )
     scrubber = Guarded(Scrubber())  # one thread prepares the prompts, the loop scrubs tools
     fmt = AnswerFormat(AnswerFormat.for_provider(settings.provider), bus)
     limiter = Limiter(settings.max_concurrency)
-    graph = build_graph(chain.model, tools, bus, stats, scrub=scrubber.scrub, answer=fmt,
-                        parse_final=lambda text: parse_answer(text, restore=scrubber.restore),
-                        tool_timeout=settings.tool_timeout, retries=settings, limiter=limiter,
-                        chain=chain)
-    system = render_prompt("review/system.j2", style=settings.diff_style, has_tools=bool(tools),
-                           extra_instructions=settings.extra_instructions, mode=fmt.mode)
+    graph = build_graph(
+        chain.model,
+        tools,
+        bus,
+        stats,
+        scrub=scrubber.scrub,
+        answer=fmt,
+        parse_final=lambda text: parse_answer(text, restore=scrubber.restore),
+        tool_timeout=settings.tool_timeout,
+        retries=settings,
+        limiter=limiter,
+        chain=chain,
+    )
+    system = render_prompt(
+        "review/system.j2",
+        style=settings.diff_style,
+        has_tools=bool(tools),
+        extra_instructions=settings.extra_instructions,
+        mode=fmt.mode,
+    )
     starting = asyncio.Semaphore(limiter.limit)  # batches in flight: the rest are queued
     count = len(plan.batches)
     progress = Progress(count, stats, bus)
@@ -280,8 +351,8 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool], kno
 
     async def one(i: int, batch: Batch) -> ParsedAnswer | ModelError:
         user = await loop.run_in_executor(  # the hint: what is known when it is prepared
-            preparing, lambda: _user_prompt(batch, i, count, change, known.now(),
-                                            scrubber.scrub))
+            preparing, lambda: _user_prompt(batch, i, count, change, known.now(), scrubber.scrub)
+        )
         async with starting:
             progress.started()
             try:
@@ -295,17 +366,25 @@ async def _run_batches(change: Change, plan: Plan, tools: list[ContextTool], kno
             return answer
 
     try:
-        finished = await _within(settings.review_deadline,
-                                 [one(i, b) for i, b in enumerate(plan.batches)])
+        finished = await _within(
+            settings.review_deadline, [one(i, b) for i, b in enumerate(plan.batches)]
+        )
     finally:
         preparing.shutdown(wait=False, cancel_futures=True)
         await chain.aclose()
     if None in finished:
-        bus.emit(ErrorEvent(error=f"the review deadline of {settings.review_deadline:g}s "
-                            f"passed: {finished.count(None)} of {count} batch(es) unfinished; "
-                            "publishing what was found", recoverable=False))
-    late = ModelError(f"not reviewed: the review deadline of {settings.review_deadline:g}s "
-                      "(NOVA_REVIEW_DEADLINE) passed first")
+        bus.emit(
+            ErrorEvent(
+                error=f"the review deadline of {settings.review_deadline:g}s "
+                f"passed: {finished.count(None)} of {count} batch(es) unfinished; "
+                "publishing what was found",
+                recoverable=False,
+            )
+        )
+    late = ModelError(
+        f"not reviewed: the review deadline of {settings.review_deadline:g}s "
+        "(NOVA_REVIEW_DEADLINE) passed first"
+    )
     if fmt.fallback_reason:
         outcome.notes.append(fmt.fallback_reason)
     outcome.notes += chain.notes

@@ -52,7 +52,7 @@ def _json_candidates(text: str) -> list[str]:
     out = [m.group(1) for m in _FENCE.finditer(text)]
     start, end = text.find("{"), text.rfind("}")
     if start != -1 and end > start:
-        out.append(text[start:end + 1])
+        out.append(text[start : end + 1])
     out.append(text)
     return out
 
@@ -89,9 +89,17 @@ def parse_answer(text: str, restore: Callable[[str], str] | None = None) -> Pars
             where = ".".join(str(p) for p in first["loc"]) or "item"
             rejected.append(f"comment {i + 1}: {where}: {first['msg']}")
             continue
-        comments.append(Comment(
-            path=c.path, line=c.line, body=c.body.strip(), end_line=c.end_line,
-            severity=normalize_severity(c.severity), suggestion=c.suggestion,
-            code=restore(c.code) if restore and c.code else c.code, origin="llm"))
+        comments.append(
+            Comment(
+                path=c.path,
+                line=c.line,
+                body=c.body.strip(),
+                end_line=c.end_line,
+                severity=normalize_severity(c.severity),
+                suggestion=c.suggestion,
+                code=restore(c.code) if restore and c.code else c.code,
+                origin="llm",
+            )
+        )
     summary = data.get("summary", "")
     return ParsedAnswer(str(summary).strip() if summary else "", comments, rejected)

@@ -18,8 +18,7 @@ __all__ = ["Guarded", "Known", "Progress"]
 class Known:
     """What the analyzers found so far: ``findings`` now, ``later`` once it is done."""
 
-    def __init__(self, findings: Sequence[Comment], later: Future[list[Comment]] | None
-                 ) -> None:
+    def __init__(self, findings: Sequence[Comment], later: Future[list[Comment]] | None) -> None:
         self.findings = list(findings)
         self.later = later
 
@@ -44,10 +43,13 @@ class Progress:
         self.running -= 1
         self.done += 1
         tokens = self.stats.prompt_tokens + self.stats.completion_tokens
-        line = (f"{what} · {self.done}/{self.count} batches done, {self.running} in flight, "
-                f"{self.count - self.done - self.running} queued · {tokens:,} tokens")
-        self.bus.emit(ErrorEvent(error=line, recoverable=False) if failed
-                      else TextEvent(content=line))
+        line = (
+            f"{what} · {self.done}/{self.count} batches done, {self.running} in flight, "
+            f"{self.count - self.done - self.running} queued · {tokens:,} tokens"
+        )
+        self.bus.emit(
+            ErrorEvent(error=line, recoverable=False) if failed else TextEvent(content=line)
+        )
 
 
 class Guarded:

@@ -32,8 +32,14 @@ class ContextTool:
 
     def schema(self) -> dict[str, Any]:
         """OpenAI-style function schema, accepted by every LangChain chat model's bind_tools."""
-        return {"type": "function", "function": {
-            "name": self.name, "description": self.description, "parameters": self.parameters}}
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
 
     async def invoke(self, args: dict[str, Any], timeout: float | None = None) -> str:
         """Run the tool; past ``timeout`` seconds the model is told it timed out (a blocking
@@ -46,8 +52,10 @@ class ContextTool:
         try:
             return await asyncio.wait_for(call, timeout)
         except TimeoutError:
-            return (f"error: {self.name} did not finish within {timeout:g}s "
-                    "(NOVA_TOOL_TIMEOUT); try a narrower request")
+            return (
+                f"error: {self.name} did not finish within {timeout:g}s "
+                "(NOVA_TOOL_TIMEOUT); try a narrower request"
+            )
 
 
 def _cap(text: str) -> str:
@@ -57,8 +65,20 @@ def _cap(text: str) -> str:
 
 
 # Credential stores a repository (or its checkout) may hold: never shown to the model.
-CREDENTIAL_FILES = frozenset({".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc",
-                              ".env", ".dockercfg", ".arcrc", ".pgpass", ".htpasswd"})
+CREDENTIAL_FILES = frozenset(
+    {
+        ".netrc",
+        "_netrc",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+        ".env",
+        ".dockercfg",
+        ".arcrc",
+        ".pgpass",
+        ".htpasswd",
+    }
+)
 
 
 def refused_path(path: str, root: Path | None = None) -> str | None:
@@ -93,8 +113,9 @@ def context_tools(tree: TreeReader) -> list[ContextTool]:
         if lines and lines[-1] == "":
             lines.pop()
         start = max(1, int(start_line))
-        end = min(len(lines), int(end_line) if end_line else start + MAX_LINES - 1,
-                  start + MAX_LINES - 1)
+        end = min(
+            len(lines), int(end_line) if end_line else start + MAX_LINES - 1, start + MAX_LINES - 1
+        )
         if start > len(lines):
             return f"error: {path} has only {len(lines)} lines"
         body = "\n".join(f"{n}: {lines[n - 1]}" for n in range(start, end + 1))
@@ -119,20 +140,30 @@ def context_tools(tree: TreeReader) -> list[ContextTool]:
             "read_file",
             f"Read lines of a file at the change's head revision (at most {MAX_LINES} lines "
             "per call). Lines come back as '<NEW line number>: <text>'.",
-            {"type": "object", "properties": {
-                "path": {"type": "string", "description": "Repository-relative path"},
-                "start_line": {"type": "integer", "default": 1},
-                "end_line": {"type": "integer"}},
-             "required": ["path"]},
-            read_file),
+            {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Repository-relative path"},
+                    "start_line": {"type": "integer", "default": 1},
+                    "end_line": {"type": "integer"},
+                },
+                "required": ["path"],
+            },
+            read_file,
+        ),
         ContextTool(
             "search_code",
             "Search the head revision's files for a fixed string (or, with regex=true, an RE2 "
             "regular expression: no backreferences or lookaround). Returns up to 50 "
             "'path:line: text' hits.",
-            {"type": "object", "properties": {
-                "pattern": {"type": "string"},
-                "regex": {"type": "boolean", "default": False}},
-             "required": ["pattern"]},
-            search_code),
+            {
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string"},
+                    "regex": {"type": "boolean", "default": False},
+                },
+                "required": ["pattern"],
+            },
+            search_code,
+        ),
     ]

@@ -15,8 +15,19 @@ from bot.testgen.runners.base import Lines, PruneFailed, Runner
 from bot.testgen.runners.node import REPORTER, SEPARATOR, NodeTestRunner, _remove_calls
 from bot.testgen.runners.python import PytestRunner, prune_python
 
-__all__ = ["REPORTER", "SEPARATOR", "Lines", "NodeTestRunner", "PruneFailed", "PytestRunner",
-           "Runner", "RunnerUnavailable", "_remove_calls", "prune_python", "runner_for"]
+__all__ = [
+    "REPORTER",
+    "SEPARATOR",
+    "Lines",
+    "NodeTestRunner",
+    "PruneFailed",
+    "PytestRunner",
+    "Runner",
+    "RunnerUnavailable",
+    "_remove_calls",
+    "prune_python",
+    "runner_for",
+]
 
 
 class RunnerUnavailable(Exception):
@@ -28,9 +39,13 @@ def runner_for(fw: Framework, test_timeout: float = 20.0, memory_mb: int = 1024)
         return PytestRunner(fw, test_timeout, memory_mb)
     if fw.name == "node-test":
         if not Path(fw.run_files[0]).is_absolute():
-            raise RunnerUnavailable("node:test was detected but node is not installed: put "
-                                    "Node >= 20 on PATH, or `pip install nova-bot[node]`")
+            raise RunnerUnavailable(
+                "node:test was detected but node is not installed: put "
+                "Node >= 20 on PATH, or `pip install nova-bot[node]`"
+            )
         return NodeTestRunner(fw, test_timeout, memory_mb)
-    raise RunnerUnavailable(f"{fw.name} was detected; Nova writes and checks tests for "
-                            "pytest, unittest and node:test, so the matrix is all this run "
-                            "gives")
+    raise RunnerUnavailable(
+        f"{fw.name} was detected; Nova writes and checks tests for "
+        "pytest, unittest and node:test, so the matrix is all this run "
+        "gives"
+    )

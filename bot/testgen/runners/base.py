@@ -22,8 +22,7 @@ class Runner(ABC):
 
     language = ""
 
-    def __init__(self, fw: Framework, test_timeout: float = 20.0, memory_mb: int = 1024
-                 ) -> None:
+    def __init__(self, fw: Framework, test_timeout: float = 20.0, memory_mb: int = 1024) -> None:
         self.fw = fw
         self.test_timeout = test_timeout
         self.memory_mb = memory_mb
@@ -50,8 +49,9 @@ class Runner(ABC):
         """Lines each test executes (absent: it could not be measured on its own)."""
 
     @abstractmethod
-    def line_coverage(self, ws: Workspace, test_args: list[str], timeout: float = 300.0
-                      ) -> tuple[Lines, Lines] | None:
+    def line_coverage(
+        self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+    ) -> tuple[Lines, Lines] | None:
         """(executed, not executed) lines per file while running ``test_args`` (the whole
         suite when empty), or None when the run could not be measured."""
 
@@ -65,13 +65,11 @@ class Runner(ABC):
         return name
 
     @abstractmethod
-    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
-            ) -> str | None:
+    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]) -> str | None:
         """The file's text without the ``collected`` tests not in ``keep``; None when none
         is left."""
 
-    def prune(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
-              ) -> str | None:
+    def prune(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]) -> str | None:
         """``cut``, then proved: the new file's tests are exactly ``keep``, or
         ``PruneFailed``."""
         if keep == set(collected):
@@ -82,8 +80,9 @@ class Runner(ABC):
         with ws.replaced({rel: text}):
             left = set(self.collect(ws, rel)[0])
         if left != keep:
-            raise PruneFailed(f"after removing the dropped tests the file has "
-                              f"{sorted(left)}, not {sorted(keep)}")
+            raise PruneFailed(
+                f"after removing the dropped tests the file has {sorted(left)}, not {sorted(keep)}"
+            )
         return text
 
 

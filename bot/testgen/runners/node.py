@@ -23,6 +23,7 @@ SEPARATOR = " > "  # between a describe() block's name and its tests' names
 @dataclass
 class _Node:
     """One test or suite of a node:test file, as the reporter saw it."""
+
     name: str
     full: str
     line: int
@@ -56,8 +57,9 @@ def _tree(events: list[dict[str, object]], file: Path) -> list[_Node]:
         if e["event"] == "start":
             parent = open_[nesting - 1] if 0 < nesting <= len(open_) else None
             full = f"{parent.full}{SEPARATOR}{name}" if parent else name
-            node = _Node(name, full, int(str(e.get("line") or 0)),
-                         int(str(e.get("column") or 0)), parent)
+            node = _Node(
+                name, full, int(str(e.get("line") or 0)), int(str(e.get("column") or 0)), parent
+            )
             if parent:
                 parent.children.append(node)
             open_ = [*open_[:nesting], node]
@@ -76,17 +78,32 @@ def _tree(events: list[dict[str, object]], file: Path) -> list[_Node]:
 class NodeTestRunner(Runner):
     language = "javascript"
 
-    def _run(self, ws: Workspace, args: list[str], *, coverage: bool = False,
-             timeout: float = 300.0, file: str | None = None) -> _NodeRun:
+    def _run(
+        self,
+        ws: Workspace,
+        args: list[str],
+        *,
+        coverage: bool = False,
+        timeout: float = 300.0,
+        file: str | None = None,
+    ) -> _NodeRun:
         node, rest = self.fw.run_files[0], list(self.fw.run_files[1:])
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "events.jsonl"
-            run = ws.run([node, *rest, f"--test-reporter={REPORTER}",
-                          f"--test-reporter-destination={out}",
-                          f"--test-timeout={int(self.test_timeout * 1000)}",
-                          *(["--experimental-test-coverage"] if coverage else []), *args],
-                         timeout=min(timeout, self.run_timeout(20)), limit_memory=False,
-                         env={"NODE_OPTIONS": f"--max-old-space-size={self.memory_mb}"})
+            run = ws.run(
+                [
+                    node,
+                    *rest,
+                    f"--test-reporter={REPORTER}",
+                    f"--test-reporter-destination={out}",
+                    f"--test-timeout={int(self.test_timeout * 1000)}",
+                    *(["--experimental-test-coverage"] if coverage else []),
+                    *args,
+                ],
+                timeout=min(timeout, self.run_timeout(20)),
+                limit_memory=False,
+                env={"NODE_OPTIONS": f"--max-old-space-size={self.memory_mb}"},
+            )
             raw = out.read_text(encoding="utf-8", errors="replace") if out.is_file() else ""
         events: list[dict[str, object]] = []
         for row in raw.splitlines():
@@ -111,7 +128,8 @@ class NodeTestRunner(Runner):
             if n.full in names and "timed out after" in n.error:
                 self.limit_hits[f"{rel}::{n.full}"] = (
                     f"hit the time limit: {n.error[:120]} (the limit per test is "
-                    f"{self.test_timeout:g} s)")
+                    f"{self.test_timeout:g} s)"
+                )
         return _passed(leaves, set(names))
 
     def _lines(self, ws: Workspace, files: list[dict[str, object]], key: str) -> Lines:
@@ -128,28 +146,30 @@ class NodeTestRunner(Runner):
         out: dict[str, Lines] = {}
         for name in names:
             leaf = name.rsplit(SEPARATOR, 1)[-1]
-            res = self._run(ws, [f"--test-name-pattern=^{re.escape(leaf)}$", rel],
-                            coverage=True, file=rel)
+            res = self._run(
+                ws, [f"--test-name-pattern=^{re.escape(leaf)}$", rel], coverage=True, file=rel
+            )
             ran = [n.full for n in res.leaves() if not n.skipped]
             if ran == [name] and res.coverage is not None:
                 out[name] = self._lines(ws, res.coverage, "covered")
         return out
 
-    def line_coverage(self, ws: Workspace, test_args: list[str], timeout: float = 300.0
-                      ) -> tuple[Lines, Lines] | None:
+    def line_coverage(
+        self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+    ) -> tuple[Lines, Lines] | None:
         args = test_args or list(self.fw.run_suite[2:])
         res = self._run(ws, args, coverage=True, timeout=timeout)
         if res.run.timed_out or res.coverage is None:
             return None
-        return (self._lines(ws, res.coverage, "covered"),
-                self._lines(ws, res.coverage, "uncovered"))
+        return (
+            self._lines(ws, res.coverage, "covered"),
+            self._lines(ws, res.coverage, "uncovered"),
+        )
 
     def syntax_ok(self, ws: Workspace, rel: str) -> bool:
-        return ws.run([self.fw.run_files[0], "--check", rel], timeout=60,
-                      limit_memory=False).passed
+        return ws.run([self.fw.run_files[0], "--check", rel], timeout=60, limit_memory=False).passed
 
-    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
-            ) -> str | None:
+    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]) -> str | None:
         text = ws.read(rel) or ""
         nodes = self._run(ws, [rel], file=rel).nodes
         kept = [n for n in nodes if n.full in keep and not n.suite and not n.children]
@@ -162,14 +182,18 @@ class NodeTestRunner(Runner):
                 alive.add(id(walk))
                 walk = walk.parent
         # remove each biggest subtree without a kept test
-        gone = [n for n in nodes if id(n) not in alive
-                and (n.parent is None or id(n.parent) in alive)]
+        gone = [
+            n for n in nodes if id(n) not in alive and (n.parent is None or id(n.parent) in alive)
+        ]
         return _remove_calls(text, [(n.line, n.column) for n in gone])
 
 
 def _passed(leaves: list[_Node], wanted: set[str]) -> dict[str, bool]:
-    return {n.full: bool(n.passed) for n in leaves
-            if n.full in wanted and not n.skipped and n.passed is not None}
+    return {
+        n.full: bool(n.passed)
+        for n in leaves
+        if n.full in wanted and not n.skipped and n.passed is not None
+    }
 
 
 _CALLEE = re.compile(r"^\s*((?:[\w$]+\.)*)$")
@@ -195,17 +219,17 @@ def _remove_calls(text: str, places: list[tuple[int, int]]) -> str:
         except JsScanError as exc:
             raise PruneFailed(f"line {line}: {exc}") from exc
         newline = text.find("\n", end)
-        tail = text[end: len(text) if newline < 0 else newline].strip()
+        tail = text[end : len(text) if newline < 0 else newline].strip()
         if tail and not tail.startswith("//"):
             raise PruneFailed(f"line {line}: code follows the test on its last line")
         spans.append((starts[line - 1], len(text) if newline < 0 else newline + 1))
     for begin, end in sorted(spans, reverse=True):
         # the blank line that separated the removed test goes with it
-        blank_before = begin == 0 or text[max(0, begin - 2):begin] == "\n\n"
+        blank_before = begin == 0 or text[max(0, begin - 2) : begin] == "\n\n"
         while blank_before and end < len(text) and text[end] == "\n":
             end += 1
         if end == len(text):
-            while text[max(0, begin - 2):begin] == "\n\n":
+            while text[max(0, begin - 2) : begin] == "\n\n":
                 begin -= 1
         text = text[:begin] + text[end:]
     return text

@@ -19,16 +19,18 @@ __all__ = ["PytestRunner", "prune_python"]
 class PytestRunner(Runner):
     language = "python"
 
-    def _limited(self, ws: Workspace, args: list[str], tests: int, timeout: float | None = None
-                 ) -> tuple[RunResult, set[str]]:
+    def _limited(
+        self, ws: Workspace, args: list[str], tests: int, timeout: float | None = None
+    ) -> tuple[RunResult, set[str]]:
         """Run pytest with Nova's limits plugin; record the tests that hit a limit. Returns
         the run and the node ids that started but never ended (the run was killed)."""
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "limits.jsonl"
-            run = ws.run([*self.fw.run_files, "-p", "nova_limits", *args],
-                         timeout=timeout or self.run_timeout(tests),
-                         env={"PYTEST_NOVA_LOG": str(log),
-                              "PYTEST_NOVA_SECONDS": f"{self.test_timeout:g}"})
+            run = ws.run(
+                [*self.fw.run_files, "-p", "nova_limits", *args],
+                timeout=timeout or self.run_timeout(tests),
+                env={"PYTEST_NOVA_LOG": str(log), "PYTEST_NOVA_SECONDS": f"{self.test_timeout:g}"},
+            )
             rows = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
         open_: set[str] = set()
         for row in rows:
@@ -42,23 +44,29 @@ class PytestRunner(Runner):
             elif e.get("event") == "end":
                 open_.discard(node)
             elif e.get("event") == "limit" and e.get("kind") == "time":
-                self.limit_hits[node] = (f"hit the time limit: still running after "
-                                         f"{self.test_timeout:g} s (the limit per test)")
+                self.limit_hits[node] = (
+                    f"hit the time limit: still running after "
+                    f"{self.test_timeout:g} s (the limit per test)"
+                )
             elif e.get("event") == "limit":
-                self.limit_hits[node] = (f"hit the memory limit: MemoryError under the "
-                                         f"{self.memory_mb} MiB limit of a test run")
+                self.limit_hits[node] = (
+                    f"hit the memory limit: MemoryError under the "
+                    f"{self.memory_mb} MiB limit of a test run"
+                )
         if run.timed_out:
             for node in open_:
                 self.limit_hits[node] = (
                     "hit the time limit: still running when its run was killed after "
                     f"{self.run_timeout(tests):g} s (the limit per test is "
-                    f"{self.test_timeout:g} s; it did not answer the signal)")
+                    f"{self.test_timeout:g} s; it did not answer the signal)"
+                )
         return run, open_ if run.timed_out else set()
 
     def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
         run, _ = self._limited(ws, ["--collect-only", rel], 0, timeout=120)
-        return [row.split("::", 1)[1] for row in run.output.splitlines()
-                if row.startswith(rel + "::")], None
+        return [
+            row.split("::", 1)[1] for row in run.output.splitlines() if row.startswith(rel + "::")
+        ], None
 
     def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
         """Run the named tests; a test that hangs past the signal is killed with its run,
@@ -76,20 +84,24 @@ class PytestRunner(Runner):
             left = [n for n in left if n not in out]
         return out
 
-    def _outcomes_once(self, ws: Workspace, rel: str, names: list[str]
-                       ) -> tuple[dict[str, bool], set[str]]:
+    def _outcomes_once(
+        self, ws: Workspace, rel: str, names: list[str]
+    ) -> tuple[dict[str, bool], set[str]]:
         module = rel[:-3].replace("/", ".")
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "junit.xml"
-            _run, stuck = self._limited(ws, [f"--junitxml={report}", "-p", "no:randomly",
-                                             *(f"{rel}::{n}" for n in names)], len(names))
+            _run, stuck = self._limited(
+                ws,
+                [f"--junitxml={report}", "-p", "no:randomly", *(f"{rel}::{n}" for n in names)],
+                len(names),
+            )
             if not report.is_file():
                 return {}, stuck
             root = ElementTree.parse(report).getroot()
         out: dict[str, bool] = {}
         for case in root.iter("testcase"):
             cls, name = case.get("classname", ""), case.get("name", "")
-            inner = cls[len(module):].lstrip(".").replace(".", "::")
+            inner = cls[len(module) :].lstrip(".").replace(".", "::")
             key = f"{inner}::{name}" if inner else name
             out[key] = not any(child.tag in ("failure", "error") for child in case)
         return out, stuck
@@ -100,12 +112,35 @@ class PytestRunner(Runner):
             rc, data, report = (Path(tmp) / n for n in ("rc", "data", "cov.json"))
             rc.write_text("[run]\ndynamic_context = test_function\n")
             python = self.fw.run_files[0]
-            ws.run([python, "-m", "coverage", "run", f"--rcfile={rc}", f"--data-file={data}",
-                    *self.fw.run_files[1:], "-p", "nova_limits",
-                    *(f"{rel}::{n}" for n in names)], timeout=self.run_timeout(len(names)),
-                   env={"PYTEST_NOVA_SECONDS": f"{self.test_timeout:g}"})
-            out = ws.run([python, "-m", "coverage", "json", f"--rcfile={rc}",
-                          f"--data-file={data}", "--show-contexts", "-o", str(report)])
+            ws.run(
+                [
+                    python,
+                    "-m",
+                    "coverage",
+                    "run",
+                    f"--rcfile={rc}",
+                    f"--data-file={data}",
+                    *self.fw.run_files[1:],
+                    "-p",
+                    "nova_limits",
+                    *(f"{rel}::{n}" for n in names),
+                ],
+                timeout=self.run_timeout(len(names)),
+                env={"PYTEST_NOVA_SECONDS": f"{self.test_timeout:g}"},
+            )
+            out = ws.run(
+                [
+                    python,
+                    "-m",
+                    "coverage",
+                    "json",
+                    f"--rcfile={rc}",
+                    f"--data-file={data}",
+                    "--show-contexts",
+                    "-o",
+                    str(report),
+                ]
+            )
             if not out.passed:
                 return {}
             files = json.loads(report.read_text()).get("files", {})
@@ -124,19 +159,31 @@ class PytestRunner(Runner):
                     lines[name] = alone[0]
         return lines
 
-    def line_coverage(self, ws: Workspace, test_args: list[str], timeout: float = 300.0
-                      ) -> tuple[Lines, Lines] | None:
+    def line_coverage(
+        self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+    ) -> tuple[Lines, Lines] | None:
         with tempfile.TemporaryDirectory() as tmp:
             data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
             python = self.fw.run_files[0]
             # the whole suite is the project's own: the memory limit is for generated tests
-            run = ws.run([python, "-m", "coverage", "run", f"--data-file={data}",
-                          *self.fw.run_files[1:], *test_args], timeout=timeout,
-                         limit_memory=bool(test_args))
+            run = ws.run(
+                [
+                    python,
+                    "-m",
+                    "coverage",
+                    "run",
+                    f"--data-file={data}",
+                    *self.fw.run_files[1:],
+                    *test_args,
+                ],
+                timeout=timeout,
+                limit_memory=bool(test_args),
+            )
             if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
                 return None
-            json_run = ws.run([python, "-m", "coverage", "json", f"--data-file={data}",
-                               "-o", report])
+            json_run = ws.run(
+                [python, "-m", "coverage", "json", f"--data-file={data}", "-o", report]
+            )
             if not json_run.passed:
                 return None
             files = json.loads(Path(report).read_text()).get("files", {})
@@ -159,8 +206,7 @@ class PytestRunner(Runner):
         """Parametrized cases share one function: it is kept whole or not at all."""
         return name.split("[", 1)[0]
 
-    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]
-            ) -> str | None:
+    def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]) -> str | None:
         return prune_python(ws.read(rel) or "", keep, collected)
 
 
@@ -170,14 +216,17 @@ def prune_python(text: str, keep: set[str], collected: list[str]) -> str | None:
     pytest's (``test_x``, ``TestY::test_z``, ``test_p[1]``)."""
     kept = {k.split("[", 1)[0] for k in keep}
     known = {c.split("[", 1)[0] for c in collected}
-    containers = {"::".join(parts[:i]) for name in known
-                  for parts in [name.split("::")] for i in range(1, len(parts))}
+    containers = {
+        "::".join(parts[:i])
+        for name in known
+        for parts in [name.split("::")]
+        for i in range(1, len(parts))
+    }
     drop: list[tuple[int, int]] = []
 
     def span(node: ast.stmt) -> tuple[int, int]:
         decorators = getattr(node, "decorator_list", [])
-        return (min([node.lineno, *(d.lineno for d in decorators)]),
-                node.end_lineno or node.lineno)
+        return (min([node.lineno, *(d.lineno for d in decorators)]), node.end_lineno or node.lineno)
 
     def walk(body: list[ast.stmt], prefix: str) -> int:
         """Drop what is not kept in ``body``; return how many kept tests are left."""
@@ -205,5 +254,5 @@ def prune_python(text: str, keep: set[str], collected: list[str]) -> str | None:
     # the outermost ones only
     outer = [d for d in drop if not any(o != d and o[0] <= d[0] and d[1] <= o[1] for o in drop)]
     for first, last in sorted(outer, reverse=True):
-        del rows[first - 1:last]
+        del rows[first - 1 : last]
     return "\n".join(rows)

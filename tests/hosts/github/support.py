@@ -21,8 +21,9 @@ def pull_from_repo(repo: GitRepo, base: str, head: str, number: int = 1, **kw) -
     for path in repo.git("ls-tree", "-r", "--name-only", head).split():
         blob = repo.git("show", f"{head}:{path}") if not path.endswith(".png") else ""
         contents[path] = blob
-    return PullSpec(repo=REPO, number=number, head_sha=head, base_sha=base, files=files,
-                    contents=contents, **kw)
+    return PullSpec(
+        repo=REPO, number=number, head_sha=head, base_sha=base, files=files, contents=contents, **kw
+    )
 
 
 def files_between(repo: GitRepo, base: str, head: str) -> list[dict]:
@@ -33,11 +34,15 @@ def files_between(repo: GitRepo, base: str, head: str) -> list[dict]:
         new, old = paths[-1], paths[0]
         kind = {"A": "added", "D": "removed", "M": "modified", "R": "renamed"}[status[0]]
         raw = repo.git("diff", "-M", base, head, "--", *dict.fromkeys([old, new]))
-        patch = raw[raw.index("@@"):] if "@@" in raw else None
+        patch = raw[raw.index("@@") :] if "@@" in raw else None
         body = patch or ""
-        entry = {"filename": new, "status": kind, "patch": patch,
-                 "additions": len(re.findall(r"^\+", body, re.M)),
-                 "deletions": len(re.findall(r"^-", body, re.M))}
+        entry = {
+            "filename": new,
+            "status": kind,
+            "patch": patch,
+            "additions": len(re.findall(r"^\+", body, re.M)),
+            "deletions": len(re.findall(r"^-", body, re.M)),
+        }
         if kind == "renamed":
             entry["previous_filename"] = old
         files.append(entry)
@@ -60,8 +65,10 @@ def pr(repo: GitRepo, gh: FakeGitHub) -> PullSpec:
     repo.write("shop/old_name.py", "def helper():\n    return 1\n")
     repo.write("shop/gone.py", "bye = 1\n")
     base = repo.commit("base")
-    repo.write("shop/cart.py", "".join(
-        f"line_{i} = {i * 10 if i in (5, 20) else i}\n" for i in range(1, 31) if i != 12))
+    repo.write(
+        "shop/cart.py",
+        "".join(f"line_{i} = {i * 10 if i in (5, 20) else i}\n" for i in range(1, 31) if i != 12),
+    )
     repo.git("mv", "shop/old_name.py", "shop/new_name.py")
     repo.write("shop/new_name.py", "def helper():\n    return 2\n")
     repo.write("shop/total.py", "import os\n\n\ndef total(items):\n    return sum(items)\n")

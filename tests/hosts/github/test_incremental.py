@@ -22,32 +22,51 @@ def _prompt(llm: FakeOpenAI) -> str:
     return "\n".join(str(m.get("content")) for m in llm.requests[-1]["messages"])
 
 
-def _push(repo: GitRepo, gh: FakeGitHub, pr: PullSpec, since: str, status: str = "ahead"
-          ) -> PullSpec:
+def _push(
+    repo: GitRepo, gh: FakeGitHub, pr: PullSpec, since: str, status: str = "ahead"
+) -> PullSpec:
     head = repo.git("rev-parse", "HEAD").strip()
     gh.comparisons[(since, head)] = (status, files_between(repo, since, head))
     return gh.add_pull(pull_from_repo(repo, pr.base_sha, head, title="Cart changes"))
 
 
-def test_a_second_push_reviews_only_the_new_commits(pr: PullSpec, gh: FakeGitHub,
-                                                    llm_env: FakeOpenAI, repo: GitRepo,
-                                                    tmp_path: Path) -> None:
+def test_a_second_push_reviews_only_the_new_commits(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
+) -> None:
     llm_env.enqueue(text(model_reply()))
     first = review(tmp_path, f"{REPO}#1", "--publish", "github", "--fail-on", "error")
     assert first.exit_code == 1  # "None items" on shop/total.py is an error
     repo.write("shop/extra.py", "LIMIT = 10\n")
     repo.commit("add a limit")
     _push(repo, gh, pr, pr.head_sha)
-    llm_env.enqueue(text(json.dumps({"summary": "s", "comments": [
-        {"path": "shop/extra.py", "line": 1, "code": "LIMIT = 10", "body": "magic limit",
-         "severity": "info"}]})))
-    second = review(tmp_path, f"{REPO}#1", "--publish", "github", "--fail-on", "error",
-                    "-o", "json")
+    llm_env.enqueue(
+        text(
+            json.dumps(
+                {
+                    "summary": "s",
+                    "comments": [
+                        {
+                            "path": "shop/extra.py",
+                            "line": 1,
+                            "code": "LIMIT = 10",
+                            "body": "magic limit",
+                            "severity": "info",
+                        }
+                    ],
+                }
+            )
+        )
+    )
+    second = review(
+        tmp_path, f"{REPO}#1", "--publish", "github", "--fail-on", "error", "-o", "json"
+    )
     prompt = _prompt(llm_env)
     assert "shop/extra.py" in prompt and "shop/cart.py" not in prompt
     assert "incremental review" in json.loads(second.stdout)["summary"]
-    assert {(c["path"], c["line"]) for c in _nova_inline(gh)} >= {("shop/extra.py", 1),
-                                                                  ("shop/total.py", 5)}
+    assert {(c["path"], c["line"]) for c in _nova_inline(gh)} >= {
+        ("shop/extra.py", 1),
+        ("shop/total.py", 5),
+    }
     # the earlier error still stands on an unchanged line: the gate stays red
     assert second.exit_code == 1, second.stderr
     summary = gh.issue_comments[0]["body"]
@@ -65,9 +84,9 @@ def test_a_second_push_reviews_only_the_new_commits(pr: PullSpec, gh: FakeGitHub
     assert len(gh.issue_comments) == 1
 
 
-def test_a_force_push_reviews_the_whole_change(pr: PullSpec, gh: FakeGitHub,
-                                               llm_env: FakeOpenAI, repo: GitRepo,
-                                               tmp_path: Path) -> None:
+def test_a_force_push_reviews_the_whole_change(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
+) -> None:
     llm_env.enqueue(text(model_reply()))
     review(tmp_path, f"{REPO}#1", "--publish", "github")
     repo.git("commit", "-q", "--amend", "-m", "Cart changes, amended")
@@ -79,8 +98,9 @@ def test_a_force_push_reviews_the_whole_change(pr: PullSpec, gh: FakeGitHub,
     assert len(_nova_inline(gh)) == 5  # nothing posted twice
 
 
-def test_full_reviews_everything(pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI,
-                                 repo: GitRepo, tmp_path: Path) -> None:
+def test_full_reviews_everything(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
+) -> None:
     llm_env.enqueue(text(model_reply()))
     review(tmp_path, f"{REPO}#1", "--publish", "github")
     repo.write("shop/extra.py", "LIMIT = 10\n")
