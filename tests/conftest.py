@@ -6,8 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 from hypothesis import settings as hypothesis_settings
 
+from bot.cli import cli
 from tests.servers.openai_server import FakeOpenAI
 
 pytest_plugins = ["tests.hosts.github.support"]
@@ -100,3 +102,8 @@ def llm_env(llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
     monkeypatch.setenv("NOVA_LLM_MAX_RETRIES", "0")
     monkeypatch.setenv("NOVA_LLM_TIMEOUT", "10")
     return llm
+
+
+def run(*args: str) -> Result:
+    """``nova ARGS…`` in this process (click's runner), exceptions not caught."""
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)

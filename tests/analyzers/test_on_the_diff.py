@@ -11,10 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from bot.cli import cli
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, run
 from tests.servers.openai_server import FakeOpenAI, text
 
 DATA = Path(__file__).parents[1] / "data" / "analyzers"
@@ -39,10 +37,6 @@ export function legacy(x) {
 DEPLOY_BASE = (
     '#!/bin/sh\n# Deploy the built site.\nset -eu\ntarget=$1\necho "deploying to $target"\n'
 )
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.fixture

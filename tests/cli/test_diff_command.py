@@ -5,14 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from bot.cli import cli
-from tests.conftest import GitRepo
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+from tests.conftest import GitRepo, run
 
 
 @pytest.fixture

@@ -9,17 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from bot.cli import cli
 from bot.config import SETTINGS, load_settings, settings_table
 from bot.errors import ConfigError
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, run
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.fixture

@@ -7,13 +7,11 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from bot.cli import cli
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, run
 from tests.servers.ollama_server import FakeOllama
 from tests.servers.openai_server import FakeOpenAI, error, text, tool_call
 
@@ -27,10 +25,6 @@ FINDING = {
     "end_line": None,
     "suggestion": None,
 }
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def answer(*comments: dict) -> str:

@@ -11,22 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from bot.change import Change
-from bot.cli import cli
 from bot.config import Settings, load_settings
 from bot.events import EventBus, StepEvent, TextEvent
 from bot.hosts.git.source import GitSource, GitTree
 from bot.review.pipeline import ReviewJob, run_review
 from bot.review.result import ReviewResult
 from bot.steps import StepTracker
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, run
 from tests.servers.openai_server import FakeOpenAI, Reply, error, text, tool_call
-
-
-def run(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def answer_for(body: dict[str, Any], summary: str = "") -> Reply:

@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
 from bot.change import FileDiff, Hunk, Line
-from bot.cli import cli
 from bot.review.filter import select_files, skip_notes
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, run
 from tests.servers.openai_server import FakeOpenAI, text
 
 
@@ -149,10 +147,6 @@ def test_structural_reasons_and_grouped_notes() -> None:
 
 
 # end to end ---------------------------------------------------------------------------------
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.mark.slow

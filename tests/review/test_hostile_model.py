@@ -9,17 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from bot.cli import cli
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, run
 from tests.servers.openai_server import FakeOpenAI, error, garbage, hang, text, truncated
 
 pytestmark = pytest.mark.slow  # every test here takes seconds: not in the fast lane
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.fixture
