@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.conftest import GitRepo
+from tests.hosts.cart import TITLE, cart_change
 from tests.servers.github_server import FakeGitHub, PullSpec
 
 REPO = "acme/shop"
@@ -61,18 +62,5 @@ def gh(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
 
 @pytest.fixture
 def pr(repo: GitRepo, gh: FakeGitHub) -> PullSpec:
-    repo.write("shop/cart.py", "".join(f"line_{i} = {i}\n" for i in range(1, 31)))
-    repo.write("shop/old_name.py", "def helper():\n    return 1\n")
-    repo.write("shop/gone.py", "bye = 1\n")
-    base = repo.commit("base")
-    repo.write(
-        "shop/cart.py",
-        "".join(f"line_{i} = {i * 10 if i in (5, 20) else i}\n" for i in range(1, 31) if i != 12),
-    )
-    repo.git("mv", "shop/old_name.py", "shop/new_name.py")
-    repo.write("shop/new_name.py", "def helper():\n    return 2\n")
-    repo.write("shop/total.py", "import os\n\n\ndef total(items):\n    return sum(items)\n")
-    repo.write("shop/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00")
-    repo.git("rm", "-q", "shop/gone.py")
-    head = repo.commit("Cart changes\n\nTouches the cart.")
-    return gh.add_pull(pull_from_repo(repo, base, head, title="Cart changes"))
+    base, head = cart_change(repo)
+    return gh.add_pull(pull_from_repo(repo, base, head, title=TITLE))

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from bot.cli import cli
 from tests.conftest import GitRepo
+from tests.hosts.cart import cart_reply
 from tests.hosts.github.support import REPO, TOKEN, pull_from_repo
 from tests.servers.github_server import FakeGitHub, PullSpec, commentable_lines
 from tests.servers.openai_server import FakeOpenAI, text
@@ -24,41 +25,7 @@ def review(tmp_path: Path, *args: str):
 
 
 def model_reply(wording: str = "") -> str:
-    return json.dumps(
-        {
-            "summary": "Cart arithmetic changed.",
-            "comments": [
-                {
-                    "path": "shop/cart.py",
-                    "line": 5,
-                    "code": "line_5 = 50",
-                    "body": f"magic{wording}",
-                },
-                # an old number (old 21 is new 20) and an off-by-one, both quoting their line
-                {
-                    "path": "shop/cart.py",
-                    "line": 21,
-                    "code": "line_20 = 200",
-                    "body": f"big{wording}",
-                },
-                {
-                    "path": "b/shop/total.py",
-                    "line": 4,
-                    "code": "    return sum(items)",
-                    "body": f"None items{wording}",
-                    "severity": "error",
-                },
-                {"path": "shop/cart.py", "line": 12, "code": "line_12 = 12", "body": "deleted"},
-                {
-                    "path": "shop/new_name.py",
-                    "line": 2,
-                    "code": "    return 2",
-                    "body": f"why{wording}",
-                    "suggestion": "    return 3",
-                },
-            ],
-        }
-    )
+    return cart_reply(wording)
 
 
 def _nova_inline(gh: FakeGitHub) -> list[dict]:

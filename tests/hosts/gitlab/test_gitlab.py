@@ -23,6 +23,7 @@ from bot.hosts import classify
 from bot.hosts.gitlab.client import mr_from_ci, parse_mr_ref
 from bot.hosts.gitlab.position import position
 from tests.conftest import GitRepo
+from tests.hosts.cart import TITLE, cart_change, cart_reply
 from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec, diff_lines
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 
@@ -94,21 +95,8 @@ def gl(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitLab]:
 
 @pytest.fixture
 def mr(repo: GitRepo, gl: FakeGitLab) -> MergeRequestSpec:
-    repo.write("shop/cart.py", "".join(f"line_{i} = {i}\n" for i in range(1, 31)))
-    repo.write("shop/old_name.py", "def helper():\n    return 1\n")
-    repo.write("shop/gone.py", "bye = 1\n")
-    base = repo.commit("base")
-    repo.write(
-        "shop/cart.py",
-        "".join(f"line_{i} = {i * 10 if i in (5, 20) else i}\n" for i in range(1, 31) if i != 12),
-    )
-    repo.git("mv", "shop/old_name.py", "shop/new_name.py")
-    repo.write("shop/new_name.py", "def helper():\n    return 2\n")
-    repo.write("shop/total.py", "import os\n\n\ndef total(items):\n    return sum(items)\n")
-    repo.write("shop/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00")
-    repo.git("rm", "-q", "shop/gone.py")
-    head = repo.commit("Cart changes\n\nTouches the cart.")
-    return gl.add_merge_request(mr_from_repo(repo, base, head, title="Cart changes"))
+    base, head = cart_change(repo)
+    return gl.add_merge_request(mr_from_repo(repo, base, head, title=TITLE))
 
 
 def review(tmp_path: Path, *args: str, repo: Path | None = None):
@@ -120,48 +108,11 @@ def review(tmp_path: Path, *args: str, repo: Path | None = None):
 
 
 def model_reply(wording: str = "") -> str:
-    return json.dumps(
-        {
-            "summary": "Cart arithmetic changed.",
-            "comments": [
-                {
-                    "path": "shop/cart.py",
-                    "line": 5,
-                    "code": "line_5 = 50",
-                    "body": f"magic{wording}",
-                },
-                # an old number (old 21 is new 20) and an off-by-one, both quoting their line
-                {
-                    "path": "shop/cart.py",
-                    "line": 21,
-                    "code": "line_20 = 200",
-                    "body": f"big{wording}",
-                },
-                {
-                    "path": "b/shop/total.py",
-                    "line": 4,
-                    "code": "    return sum(items)",
-                    "body": f"None items{wording}",
-                    "severity": "error",
-                },
-                {"path": "shop/cart.py", "line": 12, "code": "line_12 = 12", "body": "deleted"},
-                {
-                    "path": "shop/new_name.py",
-                    "line": 2,
-                    "code": "    return 2",
-                    "body": f"why{wording}",
-                    "suggestion": "    return 3",
-                },
-                # unchanged lines: GitLab wants both old_line and new_line for them
-                {"path": "shop/cart.py", "line": 4, "code": "line_4 = 4", "body": f"ctx{wording}"},
-                {
-                    "path": "shop/cart.py",
-                    "line": 12,
-                    "code": "line_13 = 13",
-                    "body": f"after{wording}",
-                },
-            ],
-        }
+    return cart_reply(
+        wording,
+        # unchanged lines: GitLab wants both old_line and new_line for them
+        {"path": "shop/cart.py", "line": 4, "code": "line_4 = 4", "body": f"ctx{wording}"},
+        {"path": "shop/cart.py", "line": 12, "code": "line_13 = 13", "body": f"after{wording}"},
     )
 
 
