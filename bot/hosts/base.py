@@ -44,6 +44,7 @@ __all__ = [
     "HostSession",
     "IncrementalSource",
     "LocalTree",
+    "PrefetchingTree",
     "Proposer",
     "Publisher",
     "RerunGuard",
@@ -74,6 +75,14 @@ class LocalTree(TreeReader, Protocol):
 
     @property
     def root(self) -> Path: ...
+
+
+@runtime_checkable
+class PrefetchingTree(TreeReader, Protocol):
+    """A tree that can read many files at once (one ``git cat-file --batch``): the filter,
+    the analyzers and the model then read them from memory."""
+
+    def prefetch(self, paths: list[str]) -> None: ...
 
 
 class Source(Protocol):

@@ -26,6 +26,7 @@ from bot.hosts.base import (
     HostSession,
     IncrementalSource,
     LocalTree,
+    PrefetchingTree,
     Publisher,
     RerunGuard,
     ReviewHistory,
@@ -156,6 +157,14 @@ def _streamer(result: ReviewResult) -> Callable[[ParsedAnswer], None]:
     return on_batch
 
 
+def _find(
+    job: ReviewJob, change: Change, reviewed: Change, tree: TreeReader | None, notes: list[str]
+) -> list[Comment]:
+    """The secret scan of every changed file (an excluded key is still a key), then the
+    analyzers on the files the review filter kept."""
+    return scan_secrets(change.files) + _analyze(job, reviewed, tree, notes)
+
+
 def _analyze_while_reviewing(
     job: ReviewJob, change: Change, reviewed: Change, tree: TreeReader | None, result: ReviewResult
 ) -> tuple[list[Comment], list[Comment]]:
@@ -168,8 +177,7 @@ def _analyze_while_reviewing(
     at = len(result.notes)  # the analyzers' notes go first, as when they ran first
 
     def analyze() -> list[Comment]:
-        found = scan_secrets(change.files)  # every file: keys are excluded, not harmless
-        found += _analyze(job, reviewed, tree, notes)
+        found = _find(job, change, reviewed, tree, notes)
         result.placements += anchor(found, result.change.files)
         return found
 
@@ -365,9 +373,8 @@ def _scope(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]
 def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]) -> None:
     change = _scope(job, result, publishers)
     tree = job.source.tree(result.change)
-    prefetch = getattr(tree, "prefetch", None)
-    if prefetch is not None:  # the filter, the analyzers and the model read these
-        prefetch([f.path for f in change.files if f.status != "deleted" and not f.is_binary])
+    if isinstance(tree, PrefetchingTree):  # the filter, the analyzers and the model read these
+        tree.prefetch([f.path for f in change.files if f.status != "deleted" and not f.is_binary])
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
     selection = select_files(
@@ -375,17 +382,13 @@ def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher
     )
     result.notes += skip_notes(selection.skipped)
     reviewed = replace(change, files=tuple(selection.kept))  # what the model and ruff see
+    findings: list[Comment] = []
     llm_comments: list[Comment] = []
     if change.files and job.settings.llm_enabled:
         findings, llm_comments = _analyze_while_reviewing(job, change, reviewed, tree, result)
-    else:
-        findings = scan_secrets(change.files)  # every file: keys are excluded, not harmless
-        findings += _analyze(job, reviewed, tree, result.notes) if change.files else []
-        try:
-            if change.files:
-                llm_comments = _llm_review(job, reviewed, tree, findings, result)
-        except ModelError:
-            pass  # already in result.errors; the analyzers' findings still publish
+    elif change.files:  # no model: the analyzers, then the review step says how to add one
+        findings = _find(job, change, reviewed, tree, result.notes)
+        llm_comments = _llm_review(job, reviewed, tree, findings, result)
     with job.tracker.step("anchor") as step:
         comments, held = combine(findings, llm_comments, result.change.files)
         result.placements = anchor(comments, result.change.files) + held

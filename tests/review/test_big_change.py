@@ -15,6 +15,7 @@ import pytest
 from bot.change import Change
 from bot.config import Settings, load_settings
 from bot.events import EventBus, StepEvent, TextEvent
+from bot.hosts.base import PrefetchingTree
 from bot.hosts.git.source import GitSource, GitTree
 from bot.review.pipeline import ReviewJob, run_review
 from bot.review.result import ReviewResult
@@ -311,6 +312,7 @@ def test_prefetched_files_read_as_they_would_one_by_one(repo: GitRepo) -> None:
     paths = [*(f.path for f in change.files), "missing.txt", "dir", "../out"]
     for rev in (change.head_ref, ":staged"):
         one_by_one, batched = GitTree(source.repo, rev), GitTree(source.repo, rev)
+        assert isinstance(batched, PrefetchingTree)  # the pipeline prefetches through it
         batched.prefetch(paths)
         assert "lat1.txt" in batched._read  # served from the one cat-file run
         assert [batched.read_text(p) for p in paths] == [
