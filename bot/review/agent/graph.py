@@ -292,9 +292,8 @@ async def _within(seconds: float, coros: Sequence[Coroutine[Any, Any, T]]) -> li
     are returned) cancels the rest and is raised."""
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
-        done, _ = await asyncio.wait(
-            tasks, timeout=seconds, return_when=asyncio.FIRST_EXCEPTION
-        )  # a crash stops all
+        # a crash (FIRST_EXCEPTION) stops all
+        done, _ = await asyncio.wait(tasks, timeout=seconds, return_when=asyncio.FIRST_EXCEPTION)
     finally:
         for task in tasks:
             task.cancel()  # no-op on the finished ones
@@ -313,11 +312,8 @@ async def _run_batches(
     outcome: ReviewOutcome,
     on_batch: BatchDone | None,
 ) -> None:
-    chain = ModelChain(
-        settings,
-        bus,  # retried (and shown) below, not by the SDKs
-        build=lambda s: make_chat_model(s.with_(llm_max_retries=0)),
-    )
+    # every model of the chain is retried (and each retry shown) here, not by its SDK
+    chain = ModelChain(settings, bus, build=lambda s: make_chat_model(s.with_(llm_max_retries=0)))
     scrubber = Guarded(Scrubber())  # one thread prepares the prompts, the loop scrubs tools
     fmt = AnswerFormat(AnswerFormat.for_provider(settings.provider), bus)
     limiter = Limiter(settings.max_concurrency)
