@@ -7,11 +7,15 @@ credentials, is.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import httpx
 
 from bot.config import Settings
 from bot.errors import redact
 from bot.hosts.base import Check
+from bot.llm.settings import LLMSettings
+from bot.taskmanager.settings import TaskManagerSettings
 
 __all__ = ["Check", "run_checks"]
 
@@ -30,11 +34,11 @@ def describe_failure(exc: Exception) -> str:
     return redact(f"{type(exc).__name__}: {exc}")[:160]
 
 
-def _model(s: Settings) -> Check:
+def _model(s: LLMSettings) -> Check:
     """Proves the model answers: the server's model list names it (OpenAI-compatible
     ``/models``, Anthropic's ``/v1/models``, Ollama's ``/api/tags``), else a one-token
     completion. A server that answers but does not have the model is a failure."""
-    if not s.llm_model:
+    if not s.model:
         return Check(
             "model", "NOVA_LLM_MODEL", None, "not configured: the review runs the analyzers only"
         )
@@ -42,13 +46,13 @@ def _model(s: Settings) -> Check:
     from bot.llm.providers import known_provider
 
     if not known_provider(s.provider or ""):
-        return Check("model", s.llm_model, False, f"unknown provider {s.provider!r}")
-    name = s.llm_model
-    s = s.with_(llm_timeout=TIMEOUT, llm_max_retries=0)
+        return Check("model", s.model, False, f"unknown provider {s.provider!r}")
+    name = s.model
+    s = replace(s, timeout=TIMEOUT, max_retries=0)
     try:
         if s.provider == "ollama":
             return _ollama_model(s)
-        if s.provider in ("openai", "anthropic") and (s.llm_api_key or s.llm_base_url):
+        if s.provider in ("openai", "anthropic") and (s.api_key or s.base_url):
             listed = _listed_model(s)
             if listed is not None:
                 return listed
@@ -57,16 +61,16 @@ def _model(s: Settings) -> Check:
         return Check("model", name, False, str(exc))
 
 
-def _listed_model(s: Settings) -> Check | None:
+def _listed_model(s: LLMSettings) -> Check | None:
     """The check from ``GET /models``; None when the server has no model list to ask."""
     default = (
         "https://api.anthropic.com/v1" if s.provider == "anthropic" else "https://api.openai.com/v1"
     )
-    base = (s.llm_base_url or default).rstrip("/")
-    headers = {"Authorization": f"Bearer {s.llm_api_key}"} if s.llm_api_key else {}
-    if s.provider == "anthropic" and s.llm_api_key:
-        headers = {"x-api-key": s.llm_api_key, "anthropic-version": "2023-06-01"}
-    target = f"{s.llm_model} at {base}"
+    base = (s.base_url or default).rstrip("/")
+    headers = {"Authorization": f"Bearer {s.api_key}"} if s.api_key else {}
+    if s.provider == "anthropic" and s.api_key:
+        headers = {"x-api-key": s.api_key, "anthropic-version": "2023-06-01"}
+    target = f"{s.model} at {base}"
     try:
         response = http_get(f"{base}/models?limit=1000", headers)
     except httpx.HTTPError as exc:
@@ -97,14 +101,14 @@ def _in_list(target: str, name: str, names: list[str], how: str) -> Check:
     )
 
 
-def _ollama_model(s: Settings) -> Check:
+def _ollama_model(s: LLMSettings) -> Check:
     from bot.extras import require_extra
 
     require_extra("ollama", "NOVA_LLM_MODEL=ollama:...", "ollama")
     import ollama
 
-    client = ollama.Client(host=s.llm_base_url, timeout=TIMEOUT)  # else OLLAMA_HOST
-    target = f"{s.llm_model} at {s.llm_base_url or 'OLLAMA_HOST (default localhost:11434)'}"
+    client = ollama.Client(host=s.base_url, timeout=TIMEOUT)  # else OLLAMA_HOST
+    target = f"{s.model} at {s.base_url or 'OLLAMA_HOST (default localhost:11434)'}"
     try:
         with client:
             names = [str(m.model) for m in client.list().models]
@@ -120,13 +124,13 @@ def _ollama_model(s: Settings) -> Check:
 _MAX_TOKENS = ("openai", "azure_openai", "anthropic", "groq", "mistralai")
 
 
-def _completion(s: Settings) -> Check:
+def _completion(s: LLMSettings) -> Check:
     """A one-token completion, for providers without a model list we can read."""
     from bot.llm.factory import make_chat_model, model_error, provider_errors
     from bot.llm.loop import run_coroutine
 
     model = make_chat_model(s)
-    target = f"{s.llm_model} at {s.llm_base_url}" if s.llm_base_url else s.llm_model or ""
+    target = f"{s.model} at {s.base_url}" if s.base_url else s.model or ""
 
     async def ask() -> None:
         from bot.llm.factory import aclose_model
@@ -147,22 +151,22 @@ def _completion(s: Settings) -> Check:
     return Check("model", target, True, "answered a one-token completion")
 
 
-def _task_manager(s: Settings) -> Check:
+def _task_manager(s: TaskManagerSettings) -> Check:
     if s.use_mock_client:
         return Check("task manager", "USE_MOCK_CLIENT", True, "in-memory mock client")
-    if not s.task_manager_url:
+    if not s.url:
         return Check("task manager", "NOVA_TASK_MANAGER_URL", None, "not configured")
     from bot.taskmanager.client import create_task_manager_client
 
-    client = create_task_manager_client(s.with_(task_manager_timeout=TIMEOUT), retries=0)
+    client = create_task_manager_client(replace(s, timeout=TIMEOUT), retries=0)
     try:
         result = client.health_check()
     finally:
         client.close()
     tail = "" if s.execution_id else "; NOVA_EXECUTION_ID is not set, so runs are not tracked"
     if result["success"]:
-        return Check("task manager", s.task_manager_url, True, "healthy" + tail)
-    return Check("task manager", s.task_manager_url, False, str(result["error"]))
+        return Check("task manager", s.url, True, "healthy" + tail)
+    return Check("task manager", s.url, False, str(result["error"]))
 
 
 def _node(s: Settings) -> Check:
@@ -225,21 +229,19 @@ def _hosts(s: Settings) -> list[Check]:
 def run_checks(settings: Settings) -> list[Check]:
     """The model, every registered code host, the Task Manager, then testgen's tools."""
     return [
-        _model(settings),
-        *_fallbacks(settings),
+        _model(settings.llm),
+        *_fallbacks(settings.llm),
         *_hosts(settings),
-        _task_manager(settings),
+        _task_manager(settings.task_manager),
         _node(settings),
         _sandbox(settings),
     ]
 
 
-def _fallbacks(s: Settings) -> list[Check]:
+def _fallbacks(s: LLMSettings) -> list[Check]:
     """One line per NOVA_LLM_FALLBACK model, checked like the model."""
-    if not s.llm_model:
+    if not s.model:
         return []
-    from dataclasses import replace
-
     from bot.llm.fallback import fallback_settings
 
-    return [replace(_model(fallback_settings(s, m)), name="fallback") for m in s.llm_fallback]
+    return [replace(_model(fallback_settings(s, m)), name="fallback") for m in s.fallback]

@@ -1,4 +1,4 @@
-"""Regenerate README.md's configuration table from bot.config.SETTINGS."""
+"""Regenerate README.md's configuration table from bot.config.all_settings()."""
 
 from pathlib import Path
 

@@ -30,8 +30,8 @@ from bot.errors import AnalyzerError, one_line, redact
 
 if TYPE_CHECKING:
     from bot.analyzers.declared import DeclaredAnalyzer
-    from bot.config import Settings
     from bot.hosts.base import TreeReader
+    from bot.review.settings import ReviewSettings
 
 __all__ = ["FILTER_MODES", "Analysis", "analyze", "coverage_note", "extension"]
 
@@ -60,7 +60,11 @@ def extension(path: str) -> str:
 
 
 def analyze(
-    settings: Settings, change: Change, tree: TreeReader | None, root: Path | None, notes: list[str]
+    settings: ReviewSettings,
+    change: Change,
+    tree: TreeReader | None,
+    root: Path | None,
+    notes: list[str],
 ) -> Analysis:
     out = Analysis()
     running = settings.analyzers != "none"

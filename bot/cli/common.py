@@ -1,4 +1,4 @@
-"""Options shared by commands, generated from ``bot.config.SETTINGS``."""
+"""Options shared by commands, generated from ``bot.config.all_settings()``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import click
 
-from bot.config import SETTINGS, Settings, SettingSpec, load_settings
+from bot.config import Settings, SettingSpec, all_settings, load_settings
 
 if TYPE_CHECKING:
     from bot.events import EventBus
@@ -44,8 +44,11 @@ REVIEW_SETTINGS = (
     "analyzers",
     "filter_mode",
 )
-_SPECS = {s.name: s for s in SETTINGS}
 _Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def _specs() -> dict[str, SettingSpec]:
+    return {s.name: s for s in all_settings()}
 
 
 @overload
@@ -74,7 +77,7 @@ def setting_options(
     def apply(f: _Command) -> _Command:
         for name in reversed(names):
             flag, kind = _FLAGS[name]
-            spec = _SPECS[name]
+            spec = _specs()[name]
             default = f" [default: {spec.default}]" if spec.default not in (None, "", ()) else ""
             kind = click.Choice(spec.choices) if spec.choices else kind
             text = (helps or {}).get(name, spec.help)
@@ -120,7 +123,8 @@ def change_ref(change: str | None, staged: bool) -> str:
 
 
 def load_from_flags(flags: dict[str, Any], repo: Path | None) -> Settings:
-    return load_settings(flags={k: v for k, v in flags.items() if k in _SPECS}, repo=repo)
+    specs = _specs()
+    return load_settings(flags={k: v for k, v in flags.items() if k in specs}, repo=repo)
 
 
 # A sentence ends at a period before a capital letter or the end, not inside "e.g. x",
@@ -143,7 +147,7 @@ def env_epilog() -> str:
             initial_indent=f"  {s.env:<26} ",
             subsequent_indent=" " * 29,
         )
-        for s in SETTINGS
+        for s in all_settings()
     )
     return "\b\nConfiguration (flags > environment > .nova.toml in the repository):\n" + rows
 

@@ -46,4 +46,4 @@ def diff(change: str | None, staged: bool, repo: Path, fmt: str, style: str | No
     if fmt == "json":
         click.echo(json.dumps(diff_to_dict(result.files), ensure_ascii=False))
     else:
-        click.echo(render_files(result.files, settings.diff_style), nl=False)
+        click.echo(render_files(result.files, settings.review.diff_style), nl=False)

@@ -159,7 +159,7 @@ def review(
     if settings.llm_enabled:  # a missing provider extra or key: one line, nothing fetched
         from bot.llm.fallback import check_models
 
-        check_models(settings)
+        check_models(settings.llm)
     if change is None and not staged:
         change = ref_from_ci(settings)
     ref = change_ref(change, staged)
@@ -171,7 +171,7 @@ def review(
         _error_output(outputs, ref, exc)
         raise
     bus = event_bus(quiet, events_file)
-    tracker = tracker_for(settings, bus)
+    tracker = tracker_for(settings.task_manager, bus)
     job = ReviewJob(
         settings=settings,
         session=session,
@@ -188,7 +188,7 @@ def review(
     finally:
         tracker.close()
         bus.close()
-    code = exit_code_for(result, job.settings.fail_on)
+    code = exit_code_for(result, job.settings.review.fail_on)
     for error in result.errors:
         click.echo(f"nova: error: {error}", err=True)
     click.get_current_context().exit(code)
@@ -197,15 +197,17 @@ def review(
 def _outputs(
     settings: Settings, output: str, output_file: Path | None, sarif_file: Path | None = None
 ) -> list[Output]:
+    from bot.hosts.github.settings import GitHubSettings
     from bot.publishers.local import LocalPublisher
 
-    outputs: list[Output] = [LocalPublisher(output, output_file, fence=settings.github_actions)]
+    github = settings.section(GitHubSettings)  # in GitHub Actions: its job summary, outputs
+    outputs: list[Output] = [LocalPublisher(output, output_file, fence=github.actions)]
     if sarif_file is not None:
         outputs.append(LocalPublisher("sarif", sarif_file, option="--sarif-file"))
-    if settings.github_step_summary or settings.github_output:
+    if github.step_summary or github.output:
         from bot.hosts.github.actions import ActionsOutput
 
-        outputs.append(ActionsOutput(settings))
+        outputs.append(ActionsOutput(github))
     return outputs
 
 

@@ -109,7 +109,7 @@ def testgen(
     settings = load_from_flags(dict(flags), repo)
     generator = generator or ("llm" if settings.llm_enabled else "differential")
     bus = event_bus(quiet, events_file)
-    tracker = tracker_for(settings, bus)
+    tracker = tracker_for(settings.task_manager, bus)
     try:
         job = TestgenJob(
             settings=settings,

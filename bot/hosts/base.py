@@ -33,6 +33,7 @@ from bot.review.result import PriorReview, PublishReport, ReviewResult
 
 if TYPE_CHECKING:
     from bot.config import Settings
+    from bot.sections import Section
     from bot.testgen.report import TestgenResult
     from bot.testgen.workspace import Workspace
 
@@ -163,7 +164,7 @@ class Host(Protocol):
     title: str  # "GitHub"
     noun: str  # what a change is called there: "pull request"
     references: str  # what a reference looks like, for --help and errors
-    env_prefixes: tuple[str, ...]  # prefixes of its settings' variables (GITHUB_)
+    section: type[Section] | None  # its settings (bot.sections), if it has any
     publishes: bool  # may be a --publish target
 
     def matches(self, spec: str) -> bool:

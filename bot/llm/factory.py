@@ -1,4 +1,4 @@
-"""Build a LangChain chat model from ``Settings``; map provider errors to ``ModelError``.
+"""Build a LangChain chat model from ``LLMSettings``; map provider errors to ``ModelError``.
 
 Every provider goes through LangChain's ``init_chat_model`` with the arguments its entry in
 ``bot.llm.providers.PROVIDERS`` makes from the settings. Heavy imports happen inside the
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from bot.config import Settings
 from bot.errors import ConfigError, ModelError, redact
 from bot.extras import missing, require_extra
 from bot.llm.providers import LANGCHAIN_ONLY, PROVIDERS, common_options
+from bot.llm.settings import LLMSettings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -35,13 +35,13 @@ def estimate_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-def check_model(settings: Settings) -> None:
+def check_model(settings: LLMSettings) -> None:
     """Raise the ``ConfigError`` ``make_chat_model`` would (a missing integration package or
     key), without importing or building anything."""
     _plan(settings)
 
 
-def _plan(settings: Settings) -> tuple[str, Callable[[Settings], dict[str, Any]]]:
+def _plan(settings: LLMSettings) -> tuple[str, Callable[[LLMSettings], dict[str, Any]]]:
     """``init_chat_model``'s provider name and the options function for ``settings``."""
     provider = settings.provider
     if provider is None:
@@ -50,7 +50,7 @@ def _plan(settings: Settings) -> tuple[str, Callable[[Settings], dict[str, Any]]
     feature = f"NOVA_LLM_MODEL={provider}:..."
     if spec is not None:
         require_extra(spec.extra, feature, spec.module)
-        if spec.key_required and not settings.llm_api_key:
+        if spec.key_required and not settings.api_key:
             names = " or ".join(("NOVA_LLM_API_KEY", *spec.key_envs))
             raise ConfigError(
                 f"NOVA_LLM_MODEL uses {spec.title} but no key is set", hint=f"set {names}"
@@ -72,8 +72,8 @@ def _plan(settings: Settings) -> tuple[str, Callable[[Settings], dict[str, Any]]
     )
 
 
-def make_chat_model(settings: Settings) -> BaseChatModel:
-    """The chat model of ``settings.llm_model``, built by LangChain's ``init_chat_model``;
+def make_chat_model(settings: LLMSettings) -> BaseChatModel:
+    """The chat model of ``settings.model``, built by LangChain's ``init_chat_model``;
     a missing integration package or key is a one-line ``ConfigError`` (exit 2)."""
     lc_name, options_of = _plan(settings)
     options = options_of(settings)
@@ -165,16 +165,16 @@ def status_of(exc: BaseException) -> int | None:
 
 
 def model_error(
-    exc: BaseException, settings: Settings, *, attempts: int = 1, seconds: float | None = None
+    exc: BaseException, settings: LLMSettings, *, attempts: int = 1, seconds: float | None = None
 ) -> ModelError:
     """A one-line, secret-free ``ModelError`` for a provider exception; after several
     ``attempts`` it says how many and the real time they took (``seconds``)."""
-    where = settings.llm_base_url or settings.provider or "model"
+    where = settings.base_url or settings.provider or "model"
     status = status_of(exc)
     name = type(exc).__name__
     spent = f", {seconds:.1f}s in all" if seconds is not None else ""
     if "Timeout" in name:
-        text = f"model endpoint {where} timed out after {settings.llm_timeout:g}s"
+        text = f"model endpoint {where} timed out after {settings.timeout:g}s"
         if attempts > 1:
             text += f" (each of {attempts} attempts{spent})"
     elif "Connection" in name:

@@ -18,9 +18,9 @@ provider gets that provider's own key variable and its defaults (``fallback_sett
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
-from bot.config import Settings
 from bot.errors import ModelError
 from bot.events import ErrorEvent, EventBus
 from bot.llm.factory import (
@@ -31,6 +31,7 @@ from bot.llm.factory import (
     provider_errors,
     status_of,
 )
+from bot.llm.settings import LLMSettings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -40,20 +41,18 @@ __all__ = ["ModelChain", "check_models", "fallback_settings", "falls_back"]
 T = TypeVar("T")
 
 
-def fallback_settings(settings: Settings, model: str) -> Settings:
+def fallback_settings(settings: LLMSettings, model: str) -> LLMSettings:
     """``settings`` for the fallback ``model`` (``provider:model``)."""
-    other = settings.with_(llm_model=model)
+    other = replace(settings, model=model)
     if other.provider == settings.provider:
         return other
-    return other.with_(
-        llm_base_url=None, llm_api_key=settings.fallback_keys.get(other.provider or "")
-    )
+    return replace(other, base_url=None, api_key=settings.fallback_keys.get(other.provider or ""))
 
 
-def check_models(settings: Settings) -> None:
+def check_models(settings: LLMSettings) -> None:
     """The ConfigError (missing extra or key) of the model or any fallback, before a run
     fetches or analyzes anything; nothing is imported or built."""
-    for s in (settings, *(fallback_settings(settings, m) for m in settings.llm_fallback)):
+    for s in (settings, *(fallback_settings(settings, m) for m in settings.fallback)):
         check_model(s)
 
 
@@ -71,35 +70,35 @@ class ModelChain:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: LLMSettings,
         bus: EventBus | None = None,
         *,
-        build: Callable[[Settings], BaseChatModel] = make_chat_model,
+        build: Callable[[LLMSettings], BaseChatModel] = make_chat_model,
     ) -> None:
         self._settings = [
             settings,
-            *(fallback_settings(settings, m) for m in settings.llm_fallback),
+            *(fallback_settings(settings, m) for m in settings.fallback),
         ]
         self._models = [build(s) for s in self._settings]
         self._index = 0
         self._bus = bus
         self.notes: list[str] = []
         # told of each switch, to bind the new model the way the old one was (tools, format)
-        self.on_switch: Callable[[BaseChatModel, Settings], None] | None = None
+        self.on_switch: Callable[[BaseChatModel, LLMSettings], None] | None = None
 
     @property
     def model(self) -> BaseChatModel:
         return self._models[self._index]
 
     @property
-    def settings(self) -> Settings:
+    def settings(self) -> LLMSettings:
         return self._settings[self._index]
 
     @property
     def answered_by(self) -> str:
-        return self.settings.llm_model or ""
+        return self.settings.model or ""
 
-    async def call(self, ask: Callable[[Settings], Awaitable[T]]) -> T:
+    async def call(self, ask: Callable[[LLMSettings], Awaitable[T]]) -> T:
         """``await ask(settings)`` with the current model; on a failure that falls back, the
         next model takes over and is asked the same."""
         while True:
@@ -118,7 +117,7 @@ class ModelChain:
             return True  # a concurrent call already moved on: ask the current model
         if index + 1 >= len(self._models) or not falls_back(exc):
             return False
-        failed = self._settings[index].llm_model
+        failed = self._settings[index].model
         self._index = index + 1
         note = f"model {failed} failed ({why}); {self.answered_by} answered from then on"
         self.notes.append(note)

@@ -1,5 +1,5 @@
 """The model providers Nova knows: which pip extra brings each one, where its key comes from,
-and the arguments LangChain's ``init_chat_model`` gets for it from ``Settings``.
+and the arguments LangChain's ``init_chat_model`` gets for it from ``LLMSettings``.
 
 Every provider is built the same way (``bot.llm.factory.make_chat_model``); a provider
 LangChain knows but this table does not (cohere, deepseek, xai, …) still works when its
@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from bot.config import Settings
 from bot.errors import ConfigError
+from bot.llm.settings import LLMSettings
 
 __all__ = [
     "LANGCHAIN_ONLY",
@@ -30,24 +30,24 @@ __all__ = [
 # An OpenAI-compatible server without auth still needs *some* key in the client.
 PLACEHOLDER_KEY = "nova-no-key"
 
-Options = Callable[[Settings], dict[str, Any]]
+Options = Callable[[LLMSettings], dict[str, Any]]
 
 
-def common_options(s: Settings) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"timeout": s.llm_timeout, "max_retries": s.llm_max_retries}
-    if s.llm_api_key:
-        kwargs["api_key"] = SecretStr(s.llm_api_key)
-    if s.llm_base_url:
-        kwargs["base_url"] = s.llm_base_url
+def common_options(s: LLMSettings) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"timeout": s.timeout, "max_retries": s.max_retries}
+    if s.api_key:
+        kwargs["api_key"] = SecretStr(s.api_key)
+    if s.base_url:
+        kwargs["base_url"] = s.base_url
     return kwargs
 
 
-def _openai(s: Settings) -> dict[str, Any]:
+def _openai(s: LLMSettings) -> dict[str, Any]:
     import openai
 
-    key = s.llm_api_key
+    key = s.api_key
     if not key:
-        if not s.llm_base_url:
+        if not s.base_url:
             raise ConfigError(
                 "NOVA_LLM_MODEL uses OpenAI but no key is set",
                 hint="set NOVA_LLM_API_KEY or OPENAI_API_KEY, or NOVA_LLM_BASE_URL "
@@ -56,86 +56,86 @@ def _openai(s: Settings) -> dict[str, Any]:
         key = PLACEHOLDER_KEY
     # Our own async client, closed by ``aclose_model`` when the run ends (the default one is
     # cached per base URL and keeps idle connections for the life of the process).
-    client = openai.DefaultAsyncHttpxClient(timeout=s.llm_timeout)
+    client = openai.DefaultAsyncHttpxClient(timeout=s.timeout)
     return {
-        "base_url": s.llm_base_url,
+        "base_url": s.base_url,
         "api_key": SecretStr(key),
-        "timeout": s.llm_timeout,
-        "max_retries": s.llm_max_retries,
+        "timeout": s.timeout,
+        "max_retries": s.max_retries,
         "http_async_client": client,
         "http_socket_options": (),
     }
 
 
-def _azure_openai(s: Settings) -> dict[str, Any]:
+def _azure_openai(s: LLMSettings) -> dict[str, Any]:
     import openai
 
     # The endpoint and API version come from AZURE_OPENAI_ENDPOINT / OPENAI_API_VERSION when
     # NOVA_LLM_BASE_URL does not name the endpoint; the model name is the deployment.
     kwargs: dict[str, Any] = {
         "azure_deployment": s.model_name,
-        "timeout": s.llm_timeout,
-        "max_retries": s.llm_max_retries,
-        "http_async_client": openai.DefaultAsyncHttpxClient(timeout=s.llm_timeout),
+        "timeout": s.timeout,
+        "max_retries": s.max_retries,
+        "http_async_client": openai.DefaultAsyncHttpxClient(timeout=s.timeout),
     }
-    if s.llm_api_key:
-        kwargs["api_key"] = SecretStr(s.llm_api_key)
-    if s.llm_base_url:
-        kwargs["azure_endpoint"] = s.llm_base_url
+    if s.api_key:
+        kwargs["api_key"] = SecretStr(s.api_key)
+    if s.base_url:
+        kwargs["azure_endpoint"] = s.base_url
     return kwargs
 
 
-def _anthropic(s: Settings) -> dict[str, Any]:
+def _anthropic(s: LLMSettings) -> dict[str, Any]:
     return common_options(s) | {"max_tokens": 4096}
 
 
-def _ollama(s: Settings) -> dict[str, Any]:
+def _ollama(s: LLMSettings) -> dict[str, Any]:
     # ChatOllama has no retries of its own (Nova's retry loop does them) and takes httpx
     # arguments for its clients; the host defaults to OLLAMA_HOST, then localhost:11434.
-    client: dict[str, Any] = {"timeout": s.llm_timeout}
-    if s.llm_api_key:  # Ollama's hosted API and authenticating proxies
-        client["headers"] = {"Authorization": f"Bearer {s.llm_api_key}"}
+    client: dict[str, Any] = {"timeout": s.timeout}
+    if s.api_key:  # Ollama's hosted API and authenticating proxies
+        client["headers"] = {"Authorization": f"Bearer {s.api_key}"}
     kwargs: dict[str, Any] = {"client_kwargs": client}
-    if s.llm_base_url:
-        kwargs["base_url"] = s.llm_base_url
+    if s.base_url:
+        kwargs["base_url"] = s.base_url
     return kwargs
 
 
-def _bedrock(s: Settings) -> dict[str, Any]:
+def _bedrock(s: LLMSettings) -> dict[str, Any]:
     from botocore.config import Config
 
     # Credentials and region: the AWS chain (AWS_* variables, profiles, instance roles).
     config = Config(
-        connect_timeout=min(s.llm_timeout, 30.0),
-        read_timeout=s.llm_timeout,
-        retries={"total_max_attempts": s.llm_max_retries + 1, "mode": "standard"},
+        connect_timeout=min(s.timeout, 30.0),
+        read_timeout=s.timeout,
+        retries={"total_max_attempts": s.max_retries + 1, "mode": "standard"},
     )
     kwargs: dict[str, Any] = {"config": config}
-    if s.llm_base_url:
-        kwargs["endpoint_url"] = s.llm_base_url
+    if s.base_url:
+        kwargs["endpoint_url"] = s.base_url
     return kwargs
 
 
-def _google_genai(s: Settings) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"timeout": s.llm_timeout, "max_retries": s.llm_max_retries}
-    if s.llm_api_key:
-        kwargs["google_api_key"] = SecretStr(s.llm_api_key)
+def _google_genai(s: LLMSettings) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"timeout": s.timeout, "max_retries": s.max_retries}
+    if s.api_key:
+        kwargs["google_api_key"] = SecretStr(s.api_key)
     return kwargs
 
 
-def _vertexai(s: Settings) -> dict[str, Any]:
+def _vertexai(s: LLMSettings) -> dict[str, Any]:
     # Google's own client for Vertex AI too (langchain-google-vertexai's ChatVertexAI is
     # deprecated for it, and google-cloud-aiplatform is large): application default
     # credentials, project and location from GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION.
     return _google_genai(s) | {"vertexai": True}
 
 
-def _mistral(s: Settings) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"timeout": int(s.llm_timeout), "max_retries": s.llm_max_retries}
-    if s.llm_api_key:
-        kwargs["api_key"] = SecretStr(s.llm_api_key)
-    if s.llm_base_url:
-        kwargs["endpoint"] = s.llm_base_url
+def _mistral(s: LLMSettings) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"timeout": int(s.timeout), "max_retries": s.max_retries}
+    if s.api_key:
+        kwargs["api_key"] = SecretStr(s.api_key)
+    if s.base_url:
+        kwargs["endpoint"] = s.base_url
     return kwargs
 
 

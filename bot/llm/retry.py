@@ -21,10 +21,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from bot.config import Settings
 from bot.errors import ModelError, redact
 from bot.llm.factory import model_error, provider_errors, status_of
 from bot.llm.limiter import FIRST_TURN, FOLLOW_UP, Limiter
+from bot.llm.settings import LLMSettings
 
 __all__ = ["body_error", "call_with_retries", "is_retryable", "is_throttled", "retry_delay"]
 
@@ -61,20 +61,20 @@ def retry_delay(exc: BaseException, attempt: int) -> float:
     return min(8.0, 0.5 * 2.0 ** (attempt - 1)) * (0.75 + random.random() / 4)  # noqa: S311
 
 
-def _what_failed(exc: BaseException, settings: Settings) -> str:
+def _what_failed(exc: BaseException, settings: LLMSettings) -> str:
     name = type(exc).__name__
     if "Timeout" in name:
-        return f"no answer within {settings.llm_timeout:g}s"
+        return f"no answer within {settings.timeout:g}s"
     if "Connection" in name:
         return "connection failed"
     status = status_of(exc)
     return f"HTTP {status}" if status is not None else name
 
 
-def body_error(exc: ValueError | TypeError, settings: Settings) -> ModelError:
+def body_error(exc: ValueError | TypeError, settings: LLMSettings) -> ModelError:
     """A 200 answer the SDK could not read: not UTF-8, not JSON (cut short), or JSON that is
     no chat completion (the SDKs raise ``TypeError`` / ``ValueError`` for those)."""
-    where = settings.llm_base_url or settings.provider or "model"
+    where = settings.base_url or settings.provider or "model"
     if isinstance(exc, UnicodeDecodeError):
         kind = "a body that is not UTF-8"
     elif isinstance(exc, json.JSONDecodeError):
@@ -87,15 +87,15 @@ def body_error(exc: ValueError | TypeError, settings: Settings) -> ModelError:
 
 async def call_with_retries(
     call: Callable[[], Awaitable[T]],
-    settings: Settings,
+    settings: LLMSettings,
     on_retry: Callable[[str], None],
     limiter: Limiter | None = None,
     priority: int = FIRST_TURN,
 ) -> T:
-    """``await call()`` (one model request), retried up to ``settings.llm_max_retries``
+    """``await call()`` (one model request), retried up to ``settings.max_retries``
     times; ``on_retry`` is told of each retry. With ``limiter``, each attempt holds one of
     its slots, and push-back slows every batch down (a retry waits as a follow-up turn)."""
-    attempts = settings.llm_max_retries + 1
+    attempts = settings.max_retries + 1
     started = time.monotonic()
     for attempt in range(1, attempts + 1):
         try:
@@ -124,7 +124,11 @@ async def call_with_retries(
 
 
 def _final_error(
-    exc: BaseException, settings: Settings, attempts: int, seconds: float, limiter: Limiter | None
+    exc: BaseException,
+    settings: LLMSettings,
+    attempts: int,
+    seconds: float,
+    limiter: Limiter | None,
 ) -> ModelError:
     """The provider's error; a rate limit that outlasted the retries says what to change."""
     error = model_error(exc, settings, attempts=attempts, seconds=seconds)

@@ -74,7 +74,7 @@ def build_server(
     # FastMCP 1.x takes no version, and its low-level server then reports the mcp package's
     # own in serverInfo; mcp's own in-memory test helper reaches the same attribute.
     mcp._mcp_server.version = __version__
-    tm = client or create_task_manager_client(settings)
+    tm = client or create_task_manager_client(settings.task_manager)
 
     @mcp.tool()
     def update_execution_session(

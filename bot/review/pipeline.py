@@ -83,11 +83,11 @@ def _analyze(
 
     with job.tracker.step("analyze") as step:
         settings = job.settings
-        if settings.analyzers == "none" and not settings.analyzer_results:
+        if settings.review.analyzers == "none" and not settings.review.analyzer_results:
             step.skip("analyzers disabled (NOVA_ANALYZERS=none)")
             return []
         root = tree.root if isinstance(tree, LocalTree) else job.repo
-        found = analyze(settings, change, tree, root, notes)
+        found = analyze(settings.review, change, tree, root, notes)
         if not found.status:
             step.skip("no analyzer ran")
             return []
@@ -105,10 +105,10 @@ def _llm_review(
 ) -> list[Comment]:
     with job.tracker.step("review") as step:
         if not job.settings.llm_enabled:
-            step.skip("no model configured" if not job.settings.llm_model else "disabled")
+            step.skip("no model configured" if not job.settings.llm.model else "disabled")
             result.notes.append(
                 LLM_OFF_NOTE
-                if not job.settings.llm_model
+                if not job.settings.llm.model
                 else "LLM review is disabled (NOVA_LLM_REVIEW=false)."
             )
             return []
@@ -126,7 +126,8 @@ def _llm_review(
                 change,
                 tree,
                 findings,
-                job.settings,
+                job.settings.llm,
+                job.settings.review,
                 job.bus,
                 result.stats,
                 later,
@@ -230,7 +231,7 @@ def run_review(
     if job.settings.llm_enabled:  # the model client loads while the change is fetched
         from bot.llm.loop import preload
 
-        preload(job.settings.provider)
+        preload(job.settings.llm.provider)
     job.tracker.start(job.session_id, str(job.repo.resolve()) if job.repo else None)
     try:
         with job.tracker.step("fetch-change") as step:
@@ -279,11 +280,11 @@ def _skip_reviewed(
 ) -> None:
     """Skip the model, post nothing, and exit as the first review of this head did."""
     result.prior = prior
-    failing = prior.reaches(job.settings.fail_on)
+    failing = prior.reaches(job.settings.review.fail_on)
     result.notes.append(
         f"{result.change.id} at {prior.head[:12]} was already reviewed; nothing was posted "
         f"(use --force to review it again). That review had {len(prior.severities)} "
-        f"finding(s){'; some reach --fail-on ' + job.settings.fail_on if failing else ''}."
+        f"finding(s){'; some reach --fail-on ' + job.settings.review.fail_on if failing else ''}."
     )
     for name in ("analyze", "review", "anchor", "publish"):
         with job.tracker.step(name) as skipped:
@@ -378,7 +379,7 @@ def _review(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher
     if not change.files:
         result.notes.append("the change is empty: nothing to review")
     selection = select_files(
-        change.files, job.settings.exclude, tree.read_text if tree is not None else None
+        change.files, job.settings.review.exclude, tree.read_text if tree is not None else None
     )
     result.notes += skip_notes(selection.skipped)
     reviewed = replace(change, files=tuple(selection.kept))  # what the model and ruff see

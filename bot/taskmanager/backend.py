@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 
-from bot.config import Settings
 from bot.errors import redact
 from bot.events import ErrorEvent, EventBus
 from bot.steps import StepTracker
 from bot.taskmanager.client import Envelope, TaskManagerClientBase
+from bot.taskmanager.settings import TaskManagerSettings
 
 __all__ = ["TaskManagerBackend", "tracker_for"]
 
@@ -71,10 +71,10 @@ class TaskManagerBackend:
         self.client.close()
 
 
-def tracker_for(settings: Settings, bus: EventBus) -> StepTracker:
+def tracker_for(settings: TaskManagerSettings, bus: EventBus) -> StepTracker:
     """A tracker that mirrors to the Task Manager when an execution and a service (or the
     mock) are configured; otherwise steps are only events."""
-    if not settings.execution_id or not (settings.task_manager_url or settings.use_mock_client):
+    if not settings.execution_id or not (settings.url or settings.use_mock_client):
         return StepTracker(bus)
     from bot.taskmanager.client import create_task_manager_client
 

@@ -13,7 +13,7 @@ import uuid
 from abc import ABC, abstractmethod
 from typing import Any
 
-from bot.config import Settings
+from bot.taskmanager.settings import TaskManagerSettings
 
 __all__ = [
     "STATUSES",
@@ -158,15 +158,17 @@ class MockTaskManagerClient(TaskManagerClientBase):
         return ok({"status": "ok", "client": "mock"}, "Task Manager (mock) is healthy")
 
 
-def create_task_manager_client(settings: Settings, **http_options: Any) -> TaskManagerClientBase:
+def create_task_manager_client(
+    settings: TaskManagerSettings, **http_options: Any
+) -> TaskManagerClientBase:
     """The mock when USE_MOCK_CLIENT is 'true' (any case), else the HTTP client."""
     if settings.use_mock_client:
         return MockTaskManagerClient()
     from bot.taskmanager.http import HttpTaskManagerClient
 
     return HttpTaskManagerClient(
-        settings.task_manager_url,
-        token=settings.task_manager_token,
-        timeout=settings.task_manager_timeout,
+        settings.url,
+        token=settings.token,
+        timeout=settings.timeout,
         **http_options,
     )

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from bot.change import Change
-from bot.config import Settings
 from bot.diff.render import render_files
 from bot.errors import ModelError, redact_known
 from bot.events import EventBus
+from bot.llm.settings import LLMSettings
 from bot.llm.usage import Stats
 from bot.prompts import render_prompt
 from bot.review.agent.tools import MAX_CHARS, ContextTool, context_tools
 from bot.testgen.frameworks import Framework
 from bot.testgen.matrix import Target
 from bot.testgen.sandbox import RunResult
+from bot.testgen.settings import TestgenSettings
 from bot.testgen.workspace import Workspace, WriteRefused
 
 __all__ = ["generate_with_llm", "testgen_tools"]
@@ -128,7 +129,8 @@ async def generate_with_llm(
     ws: Workspace,
     fw: Framework,
     targets: list[Target],
-    settings: Settings,
+    llm: LLMSettings,
+    testgen: TestgenSettings,
     bus: EventBus,
     stats: Stats,
     max_iterations: int,
@@ -159,10 +161,10 @@ async def generate_with_llm(
             diff=render_files(change.files),
         )
     )
-    chain = ModelChain(settings, bus)
+    chain = ModelChain(llm, bus)
     graph = build_graph(
         chain.model,
-        testgen_tools(ws, fw, max_iterations, settings.test_timeout),
+        testgen_tools(ws, fw, max_iterations, testgen.timeout),
         bus,
         stats,
         parse_final=lambda text: text.strip() or "done",
@@ -176,14 +178,14 @@ async def generate_with_llm(
     }
     try:
         final = await graph.ainvoke(
-            state, config={"recursion_limit": max(settings.recursion_limit, 4 * max_iterations + 8)}
+            state, config={"recursion_limit": max(llm.recursion_limit, 4 * max_iterations + 8)}
         )
     except GraphRecursionError as exc:
         raise ModelError(
             "the test-writing agent did not finish within its step limit (NOVA_RECURSION_LIMIT)"
         ) from exc
     except provider_errors() as exc:
-        raise model_error(exc, settings) from exc
+        raise model_error(exc, llm) from exc
     finally:
         await chain.aclose()
     return str(final.get("answer") or "")

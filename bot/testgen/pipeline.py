@@ -68,7 +68,10 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
         step.note(f"{len(change.files)} files")
     result = TestgenResult(change=change)
     with Workspace(
-        job.repo, change.head_ref or "HEAD", None, memory_limit=job.settings.test_memory_mb * 2**20
+        job.repo,
+        change.head_ref or "HEAD",
+        None,
+        memory_limit=job.settings.testgen.memory_mb * 2**20,
     ) as ws:
         with job.tracker.step("detect-test-framework") as step:
             ws.framework = result.framework = detect_framework(ws.root)
@@ -104,7 +107,7 @@ def _test_environment(job: TestgenJob, ws: Workspace, result: TestgenResult) -> 
     assert fw is not None
     if fw.language == "python":
         env = python_environment(
-            job.repo, job.settings.test_python, job.virtual_env, job.path_python
+            job.repo, job.settings.testgen.python, job.virtual_env, job.path_python
         )
         ws.framework = result.framework = with_python(fw, env.python)
         ws.bin_dirs = env.bin_dirs
@@ -161,7 +164,7 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
     with job.tracker.step("analyze-test-matrix") as step:
         result.matrix = build_matrix(result.change, ws, fw)
         try:
-            runner = runner_for(fw, job.settings.test_timeout, job.settings.test_memory_mb)
+            runner = runner_for(fw, job.settings.testgen.timeout, job.settings.testgen.memory_mb)
         except RunnerUnavailable as exc:
             result.notes.append(str(exc))
         if runner is not None and result.matrix:
@@ -238,7 +241,8 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
                 ws,
                 ws.framework,
                 result.matrix,
-                job.settings,
+                job.settings.llm,
+                job.settings.testgen,
                 job.bus,
                 result.stats,
                 job.max_iterations,

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from bot.analyzers.collect import FILTER_MODES, analyze
 from bot.analyzers.merge import combine
 from bot.change import Change
-from bot.config import Settings
 from bot.diff import anchor, parse_diff
+from bot.review.settings import ReviewSettings
 from tests.diff.test_diff_properties import make_diff, texts
 
 PATH = "web/f.js"
@@ -68,7 +68,9 @@ def test_placed_findings_are_on_commentable_lines_of_the_filter_mode(
             )
         )
         notes: list[str] = []
-        settings = Settings(analyzers="none", analyzer_results=(str(results),), filter_mode=mode)
+        settings = ReviewSettings(
+            analyzers="none", analyzer_results=(str(results),), filter_mode=mode
+        )
         kept = analyze(settings, change, None, Path(tmp), notes).comments
     to_anchor, held = combine(kept, [], files)
     placements = anchor(to_anchor, files) + held

@@ -21,7 +21,7 @@ def test_repo_config_declares_analyzers_under_nova_or_at_the_top() -> None:
     (declared,) = nested["declared_analyzers"]
     assert declared.command == ("x", "y") and declared.extensions == (".ts", ".tsx")
     settings = with_repo_config(Settings(), '[[analyzer]]\nname = "a"\ncommand = "x"\n', "t")
-    assert [a.name for a in settings.declared_analyzers] == ["a"]
+    assert [a.name for a in settings.review.declared_analyzers] == ["a"]
 
 
 def test_a_runaway_analyzer_is_stopped_at_the_output_cap(

@@ -326,11 +326,11 @@ def test_declared_analyzers_need_a_local_checkout(polyglot: GitRepo, tmp_path: P
     """A host without a checkout (a pull request read through the API): no command runs."""
     from bot.analyzers.collect import analyze
     from bot.analyzers.declared import DeclaredAnalyzer
-    from bot.config import Settings
     from bot.hosts.git.source import GitSource
+    from bot.review.settings import ReviewSettings
 
     marker = tmp_path / "ran"
-    settings = Settings(
+    settings = ReviewSettings(
         analyzers="ruff", declared_analyzers=(DeclaredAnalyzer("lint", f"touch {marker}"),)
     )
     change = GitSource(polyglot.path).fetch("HEAD")

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from bot.cli import cli
 from bot.cli.common import env_epilog
-from bot.config import SETTINGS
+from bot.config import all_settings
 
 
 def _rows() -> dict[str, str]:
@@ -31,8 +31,8 @@ def test_rows_fit_a_terminal() -> None:
 
 def test_every_setting_shows_a_whole_first_sentence() -> None:
     rows = _rows()
-    assert set(rows) == {s.env for s in SETTINGS}
-    for spec in SETTINGS:
+    assert set(rows) == {s.env for s in all_settings()}
+    for spec in all_settings():
         shown = rows[spec.env]
         if spec.range_text():  # the allowed range follows the sentence
             assert shown.endswith(f" {spec.range_text()}"), (spec.env, shown)

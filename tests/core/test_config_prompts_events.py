@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
+import hypothesis
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from bot.config import SETTINGS, Settings, load_settings
+from bot.config import Settings, all_settings, load_settings
 from bot.errors import ConfigError, ModelError, redact, register_secret
 from bot.events import EventBus, JsonLinesSink, PlainSink, StepEvent, event_from_dict
 from bot.hosts import hosts
+from bot.hosts.github.settings import GitHubSettings
+from bot.hosts.gitlab.settings import GitLabSettings
+from bot.hosts.phabricator.settings import PhabricatorSettings
+from bot.llm.settings import LLMSettings
 from bot.prompts import render_prompt, template_names
+from bot.review.settings import ReviewSettings
+from bot.sections import SettingSpec, specs_of
+from bot.taskmanager.settings import TaskManagerSettings
+from bot.testgen.settings import TestgenSettings
 
 
 def test_flags_beat_env_beat_repo_file(tmp_path: Path) -> None:
@@ -24,7 +36,11 @@ def test_flags_beat_env_beat_repo_file(tmp_path: Path) -> None:
         env={"NOVA_TOKEN_BUDGET": "200", "NOVA_FAIL_ON": "warning"},
         repo=tmp_path,
     )
-    assert (s.token_budget, s.fail_on, s.diff_style) == (300, "warning", "labeled")
+    assert (s.review.token_budget, s.review.fail_on, s.review.diff_style) == (
+        300,
+        "warning",
+        "labeled",
+    )
     assert s.origins == {
         "token_budget": "flag",
         "fail_on": "NOVA_FAIL_ON",
@@ -34,7 +50,7 @@ def test_flags_beat_env_beat_repo_file(tmp_path: Path) -> None:
 
 def test_repo_file_nova_table_and_errors(tmp_path: Path) -> None:
     (tmp_path / ".nova.toml").write_text('[nova]\nexclude = ["gen/*"]\n')
-    assert load_settings(env={}, repo=tmp_path).exclude == ("gen/*",)
+    assert load_settings(env={}, repo=tmp_path).review.exclude == ("gen/*",)
     (tmp_path / ".nova.toml").write_text("bogus = 1\n")
     with pytest.raises(ConfigError, match="unknown keys bogus"):
         load_settings(env={}, repo=tmp_path)
@@ -54,25 +70,99 @@ def test_bad_values_name_the_variable() -> None:
         load_settings(env={"NOVA_FAIL_ON": "sometimes"})
 
 
-def test_every_setting_is_a_field_and_has_a_nova_variable() -> None:
-    # the repository's [[analyzer]] tables are a .nova.toml table, not a variable
-    names = set(Settings.__dataclass_fields__) - {"origins", "declared_analyzers", "fallback_keys"}
-    assert {s.name for s in SETTINGS} == names
-    # USE_MOCK_CLIENT keeps the name the Task Manager tooling already uses, CI the one every
-    # CI system sets; a host's variables keep the names its CI or tools already use
-    # (GITHUB_* from Actions, PHABRICATOR_* from arc), declared by the host.
-    prefixes = ("NOVA_", *(p for h in hosts() for p in h.env_prefixes))
-    assert all(
-        (s.env.startswith(prefixes) or s.env in ("USE_MOCK_CLIENT", "CI")) and s.help
-        for s in SETTINGS
-    )
+def test_every_setting_is_a_section_field_with_one_key_and_a_nova_variable() -> None:
+    sections: list[type] = [LLMSettings, ReviewSettings, TestgenSettings, TaskManagerSettings]
+    sections += [h.section for h in hosts() if h.section is not None] + [Settings]
+    declared = [spec for cls in sections for spec in specs_of(cls)]
+    assert [s.name for s in declared] == [s.name for s in all_settings()]
+    assert len({s.name for s in declared}) == len(declared), "a flat key is declared twice"
+    assert len({s.env for s in declared}) == len(declared), "a variable is declared twice"
+    # CI keeps the name every CI system sets; a section's variables may keep the names its
+    # tools already use (GITHUB_* from Actions, PHABRICATOR_* from arc, USE_MOCK_CLIENT).
+    for cls in sections:
+        prefixes = ("NOVA_", *getattr(cls, "env_prefixes", ()))
+        for spec in specs_of(cls):
+            assert (spec.env.startswith(prefixes) or spec.env == "CI") and spec.help, spec
+
+
+def test_flat_keys_reach_their_section_and_back() -> None:
+    s = Settings.of(
+        llm_model="openai:x", max_concurrency=3, fail_on="error", test_timeout=2.0,
+        execution_id="e1", github_token="t-1", ci_job_token="j-1", harbormaster_target="P",
+    )  # fmt: skip
+    assert (s.llm.model, s.llm.max_concurrency, s.review.fail_on) == ("openai:x", 3, "error")
+    assert (s.testgen.timeout, s.task_manager.execution_id) == (2.0, "e1")
+    assert s.section(GitHubSettings).token == "t-1"
+    assert s.section(GitLabSettings).job_token == "j-1"
+    assert s.section(PhabricatorSettings).harbormaster_target == "P"
+    assert s.value("ci_job_token") == "j-1" and s.value("test_timeout") == 2.0
+    changed = s.with_(github_token="t-2", fail_on="never")
+    assert changed.section(GitHubSettings).token == "t-2" and changed.review.fail_on == "never"
+    assert changed.section(GitLabSettings).job_token == "j-1", "other sections are kept"
+    assert s.section(GitHubSettings).token == "t-1", "settings are frozen"
+    with pytest.raises(TypeError, match="unknown setting 'bogus'"):
+        Settings.of(bogus=1)
+
+
+@hypothesis.settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_any_flat_values_read_back_the_same(data: st.DataObject) -> None:
+    specs = data.draw(st.lists(st.sampled_from(all_settings()), unique_by=lambda s: s.name))
+    values = {spec.name: data.draw(_value_of(spec)) for spec in specs}
+    loaded = Settings.of(**values)
+    assert {key: loaded.value(key) for key in values} == values
+    untouched = [s for s in all_settings() if s.name not in values]
+    assert all(loaded.value(s.name) == s.default for s in untouched)
+
+
+def _value_of(spec: SettingSpec) -> st.SearchStrategy[object]:
+    if spec.choices:
+        return st.sampled_from(spec.choices)
+    if isinstance(spec.default, bool):
+        return st.booleans()
+    if spec.parse is int:
+        return st.integers(min_value=int(spec.min or 0), max_value=10**6)
+    if spec.parse is float:
+        return st.floats(min_value=(spec.min or 0) + 1, max_value=1e6)
+    if isinstance(spec.default, tuple):
+        return st.lists(st.text(min_size=1, max_size=8), max_size=3).map(tuple)
+    return st.text(max_size=20)
+
+
+def test_each_feature_is_handed_only_its_section() -> None:
+    """The clients and agents are built from their own section, never the whole Settings."""
+    from bot.analyzers.collect import analyze
+    from bot.hosts.github.client import github_client
+    from bot.hosts.gitlab.client import gitlab_client
+    from bot.hosts.phabricator.conduit import ConduitClient
+    from bot.llm.factory import make_chat_model
+    from bot.llm.fallback import ModelChain
+    from bot.review.agent.graph import review_change
+    from bot.taskmanager.client import create_task_manager_client
+    from bot.testgen.agent import generate_with_llm
+
+    expected = {
+        github_client: {GitHubSettings},
+        gitlab_client: {GitLabSettings},
+        ConduitClient.__init__: {PhabricatorSettings},
+        make_chat_model: {LLMSettings},
+        ModelChain.__init__: {LLMSettings},
+        create_task_manager_client: {TaskManagerSettings},
+        analyze: {ReviewSettings},
+        review_change: {LLMSettings, ReviewSettings},
+        generate_with_llm: {LLMSettings, TestgenSettings},
+    }
+    for func, sections in expected.items():
+        annotations = " ".join(str(a) for a in func.__annotations__.values())
+        handed = set(re.findall(r"\b\w*Settings\b", annotations))
+        assert handed == {cls.__name__ for cls in sections}, func.__qualname__
 
 
 def test_a_secret_setting_never_shows_in_repr() -> None:
-    secrets = [s.name for s in SETTINGS if s.secret]
+    secrets = [s.name for s in all_settings() if s.secret]
     assert {"llm_api_key", "github_token", "gitlab_token", "phabricator_token"} <= set(secrets)
     for name in secrets:
-        assert "value-77x" not in repr(Settings(**{name: "value-77x"})), name
+        assert "value-77x" not in repr(Settings.of(**{name: "value-77x"})), name
 
 
 def test_secrets_are_redacted_everywhere() -> None:

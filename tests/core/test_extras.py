@@ -87,7 +87,7 @@ def test_a_provider_not_installed_names_its_extra(model: str, extra: str, module
     assert find_spec(module) is None
     settings = load_settings({"llm_model": model, "llm_api_key": "k-test"}, env={})
     with pytest.raises(ConfigError) as info:
-        make_chat_model(settings)
+        make_chat_model(settings.llm)
     assert str(info.value) == (
         f"NOVA_LLM_MODEL={model.split(':')[0]}:... needs {module}, not "
         f'installed in this Python: pip install "nova-bot[{extra}]"'
@@ -123,7 +123,7 @@ def test_review_with_groq_not_installed_is_one_line(repo: GitRepo) -> None:
 def test_a_langchain_only_provider_names_its_package() -> None:
     settings = load_settings({"llm_model": "xai:grok-4", "llm_api_key": "k"}, env={})
     with pytest.raises(ConfigError, match=r"needs langchain_xai, .*: pip install langchain-xai"):
-        make_chat_model(settings)
+        make_chat_model(settings.llm)
 
 
 def test_testgen_names_its_extra(
@@ -148,7 +148,7 @@ def test_anthropic_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langchain_anthropic", None)
     settings = load_settings({"llm_model": "anthropic:claude-x", "llm_api_key": "k"}, env={})
     with pytest.raises(ConfigError, match=r'pip install "nova-bot\[anthropic\]"'):
-        make_chat_model(settings)
+        make_chat_model(settings.llm)
 
 
 def test_mcp_serve_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,8 +169,8 @@ def test_a_provider_that_cannot_be_set_up_is_one_line(monkeypatch: pytest.Monkey
         }
     )
     with pytest.raises(ConfigError) as info:
-        make_chat_model(settings)
+        make_chat_model(settings.llm)
     assert str(info.value).startswith("NOVA_LLM_MODEL=azure_openai:...: the model cannot be set")
     assert "\n" not in str(info.value) and "azure-key-0123456789" not in str(info.value)
     with pytest.raises(ConfigError, match="uses Azure OpenAI but no key is set"):
-        make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "azure_openai:my-deployment"}))
+        make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "azure_openai:my-deployment"}).llm)

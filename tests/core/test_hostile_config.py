@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import SETTINGS, load_settings, settings_table
+from bot.config import all_settings, load_settings, settings_table
 from bot.errors import ConfigError
 from tests.conftest import GitRepo, run
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
@@ -65,7 +65,7 @@ def test_ranges_apply_to_flags_and_the_repo_file(tmp_path: Path) -> None:
 
 
 def test_every_number_setting_declares_its_range_and_shows_it() -> None:
-    numbers = [s for s in SETTINGS if s.parse in (int, float)]
+    numbers = [s for s in all_settings() if s.parse in (int, float)]
     assert numbers and all(s.min is not None for s in numbers)
     table = settings_table()
     assert "| `NOVA_TOKEN_BUDGET` |" in table and "At least 1." in table
@@ -117,10 +117,10 @@ def test_model_names_without_a_provider_that_are_accepted() -> None:
     }
     for model, expected in cases.items():
         s = load_settings(env={"NOVA_LLM_MODEL": model})
-        assert (s.provider, s.model_name) == expected, model
+        assert (s.llm.provider, s.llm.model_name) == expected, model
     # an OpenAI-compatible server names its models as it likes
     s = load_settings(env={"NOVA_LLM_MODEL": "llama3", "NOVA_LLM_BASE_URL": "http://h/v1"})
-    assert (s.provider, s.model_name) == ("openai", "llama3")
+    assert (s.llm.provider, s.llm.model_name) == ("openai", "llama3")
     with pytest.raises(ConfigError, match="unknown model provider 'nope'"):
         load_settings(env={"NOVA_LLM_MODEL": "nope:x"})
 

@@ -207,14 +207,14 @@ def test_fallback_settings_and_keys() -> None:
             "GROQ_API_KEY": groq_key,
             "NOVA_LLM_FALLBACK": "openai:small,anthropic:claude-x,ollama:q",
         }
-    )
-    assert s.llm_fallback == ("openai:small", "anthropic:claude-x", "ollama:q")
+    ).llm
+    assert s.fallback == ("openai:small", "anthropic:claude-x", "ollama:q")
     same = fallback_settings(s, "openai:small")
-    assert (same.llm_api_key, same.llm_base_url, same.model_name) == (KEY, "http://x/v1", "small")
+    assert (same.api_key, same.base_url, same.model_name) == (KEY, "http://x/v1", "small")
     other = fallback_settings(s, "anthropic:claude-x")
-    assert (other.llm_api_key, other.llm_base_url) == (anthropic_key, None)
+    assert (other.api_key, other.base_url) == (anthropic_key, None)
     keyless = fallback_settings(s, "ollama:q")
-    assert (keyless.llm_api_key, keyless.llm_base_url) == (None, None)
+    assert (keyless.api_key, keyless.base_url) == (None, None)
     assert groq_key not in s.fallback_keys.values()  # only the providers that are used
     assert anthropic_key not in repr(s) and redact(anthropic_key) == "***"
 
@@ -253,14 +253,14 @@ def test_a_key_never_goes_to_another_provider(
         for name in key_envs(provider):
             env[name] = f"{provider}-key-{i:06d}"
     env["NOVA_LLM_FALLBACK"] = ",".join(f"{p}:m{i + 1}" for i, p in enumerate(others))
-    s = load_settings(env=env)
-    for model in s.llm_fallback:
+    s = load_settings(env=env).llm
+    for model in s.fallback:
         f = fallback_settings(s, model)
         if f.provider == first:
-            assert (f.llm_api_key, f.llm_base_url) == ("primary-key-000000", base)
+            assert (f.api_key, f.base_url) == ("primary-key-000000", base)
         else:
-            assert f.llm_api_key != "primary-key-000000" and f.llm_base_url is None
-            assert f.llm_api_key is None or f.llm_api_key.startswith(f"{f.provider}-key-")
+            assert f.api_key != "primary-key-000000" and f.base_url is None
+            assert f.api_key is None or f.api_key.startswith(f"{f.provider}-key-")
 
 
 def test_concurrent_batches_switch_once(

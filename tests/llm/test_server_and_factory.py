@@ -23,7 +23,7 @@ def _model(server: FakeOpenAI, **extra):
             "NOVA_LLM_MAX_RETRIES": "0",
         }
     )
-    return make_chat_model(settings), settings
+    return make_chat_model(settings.llm), settings.llm
 
 
 def _ask(model, prompt, runnable=None):
@@ -94,18 +94,18 @@ def test_errors_map_to_clear_messages(llm: FakeOpenAI) -> None:
 
 def test_factory_validation() -> None:
     with pytest.raises(ConfigError, match="unknown model provider 'nope'"):
-        make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "nope:x"}))
+        make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "nope:x"}).llm)
     with pytest.raises(ConfigError, match="no key is set"):
-        make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "openai:gpt-4o-mini"}))
+        make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "openai:gpt-4o-mini"}).llm)
     with pytest.raises(ConfigError, match="Anthropic but no key"):
-        make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "anthropic:claude"}))
+        make_chat_model(load_settings(env={"NOVA_LLM_MODEL": "anthropic:claude"}).llm)
     anthropic = make_chat_model(
         load_settings(
             env={"NOVA_LLM_MODEL": "anthropic:claude-x", "ANTHROPIC_API_KEY": "sk-ant-abcdefgh"}
-        )
+        ).llm
     )
     assert anthropic.model == "claude-x"
     openai_model = make_chat_model(
-        load_settings(env={"NOVA_LLM_MODEL": "openai:gpt-x", "OPENAI_API_KEY": "sk-abcdefgh"})
+        load_settings(env={"NOVA_LLM_MODEL": "openai:gpt-x", "OPENAI_API_KEY": "sk-abcdefgh"}).llm
     )
     assert openai_model.model_name == "gpt-x"

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from bot.cli import cli
-from bot.config import Settings
 from bot.events import EventBus, TextEvent
 from bot.llm.factory import aclose_model, make_chat_model
+from bot.llm.settings import LLMSettings
 from bot.llm.usage import Stats
 from bot.review.agent.answer import ANSWER_SCHEMA, ANSWER_TOOL, AnswerFormat
 from bot.review.agent.graph import build_graph
@@ -107,11 +107,11 @@ def _graph_run(server: FakeOpenAI, mode: str) -> tuple[object, EventBus]:
     async def go():
         bus = EventBus()
         model = make_chat_model(
-            Settings(
-                llm_model="openai:test-model",
-                llm_api_key="sk-x",
-                llm_base_url=server.base_url,
-                llm_max_retries=0,
+            LLMSettings(
+                model="openai:test-model",
+                api_key="sk-x",
+                base_url=server.base_url,
+                max_retries=0,
             )
         )
         try:

@@ -116,7 +116,7 @@ def test_property_3_mock_state_is_consistent(updates, missing) -> None:
     | st.sampled_from(["true", "TRUE", "True", "tRuE", "false", "1", "yes", " true"])
 )
 def test_property_4_factory_choice(value) -> None:
-    client = create_task_manager_client(load_settings(env={"USE_MOCK_CLIENT": value}))
+    client = create_task_manager_client(load_settings(env={"USE_MOCK_CLIENT": value}).task_manager)
     expected = MockTaskManagerClient if value.lower() == "true" else HttpTaskManagerClient
     assert type(client) is expected
     client.close()
@@ -228,6 +228,6 @@ def test_bearer_token_is_sent_and_never_echoed(tm) -> None:
 
 
 def test_unconfigured_http_client_says_what_is_missing() -> None:
-    client = create_task_manager_client(load_settings(env={}))
+    client = create_task_manager_client(load_settings(env={}).task_manager)
     assert "NOVA_TASK_MANAGER_URL" in client.health_check()["error"]
     assert isinstance(client, TaskManagerClientBase)

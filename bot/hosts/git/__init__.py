@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING
 
 from bot.config import Settings
 from bot.hosts.base import Check, HostSession
+from bot.sections import Section
 
 if TYPE_CHECKING:
     from bot.hosts.git.source import GitSource
@@ -38,7 +39,7 @@ class GitHost:
     title = "git"
     noun = "commit"
     references = "HEAD, a SHA, A..B, A...B, - (a unified diff on stdin)"
-    env_prefixes: tuple[str, ...] = ()  # its settings' variables
+    section: type[Section] | None = None  # no settings of its own
     publishes = False
 
     def matches(self, spec: str) -> bool:

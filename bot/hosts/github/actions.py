@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.config import Settings
+from bot.hosts.github.settings import GitHubSettings
 from bot.report.formats import format_result
 from bot.report.untrusted import clean_text
 from bot.review.result import ReviewResult
@@ -43,15 +43,15 @@ def workflow_annotations(result: ReviewResult) -> list[str]:
 class ActionsOutput:
     """Writes the job summary and step outputs after the hosts have published."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: GitHubSettings) -> None:
         self.settings = settings
 
     def publish(self, result: ReviewResult) -> None:
-        if self.settings.github_step_summary:
-            with Path(self.settings.github_step_summary).open("a", encoding="utf-8") as f:
+        if self.settings.step_summary:
+            with Path(self.settings.step_summary).open("a", encoding="utf-8") as f:
                 f.write(clean_text(format_result(result, "markdown")) + "\n")
-        if self.settings.github_output:
-            with Path(self.settings.github_output).open("a", encoding="utf-8") as f:
+        if self.settings.output:
+            with Path(self.settings.output).open("a", encoding="utf-8") as f:
                 f.write(
                     f"comments={len(result.placed)}\nunplaced={len(result.unplaced)}\n"
                     f"errors={len(result.errors)}\ninline_posted={result.inline_posted}\n"

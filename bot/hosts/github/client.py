@@ -8,7 +8,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.config import Settings
 from bot.errors import (
     ConfigError,
     HostChangeNotFound,
@@ -16,6 +15,7 @@ from bot.errors import (
     UsageError,
     redact,
 )
+from bot.hosts.github.settings import GitHubSettings
 
 if TYPE_CHECKING:
     from github import Github
@@ -57,28 +57,28 @@ def parse_pr_ref(spec: str, api_url: str = PUBLIC_API) -> tuple[str, int, str]:
     raise UsageError(f"{spec!r} is not a pull request reference (owner/repo#12 or a PR URL)")
 
 
-def pr_from_event(settings: Settings) -> str | None:
+def pr_from_event(settings: GitHubSettings) -> str | None:
     """``owner/repo#N`` of the pull request in the GitHub Actions event, if any."""
-    if not settings.github_event_path:
+    if not settings.event_path:
         return None
     try:
-        event = json.loads(Path(settings.github_event_path).read_text(encoding="utf-8"))
+        event = json.loads(Path(settings.event_path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"GITHUB_EVENT_PATH {settings.github_event_path}: {exc}") from exc
+        raise ConfigError(f"GITHUB_EVENT_PATH {settings.event_path}: {exc}") from exc
     pr = event.get("pull_request") or {}
     number = pr.get("number") or event.get("number")
-    repo = ((pr.get("base") or {}).get("repo") or {}).get("full_name") or settings.github_repository
+    repo = ((pr.get("base") or {}).get("repo") or {}).get("full_name") or settings.repository
     if number and repo:
         return f"{repo}#{number}"
     return None
 
 
-def github_client(settings: Settings, api_url: str | None = None) -> Github:
+def github_client(settings: GitHubSettings, api_url: str | None = None) -> Github:
     """PyGithub with GitHub's retry rules: 403/429 with ``retry-after`` or a rate-limit
     message and ``x-ratelimit-reset`` are waited out (at most 120 s). A write is retried
     only when GitHub did not take it (a refused connection, 429, a rate-limit 403): a POST
     that timed out or got a 5xx may have been stored, so the caller re-reads instead."""
-    if not settings.github_token:
+    if not settings.token:
         raise ConfigError(
             "GITHUB_TOKEN is not set",
             hint="in Actions pass secrets.GITHUB_TOKEN; by hand use a token "
@@ -96,13 +96,13 @@ def github_client(settings: Settings, api_url: str | None = None) -> Github:
     )
     # PyGithub spaces every request by 0.25 s by default; only writes need spacing.
     return Github(
-        auth=Auth.Token(settings.github_token),
-        base_url=(api_url or settings.github_api_url).rstrip("/"),
-        timeout=max(1, round(settings.github_timeout)),
+        auth=Auth.Token(settings.token),
+        base_url=(api_url or settings.api_url).rstrip("/"),
+        timeout=max(1, round(settings.timeout)),
         retry=retry,
         per_page=100,
         seconds_between_requests=0,
-        seconds_between_writes=settings.github_write_interval,
+        seconds_between_writes=settings.write_interval,
     )
 
 

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import httpx
 
-from bot.config import Settings
 from bot.doctor import describe_failure, http_get
 from bot.hosts.base import Check
+from bot.hosts.github.settings import GitHubSettings
 
 __all__ = ["check"]
 
 
-def check(s: Settings) -> Check:
-    api = s.github_api_url.rstrip("/")
-    if not s.github_token:
+def check(s: GitHubSettings) -> Check:
+    api = s.api_url.rstrip("/")
+    if not s.token:
         return Check("github", api, None, "not configured (GITHUB_TOKEN)")
     try:
         response = http_get(
             f"{api}/rate_limit",
-            {"Authorization": f"Bearer {s.github_token}", "Accept": "application/vnd.github+json"},
+            {"Authorization": f"Bearer {s.token}", "Accept": "application/vnd.github+json"},
         )
     except httpx.HTTPError as exc:
         return Check("github", api, False, describe_failure(exc))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.config import Settings
 from bot.errors import ConfigError, ServiceError
 from bot.hosts.github.client import github_client, github_error
+from bot.hosts.github.settings import GitHubSettings
 from bot.report.untrusted import clean_text
 
 if TYPE_CHECKING:
@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 __all__ = ["open_pull"]
 
 
-def open_pull(settings: Settings, result: TestgenResult, ws: Workspace, branch: str) -> str:
-    if not settings.github_repository:
+def open_pull(settings: GitHubSettings, result: TestgenResult, ws: Workspace, branch: str) -> str:
+    if not settings.repository:
         raise ConfigError("--publish github needs the repository (GITHUB_REPOSITORY=owner/repo)")
     import git
     from github import GithubException
@@ -27,7 +27,7 @@ def open_pull(settings: Settings, result: TestgenResult, ws: Workspace, branch: 
     except (git.GitCommandError, ValueError) as exc:
         raise ServiceError(f"pushing {branch} to origin failed: {exc}") from exc
     try:
-        repo = github_client(settings).get_repo(settings.github_repository)
+        repo = github_client(settings).get_repo(settings.repository)
         pull = repo.create_pull(
             title=clean_text(f"Tests for {result.change.title}")[:250],
             body=clean_text(result.body()),
@@ -35,5 +35,5 @@ def open_pull(settings: Settings, result: TestgenResult, ws: Workspace, branch: 
             base=repo.default_branch,
         )
     except GithubException as exc:
-        raise github_error(exc, f"opening a pull request on {settings.github_repository}") from exc
+        raise github_error(exc, f"opening a pull request on {settings.repository}") from exc
     return str(pull.html_url)

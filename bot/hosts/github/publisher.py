@@ -192,7 +192,7 @@ class GitHubPublisher:
                 notes.append(
                     f"{len(groups) - len(fresh)} finding(s) were already posted on an earlier run"
                 )
-            limit = max(0, self.settings.max_inline_comments)
+            limit = max(0, self.settings.review.max_inline_comments)
             inline, overflow = fresh[:limit], fresh[limit:]
         earlier = self._finished_summary() if result.since else None
         posted, rejected = self._post_review(result, inline, ids, notes, errors)
@@ -219,9 +219,9 @@ class GitHubPublisher:
         )
 
     def _event(self, result: ReviewResult) -> str:
-        fail_on = self.settings.fail_on
+        fail_on = self.settings.review.fail_on
         if (
-            self.settings.request_changes
+            self.session.github.request_changes
             and fail_on != "never"
             and any(
                 severity_rank(p.comment.severity) >= severity_rank(fail_on)

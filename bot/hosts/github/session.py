@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from bot.config import Settings
+from bot.hosts.github.settings import GitHubSettings
 from bot.hosts.github.source import GitHubSource
 
 if TYPE_CHECKING:  # the publisher imports this module
@@ -35,6 +36,10 @@ class GitHubSession:
 
     def __post_init__(self) -> None:
         self.source = GitHubSource(self)
+
+    @property
+    def github(self) -> GitHubSettings:
+        return self.settings.section(GitHubSettings)
 
     def publisher(self, *, force: bool) -> GitHubPublisher:
         from bot.hosts.github.publisher import GitHubPublisher

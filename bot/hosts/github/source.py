@@ -56,13 +56,13 @@ class GitHubSource:
 
     def fetch(self, ref: str) -> Change:
         session = self.session
-        repo_name, number, api_url = parse_pr_ref(ref, session.settings.github_api_url)
+        repo_name, number, api_url = parse_pr_ref(ref, session.github.api_url)
         what = f"pull request {repo_name}#{number}"
         from github import GithubException
         from requests import RequestException
 
         try:
-            session.client = github_client(session.settings, api_url)
+            session.client = github_client(session.github, api_url)
             session.repo = session.client.get_repo(repo_name)
             pr = session.pull = session.repo.get_pull(number)
             files = list(pr.get_files())

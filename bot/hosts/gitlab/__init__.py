@@ -10,6 +10,8 @@ from typing import IO, TYPE_CHECKING
 
 from bot.hosts.base import Check, HostSession
 from bot.hosts.gitlab.client import is_mr_ref, mr_from_ci
+from bot.hosts.gitlab.settings import GitLabSettings
+from bot.sections import Section
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -24,14 +26,14 @@ class GitLabHost:
     title = "GitLab"
     noun = "merge request"
     references = "group/project!12 or a merge request URL"
-    env_prefixes: tuple[str, ...] = ("GITLAB_", "CI_")  # its settings' variables
+    section: type[Section] | None = GitLabSettings  # its settings (bot.sections)
     publishes = True
 
     def matches(self, spec: str) -> bool:
         return is_mr_ref(spec)
 
     def ref_from_ci(self, settings: Settings) -> str | None:
-        return mr_from_ci(settings)
+        return mr_from_ci(settings.section(GitLabSettings))
 
     def open(
         self, settings: Settings, repo: Path | None, *, stdin: IO[str] | None = None
@@ -43,12 +45,12 @@ class GitLabHost:
     def checks(self, settings: Settings) -> Sequence[Check]:
         from bot.hosts.gitlab.doctor import check
 
-        return [check(settings)]
+        return [check(settings.section(GitLabSettings))]
 
     def propose(self, settings: Settings, result: TestgenResult, ws: Workspace, branch: str) -> str:
         from bot.hosts.gitlab.propose import open_merge_request
 
-        return open_merge_request(settings, result, ws, branch)
+        return open_merge_request(settings.section(GitLabSettings), result, ws, branch)
 
 
 HOST = GitLabHost()

@@ -16,8 +16,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from bot.config import Settings
 from bot.errors import ConfigError, HostChangeNotFound, ServiceError, UsageError, redact
+from bot.hosts.gitlab.settings import GitLabSettings
 from bot.hosts.timeouts import timed_out
 
 if TYPE_CHECKING:
@@ -65,18 +65,18 @@ def is_mr_ref(spec: str) -> bool:
     return bool(_REF.match(spec) or _URL.match(spec))
 
 
-def server_url(settings: Settings) -> str:
+def server_url(settings: GitLabSettings) -> str:
     """GITLAB_URL, else the CI server (CI_SERVER_URL, CI_API_V4_URL), else gitlab.com."""
-    if settings.gitlab_url:
-        return settings.gitlab_url.rstrip("/")
-    if settings.ci_server_url:
-        return settings.ci_server_url.rstrip("/")
-    if settings.ci_api_v4_url:
-        return settings.ci_api_v4_url.rstrip("/").removesuffix("/api/v4")
+    if settings.url:
+        return settings.url.rstrip("/")
+    if settings.server_url:
+        return settings.server_url.rstrip("/")
+    if settings.api_v4_url:
+        return settings.api_v4_url.rstrip("/").removesuffix("/api/v4")
     return PUBLIC_URL
 
 
-def parse_mr_ref(spec: str, settings: Settings) -> MergeRequestRef:
+def parse_mr_ref(spec: str, settings: GitLabSettings) -> MergeRequestRef:
     """``group/sub/project!12`` (on the configured server) or a merge request URL (its own
     server: a self-managed host is taken from the URL; GITLAB_URL tells where a server under
     a path such as https://HOST/gitlab ends and the project begins)."""
@@ -95,14 +95,11 @@ def parse_mr_ref(spec: str, settings: Settings) -> MergeRequestRef:
     return MergeRequestRef(path.strip("/"), int(m.group("iid")), root)
 
 
-def mr_from_ci(settings: Settings) -> str | None:
+def mr_from_ci(settings: GitLabSettings) -> str | None:
     """``group/project!N`` of a GitLab CI merge request pipeline, if this is one."""
-    iid = (settings.ci_merge_request_iid or "").strip()
+    iid = (settings.merge_request_iid or "").strip()
     project = (
-        settings.ci_merge_request_project_path
-        or settings.ci_project_path
-        or settings.ci_project_id
-        or ""
+        settings.merge_request_project_path or settings.project_path or settings.project_id or ""
     ).strip()
     if iid.isdigit() and project:
         return f"{project}!{iid}"
@@ -119,11 +116,11 @@ class Credentials:
         return self.kind == "job"
 
 
-def credentials(settings: Settings) -> Credentials:
-    if settings.gitlab_token:
-        return Credentials(settings.gitlab_token, "private")
-    if settings.ci_job_token:
-        return Credentials(settings.ci_job_token, "job")
+def credentials(settings: GitLabSettings) -> Credentials:
+    if settings.token:
+        return Credentials(settings.token, "private")
+    if settings.job_token:
+        return Credentials(settings.job_token, "job")
     raise ConfigError(
         "GITLAB_TOKEN is not set",
         hint="use a personal, project or group access token with the api scope "
@@ -132,13 +129,13 @@ def credentials(settings: Settings) -> Credentials:
     )
 
 
-def gitlab_client(settings: Settings, url: str) -> Gitlab:
+def gitlab_client(settings: GitLabSettings, url: str) -> Gitlab:
     creds = credentials(settings)
     return _write_safe_gitlab()(
         url,
         private_token=None if creds.job_only else creds.token,
         job_token=creds.token if creds.job_only else None,
-        timeout=settings.gitlab_timeout,
+        timeout=settings.timeout,
         per_page=100,
         retry_transient_errors=True,
     )

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import httpx
 
-from bot.config import Settings
 from bot.doctor import describe_failure, http_get
 from bot.hosts.base import Check
 from bot.hosts.gitlab.client import server_url
+from bot.hosts.gitlab.settings import GitLabSettings
 
 __all__ = ["check"]
 
 
-def check(s: Settings) -> Check:
+def check(s: GitLabSettings) -> Check:
     api = f"{server_url(s)}/api/v4"
-    if not s.gitlab_token:
-        if s.ci_job_token:
+    if not s.token:
+        if s.job_token:
             return Check(
                 "gitlab",
                 api,
@@ -26,7 +26,7 @@ def check(s: Settings) -> Check:
             )
         return Check("gitlab", api, None, "not configured (GITLAB_TOKEN, GITLAB_URL)")
     try:
-        response = http_get(f"{api}/user", {"PRIVATE-TOKEN": s.gitlab_token})
+        response = http_get(f"{api}/user", {"PRIVATE-TOKEN": s.token})
     except httpx.HTTPError as exc:
         return Check("gitlab", api, False, describe_failure(exc))
     if response.status_code == 401:

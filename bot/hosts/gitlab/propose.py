@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.config import Settings
 from bot.errors import ConfigError, ServiceError, redact
 from bot.hosts.gitlab.client import credentials, gitlab_client, gitlab_error, server_url
 from bot.hosts.gitlab.publisher import BODY_LIMIT, inert
+from bot.hosts.gitlab.settings import GitLabSettings
 from bot.report.untrusted import cap
 
 if TYPE_CHECKING:
@@ -18,9 +18,9 @@ __all__ = ["open_merge_request"]
 
 
 def open_merge_request(
-    settings: Settings, result: TestgenResult, ws: Workspace, branch: str
+    settings: GitLabSettings, result: TestgenResult, ws: Workspace, branch: str
 ) -> str:
-    project_ref = settings.ci_project_path or settings.ci_project_id
+    project_ref = settings.project_path or settings.project_id
     if not project_ref:
         raise ConfigError("--publish gitlab needs the project (CI_PROJECT_PATH=group/project)")
     if credentials(settings).job_only:

@@ -136,7 +136,7 @@ class GitLabPublisher:
             self.fallback = True
         else:
             posted, summary_posted = self._post(result, notes, errors)
-        report_path = self.settings.gitlab_code_quality or (
+        report_path = self.session.gitlab.code_quality or (
             DEFAULT_REPORT if self.fallback else None
         )
         if self.fallback:
@@ -175,7 +175,7 @@ class GitLabPublisher:
                 notes.append(
                     f"{len(groups) - len(fresh)} finding(s) were already posted on an earlier run"
                 )
-            limit = max(0, self.settings.max_inline_comments)
+            limit = max(0, self.settings.review.max_inline_comments)
             inline, overflow = fresh[:limit], fresh[limit:]
         posted, moved = self._post_threads(result.change, inline, notes, errors)
         summary_posted = self._upsert_summary(result, posted, moved + overflow, notes, errors)

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.hosts.gitlab.client import MergeRequestRef, credentials
+from bot.hosts.gitlab.settings import GitLabSettings
 from bot.hosts.gitlab.source import GitLabSource
 
 if TYPE_CHECKING:  # the publisher imports this module
@@ -38,6 +39,10 @@ class GitLabSession:
     def __post_init__(self) -> None:
         self.source = GitLabSource(self)
 
+    @property
+    def gitlab(self) -> GitLabSettings:
+        return self.settings.section(GitLabSettings)
+
     def publisher(self, *, force: bool) -> GitLabPublisher:
         from bot.hosts.gitlab.publisher import GitLabPublisher
 
@@ -45,7 +50,7 @@ class GitLabSession:
 
     @property
     def job_token_only(self) -> bool:
-        return credentials(self.settings).job_only
+        return credentials(self.gitlab).job_only
 
     def me(self) -> int | None:
         """Nova's own user id: the token's user (a project or group token's bot user).

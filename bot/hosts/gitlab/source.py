@@ -70,10 +70,10 @@ class GitLabSource:
         from requests import RequestException
 
         session = self.session
-        mr_ref = session.ref = parse_mr_ref(ref, session.settings)
+        mr_ref = session.ref = parse_mr_ref(ref, session.gitlab)
         what = f"merge request {mr_ref.id}"
         try:
-            session.client = gitlab_client(session.settings, mr_ref.url)
+            session.client = gitlab_client(session.gitlab, mr_ref.url)
             session.project = session.client.projects.get(mr_ref.project, lazy=True)
             mr = session.mr = session.project.mergerequests.get(mr_ref.iid)
         except (GitlabError, RequestException) as exc:
@@ -165,8 +165,8 @@ class GitLabSource:
 
     def _job_token_change(self, mr_ref: MergeRequestRef) -> Change | None:
         """CI_JOB_TOKEN may not read merge requests: the pipeline's own checkout has them."""
-        s = self.session.settings
-        base, head = s.ci_merge_request_diff_base_sha, s.ci_commit_sha
+        s = self.session.gitlab
+        base, head = s.merge_request_diff_base_sha, s.commit_sha
         local = self._local_diff(base, head) if base and head else None
         if local is None:
             return None

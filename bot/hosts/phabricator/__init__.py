@@ -8,6 +8,8 @@ from typing import IO, TYPE_CHECKING
 
 from bot.hosts.base import Check, HostSession
 from bot.hosts.phabricator.conduit import is_revision_ref
+from bot.hosts.phabricator.settings import PhabricatorSettings
+from bot.sections import Section
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -22,7 +24,7 @@ class PhabricatorHost:
     title = "Phabricator"
     noun = "revision"
     references = "D123 (the latest diff) or D123:4567 (a given diff)"
-    env_prefixes: tuple[str, ...] = ("PHABRICATOR_",)  # its settings' variables
+    section: type[Section] | None = PhabricatorSettings  # its settings (bot.sections)
     publishes = True
 
     def matches(self, spec: str) -> bool:
@@ -41,12 +43,12 @@ class PhabricatorHost:
     def checks(self, settings: Settings) -> Sequence[Check]:
         from bot.hosts.phabricator.doctor import check
 
-        return [check(settings)]
+        return [check(settings.section(PhabricatorSettings))]
 
     def propose(self, settings: Settings, result: TestgenResult, ws: Workspace, branch: str) -> str:
         from bot.hosts.phabricator.propose import open_revision
 
-        return open_revision(settings, result, ws.head_diff())
+        return open_revision(settings.section(PhabricatorSettings), result, ws.head_diff())
 
 
 HOST = PhabricatorHost()

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.config import Settings
 from bot.errors import ConfigError, ServiceError, SourceError, redact
+from bot.hosts.phabricator.settings import PhabricatorSettings
 from bot.hosts.timeouts import timed_out
 
 __all__ = ["ConduitClient", "ConduitError", "api_url", "is_revision_ref", "parse_revision_ref"]
@@ -44,8 +44,8 @@ def api_url(url: str) -> str:
 
 
 class ConduitClient:
-    def __init__(self, settings: Settings) -> None:
-        if not settings.phabricator_url or not settings.phabricator_token:
+    def __init__(self, settings: PhabricatorSettings) -> None:
+        if not settings.url or not settings.token:
             raise ConfigError(
                 "Phabricator is not configured",
                 hint="set PHABRICATOR_URL and PHABRICATOR_API_TOKEN (or log in "
@@ -53,10 +53,10 @@ class ConduitClient:
             )
         import phabricator
 
-        self.url = api_url(settings.phabricator_url)
-        self.timeout = settings.phabricator_timeout
+        self.url = api_url(settings.url)
+        self.timeout = settings.timeout
         self._phab = phabricator.Phabricator(
-            host=self.url, token=settings.phabricator_token, timeout=settings.phabricator_timeout
+            host=self.url, token=settings.token, timeout=settings.timeout
         )
         self._methods: set[str] | None = None
 

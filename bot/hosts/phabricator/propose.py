@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from bot.config import Settings
 from bot.hosts.phabricator.conduit import ConduitClient
+from bot.hosts.phabricator.settings import PhabricatorSettings
 from bot.report.untrusted import clean_text
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ __all__ = ["open_revision"]
 _REVISION = re.compile(r"^Differential Revision:\s*\S*?/D(\d+)\s*$", re.MULTILINE)
 
 
-def open_revision(settings: Settings, result: TestgenResult, patch: str) -> str:
+def open_revision(settings: PhabricatorSettings, result: TestgenResult, patch: str) -> str:
     conduit = ConduitClient(settings)
     diff = conduit.call("differential.createrawdiff", write=True, diff=patch)
     transactions = [
@@ -38,5 +38,5 @@ def open_revision(settings: Settings, result: TestgenResult, patch: str) -> str:
             transactions.append({"type": "parents.add", "value": [found[0]["phid"]]})
     created = conduit.call("differential.revision.edit", write=True, transactions=transactions)
     rev_id = created["object"]["id"]
-    base = (settings.phabricator_url or "").rstrip("/").removesuffix("/api")
+    base = (settings.url or "").rstrip("/").removesuffix("/api")
     return f"{base}/D{rev_id}"

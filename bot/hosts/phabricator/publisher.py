@@ -47,7 +47,7 @@ class PhabricatorPublisher:
     def __init__(self, session: PhabricatorSession, *, force: bool = False) -> None:
         self.session = session
         self.force = force
-        self.target = session.settings.harbormaster_target
+        self.target = session.phabricator.harbormaster_target
         self.mode = "summary"
         self._build: BuildReporter | None = None
 
@@ -62,7 +62,7 @@ class PhabricatorPublisher:
     @property
     def build(self) -> BuildReporter | None:
         if self.target and self._build is None:
-            self._build = BuildReporter(self.conduit, self.target, self.settings.fail_on)
+            self._build = BuildReporter(self.conduit, self.target, self.settings.review.fail_on)
         return self._build
 
     # -- optional capabilities the pipeline checks (BuildStatus, RerunGuard) ----------

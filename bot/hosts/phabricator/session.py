@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.hosts.phabricator.conduit import ConduitClient
+from bot.hosts.phabricator.settings import PhabricatorSettings
 from bot.hosts.phabricator.source import PhabricatorSource
 
 if TYPE_CHECKING:  # the publisher imports this module
@@ -32,9 +33,13 @@ class PhabricatorSession:
         self.source = PhabricatorSource(self)
 
     @property
+    def phabricator(self) -> PhabricatorSettings:
+        return self.settings.section(PhabricatorSettings)
+
+    @property
     def conduit(self) -> ConduitClient:
         if self._conduit is None:
-            self._conduit = ConduitClient(self.settings)
+            self._conduit = ConduitClient(self.phabricator)
         return self._conduit
 
     def whoami(self) -> str:

@@ -18,12 +18,11 @@ import asyncio
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar
 
 from bot.analyzers.secrets import Scrubber
 from bot.change import Change, Comment
-from bot.config import Settings
 from bot.errors import ModelError, redact_known
 from bot.events import ErrorEvent, EventBus, ToolCallEvent, ToolResultEvent
 from bot.hosts.base import TreeReader
@@ -32,6 +31,7 @@ from bot.llm.factory import make_chat_model, model_error, provider_errors
 from bot.llm.fallback import ModelChain
 from bot.llm.limiter import FIRST_TURN, FOLLOW_UP, Limiter
 from bot.llm.retry import call_with_retries
+from bot.llm.settings import LLMSettings
 from bot.llm.usage import Stats
 from bot.prompts import render_prompt
 from bot.review.agent.answer import AnswerFormat
@@ -39,6 +39,7 @@ from bot.review.agent.batching import Batch, Plan, plan_batches
 from bot.review.agent.output import AnswerError, ParsedAnswer, parse_answer
 from bot.review.agent.progress import Guarded, Known, Progress
 from bot.review.agent.tools import ContextTool, context_tools
+from bot.review.settings import ReviewSettings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -81,7 +82,7 @@ def build_graph(
     answer: AnswerFormat | None = None,
     *,
     tool_timeout: float | None = None,
-    retries: Settings | None = None,
+    retries: LLMSettings | None = None,
     limiter: Limiter | None = None,
     chain: ModelChain | None = None,
 ) -> CompiledStateGraph[ReviewState, None, ReviewState, ReviewState]:
@@ -89,8 +90,8 @@ def build_graph(
     the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
     every tool result (built-in and MCP tools alike) before the model or an event sees it.
     A tool call past ``tool_timeout`` seconds answers that it timed out. With ``retries``
-    (the settings), model calls are retried by ``bot.llm.retry`` — build ``model`` with
-    ``llm_max_retries=0`` — and each retry is an event. With ``chain``, a model that fails
+    (the model's settings), model calls are retried by ``bot.llm.retry`` — build ``model``
+    with ``max_retries=0`` — and each retry is an event. With ``chain``, a model that fails
     for good hands over to the next NOVA_LLM_FALLBACK model (``bot.llm.fallback``)."""
     from langchain_core.messages import HumanMessage, ToolMessage
     from langgraph.graph import END, START, StateGraph
@@ -107,7 +108,7 @@ def build_graph(
     async def call_model(state: ReviewState) -> dict[str, Any]:
         turn = FOLLOW_UP if len(state["messages"]) > 2 else FIRST_TURN
 
-        async def ask(s: Settings | None) -> Any:
+        async def ask(s: LLMSettings | None) -> Any:
             if s is not None:
                 return await call_with_retries(
                     lambda: fmt.invoke(state["messages"]), s, on_retry, limiter, turn
@@ -217,7 +218,7 @@ def _user_prompt(
     return scrub(redact_known(user))  # configured tokens and committed secrets stay out
 
 
-async def _review_batch(graph: Any, system: str, user: str, settings: Settings) -> ParsedAnswer:
+async def _review_batch(graph: Any, system: str, user: str, llm: LLMSettings) -> ParsedAnswer:
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
 
@@ -228,14 +229,14 @@ async def _review_batch(graph: Any, system: str, user: str, settings: Settings) 
         "failure": None,
     }
     try:
-        final = await graph.ainvoke(state, config={"recursion_limit": settings.recursion_limit})
+        final = await graph.ainvoke(state, config={"recursion_limit": llm.recursion_limit})
     except GraphRecursionError as exc:
         raise ModelError(
-            f"the review agent did not finish within {settings.recursion_limit} steps "
+            f"the review agent did not finish within {llm.recursion_limit} steps "
             "(NOVA_RECURSION_LIMIT); its partial work was discarded"
         ) from exc
     except provider_errors() as exc:
-        raise model_error(exc, settings) from exc
+        raise model_error(exc, llm) from exc
     if final.get("failure"):
         raise ModelError(final["failure"])
     answer: ParsedAnswer = final["answer"]  # after_parse ends only with one or a failure
@@ -246,7 +247,8 @@ async def review_change(
     change: Change,
     tree: TreeReader | None,
     findings: Sequence[Comment],
-    settings: Settings,
+    llm: LLMSettings,
+    review: ReviewSettings,
     bus: EventBus,
     stats: Stats,
     later: Future[list[Comment]] | None = None,
@@ -260,20 +262,20 @@ async def review_change(
     outcome = ReviewOutcome()
     plan = plan_batches(
         change.files,
-        budget=settings.token_budget,
-        max_file_tokens=settings.max_file_tokens,
-        style=settings.diff_style,
+        budget=review.token_budget,
+        max_file_tokens=review.max_file_tokens,
+        style=review.diff_style,
     )
     outcome.notes += [f"skipped {path}: {why}" for path, why in plan.skipped]
     if not plan.batches:
         return outcome
     async with AsyncExitStack() as stack:
         tools = context_tools(tree) if tree is not None else []
-        if settings.mcp_config:
+        if review.mcp_config:
             from bot.mcp.extra import load_mcp_config, open_extra_tools
 
             extra, notes = await open_extra_tools(
-                load_mcp_config(settings.mcp_config), stack, {t.name for t in tools}
+                load_mcp_config(review.mcp_config), stack, {t.name for t in tools}
             )
             tools += extra
             outcome.notes += notes
@@ -282,7 +284,7 @@ async def review_change(
         if later is not None and len(plan.batches) == 1:
             await asyncio.wait([asyncio.wrap_future(later)])
         known = Known(findings, later)
-        await _run_batches(change, plan, tools, known, settings, bus, stats, outcome, on_batch)
+        await _run_batches(change, plan, tools, known, llm, review, bus, stats, outcome, on_batch)
     return outcome
 
 
@@ -306,17 +308,18 @@ async def _run_batches(
     plan: Plan,
     tools: list[ContextTool],
     known: Known,
-    settings: Settings,
+    llm: LLMSettings,
+    review: ReviewSettings,
     bus: EventBus,
     stats: Stats,
     outcome: ReviewOutcome,
     on_batch: BatchDone | None,
 ) -> None:
     # every model of the chain is retried (and each retry shown) here, not by its SDK
-    chain = ModelChain(settings, bus, build=lambda s: make_chat_model(s.with_(llm_max_retries=0)))
+    chain = ModelChain(llm, bus, build=lambda s: make_chat_model(replace(s, max_retries=0)))
     scrubber = Guarded(Scrubber())  # one thread prepares the prompts, the loop scrubs tools
-    fmt = AnswerFormat(AnswerFormat.for_provider(settings.provider), bus)
-    limiter = Limiter(settings.max_concurrency)
+    fmt = AnswerFormat(AnswerFormat.for_provider(llm.provider), bus)
+    limiter = Limiter(llm.max_concurrency)
     graph = build_graph(
         chain.model,
         tools,
@@ -325,16 +328,16 @@ async def _run_batches(
         scrub=scrubber.scrub,
         answer=fmt,
         parse_final=lambda text: parse_answer(text, restore=scrubber.restore),
-        tool_timeout=settings.tool_timeout,
-        retries=settings,
+        tool_timeout=review.tool_timeout,
+        retries=llm,
         limiter=limiter,
         chain=chain,
     )
     system = render_prompt(
         "review/system.j2",
-        style=settings.diff_style,
+        style=review.diff_style,
         has_tools=bool(tools),
-        extra_instructions=settings.extra_instructions,
+        extra_instructions=review.extra_instructions,
         mode=fmt.mode,
     )
     starting = asyncio.Semaphore(limiter.limit)  # batches in flight: the rest are queued
@@ -352,7 +355,7 @@ async def _run_batches(
         async with starting:
             progress.started()
             try:
-                answer = await _review_batch(graph, system, user, settings)
+                answer = await _review_batch(graph, system, user, llm)
             except ModelError as exc:
                 progress.finished(f"batch {i + 1}/{count}: {exc}", failed=True)
                 return exc
@@ -362,23 +365,21 @@ async def _run_batches(
             return answer
 
     try:
-        finished = await _within(
-            settings.review_deadline, [one(i, b) for i, b in enumerate(plan.batches)]
-        )
+        finished = await _within(review.deadline, [one(i, b) for i, b in enumerate(plan.batches)])
     finally:
         preparing.shutdown(wait=False, cancel_futures=True)
         await chain.aclose()
     if None in finished:
         bus.emit(
             ErrorEvent(
-                error=f"the review deadline of {settings.review_deadline:g}s "
+                error=f"the review deadline of {review.deadline:g}s "
                 f"passed: {finished.count(None)} of {count} batch(es) unfinished; "
                 "publishing what was found",
                 recoverable=False,
             )
         )
     late = ModelError(
-        f"not reviewed: the review deadline of {settings.review_deadline:g}s "
+        f"not reviewed: the review deadline of {review.deadline:g}s "
         "(NOVA_REVIEW_DEADLINE) passed first"
     )
     if fmt.fallback_reason:

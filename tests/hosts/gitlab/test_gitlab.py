@@ -22,6 +22,7 @@ from bot.diff.parse import parse_diff
 from bot.hosts import classify
 from bot.hosts.gitlab.client import mr_from_ci, parse_mr_ref
 from bot.hosts.gitlab.position import position
+from bot.hosts.gitlab.settings import GitLabSettings
 from tests.conftest import GitRepo
 from tests.hosts.cart import TITLE, cart_change, cart_reply
 from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec, diff_lines
@@ -419,7 +420,7 @@ def test_merge_request_pipeline_needs_no_argument(
     assert len(threads(gl)) == 7
     monkeypatch.delenv("CI_MERGE_REQUEST_PROJECT_PATH")
     monkeypatch.delenv("CI_PROJECT_PATH")
-    assert mr_from_ci(Settings(ci_merge_request_iid="1", ci_project_id="42")) == "42!1"
+    assert mr_from_ci(GitLabSettings(merge_request_iid="1", project_id="42")) == "42!1"
     result = review(tmp_path, "-o", "json", "--no-llm")  # the numeric project id works too
     assert json.loads(result.stdout)["change"]["id"] == "42!1"
 
@@ -456,11 +457,13 @@ def test_merge_request_url_on_a_self_managed_host(
     finally:
         server.stop()
     assert (
-        parse_mr_ref("https://git.acme.test/a/b/c/-/merge_requests/3", Settings()).url
+        parse_mr_ref("https://git.acme.test/a/b/c/-/merge_requests/3", GitLabSettings()).url
         == "https://git.acme.test"
     )
     assert (
-        parse_mr_ref("https://git.acme.test/a/b/c/-/merge_requests/3#note_1", Settings()).project
+        parse_mr_ref(
+            "https://git.acme.test/a/b/c/-/merge_requests/3#note_1", GitLabSettings()
+        ).project
         == "a/b/c"
     )
 
@@ -505,7 +508,7 @@ def test_context_tools_read_files_at_the_head_through_the_api(
     from bot.hosts import open_session
 
     session = open_session(
-        REF, repo=tmp_path, settings=Settings(gitlab_token=TOKEN, gitlab_url=gl.url)
+        REF, repo=tmp_path, settings=Settings.of(gitlab_token=TOKEN, gitlab_url=gl.url)
     )
     change = session.source.fetch(REF)
     tree = session.source.tree(change)
@@ -617,7 +620,7 @@ def test_references_find_their_host() -> None:
     assert classify("https://gitlab.example/g/p/-/merge_requests/3") == "gitlab"
     assert classify("owner/repo#12") == "github" and classify("D12") == "phabricator"
     assert classify("HEAD~1") == "git" and classify("main...feature") == "git"
-    ref = parse_mr_ref("g/s/p!3", Settings(ci_api_v4_url="https://ci.example/api/v4"))
+    ref = parse_mr_ref("g/s/p!3", GitLabSettings(api_v4_url="https://ci.example/api/v4"))
     assert (ref.url, ref.project, ref.iid, ref.encoded) == (
         "https://ci.example",
         "g/s/p",
@@ -778,7 +781,7 @@ def test_references_and_urls_name_the_same_merge_request(
     segments: list[str], iid: int, tail: str
 ) -> None:
     project = "/".join(segments)
-    settings = Settings(gitlab_url="https://git.example/sub")
+    settings = GitLabSettings(url="https://git.example/sub")
     by_ref = parse_mr_ref(f"{project}!{iid}", settings)
     by_url = parse_mr_ref(
         f"https://git.example/sub/{project}/-/merge_requests/{iid}{tail}", settings
@@ -795,8 +798,8 @@ def test_publish_gitlab_needs_a_project_and_a_real_token(tmp_path: Path) -> None
     from bot.hosts.gitlab.propose import open_merge_request
 
     with pytest.raises(ConfigError, match="CI_PROJECT_PATH"):
-        open_merge_request(Settings(gitlab_token=TOKEN), None, None, "b")  # type: ignore[arg-type]
+        open_merge_request(GitLabSettings(token=TOKEN), None, None, "b")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="CI_JOB_TOKEN cannot open merge requests"):
         open_merge_request(
-            Settings(ci_job_token=JOB_TOKEN, ci_project_path=PROJECT), None, None, "b"
+            GitLabSettings(job_token=JOB_TOKEN, project_path=PROJECT), None, None, "b"
         )  # type: ignore[arg-type]

@@ -1,0 +1,71 @@
+"""GitHub's settings. Most variables keep the names GitHub Actions sets (``GITHUB_*``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.sections import Section, boolean, setting
+
+__all__ = ["GitHubSettings"]
+
+
+@dataclass(frozen=True)
+class GitHubSettings(Section):
+    prefix = "github_"
+    env_prefixes = ("GITHUB_",)
+
+    token: str | None = setting(
+        "GITHUB_TOKEN",
+        "Token for GitHub pull requests (in Actions: secrets.GITHUB_TOKEN).",
+        secret=True,
+    )
+    api_url: str = setting(
+        "GITHUB_API_URL",
+        "GitHub API base URL; GitHub Enterprise: https://HOST/api/v3.",
+        "https://api.github.com",
+    )
+    request_changes: bool = setting(
+        "NOVA_REQUEST_CHANGES",
+        "GitHub: submit REQUEST_CHANGES instead of COMMENT when a finding reaches fail_on.",
+        False,
+        parse=boolean,
+        repo_ok=True,
+        key="request_changes",
+    )
+    write_interval: float = setting(
+        "NOVA_GITHUB_WRITE_INTERVAL",
+        "Seconds between two GitHub writes (keeps under the secondary rate limits of "
+        "~80 content writes a minute).",
+        1.0,
+        parse=float,
+        min=0,
+    )
+    timeout: float = setting(
+        "NOVA_GITHUB_TIMEOUT",
+        "Seconds per GitHub request; a write that times out is read back, never posted twice.",
+        30.0,
+        parse=float,
+        min=0,
+        min_exclusive=True,
+    )
+    actions: bool = setting(
+        "GITHUB_ACTIONS",
+        "Set by GitHub Actions: untrusted text on stdout is fenced off from workflow "
+        "commands (::stop-commands::).",
+        False,
+        parse=boolean,
+    )
+    event_path: str | None = setting(
+        "GITHUB_EVENT_PATH",
+        "Set by GitHub Actions: the event payload, read when no CHANGE is given.",
+    )
+    repository: str | None = setting(
+        "GITHUB_REPOSITORY", "Set by GitHub Actions: owner/repo of the workflow run."
+    )
+    step_summary: str | None = setting(
+        "GITHUB_STEP_SUMMARY",
+        "Set by GitHub Actions: the job summary file Nova appends its summary to.",
+    )
+    output: str | None = setting(
+        "GITHUB_OUTPUT", "Set by GitHub Actions: the step outputs file (comments, unplaced, ...)."
+    )

@@ -1,0 +1,38 @@
+"""Test generation's settings: which Python runs the project's tests, and a test's limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.sections import Section, setting
+
+__all__ = ["TestgenSettings"]
+
+
+@dataclass(frozen=True)
+class TestgenSettings(Section):
+    __test__ = False  # not a pytest class, whatever its name
+    prefix = "test_"
+
+    python: str | None = setting(
+        "NOVA_TEST_PYTHON",
+        "testgen: the Python that runs the project's tests. Unset: the active "
+        "virtualenv, else .venv/ or venv/ in the repository, else python on PATH, "
+        "else Nova's own.",
+    )
+    timeout: float = setting(
+        "NOVA_TEST_TIMEOUT",
+        "testgen: seconds one generated test may run; one that runs longer is dropped.",
+        20.0,
+        parse=float,
+        min=0,
+        min_exclusive=True,
+    )
+    memory_mb: int = setting(
+        "NOVA_TEST_MEMORY_MB",
+        "testgen: MiB of address space a test run may use (RLIMIT_AS; node: its heap); "
+        "a test that needs more is dropped.",
+        1024,
+        parse=int,
+        min=64,
+    )
