@@ -54,6 +54,7 @@ def preload(provider: str | None) -> None:
         "langgraph.graph",
         "langgraph.errors",
         *_PROVIDER_MODULES.get(provider or "", ()),
+        "bot.agent.graph",
         "bot.review.agent.graph",
     )
 

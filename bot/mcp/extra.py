@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
+from bot.agent.tools import MAX_CHARS, ContextTool
 from bot.errors import ConfigError, redact
 from bot.extras import require_extra
-from bot.review.agent.tools import MAX_CHARS, ContextTool
 
 if TYPE_CHECKING:  # the mcp extra, imported when a server is configured
     from collections.abc import Awaitable, Callable

@@ -231,7 +231,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
         """Read lines of a file as it is at the change's head revision (at most 400 lines)."""
 
         def run() -> Envelope:
-            from bot.review.agent.tools import context_tools
+            from bot.agent.tools import context_tools
 
             source, c = fetch(change)
             tree = source.tree(c)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.agent.tools import MAX_CHARS, ContextTool, context_tools
 from bot.change import Change
 from bot.diff.render import render_files
 from bot.errors import ModelError, redact_known
@@ -9,7 +10,6 @@ from bot.events import EventBus
 from bot.llm.settings import LLMSettings
 from bot.llm.usage import Stats
 from bot.prompts import render_prompt
-from bot.review.agent.tools import MAX_CHARS, ContextTool, context_tools
 from bot.testgen.frameworks import Framework
 from bot.testgen.matrix import Target
 from bot.testgen.sandbox import RunResult
@@ -139,9 +139,9 @@ async def generate_with_llm(
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
 
+    from bot.agent.graph import AgentState, build_graph
     from bot.llm.factory import model_error, provider_errors
     from bot.llm.fallback import ModelChain
-    from bot.review.agent.graph import ReviewState, build_graph
 
     example_path, example = _example_test(ws, fw, targets)
     system = render_prompt(
@@ -170,7 +170,7 @@ async def generate_with_llm(
         parse_final=lambda text: text.strip() or "done",
         chain=chain,
     )
-    state: ReviewState = {
+    state: AgentState = {
         "messages": [SystemMessage(content=system), HumanMessage(content=redact_known(user))],
         "repairs": 0,
         "answer": None,

@@ -15,10 +15,10 @@ from urllib.parse import quote
 import pytest
 from click.testing import CliRunner
 
+from bot.agent.tools import ContextTool, context_tools
 from bot.cli import cli
 from bot.hosts.api_tree import ApiTree
 from bot.hosts.git.source import GitTree, _Watchdog
-from bot.review.agent.tools import ContextTool, context_tools
 from bot.search import PatternError, line_matcher
 from tests.conftest import GitRepo
 from tests.hosts.github.test_github import pull_from_repo

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from bot.agent.graph import build_graph
 from bot.cli import cli
 from bot.events import EventBus, TextEvent
 from bot.llm.factory import aclose_model, make_chat_model
 from bot.llm.settings import LLMSettings
 from bot.llm.usage import Stats
-from bot.review.agent.answer import ANSWER_SCHEMA, ANSWER_TOOL, AnswerFormat
-from bot.review.agent.graph import build_graph
+from bot.review.agent.answer import ANSWER_SCHEMA, ANSWER_TOOL, AnswerFormat, repair_prompt
+from bot.review.agent.output import parse_answer
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 
@@ -115,7 +116,15 @@ def _graph_run(server: FakeOpenAI, mode: str) -> tuple[object, EventBus]:
             )
         )
         try:
-            graph = build_graph(model, [], bus, Stats(), answer=AnswerFormat(mode, bus))
+            graph = build_graph(
+                model,
+                [],
+                bus,
+                Stats(),
+                parse_answer,
+                answer=AnswerFormat(mode, bus),
+                repair=repair_prompt,
+            )
             from langchain_core.messages import HumanMessage, SystemMessage
 
             state = {

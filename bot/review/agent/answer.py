@@ -22,13 +22,14 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from bot.agent.graph import TextAnswer
 from bot.events import ErrorEvent, EventBus, TextEvent
 from bot.llm.factory import provider_errors
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["ANSWER_SCHEMA", "ANSWER_TOOL", "AnswerFormat", "Mode"]
+__all__ = ["ANSWER_SCHEMA", "ANSWER_TOOL", "AnswerFormat", "Mode", "repair_prompt"]
 
 Mode = Literal["json_schema", "tool", "text"]
 ANSWER_TOOL = "submit_review"
@@ -61,14 +62,13 @@ ANSWER_SCHEMA: dict[str, Any] = {
 _REFUSAL_WORDS = ("response_format", "json_schema", "tool_choice", "structured output")
 
 
-class AnswerFormat:
+class AnswerFormat(TextAnswer):
     """The answer mode of one run (shared by its batches: a refusal is learned once)."""
 
     def __init__(self, mode: Mode, bus: EventBus) -> None:
+        super().__init__(bus)
         self.mode: Mode = mode
-        self.bus = bus
         self.fallback_reason: str | None = None
-        self._bound: dict[Mode, Any] = {}
 
     @staticmethod
     def for_provider(provider: str | None) -> Mode:
@@ -78,11 +78,9 @@ class AnswerFormat:
         return "json_schema" if provider in (None, "openai", "azure_openai") else "tool"
 
     def bind(self, model: BaseChatModel, tools: Sequence[dict[str, Any]]) -> None:
-        """Prepare the model for each mode this run may use."""
-        plain = model.bind_tools(list(tools)) if tools else model
-        self._bound["text"] = plain
+        super().bind(model, tools)
         if self.mode == "json_schema":
-            self._bound["json_schema"] = plain.bind(
+            self._bound["json_schema"] = self._bound["text"].bind(
                 extra_body={
                     "response_format": {
                         "type": "json_schema",
@@ -105,23 +103,22 @@ class AnswerFormat:
         self, model: BaseChatModel, tools: Sequence[dict[str, Any]], provider: str | None
     ) -> None:
         """Answer with ``model`` from now on (a fallback model took over), in its
-        provider's mode; a run reading text answers (testgen, a refusal) stays in text."""
+        provider's mode; a run reading text answers (a refusal) stays in text."""
         if self.mode != "text":
             self.mode = self.for_provider(provider)
-        self._bound.clear()
-        self.bind(model, tools)
+        super().rebind(model, tools, provider)
 
     async def invoke(self, messages: list[Any]) -> Any:
-        mode = self.mode
+        if self.mode == "text":
+            return await super().invoke(messages)
         try:
-            msg = await self._bound[mode].ainvoke(messages)
+            msg = await self._bound[self.mode].ainvoke(messages)
         except provider_errors() as exc:
-            if mode == "text" or not self._refused(exc):
+            if not self._refused(exc):
                 raise
             self._fall_back(exc)
-            mode = "text"
-            msg = await self._bound[mode].ainvoke(messages)
-        self.bus.emit(TextEvent(content=f"model call answered in {mode} mode"))
+            return await super().invoke(messages)
+        self.bus.emit(TextEvent(content=f"model call answered in {self.mode} mode"))
         return msg
 
     @staticmethod
@@ -130,8 +127,6 @@ class AnswerFormat:
         return getattr(exc, "status_code", None) == 400 and any(w in text for w in _REFUSAL_WORDS)
 
     def _fall_back(self, exc: BaseException) -> None:
-        if self.mode == "text":
-            return
         first_line = (str(getattr(exc, "message", "") or exc).splitlines() or [""])[0][:200]
         self.fallback_reason = (
             f"the model server refused {self.mode} structured output "
@@ -140,8 +135,7 @@ class AnswerFormat:
         self.mode = "text"
         self.bus.emit(ErrorEvent(error=self.fallback_reason, recoverable=True))
 
-    @staticmethod
-    def submit_calls(msg: Any) -> list[dict[str, Any]]:
+    def submit_calls(self, msg: Any) -> list[dict[str, Any]]:
         return [c for c in getattr(msg, "tool_calls", None) or [] if c["name"] == ANSWER_TOOL]
 
     def answer_text(self, msg: Any) -> str:
@@ -149,7 +143,11 @@ class AnswerFormat:
         calls = self.submit_calls(msg)
         if calls:
             return json.dumps(calls[0].get("args") or {})
-        content = msg.content
-        if isinstance(content, str):
-            return content
-        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content or [])
+        return super().answer_text(msg)
+
+
+def repair_prompt(error: str, mode: str) -> str:
+    """What the model is told after an unusable answer (once; then the batch fails)."""
+    from bot.prompts import render_prompt
+
+    return render_prompt("review/repair.j2", error=error, mode=mode)

@@ -1,10 +1,9 @@
-"""The review agent: a LangGraph ``StateGraph`` of model ⇄ tools → parse.
+"""The review agent: the shared agent loop (``bot.agent.graph``) run over the change's batches.
 
-A hand-built graph rather than ``create_agent(response_format=…)``: the final answer uses the
-provider's structured output where it has one (``answer.py``: a JSON schema for OpenAI-
-compatible servers, a ``submit_review`` tool for Anthropic) and falls back to JSON in the
-message text when a server refuses it; and we control the repair turn: an unusable answer is
-shown its error once, then the batch is reported as failed.
+The final answer uses the provider's structured output where it has one (``answer.py``: a
+JSON schema for OpenAI-compatible servers, a ``submit_review`` tool for Anthropic) and falls
+back to JSON in the message text when a server refuses it; an unusable answer is shown its
+error once (``prompts/review/repair.j2``), then the batch is reported as failed.
 
 Batches all start at once; one ``Limiter`` caps the model requests in flight (and backs off
 together on a rate limit). Each finished batch is handed to ``on_batch`` at once (the
@@ -19,33 +18,31 @@ from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from bot.agent.graph import AgentState, build_graph
+from bot.agent.tools import ContextTool, context_tools
 from bot.analyzers.secrets import Scrubber
 from bot.change import Change, Comment
 from bot.errors import ModelError, redact_known
-from bot.events import ErrorEvent, EventBus, ToolCallEvent, ToolResultEvent
+from bot.events import ErrorEvent, EventBus
 from bot.hosts.base import TreeReader
-from bot.llm.encodable import encodable
 from bot.llm.factory import make_chat_model, model_error, provider_errors
 from bot.llm.fallback import ModelChain
-from bot.llm.limiter import FIRST_TURN, FOLLOW_UP, Limiter
-from bot.llm.retry import call_with_retries
+from bot.llm.limiter import Limiter
 from bot.llm.settings import LLMSettings
 from bot.llm.usage import Stats
 from bot.prompts import render_prompt
-from bot.review.agent.answer import AnswerFormat
+from bot.review.agent.answer import AnswerFormat, repair_prompt
 from bot.review.agent.batching import Batch, Plan, plan_batches
-from bot.review.agent.output import AnswerError, ParsedAnswer, parse_answer
+from bot.review.agent.output import ParsedAnswer, parse_answer
 from bot.review.agent.progress import Guarded, Known, Progress
-from bot.review.agent.tools import ContextTool, context_tools
 from bot.review.settings import ReviewSettings
 
 if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-    from langgraph.graph.state import CompiledStateGraph
+    pass
 
-__all__ = ["BatchDone", "ReviewOutcome", "build_graph", "review_change"]
+__all__ = ["BatchDone", "ReviewOutcome", "review_change"]
 
 T = TypeVar("T")
 
@@ -59,142 +56,6 @@ class ReviewOutcome:
 
 
 BatchDone = Callable[[ParsedAnswer], None]
-
-
-def _add_messages(left: list[Any], right: list[Any]) -> list[Any]:
-    return left + right
-
-
-class ReviewState(TypedDict):
-    messages: Annotated[list[Any], _add_messages]
-    repairs: int
-    answer: object  # what parse_final made of the final text (None until then)
-    failure: str | None
-
-
-def build_graph(
-    model: BaseChatModel,
-    tools: Sequence[ContextTool],
-    bus: EventBus,
-    stats: Stats,
-    parse_final: Callable[[str], Any] = parse_answer,
-    scrub: Callable[[str], str] = redact_known,
-    answer: AnswerFormat | None = None,
-    *,
-    tool_timeout: float | None = None,
-    retries: LLMSettings | None = None,
-    limiter: Limiter | None = None,
-    chain: ModelChain | None = None,
-) -> CompiledStateGraph[ReviewState, None, ReviewState, ReviewState]:
-    """Compile the graph once; it is reused by every batch of a run. ``parse_final`` reads
-    the model's final text and raises ``AnswerError`` to ask once more; ``scrub`` cleans
-    every tool result (built-in and MCP tools alike) before the model or an event sees it.
-    A tool call past ``tool_timeout`` seconds answers that it timed out. With ``retries``
-    (the model's settings), model calls are retried by ``bot.llm.retry`` — build ``model``
-    with ``max_retries=0`` — and each retry is an event. With ``chain``, a model that fails
-    for good hands over to the next NOVA_LLM_FALLBACK model (``bot.llm.fallback``)."""
-    from langchain_core.messages import HumanMessage, ToolMessage
-    from langgraph.graph import END, START, StateGraph
-
-    by_name = {t.name: t for t in tools}
-    fmt = answer or AnswerFormat("text", bus)
-    fmt.bind(model, [t.schema() for t in tools])
-    if chain is not None:
-        chain.on_switch = lambda m, s: fmt.rebind(m, [t.schema() for t in tools], s.provider)
-
-    def on_retry(text: str) -> None:
-        bus.emit(ErrorEvent(error=text, recoverable=True))
-
-    async def call_model(state: ReviewState) -> dict[str, Any]:
-        turn = FOLLOW_UP if len(state["messages"]) > 2 else FIRST_TURN
-
-        async def ask(s: LLMSettings | None) -> Any:
-            if s is not None:
-                return await call_with_retries(
-                    lambda: fmt.invoke(state["messages"]), s, on_retry, limiter, turn
-                )
-            if limiter is not None:
-                async with limiter.slot():
-                    return await fmt.invoke(state["messages"])
-            return await fmt.invoke(state["messages"])
-
-        if chain is not None:  # a model that fails for good hands over to the next one
-            msg = await chain.call(lambda s: ask(s if retries is not None else None))
-        else:
-            msg = await ask(retries)
-        msg = encodable(msg)  # it is sent back in the next call: no lone surrogate
-        usage = getattr(msg, "usage_metadata", None) or {}
-        stats.add_usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
-        return {"messages": [msg]}
-
-    async def run_tools(state: ReviewState) -> dict[str, Any]:
-        msg = state["messages"][-1]
-        out = []
-        calls: list[tuple[Any, Any, dict[str, Any], str | None]] = [
-            (c["id"], c["name"], c.get("args") or {}, None) for c in msg.tool_calls
-        ]
-        calls += [
-            (c.get("id"), c.get("name"), {}, c.get("error") or "arguments are not JSON")
-            for c in getattr(msg, "invalid_tool_calls", [])
-        ]
-        for call_id, name, args, problem in calls:
-            bus.emit(ToolCallEvent(tool_name=str(name), tool_args=args, tool_call_id=str(call_id)))
-            tool = by_name.get(str(name))
-            if problem is not None:
-                result, status = f"error: bad tool call: {problem}", "error"
-            elif tool is None:
-                result = f"error: unknown tool {name!r}; available: {', '.join(by_name)}"
-                status = "error"
-            else:
-                try:
-                    result = await tool.invoke(args, tool_timeout)
-                    status = "error" if result.startswith("error:") else "success"
-                except (TypeError, ValueError) as exc:
-                    result, status = f"error: bad arguments for {name}: {exc}", "error"
-            result = scrub(redact_known(result))
-            bus.emit(ToolResultEvent(tool_call_id=str(call_id), result=result[:500], status=status))
-            out.append(ToolMessage(content=result, tool_call_id=str(call_id), name=str(name)))
-        return {"messages": out}
-
-    def parse(state: ReviewState) -> dict[str, Any]:
-        last = state["messages"][-1]
-        try:
-            return {"answer": parse_final(fmt.answer_text(last))}
-        except AnswerError as exc:
-            if state["repairs"] >= 1:
-                return {"failure": f"the model answered unusable output twice ({exc})"}
-            bus.emit(ErrorEvent(error=f"unusable model answer, asking once more: {exc}"))
-            text = render_prompt("review/repair.j2", error=str(exc), mode=fmt.mode)
-            calls = last.tool_calls or []  # every tool call must be answered by its id
-            repair = (
-                [
-                    ToolMessage(content=text, tool_call_id=str(c["id"]), name=c["name"])
-                    for c in calls
-                ]
-                if calls
-                else [HumanMessage(content=text)]
-            )
-            return {"repairs": state["repairs"] + 1, "messages": repair}
-
-    def after_model(state: ReviewState) -> str:
-        msg = state["messages"][-1]
-        if fmt.submit_calls(msg):
-            return "parse"
-        wants_tools = bool(msg.tool_calls or getattr(msg, "invalid_tool_calls", None))
-        return "tools" if wants_tools else "parse"
-
-    def after_parse(state: ReviewState) -> str:
-        return END if state.get("answer") or state.get("failure") else "model"
-
-    graph = StateGraph(ReviewState)
-    graph.add_node("model", call_model)
-    graph.add_node("tools", run_tools)
-    graph.add_node("parse", parse)
-    graph.add_edge(START, "model")
-    graph.add_conditional_edges("model", after_model, {"tools": "tools", "parse": "parse"})
-    graph.add_edge("tools", "model")
-    graph.add_conditional_edges("parse", after_parse, {END: END, "model": "model"})
-    return graph.compile()
 
 
 def _user_prompt(
@@ -222,7 +83,7 @@ async def _review_batch(graph: Any, system: str, user: str, llm: LLMSettings) ->
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.errors import GraphRecursionError
 
-    state: ReviewState = {
+    state: AgentState = {
         "messages": [SystemMessage(content=system), HumanMessage(content=user)],
         "repairs": 0,
         "answer": None,
@@ -328,6 +189,7 @@ async def _run_batches(
         scrub=scrubber.scrub,
         answer=fmt,
         parse_final=lambda text: parse_answer(text, restore=scrubber.restore),
+        repair=repair_prompt,
         tool_timeout=review.tool_timeout,
         retries=llm,
         limiter=limiter,

@@ -10,15 +10,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from bot.agent.graph import AnswerError
 from bot.change import Comment, normalize_severity
 
 __all__ = ["AnswerError", "ParsedAnswer", "parse_answer"]
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
-class AnswerError(ValueError):
-    """The answer is not a usable JSON object; the message is shown to the model."""
 
 
 class _CommentIn(BaseModel):

@@ -1,0 +1,2 @@
+"""The agent machinery the review and testgen agents share: the LangGraph loop
+(``graph``) and the context tools that read the change's head revision (``tools``)."""

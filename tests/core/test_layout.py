@@ -1,0 +1,49 @@
+"""The layout the architecture promises (docs/architecture.md), checked on the imports."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+BOT = Path(__file__).resolve().parents[2] / "bot"
+
+
+def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
+    """The modules a file imports: everywhere (in functions, under TYPE_CHECKING too), or
+    only those its import runs."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize(
+    ("package", "other"), [("review", "bot.testgen"), ("testgen", "bot.review")]
+)
+def test_a_feature_never_imports_the_other(package: str, other: str) -> None:
+    crossing = {
+        str(path.relative_to(BOT)): sorted(
+            n for n in _imports(path) if n == other or n.startswith(other + ".")
+        )
+        for path in (BOT / package).rglob("*.py")
+    }
+    assert {module: names for module, names in crossing.items() if names} == {}
+
+
+def test_settings_sections_import_nothing_heavy() -> None:
+    """``nova --help`` and ``load_settings`` read every section: a section module loads no
+    client, no model library and not ``bot.config`` (which imports the sections)."""
+    sections = [BOT / "sections.py", *BOT.rglob("settings.py")]
+    assert len(sections) >= 8  # the core, llm, review, testgen, task manager, three hosts
+    heavy = ("langchain", "langgraph", "github", "gitlab", "phabricator", "httpx", "mcp")
+    for path in sections:
+        loaded = _imports(path, top_level_only=True)
+        bad = {n for n in loaded if n.split(".")[0] in heavy or n == "bot.config"}
+        assert not bad, (path.relative_to(BOT), bad)
