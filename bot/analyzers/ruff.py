@@ -1,8 +1,8 @@
 """ruff on the changed Python files of a change, filtered to added lines.
 
-Each file's head content is passed on stdin with ``--stdin-filename`` and the repository as
-working directory, so the repository's own ruff configuration applies and the work tree is
-never touched.
+The repository is the working directory, so its own ruff configuration applies, and the work
+tree is only read: files whose head content the checkout holds are checked in place by one
+ruff process; any other file's head content goes on stdin with ``--stdin-filename``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import json
 import os
 import subprocess
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,61 +69,112 @@ def _suggestion(item: dict[str, Any], line_text: str) -> str | None:
     return text
 
 
+@dataclass(frozen=True)
+class _File:
+    path: str
+    added: dict[int, str]  # new line number -> text
+    source: str  # the head content
+
+
 def run_ruff(files: Sequence[FileDiff], tree: TreeReader, cwd: Path | None) -> list[Comment]:
-    """Findings of ruff on the added lines of the changed Python files."""
+    """Findings of ruff on the added lines of the changed Python files.
+
+    A file whose head content is what the checkout ``cwd`` holds (CI checks out the change)
+    is checked in place, by one ruff process for all of them; any other goes on stdin, one
+    process per file, a few at once. Both ways the repository's configuration applies."""
     binary = ruff_binary()
-    comments: list[Comment] = []
+    todo: list[_File] = []
     for f in files:
         if f.is_binary or f.status == "deleted" or not f.path.endswith(PYTHON_SUFFIXES):
             continue
         added = {ln.new_no: ln.text for h in f.hunks for ln in h.lines if ln.kind == "added"}
-        if not added:
+        source = tree.read_text(f.path) if added else None
+        if source is not None:
+            todo.append(_File(f.path, {n: t for n, t in added.items() if n is not None}, source))
+    in_place = [f for f in todo if cwd is not None and _on_disk(cwd, f)]
+    piped = [f for f in todo if f not in in_place]
+    found: dict[str, list[dict[str, Any]]] = {}
+    for start in range(0, len(in_place), _PATHS_PER_RUN):
+        found |= _check_in_place(binary, in_place[start : start + _PATHS_PER_RUN], cwd)
+    workers = max(1, min(len(piped), os.cpu_count() or 1, 8))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = pool.map(lambda one: _check_piped(binary, one, cwd), piped)
+        found |= {one.path: items for one, items in zip(piped, results, strict=True)}
+    return [c for f in todo for c in _comments(f, found.get(f.path, []))]
+
+
+_PATHS_PER_RUN = 400  # paths on one ruff command line (well under any ARG_MAX)
+
+
+def _on_disk(cwd: Path, f: _File) -> bool:
+    """True when the checkout holds ``f``'s head content (a plain file, not a link)."""
+    path = cwd / f.path
+    try:
+        return not path.is_symlink() and path.read_bytes() == f.source.encode("utf-8")
+    except (OSError, UnicodeEncodeError):
+        return False
+
+
+def _ruff(binary: str, args: list[str], cwd: Path | None, what: str, **kw: Any) -> Any:
+    try:
+        proc = subprocess.run(
+            [binary, "check", "--output-format=json", "--no-cache", "--exit-zero", *args],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            cwd=str(cwd) if cwd else None,
+            check=False,
+            **kw,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise AnalyzerError(f"ruff timed out after {TIMEOUT}s on {what}") from exc
+    if proc.returncode != 0:
+        detail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise AnalyzerError(f"ruff failed on {what}: {detail[:200]}")
+    return json.loads(proc.stdout or "[]")
+
+
+def _check_piped(binary: str, f: _File, cwd: Path | None) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = _ruff(
+        binary, ["--stdin-filename", f.path, "-"], cwd, f.path, input=f.source
+    )
+    return items
+
+
+def _check_in_place(
+    binary: str, files: list[_File], cwd: Path | None
+) -> dict[str, list[dict[str, Any]]]:
+    assert cwd is not None
+    what = f"{len(files)} files" if len(files) > 1 else files[0].path
+    root = cwd.resolve()
+    found: dict[str, list[dict[str, Any]]] = {f.path: [] for f in files}
+    for item in _ruff(binary, ["--", *(f.path for f in files)], cwd, what):
+        path = Path(item.get("filename") or "")
+        relative = (path if path.is_absolute() else root / path).relative_to(root).as_posix()
+        found.setdefault(relative, []).append(item)
+    return found
+
+
+def _comments(f: _File, items: list[dict[str, Any]]) -> list[Comment]:
+    lines = f.source.split("\n")  # git numbers lines by \\n only
+    comments: list[Comment] = []
+    for item in items:
+        row = item["location"]["row"]
+        if row not in f.added:
             continue
-        source = tree.read_text(f.path)
-        if source is None:
-            continue
-        try:
-            proc = subprocess.run(
-                [
-                    binary,
-                    "check",
-                    "--output-format=json",
-                    "--no-cache",
-                    "--exit-zero",
-                    "--stdin-filename",
-                    f.path,
-                    "-",
-                ],
-                input=source,
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT,
-                cwd=str(cwd) if cwd else None,
-                check=False,
+        rule = item.get("code") or "syntax"
+        text = lines[row - 1] if row <= len(lines) else f.added[row]
+        comments.append(
+            Comment(
+                path=f.path,
+                line=row,
+                body=f"{rule}: {item['message']}",
+                severity=_severity(rule),
+                suggestion=_suggestion(item, text),
+                code=text,
+                origin="ruff",
+                rule=rule,
+                url=item.get("url") or None,
             )
-        except subprocess.TimeoutExpired as exc:
-            raise AnalyzerError(f"ruff timed out after {TIMEOUT}s on {f.path}") from exc
-        if proc.returncode != 0:
-            detail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            raise AnalyzerError(f"ruff failed on {f.path}: {detail[:200]}")
-        lines = source.split("\n")  # git numbers lines by \\n only
-        for item in json.loads(proc.stdout or "[]"):
-            row = item["location"]["row"]
-            if row not in added:
-                continue
-            rule = item.get("code") or "syntax"
-            text = lines[row - 1] if row <= len(lines) else added[row]
-            comments.append(
-                Comment(
-                    path=f.path,
-                    line=row,
-                    body=f"{rule}: {item['message']}",
-                    severity=_severity(rule),
-                    suggestion=_suggestion(item, text),
-                    code=text,
-                    origin="ruff",
-                    rule=rule,
-                    url=item.get("url") or None,
-                )
-            )
+        )
     return comments
