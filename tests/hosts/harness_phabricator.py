@@ -29,8 +29,8 @@ FORGED_BY = "PHID-USER-mallory"
 
 class PhabricatorHarness:
     name = "phabricator"
-    read_only_exit = 3  # the summary could not be posted: a service error, said plainly
-    refusal = "You do not have permission to interact with this object"
+    read_only_exit = 0  # a policy refusal: the job log (and the build's lint) instead
+    refusal = "the Phabricator token cannot comment"
 
     def start(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
         self.phab = FakeConduit(extension=True).start()

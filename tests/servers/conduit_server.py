@@ -15,9 +15,14 @@ Semantics that matter to Nova (checked against a real Phorge, see tests/e2e):
   messages unprocessed); a message to a completed target changes nothing but the rows.
   ``harbormaster.target.search`` reports the status. ``legacy=True`` mimics an old server
   that knows only ``buildTargetPHID`` and has no ``harbormaster.target.search``;
-- ``read_only=True``: every write method answers the policy error a user without the
-  right to interact gets (``ERR-CONDUIT-CORE``); ``refused_lines`` makes the extension
-  refuse an inline on those ``(path, line)`` (as a line outside the diff);
+- ``read_only=True``: the token's user may view a revision but not interact with it: every
+  write to a revision answers Phorge's policy error (``ERR-CONDUIT-CORE``, "[You Shall Not
+  Pass: D123] (Can Interact) You do not have permission to interact with this object. //
+  …"). ``harbormaster.sendmessage`` still works, as on Phorge: it needs only to see the
+  build. ``harbormaster_denied=True``: the user may not use Harbormaster, and its methods
+  answer what Conduit says then (the sentence is the error code, "Unknown Error" the info);
+  ``refused_lines`` makes the extension refuse an inline on those ``(path, line)`` (as a
+  line outside the diff);
 - errors: ERR-INVALID-AUTH, ERR-BAD-FILE for an ``a/``/``b/``-prefixed or unknown path,
   ERR-CONDUIT-CORE for bad parameters; ``fail_next_http`` / ``fail_methods`` answer HTTP
   500; ``crash_methods`` (method -> message) is a PHP ``Error`` inside the method: an HTML
@@ -50,6 +55,7 @@ WRITE_METHODS = frozenset(
         "harbormaster.sendmessage",
     }
 )
+_NO_APP = "You do not have access to the application which provides this API method."
 
 
 def changes_from_git_diff(text: str) -> list[dict[str, Any]]:
@@ -131,6 +137,7 @@ class FakeConduit(LocalHTTPServer):
     delay: float = 0.0
     slow_methods: set[str] = field(default_factory=set)  # applied, answered after `delay`
     read_only: bool = False  # the token's user may read but not comment (a policy error)
+    harbormaster_denied: bool = False  # the token's user may not use Harbormaster
     refused_lines: set[tuple[str, int]] = field(default_factory=set)  # bad inline (path, line)
 
     def __post_init__(self) -> None:
@@ -207,14 +214,23 @@ class FakeConduit(LocalHTTPServer):
             handler = getattr(self, "_m_" + method.replace(".", "_"), None)
             if handler is None or method in self._hidden_methods():
                 return self._error("ERR-CONDUIT-CALL", f'Conduit method "{method}" does not exist.')
-            if self.read_only and method in WRITE_METHODS:  # a PhabricatorPolicyException
-                return self._error(
-                    "ERR-CONDUIT-CORE", "You do not have permission to interact with this object."
-                )
+            if self.harbormaster_denied and method.startswith("harbormaster."):
+                return self._error(_NO_APP, "Unknown Error")  # ConduitCall's ConduitException
+            if self.read_only and method in WRITE_METHODS - {"harbormaster.sendmessage"}:
+                return self._error("ERR-CONDUIT-CORE", self._policy_refusal(params))
             try:
                 return 200, {"result": handler(params), "error_code": None, "error_info": None}
             except ConduitFault as exc:
                 return self._error(exc.code, exc.info)
+
+    @staticmethod
+    def _policy_refusal(params: dict[str, Any]) -> str:
+        """A PhabricatorPolicyException's message, as PhabricatorPolicyFilter words it."""
+        rev = params.get("revisionID") or str(params.get("objectIdentifier") or "").lstrip("D")
+        return (
+            f"[You Shall Not Pass: D{rev}] (Can Interact) You do not have permission to "
+            "interact with this object. // Members of the project Reviewers can take this action."
+        )
 
     # -- methods -----------------------------------------------------------------------
     def _hidden_methods(self) -> set[str]:

@@ -15,6 +15,7 @@ that window cannot see it and sends its lint again.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from bot.errors import ServiceError, redact
@@ -49,8 +50,11 @@ class BuildReporter:
         data = page.get("data") or []
         return ((data[0].get("fields") or {}).get("status") or {}).get("value") if data else None
 
-    def finish(self, result: ReviewResult, failures: list[str]) -> str | None:
-        """Send the verdict and the lint once; returns a note when nothing was sent."""
+    def finish(
+        self, result: ReviewResult, failures: list[str], notes: Sequence[str] = ()
+    ) -> str | None:
+        """Send the verdict and the lint once; returns a note when nothing was sent.
+        ``notes`` (e.g. why there is no summary comment) go into the unit's details."""
         if self.sent:
             return None
         status = self.status()
@@ -78,8 +82,8 @@ class BuildReporter:
             f"{len(result.placed)} findings on lines, {len(result.unplaced)} in the "
             f"summary, {len(result.errors)} errors"
         )
-        if failures:
-            details += "; " + "; ".join(redact(f) for f in failures)
+        if failures or notes:
+            details += "; " + "; ".join(redact(f) for f in [*failures, *notes])
         unit = [
             {
                 "name": "nova review",

@@ -16,18 +16,27 @@ only its author sees, and nothing stock publishes it. So Nova never calls it. In
 Re-runs post nothing new: the summary carries the diff ID and the findings' fingerprints
 (from file, line text, origin and rule, never the model's words), and Nova reads its own
 earlier comments with ``transaction.search``. A diff already reviewed is skipped unless
-``--force``. A failure to post inlines is added to the run's errors (exit 3) after the
-summary has landed; a failure to post the summary is raised after the build got its verdict.
+``--force``.
+
+Failures lose nothing and are listed, never raised: a failure to post the inlines or the
+summary (a Conduit error, an HTTP 5xx, a timeout whose write did not land) goes into
+``PublishReport.errors`` (exit 3), the build still gets its verdict, and when the summary
+is missing every finding is written to the job log (stderr), one line each. Credentials
+that may read but not comment (Phorge's policy refusal, "You do not have permission to
+interact with this object") are no error, as on GitHub and GitLab: one note names the
+refusal, every finding goes to the job log and, with a target, to the build's lint, and
+the exit code is the gate's. Harbormaster needs only to see the build, so it usually still
+takes the lint; a target the token may not write to is named the same way.
 """
 
 from __future__ import annotations
 
-from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.change import Change, Placement
 from bot.config import Settings
-from bot.errors import NovaError, ServiceError
+from bot.errors import NovaError, ServiceError, one_line
 from bot.hosts.phabricator.build import BuildReporter
 from bot.hosts.phabricator.conduit import ConduitClient, ConduitError
 from bot.hosts.phabricator.summary import FP_MARK, VERDICT_MARK, Summary
@@ -38,17 +47,35 @@ from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_ve
 if TYPE_CHECKING:
     from bot.hosts.phabricator.session import PhabricatorSession
 
-__all__ = ["EXTENSION_METHOD", "PhabricatorPublisher"]
+__all__ = ["EXTENSION_METHOD", "REFUSED", "PhabricatorPublisher"]
 
 EXTENSION_METHOD = "nova.differential.publish"
+REFUSED = "the Phabricator token cannot"
+# a PhabricatorPolicyException ("[You Shall Not Pass: D1] (Can Interact) You do not have
+# permission to interact with this object. // …") and ConduitCall's refusal of an
+# application the user may not use (that sentence is the error code)
+_REFUSALS = ("You do not have permission to", "You do not have access to the application")
+
+
+def _refusal(exc: ConduitError) -> str | None:
+    """The server's words when ``exc`` says the token's user may not do this, else None."""
+    for text in (exc.info, exc.code):
+        if any(r in text for r in _REFUSALS):
+            return one_line(text)[:300]
+    return None
 
 
 class PhabricatorPublisher:
-    def __init__(self, session: PhabricatorSession, *, force: bool = False) -> None:
+    def __init__(
+        self, session: PhabricatorSession, *, force: bool = False, log: IO[str] | None = None
+    ) -> None:
         self.session = session
         self.force = force
         self.target = session.phabricator.harbormaster_target
+        self.log = log or sys.stderr
         self.mode = "summary"
+        self.fallback = False  # the server refused a write: findings go to the job log
+        self._refused: str | None = None  # the server's words when it refused the summary
         self._build: BuildReporter | None = None
 
     @property
@@ -110,35 +137,63 @@ class PhabricatorPublisher:
         )
         first_time = not any(f"nova:diff:{self.session.diff_id}" in t for t in previous)
         failures: list[str] = []
-        posted = False
+        posted, summary_posted = False, True  # nothing new: the summary there still holds
         if summary.placed or summary.unplaced or first_time:
-            try:
-                posted = self._post(change, summary, failures)
-            except NovaError as exc:
-                failures.append(f"the summary comment could not be posted: {exc}")
-                with suppress(NovaError):  # the summary's failure is the one to report
-                    self._finish_build(result, failures)
-                raise
-        notes = self._finish_build(result, failures)
+            posted, summary_posted = self._post(change, summary, failures)
+        refused = [f"{REFUSED} comment on {change.id} ({self._refused})"] if self._refused else []
+        notes, lint_sent = self._finish_build(result, failures, refused)
+        if refused:
+            lint = ", and those on lines as lint messages on the build" if lint_sent else ""
+            notes.insert(0, f"{refused[0]}: every finding is in the job log{lint}")
+        if not summary_posted or self.fallback:
+            self._to_job_log(result, [n for n in notes if n.startswith(REFUSED)])
         return PublishReport(
             "phabricator",
             inline_posted=len(summary.placed) if posted else 0,
-            summary_posted=True,
-            notes=notes,
+            summary_posted=summary_posted,
+            notes=tuple(notes),
             errors=tuple(f"Phabricator: {f}" for f in failures),
         )
 
-    def _finish_build(self, result: ReviewResult, failures: list[str]) -> tuple[str, ...]:
-        if self.build is not None:
-            note = self.build.finish(result, failures)
-            if note:
-                return (note,)
-        return ()
+    def _finish_build(
+        self, result: ReviewResult, failures: list[str], refused: list[str]
+    ) -> tuple[list[str], bool]:
+        """The build's one message: (notes, whether its lint was sent now). A refusal is a
+        note; any other failure is listed in ``failures``, never raised."""
+        if self.build is None:
+            return [], False
+        try:
+            note = self.build.finish(result, failures, refused)
+        except ConduitError as exc:
+            why = _refusal(exc)
+            if why is None:
+                failures.append(f"the build target {self.target} got no verdict ({exc})")
+                return [], False
+            self.fallback = True
+            return [
+                f"{REFUSED} write to build target {self.target} ({why}): no lint or verdict "
+                "was sent; every finding is in the job log"
+            ], False
+        except ServiceError as exc:  # it may have landed: never sent again (build.py)
+            failures.append(f"sending the build target {self.target} its verdict failed ({exc})")
+            return [], False
+        return ([note] if note else []), note is None
 
-    def _post(self, change: Any, summary: Summary, failures: list[str]) -> bool:
+    def _to_job_log(self, result: ReviewResult, notes: list[str]) -> None:
+        """What could not be posted: the refusal, then one line per finding."""
+        from bot.hosts.gitlab.codequality import job_log_lines  # the plain line format
+
+        for note in notes:
+            print(f"nova: {one_line(clean_text(note))}", file=self.log)
+        for line in job_log_lines(result):
+            print(line, file=self.log)
+        self.log.flush()
+
+    def _post(self, change: Any, summary: Summary, failures: list[str]) -> tuple[bool, bool]:
         """Inlines and summary in one call when possible; else (or on failure) the summary.
-        True when the inline comments were posted."""
-        if summary.placed and EXTENSION_METHOD in self.conduit.methods():
+        Returns (inline comments posted, summary posted)."""
+        refused_inline = None
+        if summary.placed and self._has_extension():
             summary.mode = self.mode = "inline"
             try:
                 self.conduit.call(
@@ -150,31 +205,66 @@ class PhabricatorPublisher:
                     discardDrafts=True,
                     inlines=[self._inline(p, fp) for fp, p in summary.placed],
                 )
-                return True
+                return True, True
             except ConduitError as exc:  # the server answered: nothing was written
                 failures.append(
                     f"inline comments were not posted ({exc}); the findings are listed here instead"
                 )
+                refused_inline = failures[-1] if _refusal(exc) else None
             except ServiceError as exc:  # no answer: it may have landed
                 if self._landed(change, summary):
-                    return True
+                    return True, True
                 failures.append(
                     f"inline comments were not posted ({exc}); the findings are listed here instead"
                 )
             summary.mode = "lint" if self.target else "summary"
         self.mode = summary.mode
         summary.failures = failures
-        self.conduit.call(
-            "differential.revision.edit",
-            write=True,
-            objectIdentifier=change.id,
-            transactions=[{"type": "comment", "value": summary.text()}],
+        return False, self._post_summary(change, summary, failures, refused_inline)
+
+    def _post_summary(
+        self, change: Any, summary: Summary, failures: list[str], refused_inline: str | None
+    ) -> bool:
+        """The summary comment; True when it is on the revision. A policy refusal sets
+        ``_refused`` and is no failure (the findings go to the job log)."""
+        try:
+            self.conduit.call(
+                "differential.revision.edit",
+                write=True,
+                objectIdentifier=change.id,
+                transactions=[{"type": "comment", "value": summary.text()}],
+            )
+            return True
+        except ConduitError as exc:
+            self._refused = _refusal(exc)
+            if self._refused is not None:
+                self.fallback = True
+                if refused_inline in failures:  # the same refusal: a note, not a failure
+                    failures.remove(refused_inline)
+                return False
+            failure = str(exc)
+        except ServiceError as exc:  # no answer: it may have landed
+            if self._landed(change, summary):
+                return True
+            failure = str(exc)
+        failures.append(
+            f"the summary comment could not be posted ({failure}); every finding is in the job log"
         )
         return False
 
+    def _has_extension(self) -> bool:
+        try:
+            return EXTENSION_METHOD in self.conduit.methods()
+        except NovaError:  # the summary is attempted whatever failed before it
+            return False
+
     def _landed(self, change: Any, summary: Summary) -> bool:
-        marker = f"nova:fp:{','.join(summary.all_fps)}"
-        return any(marker in text for text in self._own_comments(change))
+        """Nova's summary of this diff with exactly these findings is on the revision."""
+        diff, fps = f"nova:diff:{self.session.diff_id} ", f"nova:fp:{','.join(summary.all_fps)}//"
+        try:
+            return any(diff in t and fps in t for t in self._own_comments(change))
+        except NovaError:  # cannot tell: say it failed (a re-run posts nothing twice)
+            return False
 
     def _revision_id(self, change: Any) -> int:
         return int(change.id.lstrip("D"))

@@ -3,9 +3,10 @@ source and the publisher share."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.hosts.phabricator.conduit import ConduitClient
@@ -25,6 +26,7 @@ class PhabricatorSession:
     revision: dict[str, Any] = field(default_factory=dict)  # differential.revision.search row
     diff_id: int | None = None  # the diff under review, set by fetch
     changesets: dict[str, int] = field(default_factory=dict)  # new path -> changeset ID
+    log: IO[str] | None = None  # the job log: where findings go when Nova cannot post
     _conduit: ConduitClient | None = field(default=None, repr=False)
     _me: str | None = field(default=None, repr=False)
     source: PhabricatorSource = field(init=False)
@@ -51,4 +53,4 @@ class PhabricatorSession:
     def publisher(self, *, force: bool) -> PhabricatorPublisher:
         from bot.hosts.phabricator.publisher import PhabricatorPublisher
 
-        return PhabricatorPublisher(self, force=force)
+        return PhabricatorPublisher(self, force=force, log=self.log or sys.stderr)
