@@ -82,7 +82,6 @@ class HostChange:
 
 class HostHarness(Protocol):
     name: str  # the host's name in bot.hosts (and the test id)
-    read_only_exit: int  # how a run whose credentials cannot write exits
     refusal: str  # what the run's output says when the credentials cannot write
 
     def start(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ FORGED_BY = "mallory"
 
 class GitHubHarness:
     name = "github"
-    read_only_exit = 0  # a fork's token: annotations and the job summary instead
+    # read-only credentials: a fork's token: annotations and the job summary instead
     refusal = "the GitHub token is read-only"
 
     def start(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,7 @@ __all__ = ["GitLabHarness"]
 
 class GitLabHarness:
     name = "gitlab"
-    read_only_exit = 0  # CI_JOB_TOKEN: the job log and the Code Quality report instead
+    # read-only credentials: CI_JOB_TOKEN: the job log and the Code Quality report instead
     refusal = "the GitLab token cannot post"
 
     def start(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:

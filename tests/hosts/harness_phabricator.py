@@ -29,7 +29,7 @@ FORGED_BY = "PHID-USER-mallory"
 
 class PhabricatorHarness:
     name = "phabricator"
-    read_only_exit = 0  # a policy refusal: the job log (and the build's lint) instead
+    # read-only credentials: a policy refusal: the job log (and the build's lint) instead
     refusal = "the Phabricator token cannot comment"
 
     def start(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:

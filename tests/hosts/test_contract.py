@@ -123,7 +123,7 @@ def test_read_only_credentials_lose_nothing_and_say_what_was_refused(
         tmp_path, change.ref, "--publish", host.name, "--analyzers", "none", "-o", "json"
     )
     assert "Traceback" not in result.stdout + result.stderr
-    assert result.exit_code == host.read_only_exit, result.stderr
+    assert result.exit_code == 0, result.stderr  # the gate decides, as on a writable run
     data = json_output(result.stdout)
     assert sorted(f["body"] for f in data["comments"] + data["unplaced"]) == sorted(BODIES)
     assert host.refusal in data["summary"] + result.stderr

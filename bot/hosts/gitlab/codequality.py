@@ -1,13 +1,13 @@
-"""Findings where GitLab shows them without Nova posting anything: the job log and a Code
-Quality report (CodeClimate JSON, ``artifacts: reports: codequality:``), which the merge
-request widget shows. Used when the only credential is ``CI_JOB_TOKEN`` (it cannot write
-notes), and whenever ``NOVA_GITLAB_CODE_QUALITY`` names a file.
+"""Findings where GitLab shows them without Nova posting anything (besides the job log,
+``bot.report.joblog``): a Code Quality report (CodeClimate JSON, ``artifacts: reports:
+codequality:``), which the merge request widget shows. Used when the only credential is
+``CI_JOB_TOKEN`` (it cannot write notes), and whenever ``NOVA_GITLAB_CODE_QUALITY`` names a
+file.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,28 +15,10 @@ from bot.report.fingerprint import finding_fingerprints
 from bot.report.untrusted import clean_text
 from bot.review.result import ReviewResult
 
-__all__ = ["DEFAULT_REPORT", "code_quality", "job_log_lines", "write_code_quality"]
+__all__ = ["DEFAULT_REPORT", "code_quality", "write_code_quality"]
 
 DEFAULT_REPORT = "gl-code-quality-report.json"
 _SEVERITY = {"error": "critical", "warning": "major", "info": "info"}
-# the job log renders ANSI escapes and GitLab's section markers: keep model text plain
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
-
-
-def _plain(text: str) -> str:
-    return _CONTROL.sub(" ", clean_text(text)).replace("\n", " ").strip()
-
-
-def job_log_lines(result: ReviewResult) -> list[str]:
-    """One line per finding, placed or not: ``nova: path:line: severity: text``."""
-    out = []
-    for p in result.placements:
-        path = _plain(p.path or p.comment.path)
-        line = p.line if p.placed else p.comment.line
-        where = f"{path}:{line}" if line else path
-        tail = "" if p.placed else f" (not placed on a line: {_plain(p.reason or '')})"
-        out.append(f"nova: {where}: {p.comment.severity}: {_plain(p.comment.body)}{tail}")
-    return out
 
 
 def code_quality(result: ReviewResult) -> list[dict[str, Any]]:

@@ -26,10 +26,11 @@ from typing import IO, TYPE_CHECKING, Any
 from bot.change import Change, Placement
 from bot.errors import NovaError, redact
 from bot.hosts.gitlab.client import gitlab_error
-from bot.hosts.gitlab.codequality import DEFAULT_REPORT, job_log_lines, write_code_quality
+from bot.hosts.gitlab.codequality import DEFAULT_REPORT, write_code_quality
 from bot.hosts.gitlab.position import position
 from bot.hosts.timeouts import timed_out
 from bot.report.fingerprint import Group, group_findings, line_ids
+from bot.report.joblog import job_log_lines
 from bot.report.summary import SUMMARY_MARK, render_summary
 from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict

@@ -181,7 +181,7 @@ class PhabricatorPublisher:
 
     def _to_job_log(self, result: ReviewResult, notes: list[str]) -> None:
         """What could not be posted: the refusal, then one line per finding."""
-        from bot.hosts.gitlab.codequality import job_log_lines  # the plain line format
+        from bot.report.joblog import job_log_lines
 
         for note in notes:
             print(f"nova: {one_line(clean_text(note))}", file=self.log)
