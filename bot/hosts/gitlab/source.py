@@ -10,6 +10,9 @@ when it has both commits, and otherwise the files without a diff are listed as s
 
 With only ``CI_JOB_TOKEN`` (which GitLab may not let read merge requests), the checkout's
 ``CI_MERGE_REQUEST_DIFF_BASE_SHA..CI_COMMIT_SHA`` stands in for the API.
+
+What the pushes after a reviewed head changed (``changes_since``, incremental review) comes
+from the checkout too when it has both commits, else from the merge base and compare APIs.
 """
 
 from __future__ import annotations
