@@ -3,7 +3,8 @@
 Projects by numeric id or URL-encoded path, merge requests with ``diff_refs``, their diffs
 (``/diffs`` with GitLab's pagination headers: ``x-page``, ``x-next-page``, ``x-total``,
 ``link``; ``/changes`` for servers before 15.7), discussions, notes, ``/user``, repository
-files and trees at a SHA, and merge request creation. And GitLab's rules and failures:
+files and trees at a SHA, the repository's compare and merge base (answered from a real git
+repository, ``repository``), and merge request creation. And GitLab's rules and failures:
 
 - a diff thread's ``position`` (``position_type: text`` with the merge request's
   ``diff_refs``): an added line takes ``new_line`` only, a removed line ``old_line`` only,
@@ -16,7 +17,9 @@ files and trees at a SHA, and merge request creation. And GitLab's rules and fai
 - ``write_faults``: (method, path regex, kind) consumed one per matching write, kind
   "slow" (stored, answered after ``slow_seconds``) or an HTTP status (answered without
   storing anything); ``read_faults``: (path regex, status) consumed one per matching GET;
-- note bodies over 1,000,000 characters are refused (400).
+- note bodies over 1,000,000 characters are refused (400);
+- compare with a ref the repository does not have: 404 ``Ref Not Found``; merge base with
+  one: 400 ``Could not find ref: …`` (GitLab's lib/api/repositories.rb).
 
 Which lines a position may name is computed here from the diff text by the server's own
 reading, not by Nova's parser, so the two check each other.
@@ -26,14 +29,16 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlparse
 
 from tests.servers.base import JsonHandler, LocalHTTPServer
 
-__all__ = ["BODY_LIMIT", "FakeGitLab", "MergeRequestSpec", "diff_lines"]
+__all__ = ["BODY_LIMIT", "FakeGitLab", "MergeRequestSpec", "diff_lines", "git_diffs"]
 
 BODY_LIMIT = 1_000_000
 LINE_CODE = '400 Bad request - Note {:line_code=>["can\'t be blank"]}'
@@ -60,6 +65,45 @@ def diff_lines(diff: str) -> tuple[set[int], set[int], set[tuple[int, int]]]:
             context.add((old, new))
             old, new = old + 1, new + 1
     return added, removed, context
+
+
+def _git(repository: Path, *args: str) -> str | None:
+    """git's output in ``repository``, or None when git refuses (an unknown ref)."""
+    done = subprocess.run(
+        ["git", "-c", "core.quotepath=false", *args],
+        cwd=repository,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_diffs(repository: Path, base: str, head: str) -> list[dict[str, Any]]:
+    """git's diff of base..head as GitLab's diff entries (``/diffs``, compare): one per file,
+    its text from the first hunk on (GitLab sends no file headers)."""
+    entries = []
+    for row in (_git(repository, "diff", "--name-status", "-M", base, head) or "").splitlines():
+        status, *paths = row.split("\t")
+        old, new = paths[0], paths[-1]
+        raw = _git(repository, "diff", "-M", base, head, "--", *dict.fromkeys([old, new])) or ""
+        at = raw.find("@@")
+        body = (
+            raw[at:]
+            if at >= 0
+            else next((ln + "\n" for ln in raw.splitlines() if ln.startswith("Binary files")), "")
+        )
+        entries.append(
+            {
+                "old_path": old,
+                "new_path": new,
+                "diff": body,
+                "new_file": status == "A",
+                "deleted_file": status == "D",
+                "renamed_file": status.startswith("R"),
+            }
+        )
+    return entries
 
 
 @dataclass
@@ -106,6 +150,7 @@ class FakeGitLab(LocalHTTPServer):
         self.diffs_api = True  # False: a GitLab before 15.7 (no /diffs, only /changes)
         self.job_token_reads = True
         self.max_per_page = 100
+        self.repository: Path | None = None  # the project's git repository (compare)
         self._next_id = 500
         self._lock = threading.Lock()
 
@@ -186,7 +231,10 @@ class FakeGitLab(LocalHTTPServer):
         self, method: str, raw_path: str, body: Any, headers: dict[str, str]
     ) -> tuple[int, Any, dict[str, str]]:
         url = urlparse(raw_path)
-        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        # an array (refs[]=a&refs[]=b) as GitLab also takes it: comma-separated
+        query = {
+            k: ",".join(v) if k.endswith("[]") else v[0] for k, v in parse_qs(url.query).items()
+        }
         with self._lock:
             self.requests.append((method, url.path, body))
             api = f"{self.prefix}/api/v4"
@@ -270,6 +318,8 @@ class FakeGitLab(LocalHTTPServer):
             ("PUT", mr + r"/notes/(\d+)$", self._edit_note),
             ("GET", r"^/projects/([^/]+)/repository/files/([^/]+)/raw$", self._raw_file),
             ("GET", r"^/projects/([^/]+)/repository/tree$", self._tree),
+            ("GET", r"^/projects/([^/]+)/repository/compare$", self._compare),
+            ("GET", r"^/projects/([^/]+)/repository/merge_base$", self._merge_base),
         ]
         for verb, pattern, handler in routes:
             m = re.match(pattern, path)
@@ -531,7 +581,8 @@ class FakeGitLab(LocalHTTPServer):
 
     def _edit_note(self, pid: str, iid: str, note_id: str, body: Any, **_: Any):
         spec = self._mr(pid, iid)
-        for note in self.notes:
+        in_threads = [n for d in self.discussions for n in d["notes"]]
+        for note in self.notes + in_threads:
             if spec and note["id"] == int(note_id) and note["mr"] == (spec.project, spec.iid):
                 if note["author"]["id"] != self.user["id"]:
                     return 403, {"message": "403 Forbidden"}, {}
@@ -569,6 +620,65 @@ class FakeGitLab(LocalHTTPServer):
             for p in sorted(files)
         ]
         return self._page(items, query, path)
+
+    # -- the repository (a real git repository stands in for Gitaly) -----------------
+    def _commit(self, ref: str | None) -> str | None:
+        if self.repository is None or not ref:
+            return None
+        sha = _git(self.repository, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return sha.strip() if sha else None
+
+    def _commit_json(self, sha: str) -> dict[str, Any]:
+        assert self.repository is not None
+        title = (_git(self.repository, "log", "-1", "--format=%s", sha) or "").strip()
+        return {"id": sha, "short_id": sha[:8], "title": title, "author_name": "Ada Author"}
+
+    def _compare(self, pid: str, query: dict[str, str], **_: Any):
+        """``from...to`` (from their merge base), or ``from..to`` with ``straight=true``."""
+        if self._project(pid) is None:
+            return self._not_found("Project Not Found")
+        if not query.get("from") or not query.get("to"):
+            return 400, {"error": "from is missing, to is missing"}, {}
+        start, end = self._commit(query["from"]), self._commit(query["to"])
+        if start is None or end is None or self.repository is None:
+            return self._not_found("Ref Not Found")
+        straight = query.get("straight", "false").lower() in ("true", "1", "yes", "t")
+        base = start
+        if not straight:
+            found = _git(self.repository, "merge-base", start, end)
+            base = found.strip() if found else start
+        commits = (_git(self.repository, "rev-list", "--reverse", f"{start}..{end}") or "").split()
+        return (
+            200,
+            {
+                "commit": self._commit_json(end) if commits else None,
+                "commits": [self._commit_json(c) for c in commits],
+                "diffs": [
+                    {**self._diff_json(e), "collapsed": False, "too_large": False}
+                    for e in git_diffs(self.repository, base, end)
+                ],
+                "compare_timeout": False,
+                "compare_same_ref": start == end,
+                "web_url": f"{self.url}/{self._project(pid)}/-/compare/{base}...{end}",
+            },
+            {},
+        )
+
+    def _merge_base(self, pid: str, query: dict[str, str], **_: Any):
+        if self._project(pid) is None:
+            return self._not_found("Project Not Found")
+        refs = [r for r in (query.get("refs[]") or query.get("refs") or "").split(",") if r]
+        if len(refs) < 2:
+            return 400, {"message": "Provide at least 2 refs"}, {}
+        shas = [self._commit(r) for r in refs]
+        unknown = [r for r, sha in zip(refs, shas, strict=True) if sha is None]
+        if unknown or self.repository is None:
+            noun = "ref" if len(unknown) == 1 else "refs"
+            return 400, {"message": f"Could not find {noun}: {', '.join(unknown)}"}, {}
+        found = _git(self.repository, "merge-base", *[s for s in shas if s])
+        if not found:
+            return self._not_found("Merge Base Not Found")
+        return 200, self._commit_json(found.strip()), {}
 
 
 def encoded(project: str) -> str:

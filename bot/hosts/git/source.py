@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from bot.search import line_matcher
 if TYPE_CHECKING:  # GitPython is imported lazily (keeps --help fast)
     import git
 
-__all__ = ["GitSource", "GitTree", "STAGED", "STDIN", "read_diff"]
+__all__ = ["GitSource", "GitTree", "STAGED", "STDIN", "checkout_with", "read_diff"]
 
 STAGED = ":staged"
 STDIN = "-"
@@ -167,6 +168,14 @@ class GitSource:
     def is_ancestor(self, older: str, newer: str) -> bool:
         return bool(self.repo.is_ancestor(self.commit(older), self.commit(newer)))
 
+    def changes_since(self, change: Change, since: str) -> Change | None:
+        """``since..head`` of a host's ``change`` (keeping its id and source), or None when
+        ``since`` is not an ancestor of the head (a rebase or force-push)."""
+        head = change.head_ref
+        if head is None or not self.is_ancestor(since, head):
+            return None
+        return replace(self.fetch(f"{since}..{head}"), id=change.id, source=change.source)
+
     def read_base(self, change: Change, path: str) -> str | None:
         """At the base commit; a diff on stdin is taken to be against HEAD."""
         base = change.base_ref if change.source != "stdin" else "HEAD"
@@ -177,6 +186,20 @@ class GitSource:
         except SourceError:
             return None
         return GitTree(self.repo, commit.hexsha).read_text(path)
+
+
+def checkout_with(path: Path | None, *shas: str) -> GitSource | None:
+    """The git repository at ``path`` when it has every one of ``shas`` (a code host's
+    checkout, ``--repo``), else None: no path, not a repository, or a shallow clone."""
+    if path is None:
+        return None
+    try:
+        source = GitSource(path)
+        for sha in shas:
+            source.commit(sha)
+    except SourceError:
+        return None
+    return source
 
 
 def _safe_relpath(path: str) -> str | None:

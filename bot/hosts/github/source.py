@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
-from bot.errors import SourceError
 from bot.hosts.api_tree import ApiTree
 from bot.hosts.base import TreeReader
 from bot.hosts.github.client import github_client, github_error, parse_pr_ref
@@ -115,17 +114,9 @@ class GitHubSource:
 
     def _local_checkout(self, *shas: str) -> GitSource | None:
         """The local git repository when it has every one of ``shas``, else None."""
-        if self.session.repo_path is None:
-            return None
-        from bot.hosts.git.source import GitSource
+        from bot.hosts.git.source import checkout_with
 
-        source = GitSource(self.session.repo_path)
-        try:
-            for sha in shas:
-                source.commit(sha)
-        except SourceError:
-            return None
-        return source
+        return checkout_with(self.session.repo_path, *shas)
 
     def _local_diff(self, base: str, head: str) -> Change | None:
         source = self._local_checkout(base, head)
@@ -148,9 +139,7 @@ class GitHubSource:
             return None
         local = self._local_checkout(since, head)
         if local is not None:
-            if not local.is_ancestor(since, head):
-                return None
-            return replace(local.fetch(f"{since}..{head}"), id=change.id, source="github")
+            return local.changes_since(change, since)
         from github import GithubException
         from requests import RequestException
 

@@ -11,6 +11,11 @@ notes written by Nova's own user (``GET /user``: the token's user, a project tok
 count; a marker anyone else writes is ignored. A head already reviewed is not reviewed again
 (``--force`` overrides) and the re-run exits by the verdict that review recorded.
 
+A new push is reviewed incrementally (``last_reviewed_head``: the head Nova's own summary
+records). Earlier findings still stand after it: listed in the summary and counted for
+``--fail-on`` (``bot.report.earlier``) until a push changes their line; each thread carries
+its line's identity too, and a thread whose line left the diff is marked outdated.
+
 Failures lose nothing: a write that timed out or got a 5xx may have landed, so Nova reads
 its own threads back instead of posting again; a 429 is waited out (python-gitlab honours
 ``Retry-After``); the summary is attempted whatever failed before it; bodies are capped at
@@ -23,13 +28,14 @@ from __future__ import annotations
 import re
 from typing import IO, TYPE_CHECKING, Any
 
-from bot.change import Change, Placement
+from bot.change import Change, Placement, Severity
 from bot.errors import NovaError, redact
 from bot.hosts.gitlab.client import gitlab_error
 from bot.hosts.gitlab.codequality import DEFAULT_REPORT, write_code_quality
 from bot.hosts.gitlab.position import position
 from bot.hosts.timeouts import timed_out
-from bot.report.fingerprint import Group, group_findings, line_ids
+from bot.report.earlier import OUTDATED, carried, earlier_rows
+from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
 from bot.report.joblog import job_log_lines
 from bot.report.summary import SUMMARY_MARK, render_summary
 from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
@@ -45,6 +51,7 @@ BODY_LIMIT = 1_000_000  # GitLab refuses a longer note (400 "is too long")
 _FP = re.compile(r"<!-- nova:fp:([0-9a-f]{16}) -->")
 _HEAD = re.compile(r"<!-- nova:head:([0-9a-f]{7,40}) -->")
 _VERDICT = re.compile(r"<!-- nova:verdict:([a-z0-9=,]+) -->")
+_LINE = re.compile(r"<!-- nova:line:([0-9a-f]{12}) -->")
 _QUICK_ACTION = re.compile(r"^(\s*)/", re.MULTILINE)
 _ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
 
@@ -55,7 +62,7 @@ def inert(text: str) -> str:
     return _QUICK_ACTION.sub("\\1\u200b/", clean_text(text))
 
 
-def _thread_body(group: list[Placement], fp: str) -> str:
+def _thread_body(group: list[Placement], fp: str, key: str) -> str:
     parts = []
     for p in group:
         c = p.comment
@@ -65,8 +72,9 @@ def _thread_body(group: list[Placement], fp: str) -> str:
         if suggestion is not None:
             below = (p.end_line - p.line) if p.end_line and p.line else 0
             parts.append(f"```suggestion:-0+{below}\n{suggestion}\n```")
-    marks = f"\n\n<!-- nova:fp:{fp} -->"
-    return cap("\n\n".join(parts), BODY_LIMIT - len(marks), where="GitLab") + marks
+    marks = f"\n\n<!-- nova:fp:{fp} --><!-- nova:line:{key} -->"
+    room = BODY_LIMIT - len(marks) - len(OUTDATED) - 4  # it may be marked outdated later
+    return cap("\n\n".join(parts), room, where="GitLab") + marks
 
 
 class GitLabPublisher:
@@ -94,49 +102,67 @@ class GitLabPublisher:
                 return note
         return None
 
-    def _own_fingerprints(self) -> set[str]:
-        """Fingerprints of the diff threads Nova's own user started on this merge request."""
+    def _own_threads(self) -> list[dict[str, Any]]:
+        """The notes of the diff threads Nova's own user started (they carry a fingerprint)."""
         from gitlab.exceptions import GitlabError
         from requests import RequestException
 
         try:
-            found = set()
-            for discussion in self._mr.discussions.list(iterator=True):
-                for note in discussion.attributes.get("notes") or []:
-                    m = _FP.search(note.get("body") or "")
-                    if m and self.session.is_mine(note):
-                        found.add(m.group(1))
-            return found
+            return [
+                note
+                for discussion in self._mr.discussions.list(iterator=True)
+                for note in discussion.attributes.get("notes") or []
+                if _FP.search(note.get("body") or "") and self.session.is_mine(note)
+            ]
         except (GitlabError, RequestException) as exc:
             raise gitlab_error(exc, "listing the merge request's threads") from exc
 
-    def prior_review(self, change: Change) -> PriorReview | None:
-        """Nova's own summary says it finished a review of this head (not with --force)."""
-        if self.force or not change.head_ref or self.session.mr is None:
-            return None
+    def _own_fingerprints(self) -> set[str]:
+        return {m.group(1) for n in self._own_threads() if (m := _FP.search(n.get("body") or ""))}
+
+    def _finished_summary(self) -> tuple[str, PriorReview] | None:
+        """(body, verdict) of Nova's own summary when it records a finished review."""
         from gitlab.exceptions import GitlabError
         from requests import RequestException
 
         try:
             note = self._summary_note()
         except (GitlabError, RequestException) as exc:
-            raise gitlab_error(exc, f"reading the notes of {change.id}") from exc
-        body = (note.body or "") if note is not None else ""
+            raise gitlab_error(exc, "reading the merge request's notes") from exc
+        body = str(note.body or "") if note is not None else ""
         head, verdict = _HEAD.search(body), _VERDICT.search(body)
-        if not head or not verdict or not change.head_ref.startswith(head.group(1)):
+        if not head or not verdict:
             return None
-        prior = parse_verdict(change.head_ref, verdict.group(1))
-        return prior if prior is not None and not prior.errors else None
+        prior = parse_verdict(head.group(1), verdict.group(1))
+        return (body, prior) if prior is not None and not prior.errors else None
+
+    def last_reviewed_head(self, change: Change) -> str | None:
+        """The head of Nova's own last finished review (none with only CI_JOB_TOKEN: Nova
+        cannot tell its own notes then)."""
+        if self.session.mr is None:
+            return None
+        found = self._finished_summary()
+        return found[1].head if found else None
+
+    def prior_review(self, change: Change) -> PriorReview | None:
+        """Nova's own summary says it finished a review of this head (not with --force)."""
+        if self.force or not change.head_ref or self.session.mr is None:
+            return None
+        found = self._finished_summary()
+        if found is None or not change.head_ref.startswith(found[1].head):
+            return None
+        return PriorReview(change.head_ref, found[1].severities, found[1].errors)
 
     # -- publishing --------------------------------------------------------------------
     def publish(self, result: ReviewResult) -> PublishReport:
         notes: list[str] = []
         errors: list[str] = []
         posted, summary_posted = 0, False
+        still: tuple[Severity, ...] = ()
         if self.session.mr is None:  # the job token could not even read the merge request
             self.fallback = True
         else:
-            posted, summary_posted = self._post(result, notes, errors)
+            posted, summary_posted, still = self._post(result, notes, errors)
         report_path = self.session.gitlab.code_quality or (
             DEFAULT_REPORT if self.fallback else None
         )
@@ -159,16 +185,23 @@ class GitLabPublisher:
             summary_posted=summary_posted,
             notes=tuple(notes),
             errors=tuple(errors),
+            carried=still,
         )
 
-    def _post(self, result: ReviewResult, notes: list[str], errors: list[str]) -> tuple[int, bool]:
-        groups = group_findings(result, line_ids(result.change))
+    def _post(
+        self, result: ReviewResult, notes: list[str], errors: list[str]
+    ) -> tuple[int, bool, tuple[Severity, ...]]:
+        """Threads, outdated marks, then the summary: (threads posted, summary posted, the
+        earlier findings that still stand)."""
+        ids = line_ids(result.change)
+        groups = group_findings(result, ids)
         try:
-            known: set[str] | None = self._own_fingerprints()
+            own: list[dict[str, Any]] | None = self._own_threads()
         except NovaError as exc:
             errors.append(str(exc))
-            known = None
-        if known is None:  # cannot tell what is there: post nothing twice, list it all
+            own = None
+        known = {m.group(1): n for n in own or [] if (m := _FP.search(n.get("body") or ""))}
+        if own is None:  # cannot tell what is there: post nothing twice, list it all
             inline, overflow = [], groups
         else:
             fresh = [(fp, g) for fp, g in groups if fp not in known]
@@ -178,12 +211,63 @@ class GitLabPublisher:
                 )
             limit = max(0, self.settings.review.max_inline_comments)
             inline, overflow = fresh[:limit], fresh[limit:]
-        posted, moved = self._post_threads(result.change, inline, notes, errors)
-        summary_posted = self._upsert_summary(result, posted, moved + overflow, notes, errors)
-        return posted, summary_posted
+        earlier = self._earlier(result, errors)
+        posted, moved = self._post_threads(result.change, ids, inline, notes, errors)
+        outdated = self._mark_outdated(own, ids, errors) if own and not self.fallback else []
+        still = carried(
+            earlier[1] if earlier else None,
+            outdated,
+            [str(known[fp].get("body") or "") for fp, _g in groups if fp in known],
+        )
+        summary_posted = self._upsert_summary(
+            result, posted, moved + overflow, notes, errors, still, earlier[0] if earlier else ""
+        )
+        return posted, summary_posted, still
+
+    def _earlier(self, result: ReviewResult, errors: list[str]) -> tuple[str, PriorReview] | None:
+        """The summary of the review this incremental one continues (None for a whole one)."""
+        if not result.since:
+            return None
+        try:
+            return self._finished_summary()
+        except NovaError as exc:
+            errors.append(str(exc))
+            return None
+
+    def _mark_outdated(
+        self, own: list[dict[str, Any]], ids: LineIds, errors: list[str]
+    ) -> list[str]:
+        """Mark Nova's threads whose line left the diff; return the bodies marked now. A
+        thread without a line identity (an older Nova's) is left to GitLab's own marking."""
+        from gitlab.exceptions import GitlabError
+        from requests import RequestException
+
+        current = {line_key(path or "", text, nth) for (path, _n), (text, nth) in ids.items()}
+        marked: list[str] = []
+        for note in own:
+            body = str(note.get("body") or "")
+            key = _LINE.search(body)
+            if key is None or key.group(1) in current or body.startswith(OUTDATED):
+                continue
+            try:
+                self._mr.notes.update(note["id"], {"body": f"{OUTDATED}.\n\n{body}"})
+            except GitlabError as exc:
+                if exc.response_code != 403:
+                    errors.append(str(gitlab_error(exc, "marking an outdated thread")))
+                return marked
+            except RequestException as exc:
+                errors.append(str(gitlab_error(exc, "marking an outdated thread")))
+                return marked
+            marked.append(body)
+        return marked
 
     def _post_threads(
-        self, change: Change, inline: list[Group], notes: list[str], errors: list[str]
+        self,
+        change: Change,
+        ids: LineIds,
+        inline: list[Group],
+        notes: list[str],
+        errors: list[str],
     ) -> tuple[int, list[Group]]:
         """One thread per group; return (threads now on the merge request, groups moved to
         the summary). A refused, failed or timed-out thread is never lost or doubled."""
@@ -197,8 +281,10 @@ class GitLabPublisher:
                 refused.append("not a line of GitLab's diff")
                 moved.append((fp, group))
                 continue
+            text, nth = ids.get((group[0].path, group[0].line), ("", 0))
+            body = _thread_body(group, fp, line_key(group[0].path or "", text, nth))
             try:
-                self._mr.discussions.create({"body": _thread_body(group, fp), "position": pos})
+                self._mr.discussions.create({"body": body, "position": pos})
                 posted += 1
                 continue
             except GitlabError as exc:
@@ -240,7 +326,13 @@ class GitLabPublisher:
         return landed
 
     def _summary_body(
-        self, result: ReviewResult, posted: int, overflow: list[Group], notes: list[str]
+        self,
+        result: ReviewResult,
+        posted: int,
+        overflow: list[Group],
+        notes: list[str],
+        still: tuple[Severity, ...] = (),
+        earlier: str = "",
     ) -> str:
         return render_summary(
             result,
@@ -251,6 +343,8 @@ class GitLabPublisher:
             host="GitLab",
             limit=BODY_LIMIT,
             inline_noun="inline thread(s)",
+            carried=still,
+            earlier=earlier_rows(earlier),
         )
 
     def _upsert_summary(
@@ -260,6 +354,8 @@ class GitLabPublisher:
         overflow: list[Group],
         notes: list[str],
         errors: list[str],
+        still: tuple[Severity, ...] = (),
+        earlier: str = "",
     ) -> bool:
         """Create or edit Nova's one summary note. Editing is idempotent; a create that timed
         out or got a 5xx is looked for before it is tried once more."""
@@ -268,7 +364,7 @@ class GitLabPublisher:
 
         if self.fallback:
             return False
-        body = self._summary_body(result, posted, overflow, notes)
+        body = self._summary_body(result, posted, overflow, notes, still, earlier)
         for attempt in range(2):
             try:
                 note = self._summary_note()

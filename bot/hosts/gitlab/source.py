@@ -10,6 +10,9 @@ when it has both commits, and otherwise the files without a diff are listed as s
 
 With only ``CI_JOB_TOKEN`` (which GitLab may not let read merge requests), the checkout's
 ``CI_MERGE_REQUEST_DIFF_BASE_SHA..CI_COMMIT_SHA`` stands in for the API.
+
+What the pushes after a reviewed head changed (``changes_since``, incremental review) comes
+from the checkout too when it has both commits, else from the merge base and compare APIs.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
-from bot.errors import ServiceError, SourceError
+from bot.errors import ServiceError
 from bot.hosts.api_tree import ApiTree
 from bot.hosts.base import TreeReader
 from bot.hosts.gitlab.client import MergeRequestRef, gitlab_client, gitlab_error, parse_mr_ref
@@ -185,21 +188,58 @@ class GitLabSource:
 
     def _local_checkout(self, *shas: str) -> GitSource | None:
         """The local git repository when it has every one of ``shas``, else None."""
-        if self.session.repo_path is None:
-            return None
-        from bot.hosts.git.source import GitSource
+        from bot.hosts.git.source import checkout_with
 
-        try:
-            source = GitSource(self.session.repo_path)
-            for sha in shas:
-                source.commit(sha)
-        except SourceError:
-            return None
-        return source
+        return checkout_with(self.session.repo_path, *shas)
 
     def _local_diff(self, base: str, head: str) -> Change | None:
         source = self._local_checkout(base, head)
         return source.fetch(f"{base}..{head}") if source else None
+
+    def changes_since(self, change: Change, since: str) -> Change | None:
+        """``since..head``: from the checkout when it has both commits, else GitLab's merge
+        base (is ``since`` still in the branch?) and compare APIs. None after a force-push,
+        when GitLab no longer has ``since``, or when a file is past its diff limits."""
+        head = change.head_ref
+        if head is None:
+            return None
+        local = self._local_checkout(since, head)
+        if local is not None:
+            return local.changes_since(change, since)
+        if self.session.project is None:
+            return None
+        found = self._compare(since, head, f"comparing {since[:12]}..{head[:12]}")
+        if found is None or found.get("compare_timeout"):
+            return None  # GitLab cut the comparison short: review the whole change
+        parts = []
+        for entry in found.get("diffs") or []:
+            text, cut = file_diff(entry)
+            if cut:
+                return None  # a file past GitLab's diff limits: review the whole change
+            parts.append(text)
+        raw = decode_diff("\n".join(parts) + ("\n" if parts else ""))
+        return replace(change, base_ref=since, files=tuple(parse_diff(raw)), raw_diff=raw, notes=())
+
+    def _compare(self, since: str, head: str, what: str) -> dict[str, Any] | None:
+        """GitLab's ``since..head`` when ``since`` is an ancestor of ``head``, else None.
+        GitLab answers 400 (merge base) or 404 (compare) for a commit it does not have."""
+        from gitlab.exceptions import GitlabError
+        from requests import RequestException
+
+        project = self.session.project
+        assert project is not None, "fetch the change first"
+        try:
+            base = project.repository_merge_base([since, head])
+            if not isinstance(base, dict) or not str(base.get("id") or "").startswith(since):
+                return None  # a rebase or force-push: since is no longer in the branch
+            found = project.repository_compare(since, head, straight="true")
+        except GitlabError as exc:
+            if exc.response_code in (400, 404):
+                return None
+            raise gitlab_error(exc, what) from exc
+        except RequestException as exc:
+            raise gitlab_error(exc, what) from exc
+        return found if isinstance(found, dict) else None
 
     def read_base(self, change: Change, path: str) -> str | None:
         """At the merge request's base (the target branch): the checkout, else the API."""

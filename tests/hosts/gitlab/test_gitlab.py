@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,8 +22,8 @@ from bot.hosts.gitlab.client import mr_from_ci, parse_mr_ref
 from bot.hosts.gitlab.position import position
 from bot.hosts.gitlab.settings import GitLabSettings
 from tests.conftest import GitRepo
-from tests.hosts.cart import TITLE, cart_change, cart_reply
-from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec, diff_lines
+from tests.hosts.cart import cart_reply
+from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec, diff_lines, git_diffs
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 
 PROJECT = "acme/web/shop"
@@ -34,38 +32,10 @@ JOB_TOKEN = "gitlab-job-token-not-a-secret"
 REF = f"{PROJECT}!1"
 
 
-@pytest.fixture(autouse=True)
-def no_gitlab_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The suite may itself run in GitLab CI: none of its variables leak in."""
-    for name in list(os.environ):
-        if name.startswith(("GITLAB_", "CI_")):
-            monkeypatch.delenv(name, raising=False)
-
-
 def mr_from_repo(repo: GitRepo, base: str, head: str, iid: int = 1, **kw) -> MergeRequestSpec:
     """A merge request whose diffs are git's own diff of base..head, cut the way GitLab's
     ``/diffs`` API sends them (no file headers)."""
-    diffs = []
-    for row in repo.git("diff", "--name-status", "-M", base, head).splitlines():
-        status, *paths = row.split("\t")
-        old, new = paths[0], paths[-1]
-        raw = repo.git("diff", "-M", base, head, "--", *dict.fromkeys([old, new]))
-        at = raw.find("@@")
-        body = (
-            raw[at:]
-            if at >= 0
-            else next((ln + "\n" for ln in raw.splitlines() if ln.startswith("Binary files")), "")
-        )
-        diffs.append(
-            {
-                "old_path": old,
-                "new_path": new,
-                "diff": body,
-                "new_file": status == "A",
-                "deleted_file": status == "D",
-                "renamed_file": status.startswith("R"),
-            }
-        )
+    diffs = git_diffs(repo.path, base, head)
 
     def files(sha: str) -> dict[str, str]:
         return {
@@ -83,21 +53,6 @@ def mr_from_repo(repo: GitRepo, base: str, head: str, iid: int = 1, **kw) -> Mer
         base_contents=files(base),
         **kw,
     )
-
-
-@pytest.fixture
-def gl(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitLab]:
-    server = FakeGitLab(TOKEN, job_token=JOB_TOKEN).start()
-    monkeypatch.setenv("GITLAB_TOKEN", TOKEN)
-    monkeypatch.setenv("GITLAB_URL", server.url)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def mr(repo: GitRepo, gl: FakeGitLab) -> MergeRequestSpec:
-    base, head = cart_change(repo)
-    return gl.add_merge_request(mr_from_repo(repo, base, head, title=TITLE))
 
 
 def review(tmp_path: Path, *args: str, repo: Path | None = None):
