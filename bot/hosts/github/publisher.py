@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import Counter
 from typing import IO, TYPE_CHECKING
 
-from bot.change import SEVERITIES, Change, Placement, Severity, normalize_severity, severity_rank
+from bot.change import Change, Placement, Severity, severity_rank
 from bot.config import Settings
 from bot.errors import NovaError, redact
 from bot.hosts.github.actions import workflow_annotations
 from bot.hosts.github.client import github_error
 from bot.hosts.timeouts import timed_out
+from bot.report.earlier import OUTDATED, earlier_rows
+from bot.report.earlier import carried as carry
 from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
 from bot.report.summary import SUMMARY_MARK, render_summary
 from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
@@ -50,7 +51,6 @@ _FP = re.compile(r"<!-- nova:fp:([0-9a-f]{16}) -->")
 _HEAD = re.compile(r"<!-- nova:head:([0-9a-f]{7,40}) -->")
 _VERDICT = re.compile(r"<!-- nova:verdict:([a-z0-9=,]+) -->")
 _LINE = re.compile(r"<!-- nova:line:([0-9a-f]{12}) -->")
-OUTDATED = "> **Outdated**: Nova no longer reports this"
 _ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
 
 
@@ -65,46 +65,6 @@ def _inline_body(group: list[Placement], fp: str, key: str) -> str:
             parts.append(f"```suggestion\n{suggestion}\n```")
     marks = f"\n\n<!-- nova:fp:{fp} --><!-- nova:line:{key} -->"
     return cap("\n\n".join(parts), BODY_LIMIT - len(marks), where="GitHub") + marks
-
-
-_LABEL = re.compile(r"\*\*(error|warning|info)\*\*")
-_SECTIONS = ("### Findings not posted inline", "### Not placed on a line", "### Earlier findings")
-
-
-def _severities(text: str) -> list[Severity]:
-    return [normalize_severity(m) for m in _LABEL.findall(text)]
-
-
-def _carried(
-    earlier: tuple[str, PriorReview] | None,
-    outdated: list[PullRequestComment],
-    existing: list[PullRequestComment],
-    groups: list[Group],
-) -> tuple[Severity, ...]:
-    """Findings of earlier reviews that still stand after an incremental review: the earlier
-    verdict, less the comments marked outdated now and the findings this run found again
-    (they count through this run's own findings)."""
-    if earlier is None:
-        return ()
-    counts = Counter(earlier[1].severities)
-    counts.subtract(s for c in outdated for s in _severities(c.body or ""))
-    known = {m.group(1): c for c in existing if (m := _FP.search(c.body or ""))}
-    counts.subtract(
-        s for fp, _g in groups if fp in known for s in _severities(known[fp].body or "")
-    )
-    return tuple(s for s in SEVERITIES for _ in range(max(0, counts[s])))
-
-
-def _earlier_rows(body: str) -> list[str]:
-    """The finding rows of Nova's previous summary (its own text), to keep them listed."""
-    rows: list[str] = []
-    inside = False
-    for line in body.splitlines():
-        if line.startswith("### "):
-            inside = line.startswith(_SECTIONS)
-        elif inside and line.startswith("- `"):
-            rows.append(line)
-    return list(dict.fromkeys(rows))
 
 
 class GitHubPublisher:
@@ -200,7 +160,12 @@ class GitHubPublisher:
         outdated: list[PullRequestComment] = []
         if existing is not None and not self.fallback:
             outdated = self._mark_outdated(existing, ids, errors)
-        carried = _carried(earlier, outdated, existing or [], groups)
+        by_fp = {m.group(1): c for c in existing or [] if (m := _FP.search(c.body or ""))}
+        carried = carry(
+            earlier[1] if earlier else None,
+            [c.body or "" for c in outdated],
+            [by_fp[fp].body or "" for fp, _g in groups if fp in by_fp],
+        )
         summary_posted = self._upsert_summary(
             result, posted, overflow, notes, errors, carried, earlier[0] if earlier else ""
         )
@@ -352,7 +317,7 @@ class GitHubPublisher:
             host="GitHub",
             limit=BODY_LIMIT,
             carried=carried,
-            earlier=_earlier_rows(earlier),
+            earlier=earlier_rows(earlier),
         )
 
     def _upsert_summary(
