@@ -147,7 +147,7 @@ def review(
     from bot.hosts import open_session, ref_from_ci
     from bot.review.pipeline import ReviewJob, run_review
     from bot.review.result import exit_code_for
-    from bot.taskmanager import tracker_for
+    from bot.taskmanager.backend import tracker_for
 
     if no_llm:
         flags["llm_review"] = False

@@ -103,7 +103,7 @@ def testgen(
     to do), 1 none kept, 2 usage error, 3 a service failed.
     """
     from bot.hosts import resolve
-    from bot.taskmanager import tracker_for
+    from bot.taskmanager.backend import tracker_for
     from bot.testgen.pipeline import TestgenJob, run_testgen
 
     settings = load_from_flags(dict(flags), repo)

@@ -1,16 +1,6 @@
-"""The Task Manager: its clients (HTTP, in-memory) and the backend that mirrors steps."""
+"""The Task Manager: its settings (``settings``), clients (HTTP and in-memory, ``client``,
+``http``) and the backend that mirrors steps to it (``backend``).
 
-from bot.taskmanager.backend import TaskManagerBackend, tracker_for
-from bot.taskmanager.client import (
-    MockTaskManagerClient,
-    TaskManagerClientBase,
-    create_task_manager_client,
-)
-
-__all__ = [
-    "MockTaskManagerClient",
-    "TaskManagerBackend",
-    "TaskManagerClientBase",
-    "create_task_manager_client",
-    "tracker_for",
-]
+Nothing is imported here: ``bot.config`` reads ``bot.taskmanager.settings`` on every run,
+``nova --help`` included.
+"""
