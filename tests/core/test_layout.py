@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,3 +49,25 @@ def test_settings_sections_import_nothing_heavy() -> None:
         loaded = _imports(path, top_level_only=True)
         bad = {n for n in loaded if n.split(".")[0] in heavy or n == "bot.config"}
         assert not bad, (path.relative_to(BOT), bad)
+
+
+def test_loading_the_settings_loads_only_the_sections() -> None:
+    """``bot.config`` runs on every command: importing it (and so each section's package)
+    loads the sections and the error tree, nothing else of Nova and no third-party library."""
+    code = (
+        "import sys; before = set(sys.modules); import bot.config; "
+        "print('\\n'.join(sorted(set(sys.modules) - before)))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    core = {"bot.config", "bot.errors", "bot.text", "bot.sections"}
+    packages = {"bot.llm", "bot.review", "bot.taskmanager", "bot.testgen"}
+    extra = [
+        m
+        for m in loaded
+        if m.startswith("bot.") and m not in core | packages and not m.endswith(".settings")
+    ]
+    assert extra == []
+    heavy = ("click", "httpx", "langchain_core", "langgraph", "github", "gitlab", "git")
+    assert [m for m in loaded if m.split(".")[0] in heavy] == []
