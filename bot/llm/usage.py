@@ -18,3 +18,11 @@ class Stats:
         self.llm_calls += 1
         self.prompt_tokens += prompt
         self.completion_tokens += completion
+
+    def token_usage(self) -> dict[str, int]:
+        """Calls and tokens, as events and reports name them."""
+        return {
+            "llm_calls": self.llm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }

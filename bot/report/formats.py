@@ -51,12 +51,7 @@ def result_to_dict(result: ReviewResult) -> dict[str, Any]:
             }
             for p in result.unplaced
         ],
-        "stats": {
-            "llm_calls": result.stats.llm_calls,
-            "prompt_tokens": result.stats.prompt_tokens,
-            "completion_tokens": result.stats.completion_tokens,
-            "seconds": result.stats.seconds,
-        },
+        "stats": {**result.stats.token_usage(), "seconds": result.stats.seconds},
     }
 
 

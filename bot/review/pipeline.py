@@ -333,15 +333,7 @@ def _review_and_publish(
             with suppress(NovaError):  # the original error matters more
                 build.abort(str(exc))
         raise
-    job.bus.emit(
-        DoneEvent(
-            token_usage={
-                "llm_calls": result.stats.llm_calls,
-                "prompt_tokens": result.stats.prompt_tokens,
-                "completion_tokens": result.stats.completion_tokens,
-            }
-        )
-    )
+    job.bus.emit(DoneEvent(token_usage=result.stats.token_usage()))
 
 
 def _scope(job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher]) -> Change:

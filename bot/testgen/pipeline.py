@@ -86,15 +86,7 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
             step.note(f"{ws.framework.name}, {result.environment.get('why')}")
         _testgen_stages(job, ws, result)
     result.stats.seconds = round(time.monotonic() - started, 3)
-    job.bus.emit(
-        DoneEvent(
-            token_usage={
-                "llm_calls": result.stats.llm_calls,
-                "prompt_tokens": result.stats.prompt_tokens,
-                "completion_tokens": result.stats.completion_tokens,
-            }
-        )
-    )
+    job.bus.emit(DoneEvent(token_usage=result.stats.token_usage()))
     return result
 
 

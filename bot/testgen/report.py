@@ -64,9 +64,7 @@ class TestgenResult:
                 "changed_lines": self.changed_lines(),
                 "changed_lines_covered_before": self.coverage_before,
                 "changed_lines_covered_after": self.coverage_after,
-                "llm_calls": s.llm_calls,
-                "prompt_tokens": s.prompt_tokens,
-                "completion_tokens": s.completion_tokens,
+                **s.token_usage(),
                 "seconds": s.seconds,
             },
         }
