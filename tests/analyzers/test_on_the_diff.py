@@ -92,6 +92,13 @@ def shellcheck_xml(tmp_path: Path) -> Path:
     return path
 
 
+def review_json(repo: GitRepo, *args: str) -> dict:
+    """``nova review HEAD -o json`` of ``repo`` with ``args``; it must exit 0."""
+    result = run("review", "HEAD", "--repo", str(repo.path), "-o", "json", "-q", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
 def model_says(*comments: dict) -> str:
     return json.dumps({"summary": "Mostly fine.", "comments": list(comments)})
 
@@ -120,21 +127,13 @@ def test_eslint_and_shellcheck_results_land_on_the_right_lines_with_the_models(
             )
         )
     )
-    result = run(
-        "review",
-        "HEAD",
-        "--repo",
-        str(polyglot.path),
-        "-o",
-        "json",
-        "-q",
+    data = review_json(
+        polyglot,
         "--analyzer-results",
         str(eslint_sarif(polyglot, tmp_path)),
         "--analyzer-results",
         f"{shellcheck_xml(tmp_path)}:checkstyle",
     )
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
     placed = {(c["path"], c["line"], c["origin"]): c for c in data["comments"]}
     assert set(placed) == {
         ("web/app.js", 4, "eslint"),
@@ -172,20 +171,9 @@ def test_eslint_and_shellcheck_results_land_on_the_right_lines_with_the_models(
 def test_filter_modes(
     polyglot: GitRepo, tmp_path: Path, mode: str, inline: set[int], summary_lines: set[int]
 ) -> None:
-    result = run(
-        "review",
-        "HEAD",
-        "--repo",
-        str(polyglot.path),
-        "-o",
-        "json",
-        "-q",
-        "--filter-mode",
-        mode,
-        "--analyzer-results",
-        str(eslint_sarif(polyglot, tmp_path)),
+    data = review_json(
+        polyglot, "--filter-mode", mode, "--analyzer-results", str(eslint_sarif(polyglot, tmp_path))
     )
-    data = json.loads(result.stdout)
     assert {c["line"] for c in data["comments"] if c["origin"] == "eslint"} == inline
     held = [u for u in data["unplaced"] if u["path"] == "web/app.js"]
     assert {u["line"] for u in held} == summary_lines
@@ -193,20 +181,13 @@ def test_filter_modes(
 
 
 def test_nofilter_puts_other_files_in_the_summary_only(polyglot: GitRepo, tmp_path: Path) -> None:
-    result = run(
-        "review",
-        "HEAD",
-        "--repo",
-        str(polyglot.path),
-        "-o",
-        "json",
-        "-q",
+    data = review_json(
+        polyglot,
         "--analyzer-results",
         str(eslint_sarif(polyglot, tmp_path)),
         "--filter-mode",
         "nofilter",
     )
-    data = json.loads(result.stdout)
     other = [u for u in data["unplaced"] if u["path"] == "web/legacy.js"]
     assert len(other) == 1 and "not a file of this change" in other[0]["reason"]
     assert all(c["path"] != "web/legacy.js" for c in data["comments"])
@@ -242,9 +223,7 @@ def test_results_files_from_the_environment(
     monkeypatch.setenv(
         "NOVA_ANALYZER_RESULTS", f"{eslint_sarif(polyglot, tmp_path)}, {shellcheck_xml(tmp_path)}"
     )
-    data = json.loads(
-        run("review", "HEAD", "--repo", str(polyglot.path), "-o", "json", "-q").stdout
-    )
+    data = review_json(polyglot)
     assert {c["origin"] for c in data["comments"]} == {"eslint", "shellcheck", "ruff"}
 
 
@@ -296,9 +275,7 @@ command = "echo this is not a results file"
     polyglot.git("checkout", "-q", "-b", "feature", f"{base}~1")
     declare(polyglot, config)
     polyglot.git("cherry-pick", base)  # the change comes after the declaration
-    result = run("review", "HEAD", "--repo", str(polyglot.path), "-o", "json", "-q")
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
+    data = review_json(polyglot)
     (dump,) = [c for c in data["comments"] if c["origin"] == "envdump"]
     assert (dump["path"], dump["line"], dump["severity"]) == ("scripts/deploy.sh", 6, "error")
     names = set(dump["body"].removeprefix("ENV1: env: ").split())
@@ -433,36 +410,12 @@ def test_posted_on_a_github_pull_request_and_nothing_outside_its_diff(
 def test_analyzers_none_turns_ruff_off_but_reads_results_given(
     polyglot: GitRepo, tmp_path: Path
 ) -> None:
-    data = json.loads(
-        run(
-            "review",
-            "HEAD",
-            "--repo",
-            str(polyglot.path),
-            "-o",
-            "json",
-            "-q",
-            "--analyzers",
-            "none",
-            "--analyzer-results",
-            str(eslint_sarif(polyglot, tmp_path)),
-        ).stdout
+    data = review_json(
+        polyglot, "--analyzers", "none", "--analyzer-results", str(eslint_sarif(polyglot, tmp_path))
     )
     assert {c["origin"] for c in data["comments"]} == {"eslint"}
     assert "1 .py file, 1 .sh file, 1 .ts file: no analyzer configured" in data["summary"]
-    data = json.loads(
-        run(
-            "review",
-            "HEAD",
-            "--repo",
-            str(polyglot.path),
-            "-o",
-            "json",
-            "-q",
-            "--analyzers",
-            "none",
-        ).stdout
-    )
+    data = review_json(polyglot, "--analyzers", "none")
     assert data["comments"] == [] and "no analyzer configured" not in data["summary"]
 
 
@@ -505,19 +458,7 @@ def test_a_reviewdog_suggestion_on_the_line_becomes_a_suggestion(
             )
         )
     )
-    data = json.loads(
-        run(
-            "review",
-            "HEAD",
-            "--repo",
-            str(polyglot.path),
-            "-o",
-            "json",
-            "-q",
-            "--analyzer-results",
-            str(results),
-        ).stdout
-    )
+    data = review_json(polyglot, "--analyzer-results", str(results))
     fixed, odd = [c for c in data["comments"] if c["path"] == "scripts/deploy.sh"]
     assert fixed["suggestion"] == 'cp -r build/* "$target"'
     assert odd["suggestion"] is None  # columns past the line's end: no suggestion
