@@ -61,20 +61,14 @@ def env(gh: FakeGitHub, tmp_path: Path) -> dict[str, str]:
     }
 
 
+ARGS = ["review", f"{REPO}#1", "--publish", "github", "--confirm", "-q"]
+
+
 @pytest.mark.parametrize(("answer", "posted"), [("n", False), ("y", True)])
 def test_confirm_shows_what_will_be_posted_and_asks(
     pr: PullSpec, gh: FakeGitHub, env: dict[str, str], tmp_path: Path, answer: str, posted: bool
 ) -> None:
-    args = [
-        "review",
-        f"{REPO}#1",
-        "--publish",
-        "github",
-        "--confirm",
-        "-q",
-        "--repo",
-        str(tmp_path),
-    ]
+    args = [*ARGS, "--repo", str(tmp_path)]
     code, screen = _run_on_a_terminal(args, answer, env)
     assert code == 0, screen
     assert "About to publish the review of acme/shop#1: 1 inline" in screen
@@ -83,16 +77,7 @@ def test_confirm_shows_what_will_be_posted_and_asks(
 
 
 def test_ci_never_asks(pr: PullSpec, gh: FakeGitHub, env: dict[str, str], tmp_path: Path) -> None:
-    args = [
-        "review",
-        f"{REPO}#1",
-        "--publish",
-        "github",
-        "--confirm",
-        "-q",
-        "--repo",
-        str(tmp_path),
-    ]
+    args = [*ARGS, "--repo", str(tmp_path)]
     code, screen = _run_on_a_terminal(args, "n", {**env, "CI": "true"})
     assert code == 0 and "Publish?" not in screen
     assert len(gh.issue_comments) == 1
