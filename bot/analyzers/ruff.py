@@ -91,8 +91,10 @@ def run_ruff(files: Sequence[FileDiff], tree: TreeReader, cwd: Path | None) -> l
         source = tree.read_text(f.path) if added else None
         if source is not None:
             todo.append(_File(f.path, {n: t for n, t in added.items() if n is not None}, source))
-    in_place = [f for f in todo if cwd is not None and _on_disk(cwd, f)]
-    piped = [f for f in todo if f not in in_place]
+    in_place: list[_File] = []
+    piped: list[_File] = []
+    for one in todo:
+        (in_place if cwd is not None and _on_disk(cwd, one) else piped).append(one)
     found: dict[str, list[dict[str, Any]]] = {}
     for start in range(0, len(in_place), _PATHS_PER_RUN):
         found |= _check_in_place(binary, in_place[start : start + _PATHS_PER_RUN], cwd)
@@ -146,12 +148,12 @@ def _check_in_place(
 ) -> dict[str, list[dict[str, Any]]]:
     assert cwd is not None
     what = f"{len(files)} files" if len(files) > 1 else files[0].path
-    root = cwd.resolve()
+    by_file = {(cwd / f.path).resolve(): f.path for f in files}  # ruff names files its way
     found: dict[str, list[dict[str, Any]]] = {f.path: [] for f in files}
     for item in _ruff(binary, ["--", *(f.path for f in files)], cwd, what):
-        path = Path(item.get("filename") or "")
-        relative = (path if path.is_absolute() else root / path).relative_to(root).as_posix()
-        found.setdefault(relative, []).append(item)
+        path = by_file.get((cwd / (item.get("filename") or "")).resolve())
+        if path is not None:
+            found[path].append(item)
     return found
 
 
