@@ -9,6 +9,7 @@ from bot.change import SEVERITIES, Change, Placement, Severity, severity_rank
 from bot.llm.usage import Stats
 
 __all__ = [
+    "Dismissal",
     "PriorReview",
     "PublishReport",
     "ReviewResult",
@@ -30,6 +31,21 @@ class PublishReport:
     # findings of earlier reviews that still stand (an incremental review of new pushes
     # did not see them again): they still count for --fail-on
     carried: tuple[Severity, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Dismissal:
+    """A finding people took out of the gate, on the record: ``dismissed`` by a reply in its
+    thread (``by`` is the host login), or ``ignored`` by an ``[[ignore]]`` rule of the base
+    revision's ``.nova.toml`` (``by`` is ``.nova.toml``). It is listed in the summary, never
+    posted again, and does not count for ``--fail-on``."""
+
+    placement: Placement
+    kind: str  # dismissed | ignored
+    by: str
+    reason: str = ""
+    at: str = ""  # ISO 8601 time of the decision, when the host gives one
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +97,8 @@ class ReviewResult:
     reports: list[PublishReport] = field(default_factory=list)  # what each host posted
     prior: PriorReview | None = None  # set when this head was reviewed before (skipped run)
     since: str | None = None  # incremental review: only what changed after this head
+    # findings taken out of the gate by people (replies, [[ignore]] rules): listed, not counted
+    dismissed: list[Dismissal] = field(default_factory=list)
 
     @property
     def carried(self) -> tuple[Severity, ...]:
