@@ -43,6 +43,23 @@ _SAFE_ARGS = (
     "-c",
     "core.quotepath=false",
 )
+# what git needs from Nova's environment to reach a server: proxies and CA bundles
+_PASSED = {
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "GIT_SSL_CAINFO",
+    "GIT_SSL_CAPATH",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+}
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "Nova",
     "GIT_AUTHOR_EMAIL": "nova@localhost",
@@ -53,7 +70,7 @@ _IDENTITY = {
 
 def _strict_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """No system or global config, no prompts, no tokens from Nova's environment."""
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
+    env = {k: v for k, v in os.environ.items() if k in _PASSED}
     env.update(
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL=os.devnull,

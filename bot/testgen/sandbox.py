@@ -8,7 +8,8 @@ chosen at run time (``choose_isolation``) and named in the report:
 - ``unshare``: PID and network namespaces (``unshare --pid --net --fork --kill-child``):
   every process dies with the run, no network, only the run's processes are visible. The
   filesystem is not confined.
-- ``none``: a process group, and Nova's reaper kills what the run leaves behind.
+- ``none``: a process group, and Nova's reaper kills what the run leaves behind; Nova's
+  own process is made non-dumpable, so its ``/proc/<pid>/environ`` is root's.
 
 On every tier: a scrubbed environment (no token), a fresh HOME and TMPDIR per run (removed
 after it), a time limit, an output cap and a memory limit (``RLIMIT_AS``). The reaper
@@ -20,6 +21,7 @@ runners drop the test that did it.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import resource
@@ -49,6 +51,7 @@ OUTPUT_CAP = 20_000
 REAPER = Path(__file__).with_name("reaper.py")
 ISOLATIONS = ("auto", "bubblewrap", "unshare", "none")
 _KEEP = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
+_PR_SET_DUMPABLE = 4
 _TERM_GRACE = 5.0  # seconds the reaper has to kill a timed-out tree (tier "none")
 
 
@@ -182,6 +185,13 @@ def clean_env(
     env["PYTHONHASHSEED"] = "0"
     env.update(extra or {})
     return env
+
+
+def _undumpable() -> None:
+    """Without a PID namespace a test sees Nova's process: make its ``/proc`` entries
+    (``environ``, ``mem``) root's, so a test of the same user cannot read Nova's tokens."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _address_space_limit(limit: int) -> Callable[[], None]:
@@ -319,6 +329,8 @@ def run_sandboxed(
         prefix = list(_unshare())
     else:
         prefix = []
+    if not prefix:
+        _undumpable()
     run_env = clean_env(env, bin_dirs)
     run_env.update(HOME=str(box.path("home")), TMPDIR=str(box.path("tmp")))
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import ConfigError, SourceError
+from bot.errors import ConfigError, ServiceError, SourceError
 from bot.testgen import gates
 from bot.testgen.frameworks import detect_framework, node_binary
 from bot.testgen.gitstore import Store, UserRepo
@@ -82,6 +82,10 @@ def test_every_isolation_names_and_ends_what_a_run_left(
     assert not Path(home).exists() and not Path(tmpdir).exists()  # removed after the run
     again = run_sandboxed([sys.executable, "-c", LEAVER, marker], tmp_path, isolation=iso)
     assert again.output.split(" ", 1)[0] != home  # fresh per run
+    if name == "none":  # no PID namespace: Nova's /proc/<pid>/environ becomes root's
+        import ctypes
+
+        assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
 
 
 @pytest.mark.parametrize("name", AVAILABLE)
@@ -263,3 +267,44 @@ def test_the_proposal_is_made_from_the_checked_bytes_in_a_fresh_store(
     assert repo.git("status", "--porcelain") == "" and "nova" not in repo.git(
         "rev-parse", "--abbrev-ref", "HEAD"
     )
+
+
+def test_a_push_sends_the_token_as_a_header_and_never_shows_it(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Against a local HTTP server that records git's requests and refuses them."""
+    import base64
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[tuple[str, str | None]] = []
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append((self.path, self.headers.get("Authorization")))
+            self.send_response(403)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    repo.write("a.py", "A = 1\n")
+    head = repo.commit("base")
+    token = "glpat-pushsecret000000001"
+    url = f"http://oauth2:stale-job-token@127.0.0.1:{server.server_port}/a/b.git"
+    repo.git("remote", "add", "origin", url)
+    repo.write("tests/test_a.py", "def test_a():\n    pass\n")
+    with Workspace(repo.path, head, detect_framework(repo.path)) as ws:
+        assert ws.user.origin == url
+        ws.write_test("tests/test_a.py", "def test_a():\n    assert True\n")
+        ws.commit("nova/t", "m")
+        with pytest.raises(ServiceError) as failed:
+            ws.push(url, "nova/t", ("oauth2", token))
+    server.shutdown()
+    server.server_close()
+    basic = "Basic " + base64.b64encode(f"oauth2:{token}".encode()).decode()
+    assert seen and seen[0][0].endswith("/info/refs?service=git-receive-pack")
+    assert {auth for _, auth in seen} == {basic}  # the URL's stale credentials are not sent
+    assert token not in str(failed.value) and "stale-job-token" not in str(failed.value)
