@@ -332,7 +332,17 @@ def run_sandboxed(
     if not prefix:
         _undumpable()
     run_env = clean_env(env, bin_dirs)
-    run_env.update(HOME=str(box.path("home")), TMPDIR=str(box.path("tmp")))
+    tmp = box.path("tmp")
+    # caches and configs that libraries keep (matplotlib, platformdirs) go to TMPDIR: only
+    # what a test writes to HOME itself counts as a write outside its workspace
+    run_env.update(
+        HOME=str(box.path("home")),
+        TMPDIR=str(tmp),
+        XDG_CACHE_HOME=str(tmp / ".cache"),
+        XDG_CONFIG_HOME=str(tmp / ".config"),
+        XDG_DATA_HOME=str(tmp / ".local" / "share"),
+        XDG_STATE_HOME=str(tmp / ".local" / "state"),
+    )
     try:
         return _run(prefix, cmd, cwd, run_env, timeout, memory_limit, box, tier)
     finally:

@@ -46,6 +46,9 @@ LEAVER = (
     "    subprocess.Popen(['sleep', sys.argv[1]], start_new_session=True)\n"
     "pathlib.Path(os.environ['HOME'], '.bashrc').write_text('x')\n"
     "pathlib.Path(os.environ['TMPDIR'], 'scratch').write_text('fine')\n"
+    "cache = pathlib.Path(os.environ['XDG_CACHE_HOME'], 'lib')\n"
+    "cache.mkdir(parents=True)\n"
+    "(cache / 'fonts.json').write_text('fine too')\n"
     "print(os.environ['HOME'], os.environ['TMPDIR'], sorted(os.environ))\n"
 )
 
