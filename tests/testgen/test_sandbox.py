@@ -205,25 +205,43 @@ def test_the_test_that_left_processes_is_the_one_dropped(ws: Workspace) -> None:
 
 
 @pytest.mark.skipif(node_binary() is None, reason="node is not installed")
-def test_node_tests_that_leave_processes_are_dropped_too(repo: GitRepo) -> None:
+def test_node_tests_that_misbehave_are_dropped_too(repo: GitRepo) -> None:
     repo.write("package.json", '{"name": "p", "scripts": {"test": "node --test"}}\n')
     repo.write("test/a.test.js", 'require("node:test")("a", () => {});\n')
     repo.commit("base")
     marker = f"34{os.getpid() % 1000:03d}.1"
     body = (
         'const test = require("node:test");\n'
+        'const fs = require("node:fs");\n'
+        'const os = require("node:os");\n'
         'const { spawn } = require("node:child_process");\n'
         'test("clean", () => {});\n'
         'test("leaves", () => {\n'
         f'  spawn("sleep", ["{marker}"], {{ detached: true, stdio: "ignore" }}).unref();\n'
         "});\n"
+        'test("writes home", () => {\n'
+        '  fs.writeFileSync(os.homedir() + "/.npmrc", "//registry/:_authToken=x");\n'
+        "});\n"
+    )
+    selfish = (
+        'require("node:test")("me", () => {\n'
+        '  require("node:fs").appendFileSync(__filename, "//");\n'
+        "});\n"
     )
     with Workspace(repo.path, "HEAD", detect_framework(repo.path)) as ws:
         rel = ws.write_test("test/b.test.js", body)
         runner = NodeTestRunner(ws.framework)  # type: ignore[arg-type]
-        assert runner.outcomes(ws, rel, ["clean", "leaves"]) == {"clean": True, "leaves": False}
+        assert runner.outcomes(ws, rel, ["clean", "leaves", "writes home"]) == {
+            "clean": True,
+            "leaves": False,
+            "writes home": False,
+        }
         assert "left 1 process(es)" in ws.escapes[f"{rel}::leaves"]
-        assert alive(marker) == []
+        assert "~/.npmrc" in ws.escapes[f"{rel}::writes home"]
+        assert f"{rel}::clean" not in ws.escapes and alive(marker) == []
+        other = ws.write_test("test/c.test.js", selfish)
+        assert runner.outcomes(ws, other, ["me"]) == {"me": True}
+        assert "changed while tests ran" in ws.tampered[other]
 
 
 # -- Nova's own git ------------------------------------------------------------------------
