@@ -164,6 +164,7 @@ class UserRepo:
     def checkout(self, sha: str, target: Path) -> None:
         """The files of ``sha`` into ``target``, through a private index (before any
         generated code runs: the user's own config applies, filters included)."""
+        self.verify()
         with tempfile.TemporaryDirectory(prefix="nova-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             run_git(self.git_dir, "read-tree", sha, env=env, strict=False)

@@ -15,10 +15,11 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from bot.errors import SourceError
 from bot.hosts.base import GrepHit
 from bot.testgen.frameworks import Framework
 from bot.testgen.gitstore import Store, UserRepo
@@ -54,10 +55,14 @@ class Workspace:
     tampered: dict[str, str] = field(default_factory=dict)
     # "rel::name" -> why the test cannot be trusted (processes left, writes outside)
     escapes: dict[str, str] = field(default_factory=dict)
+    # the repository as first seen, before any code ran (a second workspace of the same run
+    # shares the first one's: its fingerprint is from before any test ran)
+    shared: InitVar[UserRepo | None] = None
+    user: UserRepo = field(init=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, shared: UserRepo | None) -> None:
         self.isolation = self.isolation or choose_isolation()
-        self.user = UserRepo.open(self.repo)
+        self.user = shared or UserRepo.open(self.repo)
         self._tmp = Path(tempfile.mkdtemp(prefix="nova-testgen-"))
         self.root = self._tmp / "tree"
         self.root.mkdir()
@@ -65,10 +70,14 @@ class Workspace:
         self._runs = 0
         self._expected: dict[str, tuple[str, str]] = {}  # rel -> (sha256, text)
         self._store: Store | None = None
-        self.head = self.user.git("rev-parse", "--verify", f"{self.head}^{{commit}}").decode()
-        self.head = self.head.strip()
-        self.user.checkout(self.head, self.root)
-        self._files = self.user.files(self.head)
+        try:
+            head = self.user.git("rev-parse", "--verify", f"{self.head}^{{commit}}")
+            self.head = head.decode().strip()
+            self.user.checkout(self.head, self.root)
+            self._files = self.user.files(self.head)
+        except SourceError:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise
         # installed JavaScript dependencies are not in git: the tree sees the checkout's
         self._modules: Path | None = None
         modules = self.repo / "node_modules"
