@@ -394,6 +394,8 @@ def _run(
         report = {}
     names = tuple(str(n) for n in report.get("names", []))
     text = (out + err)[-OUTPUT_CAP:]
+    if not raw and not timed_out and prefix:
+        text = f"[the sandbox ({tier.name}) could not start the run]\n{text}"
     if timed_out:
         text += f"\n[timed out after {timeout:g}s]"
     return RunResult(
