@@ -181,12 +181,12 @@ def test_a_500_on_the_review_still_posts_every_finding_in_the_summary(
     gh.write_faults = [("POST", r"/reviews$", 500)]
     llm_env.enqueue(text(model_reply()))
     result = review(tmp_path, f"{REPO}#1", "--publish", "github")
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 3, result.stderr  # GitHub failed: loud, never a silent 0
     assert gh.reviews == []
     summary = _summary(gh)
     for body in ("magic", "big", "None items", "why", "unused"):
         assert body in summary, body
-    assert "HTTP 500" in summary
+    assert "HTTP 500" in summary and "nova:verdict:" in summary and "failed=1" in summary
     posts = [r for r in gh.requests if r[0] == "POST" and r[1].endswith("/reviews")]
     assert len(posts) == 1  # a 5xx on a write is never retried blindly
 
