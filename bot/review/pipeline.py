@@ -223,8 +223,8 @@ def _prior_review(
             if prior.complete:
                 return prior
             notes.append(
-                f"the earlier review of {prior.head[:12]} was incomplete ({prior.errors} "
-                "service(s) failed): reviewed again to post what is missing"
+                f"an earlier review of this head was incomplete ({prior.errors} service(s) "
+                "failed): reviewed again to post what is missing, nothing twice"
             )
     return None
 
