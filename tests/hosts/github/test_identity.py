@@ -6,6 +6,7 @@ where nothing tells. Against the local GitHub server, through PyGithub."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -164,3 +165,31 @@ def test_the_configured_login_is_used_only_where_the_api_tells_nothing(
         _login(app)
     monkeypatch.setenv("NOVA_GITHUB_LOGIN", APP)
     assert _login(app) == APP
+
+
+@pytest.mark.parametrize(
+    ("viewer", "configured", "said"),
+    [
+        (True, None, "ok github .* writes as my-app\\[bot\\] \\(GraphQL viewer\\)"),
+        (False, APP, "ok github .* writes as my-app\\[bot\\] \\(NOVA_GITHUB_LOGIN\\)"),
+        (False, None, "FAIL github .* does not say which login .* NOVA_GITHUB_LOGIN"),
+    ],
+)
+def test_doctor_says_who_the_token_writes_as(
+    app: FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+    viewer: bool,
+    configured: str | None,
+    said: str,
+) -> None:
+    from click.testing import CliRunner
+
+    from bot.cli import cli
+
+    app.graphql_viewer = viewer
+    if configured:
+        monkeypatch.setenv("NOVA_GITHUB_LOGIN", configured)
+    out = CliRunner().invoke(cli, ["doctor"], catch_exceptions=False).stdout
+    (line,) = [ln for ln in out.splitlines() if ln.split()[1:2] == ["github"]]
+    assert re.match(said, " ".join(line.split())), line
+    assert TOKEN not in out
