@@ -14,7 +14,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from bot.change import SEVERITIES, Change, Comment, Placement, Severity
+from bot.review.result import ReviewResult, parse_verdict, verdict_marker
 from tests.hosts.contract import (
     BODIES,
     EXPECTED,
@@ -25,8 +29,6 @@ from tests.hosts.contract import (
     model_reply,
 )
 from tests.servers.openai_server import FakeOpenAI, text
-
-pytestmark = pytest.mark.slow  # two or three runs of `nova review` each
 
 GATE = ("--analyzers", "none", "--fail-on", "error")  # "None items crash" is an error
 
@@ -50,6 +52,7 @@ def _nothing_lost(host: HostHarness) -> str:
     return summary
 
 
+@pytest.mark.slow  # three runs of `nova review`
 def test_a_host_failure_once_exits_3_and_the_next_run_posts_what_is_missing_once(
     host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path
 ) -> None:
@@ -77,6 +80,7 @@ def test_a_host_failure_once_exits_3_and_the_next_run_posts_what_is_missing_once
     assert host.writes() == writes and len(llm_env.requests) == 2
 
 
+@pytest.mark.slow  # two runs of `nova review`
 def test_a_host_that_always_fails_exits_3_every_run_and_loses_nothing(
     host: HostHarness, change: HostChange, llm_env: FakeOpenAI, tmp_path: Path
 ) -> None:
@@ -88,3 +92,27 @@ def test_a_host_that_always_fails_exits_3_every_run_and_loses_nothing(
         assert host.inline_comments() == []
         summary = _nothing_lost(host)
         assert "500" in summary
+
+
+@given(
+    severities=st.lists(st.sampled_from(SEVERITIES), max_size=30),
+    errors=st.integers(0, 3),
+    failed=st.integers(0, 3),
+)
+@settings(max_examples=200)
+def test_the_verdict_marker_tells_a_complete_review_from_a_degraded_one(
+    severities: list[Severity], errors: int, failed: int
+) -> None:
+    """What a summary records is read back as written: the findings, and whether any
+    service (the model, a host write of this publish) failed."""
+    change = Change(id="x#1", source="github", head_ref="a" * 40)
+    result = ReviewResult(
+        change=change,
+        summary="",
+        placements=[Placement(Comment("f.py", 1, "b", severity=s)) for s in severities],
+        errors=["e"] * errors,
+    )
+    prior = parse_verdict("a" * 40, verdict_marker(result, failed=failed))
+    assert prior is not None
+    assert Counter(prior.severities) == Counter(severities)
+    assert prior.complete == (errors + failed == 0)
