@@ -230,17 +230,18 @@ def _listen(
 ) -> PriorReview | None:
     """Read the host's conversation when Nova publishes there (bot.conversation); a
     dismissal newer than the verdict of a reviewed head makes it review that head again."""
-    if not publishers or job.listening is not None:
+    if not publishers:
         return prior
-    from bot.conversation.listen import Listening
+    if job.listening is None:  # (nova respond opens it before it runs a review)
+        from bot.conversation.listen import Listening
 
-    try:
-        job.listening = Listening.open(
-            job.session, result.change, job.settings, job.bus, job.tracker
-        )
-    except NovaError as exc:
-        result.errors.append(f"reading the conversation failed: {exc}")
-        return prior
+        try:
+            job.listening = Listening.open(
+                job.session, result.change, job.settings, job.bus, job.tracker
+            )
+        except NovaError as exc:
+            result.errors.append(f"reading the conversation failed: {exc}")
+            return prior
     if job.listening is None:
         return prior
     job.listening.tree = job.source.tree(result.change)

@@ -210,3 +210,30 @@ class GitHubConversation:
         role = str(data.get("role_name") or data.get("permission") or "none")
         allowed = role in _ALLOWED or data.get("permission") in ("admin", "write")
         return Authority(allowed, role, WHO_MAY)
+
+
+def comment_event(event_path: str | None, repository: str | None) -> tuple[str | None, str | None]:
+    """(``owner/repo#N``, comment id) of an Actions ``issue_comment`` or
+    ``pull_request_review_comment`` event; (None, None) for a comment on a plain issue or
+    another event. The payload is GitHub's, read from ``GITHUB_EVENT_PATH``."""
+    import json
+    from pathlib import Path
+
+    from bot.errors import ConfigError
+
+    if not event_path:
+        return None, None
+    try:
+        event = json.loads(Path(event_path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"GITHUB_EVENT_PATH {event_path}: {exc}") from exc
+    comment = event.get("comment") if isinstance(event, dict) else None
+    if not isinstance(comment, dict) or comment.get("id") is None:
+        return None, None
+    repo = ((event.get("repository") or {}).get("full_name")) or repository
+    pull = event.get("pull_request") or {}
+    issue = event.get("issue") or {}
+    number = pull.get("number") or (issue.get("number") if issue.get("pull_request") else None)
+    if not number or not repo:
+        return None, None
+    return f"{repo}#{number}", str(comment["id"])
