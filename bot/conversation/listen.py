@@ -114,4 +114,6 @@ class Listening:
             reported += [d.fingerprint for d in result.dismissed if d.fingerprint]
             self.responder.resolve(fixed_threads(self.record, result, reported))
         result.errors += self.responder.errors
+        result.notes += self.responder.notes
         self.responder.errors.clear()
+        self.responder.notes.clear()

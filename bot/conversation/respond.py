@@ -67,6 +67,7 @@ class Responder:
     ask: Callable[[Decision], str]  # the answer to a question (a model, or the docs)
     posted: int = 0
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def _event(self, d: Decision, posted: bool) -> None:
         self.bus.emit(
@@ -108,13 +109,13 @@ class Responder:
         done = 0
         with self.tracker.step("resolve-fixed") as step:
             for t in threads:
-                try:
+                try:  # a nicety, not the gate: a token that may not resolve is a note
                     post_once(
                         self.conversation, self.change, t, f"fixed-{t.root.id}", fixed_text(head)
                     )
                     self.conversation.resolve(t)
                 except NovaError as exc:
-                    self.errors.append(f"resolving the thread on {t.path}:{t.line}: {exc}")
+                    self.notes.append(f"could not resolve the thread on {t.path}:{t.line}: {exc}")
                     continue
                 done += 1
                 self.bus.emit(
