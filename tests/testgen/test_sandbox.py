@@ -103,7 +103,7 @@ def test_a_timeout_ends_even_detached_processes(name: str, tmp_path: Path) -> No
         [sys.executable, "-c", script, marker],
         tmp_path,
         isolation=choose_isolation(name),
-        timeout=2,
+        timeout=1,
     )
     assert run.timed_out and alive(marker) == []
 
@@ -180,6 +180,7 @@ def ws(repo: GitRepo):
         yield ws
 
 
+@pytest.mark.slow
 def test_a_test_file_that_changes_while_it_runs_is_dropped(ws: Workspace) -> None:
     assert not (ws.root / ".git").exists()  # nothing in the tree leads to the checkout
     rel = ws.write_test("tests/test_self.py", SELF)
@@ -194,6 +195,7 @@ def test_a_test_file_that_changes_while_it_runs_is_dropped(ws: Workspace) -> Non
     assert rel not in ws.tampered
 
 
+@pytest.mark.slow
 def test_the_test_that_left_processes_is_the_one_dropped(ws: Workspace) -> None:
     marker = f"33{os.getpid() % 1000:03d}.1"
     rel = ws.write_test("tests/test_two.py", TWO.replace("{marker}", marker))
@@ -204,6 +206,7 @@ def test_the_test_that_left_processes_is_the_one_dropped(ws: Workspace) -> None:
     assert f"{rel}::test_clean" not in ws.escapes and alive(marker) == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(node_binary() is None, reason="node is not installed")
 def test_node_tests_that_misbehave_are_dropped_too(repo: GitRepo) -> None:
     repo.write("package.json", '{"name": "p", "scripts": {"test": "node --test"}}\n')
