@@ -66,8 +66,9 @@ class Isolation:
 
 _WHY = {
     "bubblewrap": "bubblewrap: user, mount, PID and network namespaces; read-only root, "
-    "only the workspace and the run's own HOME and TMPDIR writable; the checkout and "
-    "Nova's HOME hidden; every process dies with the run",
+    "only the workspace and the run's own HOME and TMPDIR writable; /tmp, the checkout "
+    "and Nova's HOME are empty stand-ins Nova looks into afterwards; every process dies "
+    "with the run",
     "unshare": "unshare: PID and network namespaces; every process dies with the run; the "
     "filesystem is not confined (install bubblewrap for that)",
     "none": "none: no namespaces are allowed here; a process group and Nova's reaper end "
