@@ -111,6 +111,11 @@ class Workspace:
         Afterwards every written test file is compared with what Nova wrote."""
         paths = [str(self.root / "src")] if (self.root / "src").is_dir() else []
         extra = {"PYTHONPATH": os.pathsep.join([str(self.root), *paths, str(self.plugin_dir())])}
+        if self.isolation is not None and self.isolation.name == "bubblewrap":
+            # site-packages is read-only there: bytecode (and pytest's rewrites of plugins)
+            # is cached for the whole job here instead of redone on every run (1.4 s a run
+            # instead of 2.8 s; the first run pays once)
+            extra["PYTHONPYCACHEPREFIX"] = str(self._tmp / "pycache")
         self._runs += 1
         try:
             return run_sandboxed(

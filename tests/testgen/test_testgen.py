@@ -3,7 +3,6 @@ real pytest subprocesses, real git branches and patches."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import py_compile
@@ -314,7 +313,9 @@ def test_a_same_size_mutant_in_the_same_second_never_runs_stale_bytecode(repo: G
         fw = ws.framework
         assert fw is not None
         source = ws.root / "m.py"
-        cached = Path(importlib.util.cache_from_source(str(source)))
+        # where the runs cache it (the sandbox may set a PYTHONPYCACHEPREFIX)
+        script = "import importlib.util, sys; print(importlib.util.cache_from_source(sys.argv[1]))"
+        cached = Path(ws.run([fw.run_files[0], "-c", script, str(source)]).output.strip())
         assert cached.is_file()  # bytecode is cached
         # the worst case: the original's bytecode stamped with this very second
         os.utime(source)
