@@ -31,6 +31,7 @@ __all__ = [
     "counted",
     "plural",
     "why_not_placed",
+    "why_text",
 ]
 
 OVER_CAP = "over the cap"
@@ -56,6 +57,15 @@ def counted(severity: Severity, n: int) -> str:
 def why_not_placed(reason: str) -> str:
     """The kind of reason the anchor gave: ambiguous or outside the diff."""
     return AMBIGUOUS if reason.startswith("ambiguous") or "matches several" in reason else OUTSIDE
+
+
+def why_text(item: Listed) -> str:
+    """``over the cap: 30 inline comments per run``; the detail alone when it says it all."""
+    if not item.detail or item.detail == item.why:
+        return item.why
+    if item.detail.startswith(item.why):  # "ambiguous: the quoted code matches 3 lines"
+        return item.detail
+    return f"{item.why}: {item.detail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +109,7 @@ class Digest:
     dismissed: list[Dismissal] = field(default_factory=list)
     earlier: list[str] = field(default_factory=list)  # rows of earlier summaries still standing
     since: str = ""
+    local: bool = False  # a terminal or file: every finding is listed, none posted inline
 
     @property
     def skipped_files(self) -> list[str]:
@@ -153,6 +164,12 @@ class Digest:
 
     def placement_line(self) -> str:
         """Where this run's findings are: ``30 as inline comments, 131 listed below``."""
+        if self.local:
+            on_line = sum(1 for item in self.outside if item.placement.placed)
+            return (
+                f"Of {plural(self.findings, 'finding')}: {on_line} on a line of the diff, "
+                f"{len(self.outside) - on_line} not placed on a line."
+            )
         parts = [f"{self.inline} as new {self.inline_noun}"]
         if self.inline_before:
             parts.append(f"{self.inline_before} already as {self.inline_noun} (earlier runs)")
@@ -171,11 +188,15 @@ def build_digest(
     earlier: Sequence[str] = (),
     notes: Sequence[str] | None = None,
     inline_noun: str = "inline comments",
+    local: bool = False,
 ) -> Digest:
     """The digest of ``result``. ``inline``/``inline_before`` count the placed findings on
     the host's lines; ``outside`` the placed findings it did not post, with why. The findings
-    not placed on a line are always listed (with the anchor's reason)."""
+    not placed on a line are always listed (with the anchor's reason). ``local`` (a terminal,
+    a file): every finding is listed, those on a line without a why."""
     unplaced = [Listed(p, why_not_placed(p.reason or ""), p.reason or "") for p in result.unplaced]
+    if local:
+        outside = [Listed(p, "") for p in result.placed]
     standing = list(carried)
     if result.prior is not None and not result.placements:  # a skipped re-run
         standing += result.prior.severities
@@ -204,6 +225,7 @@ def build_digest(
         uncovered=uncovered,
         fallbacks=fallbacks,
         notes=other,
+        local=local,
     )
     return digest
 

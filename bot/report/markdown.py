@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import groupby
 
-from bot.report.digest import Digest, Listed, plural
+from bot.report.digest import Digest, Listed, plural, why_text
 from bot.report.fit import Part, fit
 from bot.report.untrusted import cap, rule_label
 from bot.review.result import Dismissal
@@ -39,11 +39,8 @@ def finding_row(item: Listed, clean: Clean) -> str:
     c = item.placement.comment
     where = _code(f"{item.path}:{item.line or '?'}", clean)
     text = cap(_flat(clean(c.body)), _ROW_LIMIT, where="a summary row")
-    why = item.why if not item.detail or item.detail == item.why else f"{item.why}: {item.detail}"
-    return (
-        f"- {where} {ICON[c.severity]} **{c.severity}**{rule_label(c.rule, c.url, clean)} "
-        f"{text} — _{_flat(clean(why))}_"
-    )
+    row = f"- {where} {ICON[c.severity]} **{c.severity}**{rule_label(c.rule, c.url, clean)} {text}"
+    return f"{row} — _{_flat(clean(why_text(item)))}_" if item.why else row
 
 
 def dismissal_row(d: Dismissal, clean: Clean) -> str:
@@ -59,7 +56,8 @@ def dismissal_row(d: Dismissal, clean: Clean) -> str:
 
 
 def _listed(d: Digest, clean: Clean) -> Part:
-    part = Part(2, ["", f"{LISTED_HEADING} ({len(d.outside)})"], name="findings not inline")
+    heading = "### Findings" if d.local else LISTED_HEADING
+    part = Part(2, ["", f"{heading} ({len(d.outside)})"], name="findings not inline")
     by_file = sorted(d.outside, key=lambda item: (item.path, item.line or 0))
     for path, items in groupby(by_file, key=lambda item: item.path):
         rows = list(items)
