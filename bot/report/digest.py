@@ -172,7 +172,7 @@ class Digest:
             )
         parts = [f"{self.inline} as new {self.inline_noun}"]
         if self.inline_before:
-            parts.append(f"{self.inline_before} already as {self.inline_noun} (earlier runs)")
+            parts.append(f"{self.inline_before} already posted by an earlier run")
         parts.append(f"{len(self.outside)} listed below")
         return f"Of {plural(self.findings, 'finding')}: " + ", ".join(parts) + "."
 
@@ -189,12 +189,17 @@ def build_digest(
     notes: Sequence[str] | None = None,
     inline_noun: str = "inline comments",
     local: bool = False,
+    unplaced: Sequence[Placement] | None = None,
 ) -> Digest:
     """The digest of ``result``. ``inline``/``inline_before`` count the placed findings on
     the host's lines; ``outside`` the placed findings it did not post, with why. The findings
-    not placed on a line are always listed (with the anchor's reason). ``local`` (a terminal,
-    a file): every finding is listed, those on a line without a why."""
-    unplaced = [Listed(p, why_not_placed(p.reason or ""), p.reason or "") for p in result.unplaced]
+    not placed on a line are listed (with the anchor's reason): all, or ``unplaced`` (those
+    not listed by an earlier run). ``local`` (a terminal, a file): every finding is listed,
+    those on a line without a why."""
+    listed = [
+        Listed(p, why_not_placed(p.reason or ""), p.reason or "")
+        for p in (result.unplaced if unplaced is None else unplaced)
+    ]
     if local:
         outside = [Listed(p, "") for p in result.placed]
     standing = list(carried)
@@ -212,7 +217,7 @@ def build_digest(
         inline=inline,
         inline_before=inline_before,
         inline_noun=inline_noun,
-        outside=[*outside, *unplaced],
+        outside=[*outside, *listed],
         walkthrough=list(result.walkthrough) or directory_walk(result.change.files),
         walk_by_model=bool(result.walkthrough),
         summary=result.summary.strip(),
