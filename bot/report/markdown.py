@@ -70,7 +70,7 @@ def _details(d: Digest, clean: Clean) -> Part:
     facts = dict(d.facts)
     gist = [plural(len(d.skipped_files), "file") + " skipped"] if d.skipped else []
     gist += ["uncovered files"] if d.uncovered else []
-    gist += [f"{facts.get('model', '')}", f"{facts.get('calls', '0')} calls"]
+    gist += [facts.get("model", ""), plural(int(facts.get("calls", "0")), "call")]
     gist += [f"{len(d.fallbacks)} fallback(s)"] if d.fallbacks else []
     gist += [facts.get("time", "")]
     rows = [""]

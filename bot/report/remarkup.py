@@ -60,8 +60,6 @@ def _details(d: Digest, clean: Clean) -> Part:
     lines += [f"fallback: {n}" for n in d.fallbacks]
     lines += [f"note: {n}" for n in d.notes]
     head = ["", "== Details =="]
-    if d.skipped:
-        head += ["", f"{len(d.skipped_files)} file(s) skipped; the reasons are in the block below."]
     rows = ["", *table]
     if lines:
         rows += ["", *_folded("details", lines, clean)]
