@@ -135,8 +135,9 @@ class Digest:
         ]
 
     def verdict(self) -> str:
-        """``Blocking: 2 errors (fail-on: error)`` or ``Not blocking (fail-on: error)``, and
-        ``Incomplete: …`` first when a service failed (the run exits 3)."""
+        """``Blocking: 2 errors (fail-on: error)`` or ``Not blocking (fail-on: error)``, then
+        ``· 1 dismissed`` (people took it out of the gate), and ``Incomplete: …`` first when a
+        service failed (the run exits 3)."""
         gate = f"(fail-on: {self.fail_on})"
         hits = self.blocking
         words = (
@@ -144,12 +145,14 @@ class Digest:
             if hits
             else f"Not blocking {gate}"
         )
+        if self.dismissed:  # out of the gate, on the record
+            words += f" · {len(self.dismissed)} dismissed"
         if self.errors:
             words = f"Incomplete: {plural(len(self.errors), 'failure')} (listed below); {words}"
         return words
 
     def counts(self) -> str:
-        """``161 findings: 3 errors, 120 warnings, 38 info · model 150, ruff 11 · 1 dismissed``."""
+        """``161 findings: 3 errors, 120 warnings, 38 info · model 150, ruff 11``."""
         parts = [
             f"{plural(self.total, 'finding')}: "
             + ", ".join(counted(s, self.severities[s]) for s in reversed(SEVERITIES))
@@ -158,8 +161,6 @@ class Digest:
             parts.append(", ".join(f"{o} {n}" for o, n in self.origins.items()))
         if self.carried:
             parts.append(f"{self.carried} from earlier reviews")
-        if self.dismissed:
-            parts.append(f"{len(self.dismissed)} dismissed")
         return " · ".join(parts)
 
     def placement_line(self) -> str:

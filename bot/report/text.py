@@ -80,7 +80,7 @@ def _details(d: Digest) -> list[str]:
     if d.notes:
         out += ["  notes:", *(f"    {_flat(n)}" for n in d.notes)]
     if d.dismissed:
-        out += [f"Dismissed by people ({len(d.dismissed)}):"]
+        out += ["", f"Dismissed by people ({len(d.dismissed)}):"]
         for x in d.dismissed:
             p, c = x.placement, x.placement.comment
             when = f", {x.at}" if x.at else ""
