@@ -40,6 +40,7 @@ OUTSIDE = "outside the diff"
 AMBIGUOUS = "ambiguous"
 _SKIPPED = re.compile(r"^skipped (.+?): (.+)$", re.DOTALL)
 _UNCOVERED = "no analyzer configured"
+_FAILED = "Failed: "  # a host write that failed in this publish (it says so, visibly)
 _FALLBACK = ("answered from then on", "answers were read from the text instead")
 _NOUN = {"error": ("error", "errors"), "warning": ("warning", "warnings"), "info": ("info",) * 2}
 
@@ -208,7 +209,11 @@ def build_digest(
         standing += result.prior.severities
     severities = [p.comment.severity for p in result.placements] + standing
     origins = Counter(_origin(p.comment.origin) for p in result.placements)
-    skipped, uncovered, fallbacks, other = _sort_notes(result.notes if notes is None else notes)
+    notes = result.notes if notes is None else notes
+    failed = [n.removeprefix(_FAILED) for n in notes if n.startswith(_FAILED)]
+    skipped, uncovered, fallbacks, other = _sort_notes(
+        [n for n in notes if not n.startswith(_FAILED)]
+    )
     digest = Digest(
         title=result.change.title,
         fail_on=fail_on or result.fail_on,
@@ -222,7 +227,7 @@ def build_digest(
         walkthrough=list(result.walkthrough) or directory_walk(result.change.files),
         walk_by_model=bool(result.walkthrough),
         summary=result.summary.strip(),
-        errors=list(result.errors),
+        errors=list(dict.fromkeys([*result.errors, *failed])),
         facts=_facts(result),
         dismissed=list(result.dismissed),
         earlier=list(earlier),

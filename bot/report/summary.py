@@ -36,11 +36,14 @@ def render_summary(
     outside: Sequence[Listed] | None = None,
     inline_before: int = 0,
     fail_on: str | None = None,
+    failed: int = 0,
 ) -> str:
     """The whole body, markers included, at most ``limit`` characters (the verdict and
     counts always kept). ``outside`` are the placed findings not posted inline, with why
     (``overflow``: those over the cap, without a reason of their own); ``posted`` counts
-    the findings posted inline now, ``inline_before`` those inline from earlier runs."""
+    the findings posted inline now, ``inline_before`` those inline from earlier runs.
+    ``failed``: the host writes that failed in this publish (the verdict marker then says
+    the review is degraded, and the next run completes it)."""
     listed = (
         list(outside)
         if outside is not None
@@ -58,9 +61,8 @@ def render_summary(
         inline_noun=inline_noun,
     )
     c = result.change
-    marks = (
-        f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict_marker(result, carried)} -->"
-    )
+    verdict = verdict_marker(result, carried, failed)
+    marks = f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict} -->"
     body = render_markdown(
         digest,
         clean=clean,

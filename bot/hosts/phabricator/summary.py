@@ -82,7 +82,7 @@ class Summary:
             warnings=self.failures,
             limit=BODY_LIMIT - 200 - 17 * len(self.all_fps),
         )
-        verdict = verdict_marker(self.result)
+        verdict = verdict_marker(self.result, failed=len(self.failures))  # degraded if any
         return (
             f"{body}\n\n"
             f"//nova:diff:{self.diff_id} nova:verdict:{verdict} nova:fp:{','.join(self.all_fps)}//"
