@@ -21,6 +21,7 @@ __all__ = ["ICON", "LISTED_HEADING", "render_markdown"]
 ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
 LISTED_HEADING = "### Not posted inline"
 _ROW_LIMIT = 1000  # one finding's text in a summary row (the inline comment has it whole)
+WALK_OPEN = 20  # walkthrough lines shown open; more are folded
 
 Clean = Callable[[str], str]
 
@@ -107,14 +108,18 @@ def render_markdown(
         parts.append(Part(0, ["", "**Errors**", ""], [f"- {clean(_flat(e))}" for e in d.errors]))
     if d.walkthrough:
         how = "by the model" if d.walk_by_model else "files by directory"
-        parts.append(
-            Part(
-                1,
-                ["", f"### Walkthrough ({how})", ""],
-                [f"- {_code(w.label, clean)} — {clean(w.text)}" for w in d.walkthrough],
-                name="walkthrough",
-            )
-        )
+        rows = [f"- {_code(w.label, clean)} — {clean(w.text)}" for w in d.walkthrough]
+        if len(rows) > WALK_OPEN:  # the rest folded: the findings stay near the top
+            more = len(rows) - WALK_OPEN + 1
+            rows[WALK_OPEN - 1 :] = [
+                "",
+                f"<details><summary>{plural(more, 'more file')}</summary>",
+                "",
+                *rows[WALK_OPEN - 1 :],
+                "",
+                "</details>",
+            ]
+        parts.append(Part(1, ["", f"### Walkthrough ({how})", ""], rows, name="walkthrough"))
     if d.summary:
         parts.append(Part(3, ["", "**The model's summary**", ""], clean(d.summary).splitlines()))
     if d.outside:

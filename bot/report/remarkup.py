@@ -14,6 +14,7 @@ from itertools import groupby
 
 from bot.report.digest import Digest, Listed, why_text
 from bot.report.fit import Part, fit
+from bot.report.markdown import WALK_OPEN
 from bot.report.untrusted import cap
 
 __all__ = ["render_remarkup"]
@@ -85,6 +86,9 @@ def render_remarkup(
     if d.walkthrough:
         how = "by the model" if d.walk_by_model else "files by directory"
         rows = [f"- {_mono(w.label, clean)} — {clean(w.text)}" for w in d.walkthrough]
+        if len(rows) > WALK_OPEN:  # the rest in a scrolling block: findings stay near the top
+            rest = [f"{w.label} — {w.text}" for w in d.walkthrough[WALK_OPEN - 1 :]]
+            rows[WALK_OPEN - 1 :] = ["", *_folded("walkthrough", rest, clean)]
         parts.append(Part(1, ["", f"== Walkthrough ({how}) ==", ""], rows, name="walkthrough"))
     if d.summary:
         parts.append(Part(3, ["", "**The model's summary**:", ""], clean(d.summary).splitlines()))
