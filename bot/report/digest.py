@@ -41,6 +41,14 @@ AMBIGUOUS = "ambiguous"
 _SKIPPED = re.compile(r"^skipped (.+?): (.+)$", re.DOTALL)
 _UNCOVERED = "no analyzer configured"
 _FAILED = "Failed: "  # a host write that failed in this publish (it says so, visibly)
+# notes that change how the verdict reads: shown under it, never folded
+_LEAD = (
+    "was already reviewed",
+    "incremental review:",
+    "publishing was declined",
+    "the change is empty",
+    "no longer in this branch",
+)
 _FALLBACK = ("answered from then on", "answers were read from the text instead")
 _NOUN = {"error": ("error", "errors"), "warning": ("warning", "warnings"), "info": ("info",) * 2}
 
@@ -104,6 +112,7 @@ class Digest:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (files, why)
     uncovered: list[str] = field(default_factory=list)
     fallbacks: list[str] = field(default_factory=list)
+    lead: list[str] = field(default_factory=list)  # notes read with the verdict (not folded)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     facts: list[tuple[str, str]] = field(default_factory=list)  # model, calls, tokens, time
@@ -165,7 +174,10 @@ class Digest:
         return " · ".join(parts)
 
     def placement_line(self) -> str:
-        """Where this run's findings are: ``30 as inline comments, 131 listed below``."""
+        """Where this run's findings are: ``30 as inline comments, 131 listed below`` ('' when
+        this run has none)."""
+        if not self.findings and not self.outside:
+            return ""
         if self.local:
             on_line = sum(1 for item in self.outside if item.placement.placed)
             return (
@@ -235,7 +247,8 @@ def build_digest(
         skipped=skipped,
         uncovered=uncovered,
         fallbacks=fallbacks,
-        notes=other,
+        lead=[n for n in other if any(word in n for word in _LEAD)],
+        notes=[n for n in other if not any(word in n for word in _LEAD)],
         local=local,
     )
     return digest

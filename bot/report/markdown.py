@@ -102,7 +102,9 @@ def render_markdown(
     d: Digest, *, clean: Clean, heading: str, limit: int = 1_000_000, where: str = "the host"
 ) -> str:
     """The whole Markdown body (no markers), at most ``limit`` characters."""
-    top = [heading, "", f"**{clean(d.verdict())}**", "", d.counts() + "  ", d.placement_line()]
+    top = [heading, "", f"**{clean(d.verdict())}**", "", d.counts() + "  "]
+    top += [line for line in [d.placement_line()] if line]
+    top += ["", *(f"_{clean(_flat(n))}_" for n in d.lead)] if d.lead else []
     parts = [Part(0, top)]
     if d.errors:
         parts.append(Part(0, ["", "**Errors**", ""], [f"- {clean(_flat(e))}" for e in d.errors]))

@@ -78,7 +78,9 @@ def render_remarkup(
     where: str = "Phabricator",
 ) -> str:
     """The whole Remarkup body (no markers), at most ``limit`` characters."""
-    top = [heading, "", f"**{clean(d.verdict())}**", "", d.counts(), d.placement_line()]
+    top = [heading, "", f"**{clean(d.verdict())}**", "", d.counts()]
+    top += [line for line in [d.placement_line()] if line]
+    top += ["", *(f"//{clean(_flat(n))}//" for n in d.lead)] if d.lead else []
     parts = [Part(0, top)]
     problems = [*d.errors, *warnings]
     if problems:
