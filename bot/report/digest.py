@@ -292,11 +292,27 @@ def _facts(result: ReviewResult) -> list[tuple[str, str]]:
     return out
 
 
-def directory_walk(files: Sequence[FileDiff]) -> list[Walk]:
-    """Without a model: the files grouped by directory, with their status and size."""
+WALK_GROUPS = 12  # directory groups before they are merged into their parents
+
+
+def _group(files: Sequence[FileDiff], depth: int | None) -> dict[str, list[FileDiff]]:
     groups: dict[str, list[FileDiff]] = {}
     for f in files:
-        groups.setdefault(posixpath.dirname(f.path), []).append(f)
+        folder = posixpath.dirname(f.path)
+        if depth is not None:
+            folder = "/".join(folder.split("/")[:depth])
+        groups.setdefault(folder, []).append(f)
+    return groups
+
+
+def directory_walk(files: Sequence[FileDiff]) -> list[Walk]:
+    """Without a model: the files grouped by directory, with their status and size (by
+    their top directories when there are more than ``WALK_GROUPS`` directories)."""
+    groups = _group(files, None)
+    for depth in (3, 2, 1):
+        if len(groups) <= WALK_GROUPS:
+            break
+        groups = _group(files, depth)
     out = []
     for folder in sorted(groups):
         members = groups[folder]
