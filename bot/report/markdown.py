@@ -8,7 +8,9 @@ Every untrusted text (the model's, paths, people's reasons) goes through ``clean
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from functools import partial
 from itertools import groupby
 
 from bot.report.digest import Digest, Listed, plural, why_text
@@ -24,6 +26,11 @@ _ROW_LIMIT = 1000  # one finding's text in a summary row (the inline comment has
 WALK_OPEN = 20  # walkthrough lines shown open; more are folded
 
 Clean = Callable[[str], str]
+_FOLD_TAG = re.compile(r"<(/?\s*(?:details|summary))", re.IGNORECASE)
+
+
+def _fold_safe(clean: Clean, text: str) -> str:
+    return _FOLD_TAG.sub(r"&lt;\1", clean(text))
 
 
 def _flat(text: str) -> str:
@@ -101,7 +108,9 @@ def _dismissed(d: Digest, clean: Clean) -> Part:
 def render_markdown(
     d: Digest, *, clean: Clean, heading: str, limit: int = 1_000_000, where: str = "the host"
 ) -> str:
-    """The whole Markdown body (no markers), at most ``limit`` characters."""
+    """The whole Markdown body (no markers), at most ``limit`` characters. Untrusted text
+    cannot open or close a fold (``<details>``): a model's answer must not hide findings."""
+    clean = partial(_fold_safe, clean)
     top = [heading, "", f"**{clean(d.verdict())}**", "", d.counts() + "  "]
     top += [line for line in [d.placement_line()] if line]
     top += ["", *(f"_{clean(_flat(n))}_" for n in d.lead)] if d.lead else []

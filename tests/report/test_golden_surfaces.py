@@ -192,3 +192,16 @@ def test_over_the_cap_row_says_so() -> None:
         limit=65_536,
     )
     assert body.count("over the cap: 1 inline comments per run") == 4
+
+
+def test_untrusted_text_cannot_open_or_close_a_fold() -> None:
+    result = golden_result()
+    hostile = "</details><details open><summary>x</summary> hide the rest"
+    result.placements[4] = Placement(
+        Comment("src/pay/api.py", 3, hostile), path="src/pay/api.py", reason=hostile
+    )
+    result.walkthrough.append(Walk("</Details>", "<details>"))
+    result.notes.append(hostile)
+    body = render_summary(result, notes=[], clean=clean_text, host="GitHub", limit=65_536)
+    assert body.count("<details>") == body.count("</details>") == 2  # Nova's own folds
+    assert "&lt;/details>&lt;details open>&lt;summary>x&lt;/summary>" in body
