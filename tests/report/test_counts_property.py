@@ -89,7 +89,7 @@ def _counts_agree(result: ReviewResult, text: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(results())
 def test_host_summary_lists_each_finding_not_inline_once(case) -> None:  # type: ignore[no-untyped-def]
     result, where = case
@@ -115,7 +115,7 @@ def test_host_summary_lists_each_finding_not_inline_once(case) -> None:  # type:
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(results(), st.sampled_from(["inline", "lint", "summary"]))
 def test_phabricator_comment_lists_each_finding_once(case, mode: str) -> None:  # type: ignore[no-untyped-def]
     result, _where = case
@@ -138,7 +138,7 @@ def test_phabricator_comment_lists_each_finding_once(case, mode: str) -> None:  
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(results())
 def test_terminal_and_json_list_every_finding_once(case) -> None:  # type: ignore[no-untyped-def]
     result, _where = case
