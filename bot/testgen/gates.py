@@ -258,7 +258,10 @@ def _parent_round(
     with ws.replaced({p: ws.parent_text(p, parent) for p in changed}):
         outcome = runner.outcomes(ws, rel, [c.name for c in alive])
     for c in alive:
-        c.evidence["fails_on_parent"] = outcome.get(c.name) is False
+        ran = outcome.get(c.name)
+        c.evidence["fails_on_parent"] = ran is not True
+        if ran is None:  # the file does not load there: a name the parent lacks
+            c.evidence["parent_error"] = "the test file cannot be loaded on the parent"
 
 
 def keep_whole_units(cases: list[TestCase], unit: Callable[[str], str]) -> None:

@@ -403,7 +403,7 @@ def test_rendered_tests_read_like_hand_written_ones() -> None:
     assert names == [
         "test_ceil_div_changed",
         "test_ceil_div_unchanged",
-        "test_parse_ratio_changed_raises_value_error",
+        "test_parse_ratio_now_raises_value_error",
     ]
     assert "    ('a', 'b', 'expected'),\n" in text_
     assert (
