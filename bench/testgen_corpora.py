@@ -225,6 +225,20 @@ def verify(repo: Path, python: Path, data: dict[str, object]) -> dict[str, int]:
     return counts
 
 
+def _stages(events: Path) -> dict[str, float]:
+    started: dict[str, float] = {}
+    out: dict[str, float] = {}
+    for row in events.read_text().splitlines() if events.is_file() else []:
+        e = json.loads(row)
+        if e.get("event_type") != "step":
+            continue
+        if e["status"] == "running":
+            started[e["step_name"]] = e["timestamp"]
+        elif e["step_name"] in started:
+            out[e["step_name"]] = round(e["timestamp"] - started[e["step_name"]], 1)
+    return out
+
+
 def run_one(name: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / name
@@ -236,7 +250,7 @@ def run_one(name: str) -> dict[str, object]:
         t0 = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, "-m", "bot", "testgen", "HEAD", "--repo", str(repo), "-o", "json"]
-            + ["-q", "--patch-dir", tmp],
+            + ["-q", "--patch-dir", tmp, "--events-file", str(Path(tmp) / "events.jsonl")],
             env=env,
             capture_output=True,
             text=True,
@@ -248,6 +262,7 @@ def run_one(name: str) -> dict[str, object]:
         except json.JSONDecodeError:
             return {"name": name, "exit": proc.returncode, "error": proc.stderr[-1500:]}
         checked = verify(repo, python, data)
+        stages = _stages(Path(tmp) / "events.jsonl")
         stats = data["stats"]
         return {
             "name": name,
@@ -257,6 +272,7 @@ def run_one(name: str) -> dict[str, object]:
             "kept": stats["kept"],
             "claimed_catching": stats.get("catching"),
             **checked,
+            "stages": stages,
             "data": data,
         }
 
@@ -291,6 +307,7 @@ def main() -> None:
             f"{row['wall']} s |",
             flush=True,
         )
+        print("   ", row["stages"], file=sys.stderr, flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -135,6 +135,7 @@ def evaluate(
     runs: int,
     parent: str | None,
     first_run: dict[str, bool] | None = None,
+    parent_files: dict[str, str | None] | None = None,
 ) -> None:
     """Fill each case's ``evidence``, or its ``reason`` when it must be dropped. Every step
     runs the file's remaining tests together: runs, coverage, each mutant, the parent."""
@@ -187,7 +188,9 @@ def evaluate(
     for c in alive:
         c.evidence["mutant_killed"] = None
     # the parent first: one run; only the tests that pass on it need the mutants (a run each)
-    _parent_round(ws, runner, rel, alive, parent, sorted({t.path for t in targets}))
+    if parent_files is None and parent is not None:
+        parent_files = {p: ws.parent_text(p, parent) for p in sorted({t.path for t in targets})}
+    _parent_round(ws, runner, rel, alive, parent, parent_files or {})
     _mutation_round(
         ws, runner, rel, [c for c in alive if not c.evidence["fails_on_parent"]], covered
     )
@@ -249,13 +252,15 @@ def _parent_round(
     rel: str,
     alive: list[TestCase],
     parent: str | None,
-    changed: list[str],
+    files: dict[str, str | None],
 ) -> None:
+    """One run of the tests on the parent's version of every changed file (a file the
+    change added is absent, one it deleted or renamed is back)."""
     for c in alive:
         c.evidence["fails_on_parent"] = False
     if parent is None or not alive:
         return
-    with ws.replaced({p: ws.parent_text(p, parent) for p in changed}):
+    with ws.replaced({p: text for p, text in files.items() if p != rel}):
         outcome = runner.outcomes(ws, rel, [c.name for c in alive])
     for c in alive:
         ran = outcome.get(c.name)

@@ -244,6 +244,7 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
     from bot.testgen.runners import PruneFailed
 
     parent = result.change.base_ref
+    parent_files = _parent_files(ws, result, parent)
     for rel in sorted(ws.written):
         names, first_run = runner.collect(ws, rel)
         if not names:
@@ -258,7 +259,7 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
             for n in sorted(twins)
         ]
         cases = [TestCase(rel, name) for name in dict.fromkeys(names) if name not in twins]
-        evaluate(ws, runner, rel, cases, result.matrix, job.runs, parent, first_run)
+        evaluate(ws, runner, rel, cases, result.matrix, job.runs, parent, first_run, parent_files)
         keep_whole_units(cases, runner.unit)
         keep = {c.name for c in cases if not c.reason}
         try:
@@ -367,3 +368,21 @@ def _attach_facts(
         new = new or bool(c.evidence.get("parent_error"))
         c.evidence["new_name"] = fails and new
         c.evidence["catches_change"] = fails and not new
+
+
+def _parent_files(
+    ws: Workspace, result: TestgenResult, parent: str | None
+) -> dict[str, str | None] | None:
+    """Every source file the change touched, as the parent had it (None: absent there),
+    so a test runs on the parent's whole version of the code, renames included."""
+    if parent is None or ws.framework is None:
+        return None
+    out: dict[str, str | None] = {}
+    for f in result.change.files:
+        if f.is_binary or ws.framework.is_test_name(f.path):
+            continue
+        if f.new_path:
+            out[f.new_path] = None
+        if f.old_path:
+            out[f.old_path] = ws.parent_text(f.old_path, parent)
+    return out

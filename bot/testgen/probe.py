@@ -305,7 +305,7 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
 # -- calling -----------------------------------------------------------------------------
 
 
-def _act(named: objects.Named, case: _Case) -> tuple[object, str, Json | None]:
+def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, str, Json | None]:
     """Build, step, call, and observe: (the value, how it was observed, the instance's
     state after a call that returned None)."""
     obj: object = None
@@ -320,6 +320,7 @@ def _act(named: objects.Named, case: _Case) -> tuple[object, str, Json | None]:
         value = obj = typing.cast("Callable[..., object]", named.owner)(*args, **kwargs)
     else:
         value = typing.cast("Callable[..., object]", named.func)(*args, **kwargs)
+    stage.append("materialise")  # an exception from here on comes out of iterating
     value, view = objects.materialise(value)
     if render(value) is None and not view:
         seen = objects.state_view(value) if named.kind == "init" else None
@@ -339,11 +340,12 @@ def _act(named: objects.Named, case: _Case) -> tuple[object, str, Json | None]:
 def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     """Call once: the outcome as data (value, raises, or why it cannot be used)."""
     caught: BaseException | None = None
+    stage: list[str] = []
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _guard["on"] = True
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            value, view, state = _act(named, case)
+            value, view, state = _act(named, case, stage)
     except BaseException as exc:  # the project's code: anything can come out
         caught = exc
     finally:
@@ -358,6 +360,8 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     if caught is not None:
         name, imports = exception_name(caught)
         out: Json = {"kind": "raises", "type": name, "imports": imports}
+        if stage:
+            out["view"] = "list"  # raised while the iterator was consumed
         message = _message(caught)
         if message:
             out["message"] = message

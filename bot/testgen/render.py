@@ -159,7 +159,8 @@ def _assertion(
     if outcome["kind"] == "raises":
         message = outcome.get("message")
         match = f", match={_pattern(str(message))}" if message else ""
-        return [*body, f"    with pytest.raises({outcome['type']}{match}):", f"        {call}"]
+        raising = _observed(call, outcome)
+        return [*body, f"    with pytest.raises({outcome['type']}{match}):", f"        {raising}"]
     state = outcome.get("state")
     if isinstance(state, dict) and expected == "None" and var:
         return [*body, f"    {call}", f"    assert {state['view']}({var}) == {state['value']}"]
