@@ -56,7 +56,7 @@ _WORDS = {
 }
 _COMMENT = {"python": "#", "javascript": "//"}
 _NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
-MAX_MUTANT_RUNS = 20  # runs of mutants per test file
+MAX_MUTANT_RUNS = 8  # runs of mutants per test file
 
 
 @dataclass

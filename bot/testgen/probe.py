@@ -41,7 +41,9 @@ if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be o
     Args = tuple[list[object], dict[str, object]]  # one call's positional and named arguments
     Json = dict[str, typing.Any]  # an object of the plan or of the output (JSON)
 
-FUNCTION_SECONDS = 30.0  # calls of one function per run, in all
+FUNCTION_SECONDS = 6.0  # calls of one function per run, in all
+RUN_SECONDS = [60.0]  # calls of all functions per run (the plan may set it)
+_STARTED = time.monotonic()
 MAX_SOURCE = 200  # characters of a rendered value; longer ones are not "small"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _EFFECTS = {
@@ -399,7 +401,8 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
     results, seen = [], set()
     deadline = time.monotonic() + FUNCTION_SECONDS
     for case in _cases(named, spec):
-        if time.monotonic() > deadline:  # a slow function gets fewer inputs, not the job
+        now = time.monotonic()
+        if now > deadline or now - _STARTED > RUN_SECONDS[0]:  # fewer inputs, not the job
             break
         shown = _rendered(*case.args)
         built = _rendered(*case.ctor) if case.ctor is not None else None
@@ -408,6 +411,8 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         if built is not None:
             shown["imports"] = sorted({*shown["imports"], *built.pop("imports")})
         shown.update(ctor=built, steps=case.steps)
+        if case.origin == "drawn" and not _readable(shown):
+            continue  # a reviewer would not accept it as a realistic value
         key = json.dumps(shown, sort_keys=True)
         if key in seen:
             continue
@@ -417,6 +422,21 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
             return {"skipped": outcome["why"], "params": params, "results": []}
         results.append({**shown, "outcome": outcome, "origin": case.origin})
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
+
+
+def _readable(shown: Json) -> bool:
+    """Short, plain-ASCII argument sources (no ``'\\U0006b12a'`` soup)."""
+    ctor = shown.get("ctor") or {}
+    sources = [*shown["args"], *shown["kwargs"].values()]
+    sources += [*ctor.get("args", []), *ctor.get("kwargs", {}).values()]
+    return all(
+        len(a) <= 40
+        and a.isascii()
+        and a.isprintable()
+        and "\\x" not in a
+        and "\\u" not in a.lower()
+        for a in sources
+    )
 
 
 def probe_module(name: str, functions: list[Json], seconds: float) -> Json:
@@ -437,6 +457,7 @@ def main() -> None:
     sys.addaudithook(_audit)  # silent until a call turns the guard on
     signal.signal(signal.SIGALRM, _on_alarm)
     seconds = float(plan.get("call_seconds", 2.0))
+    RUN_SECONDS[0] = float(plan.get("run_seconds", RUN_SECONDS[0]))
     out = {
         "modules": {
             m["module"]: probe_module(m["module"], m["functions"], seconds) for m in plan["modules"]
