@@ -430,7 +430,7 @@ def _readable(shown: Json) -> bool:
     sources = [*shown["args"], *shown["kwargs"].values()]
     sources += [*ctor.get("args", []), *ctor.get("kwargs", {}).values()]
     return all(
-        len(a) <= 40
+        len(a) <= 80
         and a.isascii()
         and a.isprintable()
         and "\\x" not in a
