@@ -52,7 +52,8 @@ class Example:
             out += [str(i) for i in extra] if isinstance(extra, list) else []
         if self.outcome.get("view") == "islice":
             out.append("from itertools import islice")
-        if self.outcome.get("message"):
+        message = self.outcome.get("message")
+        if message and any(c in str(message) for c in ".^$*+?{}[]\\|()"):
             out.append("import re")
         return out
 
@@ -172,8 +173,8 @@ def _assertion(
 
 def _pattern(message: str) -> str:
     """The message as a ``match=`` pattern: the whole message, special characters escaped."""
-    escaped = re.escape(message)
-    return f"re.escape({message!r})" if escaped != message else repr(message)
+    special = any(c in message for c in ".^$*+?{}[]\\|()")
+    return f"re.escape({message!r})" if special else repr(message)
 
 
 def _single(func: str, name: str, e: Example, module: str) -> list[str]:

@@ -290,6 +290,10 @@ def test_an_exception_is_pinned_with_its_message() -> None:
     assert "with pytest.raises(ValueError, match=re.escape(\"bad value: 'x' (1.0)\")):" in text
     assert "import re\n" in text
     ast.parse(text)
+    plain = Example(["''"], {}, [], {"kind": "raises", "type": "ValueError", "message": "empty"})
+    text = render_module("m", "m.py", {"parse": [plain]}, {})
+    assert "with pytest.raises(ValueError, match='empty'):" in text
+    assert "import re\n" not in text
 
 
 def _result(**kw: object) -> report.TestgenResult:
