@@ -17,6 +17,9 @@ repository, ``repository``), and merge request creation. And GitLab's rules and 
 - ``write_faults``: (method, path regex, kind) consumed one per matching write, kind
   "slow" (stored, answered after ``slow_seconds``) or an HTTP status (answered without
   storing anything); ``read_faults``: (path regex, status) consumed one per matching GET;
+- ``retry_after_faults`` (h-hardening's block): (method, path regex, status, Retry-After)
+  consumed one per matching request, answered ``status`` with that ``Retry-After`` (delta
+  seconds or an HTTP date; a callable makes the value when answering);
 - note bodies over 1,000,000 characters are refused (400);
 - compare with a ref the repository does not have: 404 ``Ref Not Found``; merge base with
   one: 400 ``Could not find ref: …`` (GitLab's lib/api/repositories.rb).
@@ -31,12 +34,14 @@ import json
 import re
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlparse
 
 from tests.servers.base import JsonHandler, LocalHTTPServer
+from tests.servers.gitlab_threads import GitLabThreadsMixin
 
 __all__ = ["BODY_LIMIT", "FakeGitLab", "MergeRequestSpec", "diff_lines", "git_diffs"]
 
@@ -123,7 +128,7 @@ class MergeRequestSpec:
     changes_count: str | None = None  # "1000+": GitLab cut the file list
 
 
-class FakeGitLab(LocalHTTPServer):
+class FakeGitLab(GitLabThreadsMixin, LocalHTTPServer):
     def __init__(
         self,
         token: str = "gitlab-test-token-not-a-secret",
@@ -147,12 +152,14 @@ class FakeGitLab(LocalHTTPServer):
         self.read_faults: list[tuple[str, int]] = []  # (path regex, status) for GETs
         self.slow_seconds = 3.0
         self.rate_limited_writes = 0
+        self.retry_after_faults: list[tuple[str, str, int, str | Callable[[], str]]] = []
         self.diffs_api = True  # False: a GitLab before 15.7 (no /diffs, only /changes)
         self.job_token_reads = True
         self.max_per_page = 100
         self.repository: Path | None = None  # the project's git repository (compare)
         self._next_id = 500
         self._lock = threading.Lock()
+        self.init_threads()  # replies, resolving, members (gitlab_threads.py)
 
     # -- setup -----------------------------------------------------------------------
     def add_merge_request(self, spec: MergeRequestSpec) -> MergeRequestSpec:
@@ -244,6 +251,9 @@ class FakeGitLab(LocalHTTPServer):
             who = self._auth(headers)
             if who is None:
                 return 401, {"message": "401 Unauthorized"}, {}
+            limited = self._take_retry_after(method, path)
+            if limited is not None:
+                return limited
             if who == "job" and (method != "GET" or path == "/user"):
                 if path == "/user":
                     return 401, {"message": "401 Unauthorized"}, {}
@@ -287,6 +297,16 @@ class FakeGitLab(LocalHTTPServer):
             return "job"
         return None
 
+    # -- Retry-After faults (h-hardening) ---------------------------------------------
+    def _take_retry_after(self, method: str, path: str) -> tuple[int, Any, dict[str, str]] | None:
+        """A rate limit (or a busy server) that names its wait as Retry-After."""
+        for i, (verb, pattern, status, value) in enumerate(self.retry_after_faults):
+            if verb == method and re.search(pattern, path):
+                del self.retry_after_faults[i]
+                after = value() if callable(value) else value
+                return status, {"message": f"{status} Too Many Requests"}, {"Retry-After": after}
+        return None
+
     def _take_fault(self, method: str, path: str) -> str | int | None:
         if method == "GET":
             for i, (pattern, status) in enumerate(self.read_faults):
@@ -320,6 +340,7 @@ class FakeGitLab(LocalHTTPServer):
             ("GET", r"^/projects/([^/]+)/repository/tree$", self._tree),
             ("GET", r"^/projects/([^/]+)/repository/compare$", self._compare),
             ("GET", r"^/projects/([^/]+)/repository/merge_base$", self._merge_base),
+            *self.thread_routes(mr),
         ]
         for verb, pattern, handler in routes:
             m = re.match(pattern, path)
