@@ -182,6 +182,7 @@ def evaluate(
                 c.targets.append(f"{t.path}::{t.qualname}")
         covered[c.name] = hits
         c.evidence["changed_lines_covered"] = sum(len(v) for v in hits.values())
+        c.evidence["changed_lines"] = {p: sorted(set(v)) for p, v in hits.items()}
         if not hits:
             c.reason = "does not execute any changed line"
     alive = [c for c in alive if not c.reason]

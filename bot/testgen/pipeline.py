@@ -278,11 +278,14 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
 
             ws.write_test(rel, tidy(pruned) if pruned.startswith(MARKER) else pruned)
     if result.kept and result.coverage_before is not None:
-        from bot.testgen.matrix import covered_count
-
-        measured = runner.line_coverage(ws, [])
-        if measured:
-            result.coverage_after = covered_count(result.matrix, measured[0])
+        # the suite's changed lines (measured once, before) and the kept tests' own: no
+        # second coverage run of the whole suite
+        ran = {(t.path, n) for t in result.matrix for n in t.lines if n not in (t.uncovered or [])}
+        for case in result.kept:
+            lines = case.evidence.get("changed_lines")
+            if isinstance(lines, dict):
+                ran |= {(p, n) for p, ns in lines.items() for n in ns}
+        result.coverage_after = len(ran)
 
 
 def _suite_gate(ws: Workspace, runner: Runner, result: TestgenResult) -> bool:
