@@ -52,15 +52,16 @@ def finding_row(item: Listed, clean: Clean) -> str:
 
 
 def dismissal_row(d: Dismissal, clean: Clean) -> str:
-    """``- **dismissed** `path:line` **warning** text — by alice, 2026-…: reason``. Rows do
-    not start with ``- ``` ``: they are not findings a later run carries (``earlier.py``)."""
+    """``- **dismissed** `path:line` **warning** text — dismissed by @alice, 2026-…: reason``.
+    Rows do not start with ``- ``` ``: they are not findings a later run carries
+    (``earlier.py``)."""
     p, c = d.placement, d.placement.comment
     where = _code(f"{p.path or c.path}:{p.line or c.line or '?'}", clean)
-    who = clean(d.by).lstrip("@")
+    who = clean(d.by) if d.kind == "ignored" else "@" + clean(d.by).lstrip("@")
     when = f", {clean(d.at)}" if d.at else ""
     why = f": {_flat(clean(d.reason))}" if d.reason else ""
     text = cap(_flat(clean(c.body)), _ROW_LIMIT, where="a summary row")
-    return f"- **{d.kind}** {where} **{c.severity}** {text} — by {who}{when}{why}"
+    return f"- **{d.kind}** {where} **{c.severity}** {text} — {d.kind} by {who}{when}{why}"
 
 
 def _listed(d: Digest, clean: Clean) -> Part:

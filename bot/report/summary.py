@@ -36,14 +36,14 @@ def render_summary(
     outside: Sequence[Listed] | None = None,
     inline_before: int = 0,
     fail_on: str | None = None,
-    failed: int = 0,
+    failed: Sequence[str] = (),
 ) -> str:
     """The whole body, markers included, at most ``limit`` characters (the verdict and
     counts always kept). ``outside`` are the placed findings not posted inline, with why
     (``overflow``: those over the cap, without a reason of their own); ``posted`` counts
     the findings posted inline now, ``inline_before`` those inline from earlier runs.
-    ``failed``: the host writes that failed in this publish (the verdict marker then says
-    the review is degraded, and the next run completes it)."""
+    ``failed``: the host writes that failed in this publish, listed with the errors (the
+    verdict marker then says the review is degraded, and the next run completes it)."""
     listed = (
         list(outside)
         if outside is not None
@@ -60,8 +60,9 @@ def render_summary(
         notes=[*result.notes, *notes],
         inline_noun=inline_noun,
     )
+    digest.errors += failed
     c = result.change
-    verdict = verdict_marker(result, carried, failed)
+    verdict = verdict_marker(result, carried, len(failed))
     marks = f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict} -->"
     body = render_markdown(
         digest,

@@ -20,13 +20,12 @@ __all__ = ["open_pull"]
 def open_pull(settings: GitHubSettings, result: TestgenResult, ws: Workspace, branch: str) -> str:
     if not settings.repository:
         raise ConfigError("--publish github needs the repository (GITHUB_REPOSITORY=owner/repo)")
-    import git
     from github import GithubException
 
-    try:
-        git.Repo(ws.root).remote("origin").push(f"{branch}:{branch}", force=True)
-    except (git.GitCommandError, ValueError) as exc:
-        raise ServiceError(f"pushing {branch} to origin failed: {exc}") from exc
+    if not ws.user.origin:
+        raise ServiceError(f"pushing {branch} failed: the repository has no origin remote")
+    # from Nova's own store, the token in the push's environment (never in a file)
+    ws.push(ws.user.origin, branch, ("x-access-token", settings.token) if settings.token else None)
     try:
         repo = github_client(settings).get_repo(settings.repository)
         pull = repo.create_pull(

@@ -256,9 +256,7 @@ class GitHubPublisher:
                     f"GitHub rejected the inline comments ({why}); they are listed below instead"
                 )
                 return 0, inline
-            return self._settle(
-                inline, f"GitHub answered HTTP {exc.status} to the review", notes, errors
-            )
+            return self._settle(inline, str(github_error(exc, "posting the review")), notes, errors)
         except RequestException as exc:
             what = "timed out" if timed_out(exc) else f"failed ({type(exc).__name__})"
             return self._settle(inline, f"posting the review {what}", notes, errors)
@@ -335,14 +333,14 @@ class GitHubPublisher:
             outside=self._placing.listed(
                 overflow, refused, self.settings.review.max_inline_comments
             ),
-            notes=[*(f"Failed: {e}" for e in failed), *notes],
+            notes=notes,
             clean=clean_text,
             host="GitHub",
             limit=BODY_LIMIT,
             inline_noun="inline comments",
             carried=carried,
             earlier=earlier_rows(earlier),
-            failed=len(failed),
+            failed=failed,
         )
 
     def _upsert_summary(

@@ -160,7 +160,7 @@ class GitLabPublisher:
         found = self._own_summary()
         if found is None or not change.head_ref.startswith(found[1].head):
             return None
-        return PriorReview(change.head_ref, found[1].severities, found[1].errors)
+        return PriorReview(change.head_ref, found[1].severities, found[1].errors, found[1].heard)
 
     # -- publishing --------------------------------------------------------------------
     def publish(self, result: ReviewResult) -> PublishReport:
@@ -355,14 +355,14 @@ class GitLabPublisher:
             outside=self._placing.listed(
                 overflow, "GitLab refused the thread", self.settings.review.max_inline_comments
             ),
-            notes=[*(f"Failed: {e}" for e in failed), *notes],
+            notes=notes,
             clean=inert,
             host="GitLab",
             limit=BODY_LIMIT,
             inline_noun="inline threads",
             carried=still,
             earlier=earlier_rows(earlier),
-            failed=len(failed),
+            failed=failed,
         )
 
     def _upsert_summary(
