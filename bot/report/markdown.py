@@ -136,7 +136,8 @@ def render_markdown(
         parts.append(Part(3, ["", "**The model's summary**", ""], clean(d.summary).splitlines()))
     if d.outside:
         parts.append(_listed(d, clean))
-    standing = [row for row in d.earlier if row not in {r for p in parts for r in p.rows}]
+    shown = {r for p in parts for r in p.rows}
+    standing = [row for row in d.earlier if row not in shown]
     if standing:
         head = ["", f"### Earlier findings (reviews before `{d.since}`)", ""]
         parts.append(Part(3, head, standing, name="earlier findings"))
