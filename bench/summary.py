@@ -109,11 +109,10 @@ def surfaces(repo: GitRepo, env: dict[str, str]) -> Iterator[tuple[str, str, int
             {**env, "PHABRICATOR_URL": phab.url, "PHABRICATOR_API_TOKEN": PH_TOKEN},
             "D123", "--publish", "phabricator", "-o", "json",
         )  # fmt: skip
-        yield (
-            "Phabricator comment",
-            _only([{"t": c} for c in phab.comments(123)], "t", run),
-            (_count(run)),
-        )
+        comment = _only([{"t": c} for c in phab.comments(123)], "t", run)
+        yield "Phabricator comment", comment, _count(run)
+        inline = [i["content"] for i in phab.visible_inlines(123)]  # one finding each
+        _inline_agrees(comment, ["**info**"] * len(inline))
     text = nova(env, "HEAD", "--repo", str(repo.path))
     counted = nova(env, "HEAD", "--repo", str(repo.path), "-o", "json")
     yield "terminal", text.stdout, _count(counted)
