@@ -88,6 +88,7 @@ def _run(settings: Settings) -> None:
     sock = socket.socket(socket.AF_INET6 if ":" in settings.serve.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((settings.serve.host, settings.serve.port))
+    sock.listen(2048)  # connections wait in the backlog while the app starts
     host, port = sock.getsockname()[:2]
     click.echo(f"nova serve: listening on http://{host}:{port}", err=True)
     config = uvicorn.Config(build_app(server), log_level="warning", access_log=False)

@@ -18,6 +18,17 @@ __all__ = ["LocalExecutor"]
 _GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 
 
+def _die_with_server() -> None:
+    """In the child, before exec: SIGKILL when the server dies (Linux ``PR_SET_PDEATHSIG``),
+    so a killed server leaves no job running that a restart would start again."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 class LocalExecutor:
     def __init__(self, work_root: Path, timeout: float, command: list[str] | None = None):
         self.work_root = work_root
@@ -28,6 +39,7 @@ class LocalExecutor:
     async def run(self, job: Job, env: dict[str, str]) -> Outcome:
         workdir = self.work_root / "jobs" / str(job.id)
         workdir.mkdir(parents=True, exist_ok=True)
+        (self.work_root / "logs").mkdir(exist_ok=True)
         env = {**env, "HOME": str(workdir)}
         with (self.work_root / "logs").joinpath(f"{job.id}.log").open("ab") as log:
             proc = await asyncio.create_subprocess_exec(
@@ -39,6 +51,7 @@ class LocalExecutor:
                 stdout=log,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_die_with_server,
             )
         self.pids[job.id] = proc.pid
         try:
