@@ -98,7 +98,7 @@ def _comment(
     comment = payload.get("comment") or {}
     if event == "issue_comment":
         issue = payload.get("issue") or {}
-        if not issue.get("pull_request"):
+        if "pull_request" not in issue:
             return Ignored("a comment on an issue, not a pull request")
         number = int(issue.get("number") or 0)
     else:

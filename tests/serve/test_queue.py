@@ -1,0 +1,108 @@
+"""The durable queue's promises, over random sequences of deliveries, claims, ends and
+restarts: a delivery makes at most one job, one job per change runs at a time, a newer
+head supersedes, and every job ends in exactly one final state."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.serve.jobs import JobRequest
+from bot.serve.queue import Queue
+
+FINAL = {"done", "failed", "superseded"}
+
+
+def request(change: int, head: int, delivery: int) -> JobRequest:
+    ref = f"acme/shop#{change}"
+    return JobRequest(
+        host="github",
+        kind="review",
+        change=f"github:{ref}",
+        ref=ref,
+        head=f"{head:040x}",
+        delivery=f"d-{delivery}",
+    )
+
+
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("submit"), st.integers(0, 3), st.integers(0, 3), st.integers(0, 12)),
+        st.tuples(st.just("claim"), st.integers(1, 3)),
+        st.tuples(st.just("finish"), st.integers(0, 20)),
+        st.tuples(st.just("restart"), st.integers(1, 3)),
+    ),
+    max_size=40,
+)
+
+
+@pytest.mark.slow
+@given(steps)
+def test_queue_invariants(actions: list[tuple]) -> None:  # type: ignore[type-arg]
+    with tempfile.TemporaryDirectory() as tmp:
+        queue = Queue(Path(tmp))
+        running: set[int] = set()
+        deliveries: dict[str, int] = {}
+        for action in actions:
+            if action[0] == "submit":
+                req = request(*action[1:])
+                out = queue.submit(req)
+                if out.status == "queued":
+                    assert req.delivery not in deliveries, "a redelivery made a second job"
+                    assert out.job is not None
+                    deliveries[req.delivery] = out.job
+                for job_id in out.cancel:  # the caller stops it: it ends superseded
+                    assert queue.finish(job_id, "done", 0) == "superseded"
+                    running.discard(job_id)
+            elif action[0] == "claim":
+                for job in queue.claim(action[1]):
+                    assert job.id not in running
+                    running.add(job.id)
+            elif action[0] == "finish" and running:
+                job_id = sorted(running)[action[1] % len(running)]
+                assert queue.finish(job_id, "done", 0) in FINAL
+                running.discard(job_id)
+            elif action[0] == "restart":
+                queue.close()
+                queue = Queue(Path(tmp))
+                queue.recover(action[1])
+                running.clear()
+            keys = queue.db.execute(
+                "SELECT key, COUNT(*) FROM jobs WHERE state IN ('running', 'cancelling') "
+                "GROUP BY key HAVING COUNT(*) > 1"
+            ).fetchall()
+            assert keys == [], "two jobs of one change ran at once"
+            queued = queue.db.execute(
+                "SELECT key, COUNT(*) FROM jobs WHERE state = 'queued' GROUP BY key "
+                "HAVING COUNT(*) > 1"
+            ).fetchall()
+            assert queued == [], "an older head stayed queued beside a newer one"
+        stats = queue.stats()
+        total = sum(v for k, v in stats.items() if k.startswith("state:"))
+        assert total == len(deliveries)
+        queue.close()
+
+
+def test_restart_requeues_running_jobs_until_their_attempts_run_out(tmp_path: Path) -> None:
+    queue = Queue(tmp_path)
+    queue.submit(request(1, 1, 1))
+    for attempt in (1, 2):
+        (job,) = queue.claim(5)
+        assert job.attempts == attempt
+        assert queue.recover(max_attempts=2) == ((1, 0) if attempt == 1 else (0, 1))
+    assert queue.claim(5) == []
+    assert queue.stats()["state:failed"] == 1
+
+
+def test_a_redelivery_and_a_known_head_count_as_duplicates(tmp_path: Path) -> None:
+    queue = Queue(tmp_path)
+    assert queue.submit(request(1, 1, 1)).status == "queued"
+    assert queue.submit(request(1, 1, 1)).status == "duplicate"  # same delivery id
+    assert queue.submit(request(1, 1, 2)).status == "duplicate"  # same head, new delivery
+    newer = queue.submit(request(1, 2, 3))
+    assert newer.status == "queued" and [r.head for r in newer.dropped] == [f"{1:040x}"]
+    assert queue.stats()["duplicates"] == 2 and queue.stats()["superseded"] == 1
