@@ -81,6 +81,7 @@ class Dispatcher:
         """Shutdown: stop the running jobs and leave them ``running`` in the queue, so the
         next start runs them again."""
         self.stopping = True
+        self.executor.detach()
         tasks = list(self.tasks.values())
         for task in tasks:
             task.cancel()

@@ -78,9 +78,13 @@ def make_server(settings: Settings, server_env: Mapping[str, str] | None = None)
         herald = _herald(phab)
     executor = make_executor(serve, data_dir)
 
+    # a Kubernetes Job takes its environment from its Secret: only the job's own values
+    # travel in its spec
+    passed = env if serve.executor == "local" else {}
+
     def environment(job: Job) -> dict[str, str]:
         own = app.job_env(job.request) if app and job.request.host == "github" else {}
-        return job_environment(job.request, env, own)
+        return job_environment(job.request, passed, own)
 
     def dispatcher(queue: Queue) -> Dispatcher:
         return Dispatcher(queue, executor, serve.max_jobs, environment, hooks)

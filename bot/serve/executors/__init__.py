@@ -46,3 +46,8 @@ class Executor(Protocol):
     async def run(self, job: Job, env: dict[str, str]) -> Outcome:
         """Run ``job`` to its end; cancelled (a newer head, shutdown): stop it, re-raise."""
         ...
+
+    def detach(self) -> None:
+        """The server is shutting down: work that outlives it (a Kubernetes Job) is left
+        running, to be found again after the restart; a local process is stopped."""
+        ...

@@ -36,6 +36,9 @@ class LocalExecutor:
         self.command = command or [sys.executable, "-m", "bot"]
         self.pids: dict[int, int] = {}  # job id -> pid of the running process
 
+    def detach(self) -> None:
+        """Local jobs die with the server (and run again after the restart)."""
+
     async def run(self, job: Job, env: dict[str, str]) -> Outcome:
         workdir = self.work_root / "jobs" / str(job.id)
         workdir.mkdir(parents=True, exist_ok=True)
