@@ -163,13 +163,13 @@ class KubernetesExecutor:
 
         selector = f"metadata.name={name}"
         while not stop.is_set():
-            try:
-                listed = self.api.list_namespaced_job(self.namespace, field_selector=selector)
+            try:  # get, then watch from its version: the Role needs no "list"
+                current = self.api.read_namespaced_job(name, self.namespace)
             except ApiException as exc:
+                if exc.status == 404:
+                    return Outcome("failed", None, f"Job {name} was deleted")
                 raise ServiceError(f"Kubernetes: cannot read Job {name}: {exc.status}") from exc
-            if not listed.items:
-                return Outcome("failed", None, f"Job {name} was deleted")
-            done = _ended(listed.items[0].status)
+            done = _ended(current.status)
             if done is not None:
                 return done
             w = watch.Watch()
@@ -178,7 +178,7 @@ class KubernetesExecutor:
                     self.api.list_namespaced_job,
                     self.namespace,
                     field_selector=selector,
-                    resource_version=listed.metadata.resource_version,
+                    resource_version=current.metadata.resource_version,
                     timeout_seconds=_WATCH_WINDOW,
                 ):
                     if event["type"] == "DELETED":
