@@ -92,7 +92,7 @@ class Dispatcher:
         try:
             env = await asyncio.to_thread(self.environment, job)
             if self.hooks is not None:
-                await asyncio.to_thread(self.hooks.started, job.request)
+                await asyncio.to_thread(self._started, job.request)
             outcome = await self.executor.run(job, env)
         except asyncio.CancelledError:
             if self.stopping:
@@ -101,6 +101,9 @@ class Dispatcher:
         except (NovaError, OSError, ValueError) as exc:
             outcome = Outcome("failed", None, redact(str(exc)))
         finally:
+            if outcome is None and not self.stopping:  # an error no executor foresaw
+                log.exception("job %s %s", job.id, job.request.key)
+                outcome = Outcome("failed", None, "an unexpected error")
             if not self.stopping and outcome is not None:
                 state = self.queue.finish(job.id, outcome.state, outcome.exit_code)
                 log.info("job %s %s: %s %s", job.id, job.request.key, state, outcome.detail)
@@ -108,6 +111,13 @@ class Dispatcher:
                     await asyncio.to_thread(self._ended, job.request, outcome)
             self.tasks.pop(job.id, None)
             self.wake.set()
+
+    def _started(self, request: JobRequest) -> None:
+        assert self.hooks is not None
+        try:
+            self.hooks.started(request)
+        except (NovaError, OSError) as exc:  # a lost "work" message never stops the job
+            log.warning("before job %s: %s", request.key, redact(str(exc)))
 
     def _ended(self, request: JobRequest, outcome: Outcome) -> None:
         assert self.hooks is not None

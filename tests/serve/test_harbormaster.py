@@ -4,6 +4,7 @@ dies before it could send one."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -14,10 +15,12 @@ import pytest
 from tests.conftest import GitRepo
 from tests.serve.support import (
     FAKE_JOB,
+    PHAB_SECRET,
     ServeProcess,
     base_env,
     basic,
     ended,
+    sign,
     started,
 )
 from tests.serve.test_server import _wait
@@ -86,5 +89,33 @@ def test_a_job_that_dies_fails_its_target(phab: FakeConduit, tmp_path: Path) -> 
         kinds = [msg["type"] for msg in phab.build_messages[TARGET]]
         assert kinds == ["work", "fail"]
         assert phab.targets[TARGET] == "target/failed"
+    finally:
+        server.stop()
+
+
+def test_a_herald_webhook_reviews_the_revisions_current_diff(
+    phab: FakeConduit, repo: GitRepo, tmp_path: Path
+) -> None:
+    _revision(repo, phab)
+    server = _server(tmp_path, phab, NOVA_SERVE_JOB_COMMAND=FAKE_JOB)
+    try:
+
+        def herald(phid: str, epoch: int) -> int:
+            body = json.dumps(
+                {"object": {"type": "DREV", "phid": phid}, "action": {"epoch": epoch}}
+            ).encode()
+            signature = sign(body, PHAB_SECRET)[len("sha256=") :]
+            headers = {"X-Phabricator-Webhook-Signature": signature}
+            answer = server.client.post("/webhooks/phabricator", content=body, headers=headers)
+            return answer.status_code
+
+        assert herald("PHID-DREV-123", 1) == 202
+        assert herald("PHID-DREV-123", 1) == 200  # Phorge's retry: the same object and epoch
+        assert herald("PHID-DREV-999", 2) == 200  # not visible to Nova: ignored
+        server.wait_for(lambda m: ended(m) >= 1, "the review")
+        (job,) = started(tmp_path)
+        assert job["argv"] == ["review", "D123", "--publish", "phabricator", "-q"]
+        phab.fail_methods = {"differential.revision.search"}
+        assert herald("PHID-DREV-123", 3) == 503  # Phorge retries a failed delivery later
     finally:
         server.stop()
