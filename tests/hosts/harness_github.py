@@ -86,3 +86,6 @@ class GitHubHarness:
 
     def fail_writes(self) -> None:
         self.gh.write_faults += [(verb, "", 500) for verb in ("POST", "PATCH") for _ in range(50)]
+
+    def fail_inline(self, times: int) -> None:
+        self.gh.write_faults += [("POST", r"/reviews$", 500)] * times
