@@ -27,7 +27,9 @@ def main() -> int:
     out = Path(os.environ["NOVA_FAKE_DIR"])
     record = {"argv": sys.argv[1:], "pid": os.getpid(), "start": time.monotonic()}
     record["siblings"] = siblings()
-    (out / f"started-{os.getpid()}.json").write_text(json.dumps(record))
+    part = out / f".started-{os.getpid()}.part"
+    part.write_text(json.dumps(record))
+    part.rename(out / f"started-{os.getpid()}.json")  # readers never see half a record
     hold = os.environ.get("NOVA_FAKE_HOLD")
     if hold:
         while not os.path.exists(hold):

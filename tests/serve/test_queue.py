@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.serve.jobs import JobRequest
@@ -41,6 +41,7 @@ steps = st.lists(
 
 
 @pytest.mark.slow
+@settings(max_examples=100)
 @given(steps)
 def test_queue_invariants(actions: list[tuple]) -> None:  # type: ignore[type-arg]
     with tempfile.TemporaryDirectory() as tmp:
