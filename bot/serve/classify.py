@@ -35,8 +35,10 @@ class Context:
 
 
 def addresses(body: str | None, ctx: Context) -> bool:
-    """``@nova`` (or ``@`` + one of Nova's logins) as a word anywhere in the comment."""
-    if not body:
+    """``@nova`` (or ``@`` + one of Nova's logins) as a word anywhere in the comment —
+    never in a comment that carries Nova's own markers (its help text names ``@nova``:
+    answering it would loop, whoever the host says wrote it)."""
+    if not body or "<!-- nova:" in body:
         return False
     for name in ctx.mentions():
         if re.search(rf"(?<![\w@/.-])@{re.escape(name)}(?![\w-])", body, re.IGNORECASE):

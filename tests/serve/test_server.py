@@ -51,6 +51,12 @@ def start(servers: list[ServeProcess], tmp: Path, *args: str, **env: str) -> Ser
     return server
 
 
+def adds_up(m: dict[str, float]) -> bool:
+    """Every submitted job is queued, running or ended with one outcome."""
+    now = m["nova_serve_queue_depth"] + m["nova_serve_running_jobs"]
+    return m["nova_serve_jobs_submitted_total"] == now + ended(m)
+
+
 def rows(tmp: Path) -> int:
     db = tmp / "data" / "queue.sqlite3"
     with sqlite3.connect(db) as conn:
@@ -151,6 +157,7 @@ def test_a_burst_of_50_never_runs_more_than_n_and_runs_each_once(
     assert refs == Counter({f"acme/shop#{n}": 1 for n in range(1, 51)})
     assert max(r["siblings"] for r in started(tmp_path)) <= 3
     assert m["nova_serve_queue_depth"] == 0 and m["nova_serve_running_jobs"] == 0
+    assert adds_up(m)
 
 
 def test_heads_a_b_c_review_only_c(serve: list[ServeProcess], tmp_path: Path) -> None:
@@ -170,7 +177,7 @@ def test_heads_a_b_c_review_only_c(serve: list[ServeProcess], tmp_path: Path) ->
     (only,) = ended_records(tmp_path)
     assert only["argv"][:2] == ["review", "acme/shop#7"]
     assert [s["argv"][1] for s in started(tmp_path)] == ["acme/shop#7"] * 2
-    assert m["nova_serve_jobs_submitted_total"] == 3
+    assert m["nova_serve_jobs_submitted_total"] == 3 and adds_up(m)
     with sqlite3.connect(tmp_path / "data" / "queue.sqlite3") as db:
         states = dict(db.execute("SELECT head, state FROM jobs"))
     assert states == {"a" * 40: "superseded", "b" * 40: "superseded", "c" * 40: "done"}

@@ -106,6 +106,7 @@ def test_github_comments_addressing_nova() -> None:
         _comment("@nova again", "nova-bot[bot]", "Bot"),  # Nova's own, first
         _comment("@nova", "github-actions[bot]", "Bot"),
         _comment("mail nova@example.com or @novak"),
+        _comment("<!-- nova:answer --> Ask me: `@nova explain`"),  # Nova's own text
         {**_comment("@nova"), "action": "edited"},
         {**_comment("@nova"), "issue": {"number": 7}},  # an issue, not a pull request
     ):
@@ -176,8 +177,8 @@ def test_gitlab_merge_requests_and_notes() -> None:
     }
     job = classify(note)
     assert isinstance(job, JobRequest) and job.argv()[:2] == ["respond", "group/app!4"]
-    mine = {**note, "user": {"username": "nova-bot"}}
-    assert isinstance(classify(mine), Ignored)
+    for user in ("nova-bot", "project_12_bot_3fa2", "renovate-bot"):
+        assert isinstance(classify({**note, "user": {"username": user}}), Ignored), user
     assert gitlab.delivery_id({"idempotency-key": "k1"}, b"") == "gitlab:k1"
 
 

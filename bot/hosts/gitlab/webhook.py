@@ -7,6 +7,7 @@ Test generation: a merge or push to the default branch, when enabled."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +15,9 @@ from bot.serve.classify import Context, addresses, body_digest
 from bot.serve.jobs import Ignored, JobRequest, same_secret
 
 __all__ = ["classify", "delivery_id", "verify"]
+
+# project and group access tokens' users (project_12_bot_3f…), and bots named *-bot
+_BOT = re.compile(r"^(?:(?:project|group)_\d+_bot\w*|.+[-_]bot)$")
 
 
 def verify(headers: Mapping[str, str], body: bytes, secret: str) -> bool:
@@ -94,7 +98,7 @@ def _note(
     user = payload.get("user") or {}
     if ctx.is_self(user.get("username")):
         return Ignored("Nova's own note")
-    if str(user.get("username") or "").endswith("-bot") or user.get("bot"):
+    if _BOT.match(str(user.get("username") or "")) or user.get("bot"):
         return Ignored("a bot's note")
     iid = (payload.get("merge_request") or {}).get("iid")
     if not addresses(attrs.get("note"), ctx) or not iid or not attrs.get("id"):

@@ -4,6 +4,7 @@ process group, with a deadline. The dispatcher bounds how many run at once."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import sys
@@ -18,15 +19,18 @@ __all__ = ["LocalExecutor"]
 _GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 
 
-def _die_with_server() -> None:
+def _die_with_server(server: int) -> None:
     """In the child, before exec: SIGKILL when the server dies (Linux ``PR_SET_PDEATHSIG``),
-    so a killed server leaves no job running that a restart would start again."""
+    so a killed server leaves no job running that a restart would start again. A server
+    that died before this line ran has already left: the child goes too."""
     if sys.platform != "linux":
         return
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != server:
+        os._exit(1)
 
 
 class LocalExecutor:
@@ -54,7 +58,7 @@ class LocalExecutor:
                 stdout=log,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_server,
+                preexec_fn=functools.partial(_die_with_server, os.getpid()),
             )
         self.pids[job.id] = proc.pid
         try:
