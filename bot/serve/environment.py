@@ -74,6 +74,10 @@ def job_environment(
     env["CI"] = "true"
     if request.target:
         env["NOVA_HARBORMASTER_TARGET"] = request.target
+    if request.kind == "testgen":  # where the proposal goes (as in CI)
+        env[{"github": "GITHUB_REPOSITORY", "gitlab": "CI_PROJECT_PATH"}[request.host]] = (
+            request.ref
+        )
     env.update(own)
     for name in NEVER:
         env.pop(name, None)

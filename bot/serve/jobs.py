@@ -36,6 +36,7 @@ class JobRequest:
     target: str | None = None  # Harbormaster build target PHID
     repository: str | None = None  # GitHub owner/repo (App tokens are scoped to it)
     installation: int | None = None  # GitHub App installation id
+    clone_url: str | None = None  # testgen: the repository to clone
 
     @property
     def key(self) -> str:
@@ -48,7 +49,8 @@ class JobRequest:
         if self.kind == "respond":
             return ["respond", self.ref, "--comment", str(self.comment)]
         if self.kind == "testgen":
-            return ["testgen", self.head or "HEAD", "--publish", self.host]
+            # run in the job's work directory, cloned there first (``checkout``)
+            return ["testgen", self.head, "--repo", "checkout", "--publish", self.host]
         args = ["review", self.ref, "--publish", self.host, "-q"]
         if self.target:
             args += ["--harbormaster-target", self.target]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,6 +28,10 @@ def main() -> int:
     out = Path(os.environ["NOVA_FAKE_DIR"])
     record = {"argv": sys.argv[1:], "pid": os.getpid(), "start": time.monotonic()}
     record["siblings"] = siblings()
+    if "--repo" in sys.argv:  # testgen: the checkout the server made
+        repo = sys.argv[sys.argv.index("--repo") + 1]
+        head = subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True)
+        record["repo_head"] = head.stdout.decode().strip()
     part = out / f".started-{os.getpid()}.part"
     part.write_text(json.dumps(record))
     part.rename(out / f"started-{os.getpid()}.json")  # readers never see half a record

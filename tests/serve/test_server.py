@@ -311,3 +311,30 @@ def _wait(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-
             return
         time.sleep(0.02)
     raise AssertionError("timed out")
+
+
+def test_a_merge_to_the_default_branch_runs_testgen_in_a_fresh_checkout(
+    serve: list[ServeProcess], repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("shop/total.py", "def total(xs):\n    return sum(xs)\n")
+    repo.commit("base")
+    repo.write("shop/total.py", "def total(xs):\n    return sum(xs) + 0\n")
+    head = repo.commit("merged change")
+    server = start(serve, tmp_path, NOVA_SERVE_JOB_COMMAND=FAKE_JOB, NOVA_SERVE_TESTGEN="true")
+    push = {
+        "ref": "refs/heads/main",
+        "after": head,
+        "repository": {
+            "full_name": "acme/shop",
+            "default_branch": "main",
+            "clone_url": str(repo.path),
+        },
+        "sender": {"login": "ada", "type": "User"},
+    }
+    answer = github_post(server.client, "push", push, "t-1")
+    assert answer.status_code == 202 and answer.json()["kind"] == "testgen"
+    server.wait_for(lambda m: ended(m) >= 1, "the testgen job")
+    (record,) = ended_records(tmp_path)
+    assert record["argv"] == ["testgen", head, "--repo", "checkout", "--publish", "github"]
+    assert record["repo_head"] == head
+    assert list((tmp_path / "data" / "jobs").iterdir()) == []  # the work directory is gone

@@ -211,3 +211,14 @@ def test_phabricator_herald_and_harbormaster() -> None:
         {"target": "x; rm", "revision": "1"},
     ):
         assert isinstance(phabricator.classify_build(query), Ignored)
+
+
+def test_a_checkouts_token_travels_as_a_header_only() -> None:
+    from bot.serve.checkout import git_env
+
+    job = JobRequest("github", "testgen", "c", "acme/shop", "d" * 40, "x", clone_url="u")
+    env = git_env(job, {"GITHUB_TOKEN": "ghs_abc", "PATH": "/bin"})
+    header = base64.b64encode(b"x-access-token:ghs_abc").decode()
+    assert env["GIT_CONFIG_KEY_0"] == "http.extraHeader"
+    assert env["GIT_CONFIG_VALUE_0"] == f"Authorization: Basic {header}"
+    assert env["GIT_TERMINAL_PROMPT"] == "0" and job.clone_url == "u"

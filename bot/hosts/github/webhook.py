@@ -130,6 +130,12 @@ def _push(
     after = str(payload.get("after") or "")
     if not after or set(after) == {"0"}:
         return Ignored("a push without a new head")
+    clone_url = (payload.get("repository") or {}).get("clone_url")
     return JobRequest(
-        kind="testgen", change=f"github:{repo}@{default}", ref=repo, head=after, **common
+        kind="testgen",
+        change=f"github:{repo}@{default}",
+        ref=repo,
+        head=after,
+        clone_url=str(clone_url) if clone_url else None,
+        **common,
     )

@@ -43,7 +43,12 @@ def classify(
     path = str(project.get("path_with_namespace") or "")
     if not path:
         return Ignored(f"{kind or 'an event'} without a project")
-    common: dict[str, Any] = {"host": "gitlab", "delivery": delivery}
+    clone_url = project.get("git_http_url")
+    common: dict[str, Any] = {
+        "host": "gitlab",
+        "delivery": delivery,
+        "clone_url": str(clone_url) if clone_url else None,
+    }
     if kind == "merge_request":
         return _merge_request(payload, path, project, ctx, common)
     if kind == "note":

@@ -136,6 +136,8 @@ class KubernetesExecutor:
             raise
 
     def _run(self, job: Job, env: dict[str, str], stop: threading.Event) -> Outcome:
+        if job.request.kind == "testgen":
+            return Outcome("failed", None, "testgen needs a checkout: the local executor")
         name = job_name(job)
         body = job_manifest(job, env, self.image, self.secret, self.deadline)
         self._create(name, body)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import shutil
 import signal
 import sys
 from contextlib import suppress
 from pathlib import Path
 
+from bot.serve.checkout import checkout
 from bot.serve.executors import Outcome, outcome_of
 from bot.serve.queue import Job
 
@@ -44,10 +46,21 @@ class LocalExecutor:
         """Local jobs die with the server (and run again after the restart)."""
 
     async def run(self, job: Job, env: dict[str, str]) -> Outcome:
+        """The job in ``jobs/<id>`` (removed after it), its output in ``logs/<id>.log``."""
         workdir = self.work_root / "jobs" / str(job.id)
         workdir.mkdir(parents=True, exist_ok=True)
         (self.work_root / "logs").mkdir(exist_ok=True)
-        env = {**env, "HOME": str(workdir)}
+        try:
+            return await self._run(job, {**env, "HOME": str(workdir)}, workdir)
+        finally:
+            await asyncio.shield(asyncio.to_thread(shutil.rmtree, workdir, True))
+
+    async def _run(self, job: Job, env: dict[str, str], workdir: Path) -> Outcome:
+        if job.request.kind == "testgen":
+            try:
+                await asyncio.wait_for(checkout(job.request, workdir, env), self.timeout)
+            except TimeoutError:
+                return Outcome("timeout", None, "the checkout took too long")
         with (self.work_root / "logs").joinpath(f"{job.id}.log").open("ab") as log:
             proc = await asyncio.create_subprocess_exec(
                 *self.command,
