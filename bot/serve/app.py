@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -150,7 +151,11 @@ class Server:
     async def _submit(self, endpoint: str, found: JobRequest | Ignored) -> Response:
         if isinstance(found, Ignored):
             return self._answer(endpoint, 200, {"status": "ignored", "reason": found.reason})
-        submitted = self.queue.submit(found)
+        try:
+            submitted = self.queue.submit(found)
+        except sqlite3.Error as exc:  # a full or read-only disk: nothing was queued
+            log.error("queue: %s", exc)
+            return self._answer(endpoint, 503, {"error": "the queue cannot take the job now"})
         if submitted.status == "duplicate":
             return self._answer(endpoint, 200, {"status": "duplicate"})
         if self.dispatcher is not None:

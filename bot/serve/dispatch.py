@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Protocol
@@ -71,7 +72,12 @@ class Dispatcher:
     async def loop(self) -> None:
         while not self.stopping:
             self.wake.clear()
-            for job in self.queue.claim(self.max_jobs - len(self.tasks)):
+            try:
+                claimed = self.queue.claim(self.max_jobs - len(self.tasks))
+            except sqlite3.Error as exc:  # the storage failed (/readyz says so): try again
+                log.error("queue: %s", exc)
+                claimed = []
+            for job in claimed:
                 self.tasks[job.id] = asyncio.create_task(self._run(job), name=f"job-{job.id}")
             # woken by a submit or a job's end; the timeout only guards against a lost wake
             with suppress(TimeoutError):

@@ -203,13 +203,19 @@ class Queue:
         return out
 
     def writable(self) -> bool:
-        """The storage takes a write: the data directory and the database."""
+        """The storage takes a write: a file in the data directory, and a write
+        transaction on the database through a connection of its own (safe from any
+        thread, whatever the server's connection is doing)."""
         probe = self.path.parent / ".probe"
         try:
             probe.write_bytes(b"ok")
             probe.unlink()
-            with self._tx() as db:
-                self._count(db, "probes", 0)
+            db = sqlite3.connect(self.path, timeout=2, isolation_level=None)
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                db.execute("ROLLBACK")
+            finally:
+                db.close()
         except (OSError, sqlite3.Error):
             return False
         return True
