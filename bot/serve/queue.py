@@ -20,9 +20,10 @@ from pathlib import Path
 
 from bot.serve.jobs import JobRequest
 
-__all__ = ["ACTIVE", "Job", "Queue", "Submitted"]
+__all__ = ["ACTIVE", "RETENTION", "Job", "Queue", "Submitted"]
 
 ACTIVE = ("queued", "running", "cancelling")
+RETENTION = 30 * 24 * 3600  # seconds a delivery id (and an ended job) is remembered
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries (id TEXT PRIMARY KEY, received REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
@@ -118,6 +119,7 @@ class Queue:
                 elif state == "running":
                     db.execute("UPDATE jobs SET state = 'cancelling' WHERE id = ?", (job_id,))
                     cancel.append(job_id)
+            self._count(db, "submitted")
             cur = db.execute(
                 "INSERT INTO jobs (key, head, request, state, created) "
                 "VALUES (?, ?, ?, 'queued', ?)",
@@ -172,10 +174,19 @@ class Queue:
         Returns (requeued, failed)."""
         now = time.time()
         with self._tx() as db:
-            db.execute(
+            stopped = db.execute(
                 "UPDATE jobs SET state = 'superseded', outcome = 'superseded', finished = ? "
                 "WHERE state = 'cancelling'",
                 (now,),
+            ).rowcount
+            if stopped:
+                self._count(db, "superseded", stopped)
+            # what is kept: deliveries and ended jobs of the last RETENTION seconds (the
+            # counters keep the totals)
+            db.execute("DELETE FROM deliveries WHERE received < ?", (now - RETENTION,))
+            db.execute(
+                "DELETE FROM jobs WHERE state NOT IN (?, ?, ?) AND finished < ?",
+                (*ACTIVE, now - RETENTION),
             )
             failed = db.execute(
                 "UPDATE jobs SET state = 'failed', outcome = 'abandoned', finished = ? "
@@ -194,7 +205,8 @@ class Queue:
         return str(row[0]) if row else None
 
     def stats(self) -> dict[str, int]:
-        """Jobs by state and the counters (duplicates, superseded, outcome:<state>)."""
+        """Jobs by state (``state:<state>``) and the counters, which survive restarts and
+        pruning: submitted, duplicates, superseded, ``outcome:<state>``."""
         out = {
             f"state:{s}": n
             for s, n in self.db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")

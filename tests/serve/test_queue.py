@@ -5,6 +5,7 @@ head supersedes, and every job ends in exactly one final state."""
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.serve.jobs import JobRequest
-from bot.serve.queue import Queue
+from bot.serve.queue import RETENTION, Queue
 
 FINAL = {"done", "failed", "superseded"}
 
@@ -84,7 +85,10 @@ def test_queue_invariants(actions: list[tuple]) -> None:  # type: ignore[type-ar
             assert queued == [], "an older head stayed queued beside a newer one"
         stats = queue.stats()
         total = sum(v for k, v in stats.items() if k.startswith("state:"))
-        assert total == len(deliveries)
+        assert total == len(deliveries) == stats.get("submitted", 0)
+        live = sum(stats.get(f"state:{s}", 0) for s in ("queued", "running", "cancelling"))
+        ended = sum(v for k, v in stats.items() if k.startswith("outcome:"))
+        assert total == live + ended + stats.get("superseded", 0), stats  # /metrics adds up
         queue.close()
 
 
@@ -107,3 +111,17 @@ def test_a_redelivery_and_a_known_head_count_as_duplicates(tmp_path: Path) -> No
     newer = queue.submit(request(1, 2, 3))
     assert newer.status == "queued" and [r.head for r in newer.dropped] == [f"{1:040x}"]
     assert queue.stats()["duplicates"] == 2 and queue.stats()["superseded"] == 1
+
+
+def test_old_deliveries_and_ended_jobs_are_pruned_but_still_counted(tmp_path: Path) -> None:
+    queue = Queue(tmp_path)
+    queue.submit(request(1, 1, 1))
+    (job,) = queue.claim(1)
+    queue.finish(job.id, "done", 0)
+    old = time.time() - RETENTION - 60
+    queue.db.execute("UPDATE deliveries SET received = ?", (old,))
+    queue.db.execute("UPDATE jobs SET finished = ?", (old,))
+    queue.recover(3)
+    stats = queue.stats()
+    assert "state:done" not in stats and stats["outcome:done"] == stats["submitted"] == 1
+    assert queue.submit(request(1, 1, 1)).status == "queued"  # forgotten after RETENTION
