@@ -18,6 +18,7 @@ import hashlib
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from bot.errors import ConfigError, ServiceError
@@ -93,13 +94,24 @@ def job_manifest(
 
 
 class KubernetesExecutor:
-    def __init__(self, api: Any, namespace: str, image: str, secret: str, deadline: float) -> None:
+    def __init__(
+        self,
+        api: Any,
+        namespace: str,
+        image: str,
+        secret: str,
+        deadline: float,
+        max_jobs: int = 4,
+    ) -> None:
         self.api = api  # kubernetes.client.BatchV1Api
         self.namespace = namespace
         self.image = image
         self.secret = secret
         self.deadline = deadline
         self.detached = False
+        # one thread per watched Job, apart from asyncio's default pool (the handlers'
+        # lookups and /readyz must never wait behind a long watch)
+        self.threads = ThreadPoolExecutor(max_jobs + 1, thread_name_prefix="nova-k8s")
 
     def detach(self) -> None:
         self.detached = True
@@ -122,13 +134,19 @@ class KubernetesExecutor:
                     f"no Kubernetes configuration (in-cluster or kubeconfig): {exc}"
                 ) from exc
         return cls(
-            client.BatchV1Api(), serve.namespace, serve.image, serve.job_secret, serve.job_timeout
+            client.BatchV1Api(),
+            serve.namespace,
+            serve.image,
+            serve.job_secret,
+            serve.job_timeout,
+            serve.max_jobs,
         )
 
     async def run(self, job: Job, env: dict[str, str]) -> Outcome:
         stop = threading.Event()
+        loop = asyncio.get_running_loop()
         try:
-            return await asyncio.to_thread(self._run, job, env, stop)
+            return await loop.run_in_executor(self.threads, self._run, job, env, stop)
         except asyncio.CancelledError:
             stop.set()
             if not self.detached:  # superseded: the Job goes (a restart finds it by name)
