@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Context", "addresses", "body_digest"]
+__all__ = ["Context", "addresses", "body_digest", "dig", "number", "text"]
 
 
 @dataclass(frozen=True)
@@ -52,3 +54,29 @@ def body_digest(*parts: str | bytes) -> str:
         h.update(part.encode() if isinstance(part, str) else part)
         h.update(b"\0")
     return h.hexdigest()
+
+
+# A verified payload is still data of any shape: these read it without ever raising.
+def dig(data: Any, *keys: str) -> Any:
+    """``data[k1][k2]…``, or None where a step is missing or not an object."""
+    for key in keys:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def text(value: Any) -> str:
+    """A string or a number as text; anything else (None, objects, booleans) as ''."""
+    if isinstance(value, bool):
+        return ""
+    return value if isinstance(value, str) else str(value) if isinstance(value, int) else ""
+
+
+def number(value: Any) -> int | None:
+    """A positive integer (or its digits), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    return value if isinstance(value, int) and value > 0 else None

@@ -7,6 +7,7 @@ import hashlib
 import hmac
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -222,3 +223,88 @@ def test_a_checkouts_token_travels_as_a_header_only() -> None:
     assert env["GIT_CONFIG_KEY_0"] == "http.extraHeader"
     assert env["GIT_CONFIG_VALUE_0"] == f"Authorization: Basic {header}"
     assert env["GIT_TERMINAL_PROMPT"] == "0" and job.clone_url == "u"
+
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**12), st.text(max_size=12))
+_json = st.recursive(
+    _leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "action",
+                    "number",
+                    "pull_request",
+                    "head",
+                    "sha",
+                    "repository",
+                    "full_name",
+                    "default_branch",
+                    "sender",
+                    "login",
+                    "type",
+                    "issue",
+                    "comment",
+                    "id",
+                    "body",
+                    "user",
+                    "installation",
+                    "ref",
+                    "after",
+                    "object_kind",
+                    "project",
+                    "path_with_namespace",
+                    "object_attributes",
+                    "iid",
+                    "last_commit",
+                    "oldrev",
+                    "draft",
+                    "note",
+                    "noteable_type",
+                    "merge_request",
+                    "username",
+                    "object",
+                    "phid",
+                    "epoch",
+                    "test",
+                    "clone_url",
+                    "git_http_url",
+                    "target_branch",
+                    "merge_commit_sha",
+                ]
+            ),
+            inner,
+            max_size=6,
+        ),
+    ),
+    max_leaves=25,
+)
+
+
+@pytest.mark.slow
+@given(
+    st.dictionaries(st.sampled_from(["action", "repository", "project", "object"]), _json),
+    _json,
+    st.sampled_from(
+        ["pull_request", "issue_comment", "pull_request_review_comment", "push", "ping"]
+    ),
+)
+def test_any_verified_payload_is_classified_never_raises(
+    top: dict[str, Any], extra: Any, event: str
+) -> None:
+    payload = {**top, "extra": extra}
+    for found in (
+        github.classify({"x-github-event": event}, payload, "github:d", CTX),
+        gitlab.classify({}, payload, "gitlab:d", CTX),
+        phabricator.classify_herald(payload),
+    ):
+        assert isinstance(found, JobRequest | Ignored)
+    for key in ("pull_request", "issue", "object_attributes", "comment", "object"):
+        nested = {**payload, key: extra}
+        assert isinstance(
+            github.classify({"x-github-event": event}, nested, "github:d", CTX),
+            JobRequest | Ignored,
+        )
+        assert isinstance(gitlab.classify({}, nested, "gitlab:d", CTX), JobRequest | Ignored)
+        assert isinstance(phabricator.classify_herald(nested), JobRequest | Ignored)

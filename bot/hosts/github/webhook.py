@@ -4,7 +4,8 @@ into a job request (or ``Ignored``).
 Reviewed: ``pull_request`` opened / reopened / ready_for_review / synchronize (not drafts,
 not from bots). Answered: an ``issue_comment`` on a pull request or a
 ``pull_request_review_comment`` that addresses Nova (never Nova's own, never a bot's).
-Test generation: a ``push`` to the default branch, when enabled."""
+Test generation: a ``push`` to the default branch, when enabled. A payload of any shape is
+classified without raising (``dig``, ``text``, ``number``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
-from bot.serve.classify import Context, addresses, body_digest
+from bot.serve.classify import Context, addresses, body_digest, dig, number, text
 from bot.serve.jobs import Ignored, JobRequest
 
 __all__ = ["classify", "delivery_id", "verify"]
@@ -37,19 +38,17 @@ def classify(
     headers: Mapping[str, str], payload: Mapping[str, Any], delivery: str, ctx: Context
 ) -> JobRequest | Ignored:
     event = headers.get("x-github-event", "")
-    repo = str((payload.get("repository") or {}).get("full_name") or "")
+    repo = text(dig(payload, "repository", "full_name"))
     if not repo:
         return Ignored(f"{event or 'an event'} without a repository")
-    installation = (payload.get("installation") or {}).get("id")
-    sender = payload.get("sender") or {}
     common: dict[str, Any] = {
         "host": "github",
         "delivery": delivery,
         "repository": repo,
-        "installation": int(installation) if installation else None,
+        "installation": number(dig(payload, "installation", "id")),
     }
     if event == "pull_request":
-        return _pull_request(payload, repo, sender, ctx, common)
+        return _pull_request(payload, repo, ctx, common)
     if event in ("issue_comment", "pull_request_review_comment"):
         return _comment(event, payload, repo, ctx, common)
     if event == "push":
@@ -57,36 +56,31 @@ def classify(
     return Ignored(f"event {event or '(none)'} starts no job")
 
 
-def _is_bot(user: Mapping[str, Any], ctx: Context) -> str | None:
-    login = str(user.get("login") or "")
+def _is_bot(user: Any, ctx: Context) -> str | None:
+    login = text(dig(user, "login"))
     if ctx.is_self(login):
         return "Nova's own"
-    if user.get("type") == "Bot" or login.endswith("[bot]"):
+    if dig(user, "type") == "Bot" or login.endswith("[bot]"):
         return "a bot's"
     return None
 
 
 def _pull_request(
-    payload: Mapping[str, Any],
-    repo: str,
-    sender: Mapping[str, Any],
-    ctx: Context,
-    common: dict[str, Any],
+    payload: Mapping[str, Any], repo: str, ctx: Context, common: dict[str, Any]
 ) -> JobRequest | Ignored:
-    action = payload.get("action")
-    pull = payload.get("pull_request") or {}
+    action = text(payload.get("action"))
     if action not in _REVIEWED:
         return Ignored(f"pull_request {action} starts no job")
-    if pull.get("draft"):
+    if dig(payload, "pull_request", "draft") is True:
         return Ignored("a draft pull request")
-    who = _is_bot(sender, ctx)
+    who = _is_bot(payload.get("sender"), ctx)
     if who:
         return Ignored(f"{who} pull request event")
-    number = int(payload.get("number") or pull.get("number") or 0)
-    head = str((pull.get("head") or {}).get("sha") or "")
-    if not number or not head:
+    pr = number(payload.get("number")) or number(dig(payload, "pull_request", "number"))
+    head = text(dig(payload, "pull_request", "head", "sha"))
+    if not pr or not head:
         return Ignored("pull_request without a number or head")
-    ref = f"{repo}#{number}"
+    ref = f"{repo}#{pr}"
     return JobRequest(kind="review", change=f"github:{ref}", ref=ref, head=head, **common)
 
 
@@ -94,27 +88,28 @@ def _comment(
     event: str, payload: Mapping[str, Any], repo: str, ctx: Context, common: dict[str, Any]
 ) -> JobRequest | Ignored:
     if payload.get("action") != "created":
-        return Ignored(f"{event} {payload.get('action')} starts no job")
-    comment = payload.get("comment") or {}
+        return Ignored(f"{event} {text(payload.get('action'))} starts no job")
+    comment = payload.get("comment")
     if event == "issue_comment":
-        issue = payload.get("issue") or {}
-        if "pull_request" not in issue:
+        issue = payload.get("issue")
+        if not isinstance(issue, Mapping) or "pull_request" not in issue:
             return Ignored("a comment on an issue, not a pull request")
-        number = int(issue.get("number") or 0)
+        pr = number(issue.get("number"))
     else:
-        number = int((payload.get("pull_request") or {}).get("number") or 0)
-    who = _is_bot(comment.get("user") or {}, ctx)
+        pr = number(dig(payload, "pull_request", "number"))
+    who = _is_bot(dig(comment, "user"), ctx)
     if who:
         return Ignored(f"{who} comment")
-    if not addresses(comment.get("body"), ctx) or not number or not comment.get("id"):
+    comment_id = number(dig(comment, "id"))
+    if not addresses(text(dig(comment, "body")), ctx) or not pr or not comment_id:
         return Ignored("a comment that does not address Nova")
-    ref = f"{repo}#{number}"
+    ref = f"{repo}#{pr}"
     return JobRequest(
         kind="respond",
         change=f"github:{ref}",
         ref=ref,
         head="",
-        comment=str(comment["id"]),
+        comment=str(comment_id),
         **common,
     )
 
@@ -122,20 +117,20 @@ def _comment(
 def _push(
     payload: Mapping[str, Any], repo: str, ctx: Context, common: dict[str, Any]
 ) -> JobRequest | Ignored:
-    default = (payload.get("repository") or {}).get("default_branch")
-    if payload.get("ref") != f"refs/heads/{default}":
+    default = text(dig(payload, "repository", "default_branch"))
+    if not default or payload.get("ref") != f"refs/heads/{default}":
         return Ignored("a push to a branch other than the default")
     if not ctx.testgen_on_merge:
         return Ignored("test generation on merge is not enabled (NOVA_SERVE_TESTGEN)")
-    after = str(payload.get("after") or "")
+    after = text(payload.get("after"))
     if not after or set(after) == {"0"}:
         return Ignored("a push without a new head")
-    clone_url = (payload.get("repository") or {}).get("clone_url")
+    clone_url = text(dig(payload, "repository", "clone_url"))
     return JobRequest(
         kind="testgen",
         change=f"github:{repo}@{default}",
         ref=repo,
         head=after,
-        clone_url=str(clone_url) if clone_url else None,
+        clone_url=clone_url or None,
         **common,
     )

@@ -2,8 +2,9 @@
 before the body is parsed, then turn a delivery into a job request (or ``Ignored``).
 
 Reviewed: a merge request opened, reopened, or updated with a new head (``oldrev``), not a
-draft. Answered: a note on a merge request that addresses Nova (never Nova's own).
-Test generation: a merge or push to the default branch, when enabled."""
+draft. Answered: a note on a merge request that addresses Nova (never Nova's own, never a
+bot's). Test generation: a merge or push to the default branch, when enabled. A payload of
+any shape is classified without raising."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from bot.serve.classify import Context, addresses, body_digest
+from bot.serve.classify import Context, addresses, body_digest, dig, number, text
 from bot.serve.jobs import Ignored, JobRequest, same_secret
 
 __all__ = ["classify", "delivery_id", "verify"]
@@ -38,54 +39,47 @@ def delivery_id(headers: Mapping[str, str], body: bytes) -> str:
 def classify(
     headers: Mapping[str, str], payload: Mapping[str, Any], delivery: str, ctx: Context
 ) -> JobRequest | Ignored:
-    kind = payload.get("object_kind") or headers.get("x-gitlab-event", "")
-    project = payload.get("project") or {}
-    path = str(project.get("path_with_namespace") or "")
+    kind = text(payload.get("object_kind")) or headers.get("x-gitlab-event", "")
+    path = text(dig(payload, "project", "path_with_namespace"))
     if not path:
         return Ignored(f"{kind or 'an event'} without a project")
-    clone_url = project.get("git_http_url")
     common: dict[str, Any] = {
         "host": "gitlab",
         "delivery": delivery,
-        "clone_url": str(clone_url) if clone_url else None,
+        "clone_url": text(dig(payload, "project", "git_http_url")) or None,
     }
+    default = text(dig(payload, "project", "default_branch"))
     if kind == "merge_request":
-        return _merge_request(payload, path, project, ctx, common)
+        return _merge_request(payload, path, default, ctx, common)
     if kind == "note":
         return _note(payload, path, ctx, common)
     if kind == "push":
-        default = project.get("default_branch")
-        if payload.get("ref") != f"refs/heads/{default}":
+        if not default or payload.get("ref") != f"refs/heads/{default}":
             return Ignored("a push to a branch other than the default")
-        return _testgen(path, str(default), str(payload.get("after") or ""), ctx, common)
+        return _testgen(path, default, text(payload.get("after")), ctx, common)
     return Ignored(f"event {kind or '(none)'} starts no job")
 
 
 def _merge_request(
-    payload: Mapping[str, Any],
-    path: str,
-    project: Mapping[str, Any],
-    ctx: Context,
-    common: dict[str, Any],
+    payload: Mapping[str, Any], path: str, default: str, ctx: Context, common: dict[str, Any]
 ) -> JobRequest | Ignored:
-    attrs = payload.get("object_attributes") or {}
-    action = attrs.get("action")
-    user = payload.get("user") or {}
-    if ctx.is_self(user.get("username")):
+    attrs = payload.get("object_attributes")
+    action = text(dig(attrs, "action"))
+    if ctx.is_self(text(dig(payload, "user", "username"))):
         return Ignored("Nova's own merge request event")
+    head = text(dig(attrs, "last_commit", "id"))
     if action == "merge":
-        if attrs.get("target_branch") != project.get("default_branch"):
+        if not default or dig(attrs, "target_branch") != default:
             return Ignored("a merge into a branch other than the default")
-        sha = str(attrs.get("merge_commit_sha") or (attrs.get("last_commit") or {}).get("id"))
-        return _testgen(path, str(project.get("default_branch")), sha, ctx, common)
-    if action == "update" and not attrs.get("oldrev"):
+        sha = text(dig(attrs, "merge_commit_sha")) or head
+        return _testgen(path, default, sha, ctx, common)
+    if action == "update" and not dig(attrs, "oldrev"):
         return Ignored("a merge request update without a new head")
     if action not in ("open", "reopen", "update"):
         return Ignored(f"merge request {action} starts no job")
-    if attrs.get("draft") or attrs.get("work_in_progress"):
+    if dig(attrs, "draft") is True or dig(attrs, "work_in_progress") is True:
         return Ignored("a draft merge request")
-    iid = attrs.get("iid")
-    head = str((attrs.get("last_commit") or {}).get("id") or "")
+    iid = number(dig(attrs, "iid"))
     if not iid or not head:
         return Ignored("a merge request without an iid or head")
     ref = f"{path}!{iid}"
@@ -95,18 +89,19 @@ def _merge_request(
 def _note(
     payload: Mapping[str, Any], path: str, ctx: Context, common: dict[str, Any]
 ) -> JobRequest | Ignored:
-    attrs = payload.get("object_attributes") or {}
-    if attrs.get("noteable_type") != "MergeRequest":
+    attrs = payload.get("object_attributes")
+    if dig(attrs, "noteable_type") != "MergeRequest":
         return Ignored("a note on something other than a merge request")
-    if attrs.get("system"):
+    if dig(attrs, "system") is True:
         return Ignored("a system note")
-    user = payload.get("user") or {}
-    if ctx.is_self(user.get("username")):
+    username = text(dig(payload, "user", "username"))
+    if ctx.is_self(username):
         return Ignored("Nova's own note")
-    if _BOT.match(str(user.get("username") or "")) or user.get("bot"):
+    if _BOT.match(username) or dig(payload, "user", "bot") is True:
         return Ignored("a bot's note")
-    iid = (payload.get("merge_request") or {}).get("iid")
-    if not addresses(attrs.get("note"), ctx) or not iid or not attrs.get("id"):
+    iid = number(dig(payload, "merge_request", "iid"))
+    note_id = number(dig(attrs, "id"))
+    if not addresses(text(dig(attrs, "note")), ctx) or not iid or not note_id:
         return Ignored("a note that does not address Nova")
     ref = f"{path}!{iid}"
     return JobRequest(
@@ -114,7 +109,7 @@ def _note(
         change=f"gitlab:{ref}",
         ref=ref,
         head="",
-        comment=str(attrs["id"]),
+        comment=str(note_id),
         **common,
     )
 
@@ -124,7 +119,7 @@ def _testgen(
 ) -> JobRequest | Ignored:
     if not ctx.testgen_on_merge:
         return Ignored("test generation on merge is not enabled (NOVA_SERVE_TESTGEN)")
-    if not sha or set(sha) == {"0"} or sha == "None":
+    if not sha or set(sha) == {"0"}:
         return Ignored("no new head on the default branch")
     return JobRequest(
         kind="testgen", change=f"gitlab:{path}@{branch}", ref=path, head=sha, **common

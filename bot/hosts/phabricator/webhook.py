@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from bot.serve.classify import body_digest
+from bot.serve.classify import body_digest, dig, number, text
 from bot.serve.jobs import Ignored, JobRequest, same_secret
 
 if TYPE_CHECKING:
@@ -50,14 +50,13 @@ def verify_basic(headers: Mapping[str, str], auth: str) -> bool:
 
 def classify_herald(payload: Mapping[str, Any]) -> JobRequest | Ignored:
     """A revision's webhook, still to be ``resolve``d (its ref is the revision's PHID)."""
-    obj = payload.get("object") or {}
-    action = payload.get("action") or {}
-    if action.get("test"):
+    if dig(payload, "action", "test") is True:
         return Ignored("a test delivery")
-    if obj.get("type") != "DREV" or not obj.get("phid"):
-        return Ignored(f"object {obj.get('type') or '(none)'} starts no job")
-    phid = str(obj["phid"])
-    delivery = "phabricator:" + body_digest(phid, str(action.get("epoch", "")))
+    kind, phid = dig(payload, "object", "type"), text(dig(payload, "object", "phid"))
+    if kind != "DREV" or not phid.startswith("PHID-DREV-"):
+        return Ignored(f"object {text(kind) or '(none)'} starts no job")
+    epoch = text(dig(payload, "action", "epoch"))
+    delivery = "phabricator:" + body_digest(phid, epoch)
     return JobRequest(
         host="phabricator", kind="review", change="", ref=phid, head="", delivery=delivery
     )
@@ -68,18 +67,17 @@ def resolve(request: JobRequest, conduit: ConduitClient) -> JobRequest | Ignored
     from dataclasses import replace
 
     page = conduit.call("differential.revision.search", constraints={"phids": [request.ref]})
-    data = (page or {}).get("data") or []
-    if not data:
+    data = dig(page, "data")
+    rev = data[0] if isinstance(data, list) and data else None
+    rev_id = number(dig(rev, "id"))
+    if rev_id is None:
         return Ignored("the revision is not visible to Nova")
-    rev = data[0]
-    fields = rev.get("fields") or {}
-    status = (fields.get("status") or {}).get("value")
+    status = dig(rev, "fields", "status", "value")
     if status in ("closed", "abandoned", "published", "draft"):
         return Ignored(f"a {status} revision")
-    ref = f"D{rev['id']}"
-    return replace(
-        request, change=f"phabricator:{ref}", ref=ref, head=str(fields.get("diffPHID") or "")
-    )
+    ref = f"D{rev_id}"
+    head = text(dig(rev, "fields", "diffPHID"))
+    return replace(request, change=f"phabricator:{ref}", ref=ref, head=head)
 
 
 def classify_build(query: Mapping[str, str]) -> JobRequest | Ignored:
