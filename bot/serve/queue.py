@@ -1,9 +1,10 @@
 """The durable job queue: SQLite in WAL mode under the data directory.
 
 - A delivery id is stored once: a redelivery is a no-op (counted as a duplicate).
-- One job per key (kind + change) runs at a time; a request for the same head as a queued
-  or running job is a duplicate; a newer head replaces a queued job (``superseded``) and
-  marks a running one ``cancelling`` (the caller stops it; it ends ``superseded``).
+- One job per change runs at a time. A request for the same head as a queued or running
+  job of its key (kind + change) is a duplicate; a newer head replaces a queued job of the
+  key (``superseded``) and marks a running one ``cancelling`` (the caller stops it; it
+  ends ``superseded``).
 - ``recover`` (at start): what was running is queued again until ``max_attempts``
   starts, then ``failed``. A job is marked running in the same transaction that claims
   it, so a crash can re-run a job but never lose one.
@@ -29,6 +30,7 @@ CREATE TABLE IF NOT EXISTS deliveries (id TEXT PRIMARY KEY, received REAL NOT NU
 CREATE TABLE IF NOT EXISTS jobs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   key TEXT NOT NULL,
+  change TEXT NOT NULL,
   head TEXT NOT NULL,
   request TEXT NOT NULL,
   state TEXT NOT NULL,
@@ -40,6 +42,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   exit_code INTEGER
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state, key);
+CREATE INDEX IF NOT EXISTS jobs_change ON jobs (state, change);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 
@@ -121,30 +124,31 @@ class Queue:
                     cancel.append(job_id)
             self._count(db, "submitted")
             cur = db.execute(
-                "INSERT INTO jobs (key, head, request, state, created) "
-                "VALUES (?, ?, ?, 'queued', ?)",
-                (request.key, request.head, request.to_json(), now),
+                "INSERT INTO jobs (key, change, head, request, state, created) "
+                "VALUES (?, ?, ?, ?, 'queued', ?)",
+                (request.key, request.change, request.head, request.to_json(), now),
             )
             return Submitted("queued", cur.lastrowid, tuple(cancel), tuple(dropped))
 
     def claim(self, limit: int) -> list[Job]:
-        """Up to ``limit`` queued jobs, oldest first, none whose key has a job running."""
+        """Up to ``limit`` queued jobs, oldest first, none of a change that has a job
+        running (a review and an answer on one pull request never run at once)."""
         if limit <= 0:
             return []
         now = time.time()
         with self._tx() as db:
             rows = db.execute(
                 "SELECT id, request, attempts FROM jobs q WHERE state = 'queued' AND NOT EXISTS "
-                "(SELECT 1 FROM jobs r WHERE r.key = q.key AND r.state IN ('running', "
+                "(SELECT 1 FROM jobs r WHERE r.change = q.change AND r.state IN ('running', "
                 "'cancelling')) ORDER BY id",
             ).fetchall()
             jobs: list[Job] = []
-            keys: set[str] = set()
+            changes: set[str] = set()
             for job_id, text, attempts in rows:
                 request = JobRequest.from_json(text)
-                if request.key in keys:
+                if request.change in changes:
                     continue
-                keys.add(request.key)
+                changes.add(request.change)
                 db.execute(
                     "UPDATE jobs SET state = 'running', attempts = attempts + 1, started = ? "
                     "WHERE id = ?",

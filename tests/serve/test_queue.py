@@ -18,21 +18,29 @@ from bot.serve.queue import RETENTION, Queue
 FINAL = {"done", "failed", "superseded"}
 
 
-def request(change: int, head: int, delivery: int) -> JobRequest:
+def request(change: int, head: int, delivery: int, respond: bool = False) -> JobRequest:
+    """A review of ``head``, or (``respond``) an answer to comment ``head``."""
     ref = f"acme/shop#{change}"
     return JobRequest(
         host="github",
-        kind="review",
+        kind="respond" if respond else "review",
         change=f"github:{ref}",
         ref=ref,
-        head=f"{head:040x}",
+        head="" if respond else f"{head:040x}",
         delivery=f"d-{delivery}",
+        comment=str(head) if respond else None,
     )
 
 
 steps = st.lists(
     st.one_of(
-        st.tuples(st.just("submit"), st.integers(0, 3), st.integers(0, 3), st.integers(0, 12)),
+        st.tuples(
+            st.just("submit"),
+            st.integers(0, 3),
+            st.integers(0, 3),
+            st.integers(0, 12),
+            st.booleans(),
+        ),
         st.tuples(st.just("claim"), st.integers(1, 3)),
         st.tuples(st.just("finish"), st.integers(0, 20)),
         st.tuples(st.just("restart"), st.integers(1, 3)),
@@ -74,8 +82,8 @@ def test_queue_invariants(actions: list[tuple]) -> None:  # type: ignore[type-ar
                 queue.recover(action[1])
                 running.clear()
             keys = queue.db.execute(
-                "SELECT key, COUNT(*) FROM jobs WHERE state IN ('running', 'cancelling') "
-                "GROUP BY key HAVING COUNT(*) > 1"
+                "SELECT change, COUNT(*) FROM jobs WHERE state IN ('running', 'cancelling') "
+                "GROUP BY change HAVING COUNT(*) > 1"
             ).fetchall()
             assert keys == [], "two jobs of one change ran at once"
             queued = queue.db.execute(
