@@ -16,6 +16,8 @@ import pytest
 from tests.conftest import GitRepo
 from tests.hosts.cart import cart_change
 from tests.hosts.github.support import REPO, TOKEN, pull_from_repo
+from tests.hosts.gitlab.test_gitlab import PROJECT, mr_from_repo
+from tests.hosts.gitlab.test_gitlab import TOKEN as GL_API_TOKEN
 from tests.serve.support import (
     FAKE_JOB,
     GH_SECRET,
@@ -32,6 +34,7 @@ from tests.serve.support import (
     started,
 )
 from tests.servers.github_server import FakeGitHub
+from tests.servers.gitlab_server import FakeGitLab
 
 pytestmark = pytest.mark.slow
 
@@ -338,3 +341,32 @@ def test_a_merge_to_the_default_branch_runs_testgen_in_a_fresh_checkout(
     assert record["argv"] == ["testgen", head, "--repo", "checkout", "--publish", "github"]
     assert record["repo_head"] == head
     assert list((tmp_path / "data" / "jobs").iterdir()) == []  # the work directory is gone
+
+
+def test_a_gitlab_merge_request_is_reviewed_once_by_a_real_job(
+    serve: list[ServeProcess], repo: GitRepo, tmp_path: Path
+) -> None:
+
+    gl = FakeGitLab(GL_API_TOKEN).start()
+    try:
+        base, head = cart_change(repo)
+        gl.add_merge_request(mr_from_repo(repo, base, head))
+        server = start(serve, tmp_path, GITLAB_TOKEN=GL_API_TOKEN, GITLAB_URL=gl.url)
+        event = {
+            "object_kind": "merge_request",
+            "user": {"username": "ada"},
+            "project": {"path_with_namespace": PROJECT, "default_branch": "main"},
+            "object_attributes": {"action": "open", "iid": 1, "last_commit": {"id": head}},
+        }
+        headers = {"X-Gitlab-Token": GL_TOKEN, "Idempotency-Key": "gl-1"}
+        answer = server.client.post("/webhooks/gitlab", json=event, headers=headers)
+        assert answer.status_code == 202, answer.text
+        retry = server.client.post("/webhooks/gitlab", json=event, headers=headers)
+        assert retry.json() == {"status": "duplicate"}  # GitLab's retry, same key
+        m = server.wait_for(lambda m: ended(m) >= 1, "the GitLab review")
+        assert m['nova_serve_jobs_total{outcome="done"}'] == 1, "".join(server.lines)
+        summaries = [n for n in gl.notes if "nova:summary" in n["body"]]
+        assert len(summaries) == 1
+        assert any("F401" in str(d) for d in gl.discussions)
+    finally:
+        gl.stop()
