@@ -29,6 +29,7 @@ class GitHubApp:
                     "NOVA_GITHUB_APP_PRIVATE_KEY is neither a PEM key nor a readable file"
                 ) from exc
         self.private_key = key
+        register_secret(key)  # read from a file: redacted like the variable's own value
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
 
@@ -40,15 +41,23 @@ class GitHubApp:
 
     @cached_property
     def slug(self) -> str:
+        import jwt
+        import requests
         from github import Auth, GithubException, GithubIntegration
 
-        integration = GithubIntegration(
-            auth=Auth.AppAuth(int(self.app_id), self.private_key), base_url=self.api_url
-        )
         try:
+            integration = GithubIntegration(
+                auth=Auth.AppAuth(int(self.app_id), self.private_key), base_url=self.api_url
+            )
             return str(integration.get_app().slug)
         except GithubException as exc:
             raise ConfigError(f"the GitHub App {self.app_id} cannot be read: {exc.status}") from exc
+        except requests.RequestException as exc:
+            raise ConfigError(
+                f"the GitHub App {self.app_id} cannot be read: {type(exc).__name__}"
+            ) from exc
+        except (ValueError, jwt.PyJWTError) as exc:  # not an integer id, not an RSA key
+            raise ConfigError(f"the GitHub App's id or key is not valid: {exc}") from exc
 
     def login(self) -> str:
         return f"{self.slug}[bot]"
