@@ -2,11 +2,13 @@
 process, signed deliveries over httpx, fake jobs (tests/serve/fake_job.py) so the jobs'
 own work does not load the machine.
 
-python bench/serve.py [--deliveries 50] [--burst 50] [--max-jobs 4]
+python bench/serve.py [--deliveries 50] [--burst 50] [--max-jobs 4] [--real 3]
 
 Prints: one signed pull_request at a time (median, p95, max), a redelivery, a burst sent
 from --burst threads at once (each answer's time; the most jobs alive at once), and a
-Harbormaster request.
+Harbormaster request. With --real N: N pull requests on the local GitHub server reviewed by
+real `nova review` jobs (no model: ruff), each delivery's answer time and the time until
+its review is posted.
 """
 
 from __future__ import annotations
@@ -51,7 +53,10 @@ def main() -> None:
     ap.add_argument("--deliveries", type=int, default=50)
     ap.add_argument("--burst", type=int, default=50)
     ap.add_argument("--max-jobs", type=int, default=4)
+    ap.add_argument("--real", type=int, default=0)
     args = ap.parse_args()
+    if args.real:
+        real_reviews(args.real, args.max_jobs)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         env = base_env(tmp, NOVA_SERVE_JOB_COMMAND=FAKE_JOB, NOVA_FAKE_SECONDS="0.05")
@@ -95,6 +100,43 @@ def main() -> None:
             )
         finally:
             server.stop()
+
+
+def real_reviews(count: int, max_jobs: int) -> None:
+    from tests.conftest import GitRepo
+    from tests.hosts.cart import cart_change
+    from tests.hosts.github.support import REPO, TOKEN, pull_from_repo
+    from tests.servers.github_server import FakeGitHub
+
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        repo = GitRepo(tmp / "repo")
+        base, head = cart_change(repo)
+        gh = FakeGitHub(TOKEN).start()
+        for n in range(1, count + 1):
+            gh.add_pull(pull_from_repo(repo, base, head, number=n))
+        env = base_env(
+            tmp, GITHUB_TOKEN=TOKEN, GITHUB_API_URL=gh.base_url, NOVA_GITHUB_WRITE_INTERVAL="0"
+        )
+        server = ServeProcess(tmp / "data", env, "--max-jobs", str(max_jobs)).start()
+        try:
+            server.client.get("/healthz")
+            answers: list[float] = []
+            t0 = time.perf_counter()
+            for n in range(1, count + 1):
+                t1 = time.perf_counter()
+                event = pull_request(REPO, n, head)
+                assert github_post(server.client, "pull_request", event, f"r-{n}").is_success
+                answers.append(time.perf_counter() - t1)
+            summary("real: signed pull_request -> 202", answers)
+            server.wait_for(lambda m: ended(m) >= count, "the reviews", timeout=600)
+            print(
+                f"real: {len(gh.reviews)} reviews posted for {count} pull requests, "
+                f"{time.perf_counter() - t0:.1f} s from the first delivery to the last review"
+            )
+        finally:
+            server.stop()
+            gh.stop()
 
 
 if __name__ == "__main__":
