@@ -52,3 +52,17 @@ def test_the_server_and_the_jobs_get_different_secrets() -> None:
     jobs = docs["Secret/nova-job"]["stringData"]
     assert not set(jobs) & NEVER and "NOVA_LLM_API_KEY" in jobs
     assert "NOVA_LLM_API_KEY" not in docs["Secret/nova-serve"]["stringData"]
+
+
+def test_every_variable_docs_serve_names_is_a_setting() -> None:
+    import re
+
+    text = (ROOT / "docs/serve.md").read_text()
+    named = set(re.findall(r"\bNOVA_[A-Z_]+[A-Z]\b", text))
+    known = {s.env for s in all_settings()}
+    # NOVA_HANDLE is declared by the conversation's section (nova respond); until then
+    # nova serve reads it as "nova"
+    assert named and named - known <= {"NOVA_HANDLE"}, named - known
+    serve_vars = {s.env for s in all_settings() if s.name.startswith("serve_")}
+    missing = {v for v in serve_vars if v not in text and "NAMESPACE" not in v}
+    assert not missing - {"NOVA_SERVE_HOST", "NOVA_SERVE_PORT"}, missing
