@@ -99,6 +99,8 @@ def _run(settings: Settings) -> None:
 
 
 def _server(settings: Settings) -> Server:
+    import os
+
     from bot.serve.wiring import make_server
 
-    return make_server(settings)
+    return make_server(settings, os.environ)

@@ -6,8 +6,8 @@ section goes to the Herald lookup and the Harbormaster reporter."""
 from __future__ import annotations
 
 import importlib
-import os
 import shlex
+import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,9 @@ def make_executor(serve: ServeSettings, data_dir: Path) -> Executor:
     return executor
 
 
-def make_server(settings: Settings, server_env: Mapping[str, str] | None = None) -> Server:
+def make_server(settings: Settings, server_env: Mapping[str, str]) -> Server:
+    """The server; ``server_env`` is the process's environment, the source of the local
+    jobs' variables (``environment.job_environment`` picks what each job needs)."""
     serve = settings.serve
     data_dir = Path(serve.data_dir).resolve()
     try:
@@ -57,7 +59,7 @@ def make_server(settings: Settings, server_env: Mapping[str, str] | None = None)
             (data_dir / sub).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot use NOVA_SERVE_DATA_DIR {data_dir}: {exc.strerror}") from exc
-    env = dict(os.environ if server_env is None else server_env)
+    env = dict(server_env)
     github = settings.section(GitHubSettings)
     app = _github_app(serve, github)
     login = shared_setting(settings, "NOVA_GITHUB_LOGIN", "")
@@ -89,7 +91,11 @@ def make_server(settings: Settings, server_env: Mapping[str, str] | None = None)
     def dispatcher(queue: Queue) -> Dispatcher:
         return Dispatcher(queue, executor, serve.max_jobs, environment, hooks)
 
-    return Server(serve, context, Queue(data_dir), dispatcher, herald=herald)
+    try:
+        queue = Queue(data_dir)
+    except sqlite3.Error as exc:
+        raise ConfigError(f"cannot open the queue in {data_dir}: {exc}") from exc
+    return Server(serve, context, queue, dispatcher, herald=herald)
 
 
 def _herald(phab: PhabricatorSettings) -> Callable[[JobRequest], JobRequest | Ignored]:
