@@ -83,7 +83,13 @@ def _run(settings: Settings) -> None:
 
     from bot.serve.app import build_app
 
-    logging.basicConfig(level=logging.INFO, format="nova serve: %(message)s")
+    # the server's own lines only (libraries' request logs stay out), on stderr
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("nova serve: %(message)s"))
+    log = logging.getLogger("nova.serve")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
     server = _server(settings)
     family = socket.AF_INET6 if ":" in settings.serve.host else socket.AF_INET
     # proto named: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say TCP;
