@@ -119,3 +119,24 @@ def test_a_herald_webhook_reviews_the_revisions_current_diff(
         assert herald("PHID-DREV-123", 3) == 503  # Phorge retries a failed delivery later
     finally:
         server.stop()
+
+
+def test_a_newer_diff_fails_the_older_diffs_target(phab: FakeConduit, tmp_path: Path) -> None:
+    old, new = phab.add_target("PHID-HMBT-old"), phab.add_target("PHID-HMBT-new")
+    hold = tmp_path / "go"
+    server = _server(tmp_path, phab, NOVA_SERVE_JOB_COMMAND=FAKE_JOB, NOVA_FAKE_HOLD=str(hold))
+    try:
+        auth = {"Authorization": basic()}
+        first = server.client.get(f"/harbormaster?target={old}&revision=5&diff=1", headers=auth)
+        assert first.status_code == 202
+        _wait(lambda: len(started(tmp_path)) == 1)
+        newer = server.client.get(f"/harbormaster?target={new}&revision=5&diff=2", headers=auth)
+        assert newer.status_code == 202
+        _wait(lambda: len(started(tmp_path)) == 2)  # the old diff's job was stopped first
+        _wait(lambda: phab.targets[old] == "target/failed")
+        assert [m["type"] for m in phab.build_messages[old]] == ["work", "fail"]
+        hold.touch()
+        server.wait_for(lambda m: m['nova_serve_jobs_total{outcome="done"}'] == 1, "diff 2")
+        assert [m["type"] for m in phab.build_messages[new]] == ["work"]  # its job's own next
+    finally:
+        server.stop()

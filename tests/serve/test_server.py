@@ -167,7 +167,8 @@ def test_heads_a_b_c_review_only_c(serve: list[ServeProcess], tmp_path: Path) ->
     hold = tmp_path / "go"
     server = start(serve, tmp_path, NOVA_SERVE_JOB_COMMAND=FAKE_JOB, NOVA_FAKE_HOLD=str(hold))
     c = server.client
-    assert github_post(c, "pull_request", pull_request("acme/shop", 7, "a" * 40), "h-a")
+    first = github_post(c, "pull_request", pull_request("acme/shop", 7, "a" * 40), "h-a")
+    assert first.status_code == 202
     server.wait_for(lambda m: m["nova_serve_running_jobs"] == 1, "head A running")
     _wait(lambda: len(started(tmp_path)) == 1)
     for head, action in (("b", "synchronize"), ("c", "synchronize")):
