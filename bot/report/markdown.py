@@ -100,6 +100,17 @@ def _details(d: Digest, clean: Clean) -> Part:
     return Part(4, ["", f"<details><summary>Details: {summary}</summary>"], rows, ["</details>"])
 
 
+def _model_summary(summary: str, clean: Clean) -> Part:
+    """The model's words: one paragraph per batch of a big change, the first open."""
+    first, _, rest = clean(summary).partition("\n\n")
+    rows = first.splitlines()
+    if rest.strip():
+        more = rest.count("\n\n") + 1
+        rows += ["", f"<details><summary>{plural(more, 'more part')}</summary>", ""]
+        rows += [*rest.splitlines(), "", "</details>"]
+    return Part(3, ["", "**The model's summary**", ""], rows)
+
+
 def _dismissed(d: Digest, clean: Clean) -> Part:
     head = ["", f"<details><summary>Dismissed by people ({len(d.dismissed)})</summary>", ""]
     rows = [dismissal_row(x, clean) for x in d.dismissed]
@@ -133,7 +144,7 @@ def render_markdown(
             ]
         parts.append(Part(1, ["", f"### Walkthrough ({how})", ""], rows, name="walkthrough"))
     if d.summary:
-        parts.append(Part(3, ["", "**The model's summary**", ""], clean(d.summary).splitlines()))
+        parts.append(_model_summary(d.summary, clean))
     if d.outside:
         parts.append(_listed(d, clean))
     shown = {r for p in parts for r in p.rows}
