@@ -89,11 +89,16 @@ def render_remarkup(
         how = "by the model" if d.walk_by_model else "files by directory"
         rows = [f"- {_mono(w.label, clean)} — {clean(w.text)}" for w in d.walkthrough]
         if len(rows) > WALK_OPEN:  # the rest in a scrolling block: findings stay near the top
-            rest = [f"{w.label} — {w.text}" for w in d.walkthrough[WALK_OPEN - 1 :]]
-            rows[WALK_OPEN - 1 :] = ["", *_folded("walkthrough", rest, clean)]
+            more = [f"{w.label} — {w.text}" for w in d.walkthrough[WALK_OPEN - 1 :]]
+            rows[WALK_OPEN - 1 :] = ["", *_folded("walkthrough", more, clean)]
         parts.append(Part(1, ["", f"== Walkthrough ({how}) ==", ""], rows, name="walkthrough"))
-    if d.summary:
-        parts.append(Part(3, ["", "**The model's summary**:", ""], clean(d.summary).splitlines()))
+    if d.summary:  # a big change: one paragraph per batch, the first open
+        first, _, later = clean(d.summary).partition("\n\n")
+        rows = first.splitlines()
+        if later.strip():
+            lines = [ln for ln in later.splitlines() if ln.strip()]
+            rows += ["", *_folded("summary", lines, clean)]
+        parts.append(Part(3, ["", "**The model's summary**:", ""], rows))
     if d.outside:
         title = "Findings" if d.local else "Not posted inline"
         part = Part(2, ["", f"== {title} ({len(d.outside)}) =="], name="findings")
