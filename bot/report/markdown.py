@@ -57,7 +57,9 @@ def dismissal_row(d: Dismissal, clean: Clean) -> str:
     (``earlier.py``)."""
     p, c = d.placement, d.placement.comment
     where = _code(f"{p.path or c.path}:{p.line or c.line or '?'}", clean)
-    who = clean(d.by) if d.kind == "ignored" else "@" + clean(d.by).lstrip("@")
+    # a login in a code span: the summary names who decided without mentioning them again
+    login = clean(d.by.lstrip("@")).replace("`", "'")
+    who = clean(d.by) if d.kind == "ignored" else f"`@{login}`"
     when = f", {clean(d.at)}" if d.at else ""
     why = f": {_flat(clean(d.reason))}" if d.reason else ""
     text = cap(_flat(clean(c.body)), _ROW_LIMIT, where="a summary row")
