@@ -48,6 +48,7 @@ class Summary:
     unplaced: list[tuple[str, Placement]] = field(default_factory=list)
     all_fps: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # what could not be posted, and why
+    notes: list[str] = field(default_factory=list)  # Nova's own (trusted) remarks
 
     def text(self) -> str:
         change = self.result.change
@@ -57,6 +58,8 @@ class Summary:
             out += ["", clean_text(text)]
         for failure in self.failures:
             out += ["", f"(WARNING) {clean_text(failure)}"]
+        for note in self.notes:
+            out += ["", f"(NOTE) {note}"]
         if self.placed:
             out += ["", f"**Findings** ({len(self.placed)}, also as {_WHERE[self.mode]}):"]
             for _fp, p in self.placed:
