@@ -159,8 +159,8 @@ class CommandGuard(io.TextIOBase):
         return getattr(self.stream, "errors", None)
 
     def __getattr__(self, name: str) -> Any:
-        if name == "buffer":  # bytes written there would pass unescaped
-            raise AttributeError(name)
+        # the rest, ``buffer`` too: bytes pass unescaped (``nova mcp serve`` speaks JSON-RPC
+        # on stdout's buffer to its client; Nova writes its own text through ``write``)
         return getattr(self.stream, name)
 
 
