@@ -206,3 +206,13 @@ def test_read_only_publish_prints_only_novas_annotations(
         assert runner_commands(result.stderr) == []
         llm_env.enqueue(text(json.dumps(answer)))
     assert "pwned" in summary.read_text()  # the job summary is a file, not the log
+
+
+def test_a_line_too_long_to_hold_is_let_out_without_joining_a_command() -> None:
+    out = io.StringIO()
+    guard = CommandGuard(out)
+    guard.write("a" * 70_000 + "#")  # held no longer: let out, ended
+    guard.write("#[error]joined\n")
+    guard.release()
+    assert runner_commands(out.getvalue()) == []
+    assert out.getvalue().replace("\n", "").replace("\\", "") == "a" * 70_000 + "##[error]joined"
