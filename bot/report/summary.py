@@ -33,8 +33,11 @@ def render_summary(
     inline_noun: str = "inline comment(s)",
     carried: tuple[Severity, ...] = (),
     earlier: Sequence[str] = (),
+    failed: int = 0,
 ) -> str:
-    """The whole body, markers included, at most ``limit`` characters (cut with a note)."""
+    """The whole body, markers included, at most ``limit`` characters (cut with a note).
+    ``failed``: the host writes that failed in this publish (the verdict marker then says
+    the review is degraded, and the next run completes it)."""
     c = result.change
     out = [f"## Nova review of `{(c.head_ref or '')[:7]}`", ""]
     out.append(
@@ -60,6 +63,13 @@ def render_summary(
             f"_({clean(p.reason or '')})_"
             for p in result.unplaced
         ]
+    if result.dismissed:  # taken out of the gate by people (bot.conversation)
+        out += ["", "### Dismissed (not counted)", ""]
+        out += [
+            f"- `{d.placement.path}:{d.placement.line}` **{d.placement.comment.severity}** "
+            f"{d.kind} by `{clean(d.by)}`" + (f": {clean(d.reason)}" if d.reason else "")
+            for d in result.dismissed
+        ]
     standing = [row for row in earlier if row not in out]
     if standing:
         out += [
@@ -70,8 +80,7 @@ def render_summary(
         ]
     if notes:
         out += ["", *[f"_{clean(n)}_" for n in notes]]
-    marks = (
-        f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict_marker(result, carried)} -->"
-    )
+    verdict = verdict_marker(result, carried, failed)
+    marks = f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict} -->"
     body = cap("\n".join(out), limit - len(SUMMARY_MARK) - len(marks) - 4, where=host)
     return f"{SUMMARY_MARK}\n{body}\n\n{marks}"

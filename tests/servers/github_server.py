@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from tests.servers.base import JsonHandler, LocalHTTPServer
+from tests.servers.github_threads import ThreadsMixin
 
 __all__ = ["FakeGitHub", "PullSpec", "commentable_lines"]
 
@@ -65,20 +66,26 @@ class PullSpec:
 BODY_LIMIT = 65_536
 
 
-class FakeGitHub(LocalHTTPServer):
+class FakeGitHub(ThreadsMixin, LocalHTTPServer):
     def __init__(
         self,
         token: str = "ghs_testtoken0000000000000000000000",
         prefix: str = "",
         login: str = "nova-bot[bot]",
         actions_token: bool = False,
+        app_slug: str | None = None,
     ):
         self.token = token
         self.prefix = prefix  # "/api/v3" for GitHub Enterprise
-        # Who the token writes as. An Actions installation token cannot read GET /user (403)
-        # and writes as github-actions[bot].
+        # Who the token writes as. An installation token (the Actions token, or a GitHub
+        # App's: ``app_slug``) cannot read GET /user (403) and writes as github-actions[bot]
+        # or ``<app_slug>[bot]``; GraphQL's ``viewer`` names it (see the identity block).
         self.actions_token = actions_token
-        self.login = "github-actions[bot]" if actions_token else login
+        self.app_slug = app_slug
+        self.login = (
+            "github-actions[bot]" if actions_token else f"{app_slug}[bot]" if app_slug else login
+        )
+        self.graphql_viewer = True  # False: GraphQL refuses `viewer` (an older GHE, say)
         # Fault modes for writes (POST/PATCH), consumed one per matching write:
         # (method, path regex, kind) with kind "slow" (stored, answered after slow_seconds),
         # or an HTTP status (answered without storing anything).
@@ -99,6 +106,7 @@ class FakeGitHub(LocalHTTPServer):
         self.retry_after = "1"  # the rate limits' Retry-After (seconds or an HTTP date)
         self._next_id = 1000
         self._lock = threading.Lock()
+        self.init_threads()  # review threads, GraphQL, permissions (github_threads.py)
 
     # -- setup -----------------------------------------------------------------------
     def add_pull(self, spec: PullSpec) -> PullSpec:
@@ -158,7 +166,10 @@ class FakeGitHub(LocalHTTPServer):
             auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
             if auth not in (f"token {self.token}", f"Bearer {self.token}"):
                 return 401, {"message": "Bad credentials", "documentation_url": DOCS}, {}
-            if method in ("POST", "PATCH", "DELETE"):
+            viewer = self._identity_route(method, path, body)
+            if viewer is not None:
+                return viewer
+            if method in ("POST", "PATCH", "DELETE") and not path.endswith("/graphql"):
                 if self.rate_limited_writes > 0:
                     self.rate_limited_writes -= 1
                     if self.rate_limit_kind == "secondary":
@@ -232,6 +243,7 @@ class FakeGitHub(LocalHTTPServer):
             ("GET", r"^/repos/([^/]+/[^/]+)/contents/(.+)$", self._get_contents),
             ("GET", r"^/repos/([^/]+/[^/]+)/git/trees/([0-9a-f]+)$", self._get_tree),
             ("GET", r"^/repos/([^/]+/[^/]+)/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)$", self._compare),
+            *self.thread_routes(),
         ]
         for verb, pattern, handler in routes:
             m = re.match(pattern, path)
@@ -276,13 +288,30 @@ class FakeGitHub(LocalHTTPServer):
         return 200, {"resources": {"core": core}, "rate": core}, {}
 
     def _get_user(self, **_: Any):
-        if self.actions_token:
+        if self.actions_token or self.app_slug:
             return (
                 403,
                 {"message": "Resource not accessible by integration", "documentation_url": DOCS},
                 {},
             )
         return 200, {"login": self.login, "id": 1, "type": "Bot"}, {}
+
+    # -- identity (issue 27): GraphQL `viewer` names an installation token's bot ------------
+    def _identity_route(
+        self, method: str, path: str, body: Any
+    ) -> tuple[int, Any, dict[str, str]] | None:
+        """``POST /graphql`` (``/api/graphql`` on GitHub Enterprise) asking only for
+        ``viewer``: its login, for every token kind (a read, whatever the token may write).
+        None for any other request."""
+        query = body.get("query") if isinstance(body, dict) else None
+        if method != "POST" or not path.endswith("/graphql") or not isinstance(query, str):
+            return None
+        if "viewer" not in query or re.search(r"\b(repository|node|mutation)\b", query):
+            return None
+        if not self.graphql_viewer:
+            error = {"type": "FORBIDDEN", "message": "Resource not accessible by integration"}
+            return 200, {"data": {"viewer": None}, "errors": [error]}, {}
+        return 200, {"data": {"viewer": {"login": self.login}}}, {}
 
     def add_issue_comment(
         self, repo: str, number: int, body: str, login: str = "someone"

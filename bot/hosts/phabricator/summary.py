@@ -79,7 +79,7 @@ class Summary:
                 )
         if not self.placed and not self.unplaced:
             out += ["", "No new findings."]
-        verdict = verdict_marker(self.result)
+        verdict = verdict_marker(self.result, failed=len(self.failures))  # degraded if any
         out += [
             "",
             f"//nova:diff:{self.diff_id} nova:verdict:{verdict} nova:fp:{','.join(self.all_fps)}//",
