@@ -96,7 +96,7 @@ def fence_commands(text: str) -> str:
 class CommandGuard(io.TextIOBase):
     """A text stream that escapes every line that could be a workflow command before it
     reaches ``stream``. A partial line is held until its end is known (a command can be
-    written in pieces), and let out, escaped, by ``close``/``release``."""
+    written in pieces), and let out, escaped, by ``release``."""
 
     def __init__(self, stream: IO[str]) -> None:
         super().__init__()
