@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -216,3 +219,18 @@ def test_a_line_too_long_to_hold_is_let_out_without_joining_a_command() -> None:
     guard.release()
     assert runner_commands(out.getvalue()) == []
     assert out.getvalue().replace("\n", "").replace("\\", "") == "a" * 70_000 + "##[error]joined"
+
+
+def test_the_nova_process_itself_is_guarded_to_its_last_byte() -> None:
+    """``nova`` (``bot.cli.main``) guards the whole process, a last unended line too."""
+    diff = _stdin_diff("##[error]p.py", "x = 1\r::error title=CR::pwned")
+    run = subprocess.run(
+        [sys.executable, "-c", "from bot.cli import main; main(['diff', '-'])"],
+        input=diff,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GITHUB_ACTIONS": "true"},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "title=CR::pwned" in run.stdout and runner_commands(run.stdout) == []
