@@ -143,11 +143,9 @@ start_web() {
 # daemons are told apart by their working directory, our copy's scripts/daemon/ (phd starts
 # them there), and their PIDs are kept in $STATE/phd.pids.
 own_daemons() {
-  local dir proc
+  local dir
   dir="$(realpath "$ROOT/scripts/daemon" 2>/dev/null)" || return 0
-  for proc in /proc/[0-9]*; do
-    [[ "$(readlink "$proc/cwd" 2>/dev/null)" == "$dir" ]] && echo "${proc#/proc/}"
-  done
+  find /proc/[0-9]*/cwd -maxdepth 0 -lname "$dir" 2>/dev/null | cut -d/ -f3
   return 0
 }
 

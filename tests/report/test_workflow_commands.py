@@ -83,6 +83,7 @@ def _actions(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- the guard itself: arbitrary text in arbitrary pieces ---------------------------------
 
 
+@pytest.mark.slow
 @given(
     pieces=st.lists(
         st.one_of(
@@ -134,6 +135,7 @@ def _stdin_diff(path: str, added: str) -> str:
     )
 
 
+@pytest.mark.slow
 @given(path=hostile_text, added=hostile_text)
 def test_nova_diff_in_actions_prints_no_command(path: str, added: str) -> None:
     diff = _stdin_diff(path, added)
