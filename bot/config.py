@@ -37,6 +37,7 @@ __all__ = [
     "Settings",
     "SettingSpec",
     "all_settings",
+    "check_repo_config",
     "decode_repo_config",
     "load_settings",
     "parse_repo_config",
@@ -266,6 +267,18 @@ def with_base_config(settings: Settings, data: bytes | None, where: str) -> tupl
             "Nova's defaults (a change never configures its own review; fix the file on the "
             "base branch, the fixing change is reviewed like this one)"
         )
+
+
+def check_repo_config(text: str | None, where: str) -> str:
+    """Why a ``.nova.toml`` (its text; None: binary) could not be used, '' when it could.
+    Only checked, never applied: a change's own file says what it WILL do once merged."""
+    try:
+        if text is None:
+            raise ConfigError(f"{where}: a binary file, not TOML")
+        parse_repo_config(text, where)
+    except ConfigError as exc:
+        return str(exc)
+    return ""
 
 
 def with_repo_config(settings: Settings, text: str, where: str) -> Settings:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from bot.analyzers.merge import combine
 from bot.analyzers.secrets import scan_secrets
 from bot.change import Change, Comment
-from bot.config import Settings, with_base_config
+from bot.config import Settings, check_repo_config, with_base_config
 from bot.diff.anchor import FileIndex, anchor, anchor_one, build_index
 from bot.errors import ModelError, NovaError, one_line, redact
 from bot.events import DoneEvent, EventBus
@@ -212,8 +212,24 @@ def _repo_config(job: ReviewJob, change: Change) -> list[str]:
         notes.append(
             f"this change edits {CONFIG_FILE}; its settings apply to later changes once it "
             f"is merged: this review used the base revision's {used}"
+            + _head_config_check(job, change)
         )
     return notes
+
+
+def _head_config_check(job: ReviewJob, change: Change) -> str:
+    """What the change's own ``.nova.toml`` would do once merged: checked, never applied
+    (so a broken one is caught before it lands, and a repair is seen to work)."""
+    edited = next((f for f in change.files if f.path == CONFIG_FILE), None)
+    tree = job.source.tree(change) if edited is not None and edited.status != "deleted" else None
+    if tree is None:
+        return ""
+    why = check_repo_config(tree.read_text(CONFIG_FILE), f"this change's {CONFIG_FILE}")
+    return (
+        f"; {why}: merged, it would be reported and ignored"
+        if why
+        else (f"; this change's {CONFIG_FILE} is valid")
+    )
 
 
 def _prior_review(

@@ -65,7 +65,7 @@ def test_the_change_that_repairs_it_passes_and_never_configures_itself(repo: Git
     data = json.loads(result.stdout)
     assert [c["path"] for c in data["comments"]] == ["pkg/a.py"]
     assert "this change edits .nova.toml" in data["summary"]
-    assert "base revision's (none)" in data["summary"]
+    assert "base revision's (none); this change's .nova.toml is valid" in data["summary"]
     clean = _review(repo, "HEAD~0")  # and without findings over the gate, it passes
     assert clean.exit_code == 0
     # once merged, the repaired file configures the next change
@@ -74,6 +74,19 @@ def test_the_change_that_repairs_it_passes_and_never_configures_itself(repo: Git
     after = _review(repo)
     assert after.exit_code == 0 and "nova: warning:" not in after.stderr
     assert json.loads(after.stdout)["comments"] == []  # analyzers = "none" from the base
+
+
+def test_a_change_that_would_break_the_config_is_told_before_it_lands(repo: GitRepo) -> None:
+    _base_with(repo, b'analyzers = "none"\n')
+    repo.write(".nova.toml", b"fail_on = [\n")
+    repo.write("pkg/a.py", "import os\n")
+    repo.commit("break the config")
+    result = _review(repo)
+    assert result.exit_code == 0 and "nova: warning:" not in result.stderr
+    data = json.loads(result.stdout)
+    assert data["comments"] == []  # the base's analyzers = "none" still applies
+    assert "this change's .nova.toml: not valid TOML" in data["summary"]
+    assert "merged, it would be reported and ignored" in data["summary"]
 
 
 def test_a_good_base_config_still_applies_without_a_warning(repo: GitRepo) -> None:
