@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from bot.errors import ConfigError, ServiceError
 from bot.hosts.github.client import github_client, github_error
 from bot.hosts.github.settings import GitHubSettings
+from bot.report.testgen import render_testgen_body
 from bot.report.untrusted import clean_text
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def open_pull(settings: GitHubSettings, result: TestgenResult, ws: Workspace, br
         repo = github_client(settings).get_repo(settings.repository)
         pull = repo.create_pull(
             title=clean_text(f"Tests for {result.change.title}")[:250],
-            body=clean_text(result.body()),
+            body=clean_text(render_testgen_body(result)),
             head=branch,
             base=repo.default_branch,
         )

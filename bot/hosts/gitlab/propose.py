@@ -8,6 +8,7 @@ from bot.errors import ConfigError, ServiceError
 from bot.hosts.gitlab.client import credentials, gitlab_client, gitlab_error, server_url
 from bot.hosts.gitlab.publisher import BODY_LIMIT, inert
 from bot.hosts.gitlab.settings import GitLabSettings
+from bot.report.testgen import render_testgen_body
 from bot.report.untrusted import cap
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def open_merge_request(
                 "source_branch": branch,
                 "target_branch": project.default_branch,
                 "title": inert(f"Tests for {result.change.title}")[:250],
-                "description": cap(inert(result.body()), BODY_LIMIT, where="GitLab"),
+                "description": cap(inert(render_testgen_body(result)), BODY_LIMIT, where="GitLab"),
                 "remove_source_branch": True,
             }
         )
