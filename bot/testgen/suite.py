@@ -10,7 +10,6 @@ Nova's tests disturb the suite, and nothing is proposed.
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,8 +58,9 @@ def test_id_module(path: str) -> str:
 
 def run_suite(ws: Workspace, fw: Framework, hidden: Sequence[str] = ()) -> SuiteRun:
     """The whole suite, with the ``hidden`` files (Nova's tests) absent for this run."""
-    with tempfile.TemporaryDirectory() as tmp, ws.replaced(dict.fromkeys(hidden)):
-        report = Path(tmp) / "suite.xml"
+    # ws.outputs(): a directory the sandboxed run can write its report to
+    with ws.outputs() as tmp, ws.replaced(dict.fromkeys(hidden)):
+        report = tmp / "suite.xml"
         args = list(fw.run_suite)
         pytest = "pytest" in args
         if pytest:
