@@ -25,7 +25,7 @@ from bot.testgen.frameworks import Framework
 from bot.testgen.gitstore import Store, UserRepo
 from bot.testgen.sandbox import Isolation, RunResult, View, choose_isolation, run_sandboxed
 
-__all__ = ["Workspace", "WriteRefused"]
+__all__ = ["Workspace", "WriteRefused", "token_url"]
 
 MAX_TEST_BYTES = 100_000
 PLUGIN = Path(__file__).with_name("pytest_limits.py")
@@ -33,6 +33,17 @@ PLUGIN = Path(__file__).with_name("pytest_limits.py")
 
 class WriteRefused(ValueError):
     """The path or content is not allowed; the message goes back to the agent."""
+
+
+def token_url(url: str) -> str | None:
+    """The HTTPS URL a token pushes to for a remote ``url`` (an SSH remote's host and path;
+    credentials in the URL dropped: the token's header authenticates); None for a path."""
+    if not re.match(r"https?://", url):
+        ssh = re.match(r"^(?:ssh://)?[^@/]+@([^:/]+)[:/](?:\d+/)?(.+)$", url)
+        if ssh is None:
+            return None
+        url = f"https://{ssh.group(1)}/{ssh.group(2)}"
+    return re.sub(r"^(https?://)[^/@]*@", r"\1", url)
 
 
 class _Case(Protocol):
@@ -331,12 +342,13 @@ class Workspace:
         self._store.branch_into_user_repo(branch)
 
     def push(self, url: str, branch: str, auth: tuple[str, str] | None = None) -> None:
-        """Push the committed ``branch`` to ``url`` from Nova's store."""
+        """Push the committed ``branch`` to ``url`` from Nova's store. With ``auth`` (a
+        token), an SSH remote is pushed to over HTTPS (Nova's git reads no SSH keys) and
+        credentials in the URL give way to the token."""
         assert self._store is not None, "commit first"
-        if auth is not None and re.match(r"https?://", url):
-            url = re.sub(r"^(https?://)[^/@]*@", r"\1", url)  # the header authenticates
-        elif auth is not None:
-            auth = None  # a path or ssh: the header is for HTTP only
+        if auth is not None:
+            https = token_url(url)
+            url, auth = (https, auth) if https else (url, None)  # a path: no header
         self._store.push(url, branch, auth)
 
     def head_diff(self) -> str:

@@ -332,3 +332,21 @@ def test_a_push_sends_the_token_as_a_header_and_never_shows_it(
     assert seen and seen[0][0].endswith("/info/refs?service=git-receive-pack")
     assert {auth for _, auth in seen} == {basic}  # the URL's stale credentials are not sent
     assert token not in str(failed.value) and "stale-job-token" not in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("remote", "pushed"),
+    [
+        ("git@github.com:acme/shop.git", "https://github.com/acme/shop.git"),
+        ("ssh://git@gitlab.example:2222/g/p.git", "https://gitlab.example/g/p.git"),
+        ("https://gitlab-ci-token:job@gitlab.example/g/p.git", "https://gitlab.example/g/p.git"),
+        ("https://github.com/acme/shop", "https://github.com/acme/shop"),
+        ("/srv/git/shop.git", None),
+    ],
+)
+def test_a_token_pushes_over_https_without_the_urls_credentials(
+    remote: str, pushed: str | None
+) -> None:
+    from bot.testgen.workspace import token_url
+
+    assert token_url(remote) == pushed
