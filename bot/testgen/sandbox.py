@@ -84,6 +84,7 @@ class RunResult:
     left: tuple[str, ...] = ()  # command lines of the processes the run left behind
     outside: tuple[str, ...] = ()  # files the run wrote outside its workspace
     left_count: int = 0
+    planted: tuple[str, ...] = ()  # files that change how tests run, added to the tree
 
     @property
     def passed(self) -> bool:
@@ -98,6 +99,8 @@ class RunResult:
             why.append(f"left {self.left_count} process(es) running after its run ({names})")
         if self.outside:
             why.append(f"wrote outside its workspace: {', '.join(self.outside[:3])}")
+        if self.planted:
+            why.append(f"changed how tests run: wrote {', '.join(self.planted[:3])}")
         return "; ".join(why) or None
 
 

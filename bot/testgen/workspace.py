@@ -7,6 +7,7 @@ The proposal is made with Nova's own git (``bot.testgen.gitstore``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -28,6 +29,13 @@ from bot.testgen.sandbox import Isolation, RunResult, View, choose_isolation, ru
 __all__ = ["Workspace", "WriteRefused", "token_url"]
 
 MAX_TEST_BYTES = 100_000
+# files in the tree that change how the tests run: a run that adds or changes one is
+# recorded against its tests, and the file is put back
+_STEERS = re.compile(
+    r"(^|/)(conftest\.py|sitecustomize\.py|usercustomize\.py|[^/]*\.pth|pytest\.ini)$"
+    r"|^(pyproject\.toml|setup\.cfg|tox\.ini|package\.json)$"
+)
+_NOT_STEERING = {"__pycache__", ".pytest_cache", ".hypothesis", "node_modules", ".git"}
 PLUGIN = Path(__file__).with_name("pytest_limits.py")
 
 
@@ -86,6 +94,8 @@ class Workspace:
             self.head = head.decode().strip()
             self.user.checkout(self.head, self.root)
             self._files = self.user.files(self.head)
+            self._replacing: set[str] = set()
+            self._steers = self._steering()
         except SourceError:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise
@@ -129,7 +139,7 @@ class Workspace:
             extra["PYTHONPYCACHEPREFIX"] = str(self._tmp / "pycache")
         self._runs += 1
         try:
-            return run_sandboxed(
+            result = run_sandboxed(
                 cmd,
                 self.root,
                 timeout=timeout,
@@ -141,6 +151,34 @@ class Workspace:
             )
         finally:
             self._compare()
+            planted = self._planted()
+        return dataclasses.replace(result, planted=planted) if planted else result
+
+    def _steering(self) -> dict[str, bytes]:
+        """The tree's files that change how tests run (conftest.py, .pth, tool configs)."""
+        out: dict[str, bytes] = {}
+        for top, dirs, names in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d not in _NOT_STEERING]
+            for name in names:
+                rel = Path(top, name).relative_to(self.root).as_posix()
+                if _STEERS.search(rel) and rel not in self._replacing:
+                    out[rel] = Path(top, name).read_bytes()
+        return out
+
+    def _planted(self) -> tuple[str, ...]:
+        """Such files a run added or changed, put back as they were."""
+        now = self._steering()
+        changed = sorted(
+            rel
+            for rel in {*now, *self._steers}
+            if rel not in self._replacing and now.get(rel) != self._steers.get(rel)
+        )
+        for rel in changed:
+            if rel in self._steers:
+                (self.root / rel).write_bytes(self._steers[rel])
+            else:
+                (self.root / rel).unlink(missing_ok=True)
+        return tuple(changed)
 
     def _compare(self) -> None:
         for rel, (digest, text) in self._expected.items():
@@ -267,6 +305,7 @@ class Workspace:
         test file is checked against its temporary text meanwhile."""
         originals: dict[str, str | None] = {}
         checked = {rel: self._expected[rel] for rel in texts if rel in self._expected}
+        self._replacing |= set(texts)
         try:
             for rel, text in texts.items():
                 path = self.root / rel
@@ -289,6 +328,7 @@ class Workspace:
                 else:
                     self._write(self.root / rel, text)
             self._expected.update(checked)
+            self._replacing -= set(texts)
 
     # -- reading -----------------------------------------------------------------------
     def read(self, rel: str) -> str | None:

@@ -207,6 +207,27 @@ def test_the_test_that_left_processes_is_the_one_dropped(ws: Workspace) -> None:
 
 
 @pytest.mark.slow
+def test_a_test_that_plants_a_conftest_is_dropped_and_the_file_removed(ws: Workspace) -> None:
+    body = (
+        "import pathlib\n\n\n"
+        "def test_plants():\n"
+        "    here = pathlib.Path(__file__).parent\n"
+        "    (here / 'conftest.py').write_text('import pytest\\n')\n\n\n"
+        "def test_fine():\n    assert True\n"
+    )
+    rel = ws.write_test("tests/test_plant.py", body)
+    runner = PytestRunner(ws.framework)  # type: ignore[arg-type]
+    assert runner.outcomes(ws, rel, ["test_plants", "test_fine"]) == {
+        "test_plants": False,
+        "test_fine": True,
+    }
+    assert "changed how tests run: wrote tests/conftest.py" in ws.escapes[f"{rel}::test_plants"]
+    assert not (ws.root / "tests" / "conftest.py").exists()
+    with ws.replaced({"pyproject.toml": "[tool.pytest.ini_options]\n# the parent's\n"}):
+        assert ws.run([sys.executable, "-c", "pass"]).planted == ()  # Nova's own change
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(node_binary() is None, reason="node is not installed")
 def test_node_tests_that_misbehave_are_dropped_too(repo: GitRepo) -> None:
     repo.write("package.json", '{"name": "p", "scripts": {"test": "node --test"}}\n')
