@@ -31,7 +31,7 @@ from bot.testgen.workspace import Workspace, WriteRefused
 __all__ = ["DifferentialPlan", "generate_differential", "static_side_effect"]
 
 PROBE = Path(__file__).with_name("probe.py")
-DRAWN = 50  # inputs drawn from type hints per function
+DRAWN = 100  # inputs drawn from type hints per function
 MAX_CHANGED = 8  # tests per function pinning a changed behaviour
 MAX_AGREED = 3  # and guarding an unchanged one
 CALL_SECONDS = 1.0
@@ -153,12 +153,18 @@ class DifferentialPlan:
     module: str
     functions: dict[str, list[dict[str, object]]] = field(default_factory=dict)
     via: dict[str, list[str]] = field(default_factory=dict)  # name -> private names it reaches
+    strings: dict[str, list[str]] = field(default_factory=dict)  # words of its tests, to draw
 
     def spec(self, draw: int) -> dict[str, object]:
         return {
             "module": self.module,
             "functions": [
-                {"qualname": q, "inputs": inputs, "draw": draw}
+                {
+                    "qualname": q,
+                    "inputs": inputs,
+                    "draw": draw,
+                    "strings": self.strings.get(q, []),
+                }
                 for q, inputs in self.functions.items()
             ],
         }
@@ -263,6 +269,17 @@ def _candidates(
     )
 
 
+def _words(tests: dict[str, str], name: str) -> list[str]:
+    """Short string literals of the test files that mention ``name``: what a drawn
+    string argument is chosen from, so a unit is ``'V'`` and not ``'&L/l+'``."""
+    out = []
+    for c in literal_pool(tests, name, limit=200):
+        value = ast.literal_eval(c.args[0] or "0")
+        if isinstance(value, str) and len(value) <= 12 and value.isprintable():
+            out.append(value)
+    return sorted(set(out))[:40]
+
+
 def _one_parameter(source: str, name: str) -> bool:
     try:
         nodes = _defs_named(ast.parse(source), name)
@@ -295,6 +312,7 @@ def _plans(
             candidates = _candidates(name, source, path, tests, found)
             plan.functions[name] = [c.to_dict() for c in candidates]
             plan.via[name] = group[name]
+            plan.strings[name] = _words(tests, name.rsplit(".", 1)[-1])
         if plan.functions:
             plans.append(plan)
     return plans

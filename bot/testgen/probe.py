@@ -285,6 +285,7 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
         else:
             loose.append((values, scope))
     count = int(spec.get("draw", 0))
+    strings = [str(w) for w in spec.get("strings", [])]
     if needs_obj and count:
         scope = _scope([], named)
         guessed = objects.guessed_args(init)
@@ -293,11 +294,12 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
     if named.kind == "property":
         loose = [(([], {}), _scope([], named))]
     elif needs_obj and count:
-        loose += [(d, {}) for d in objects.draw(named.func, count, True)]  # type: ignore[arg-type]
+        loose += [(d, {}) for d in objects.draw(named.func, count, True, strings)]  # type: ignore[arg-type]
         if sig is not None and all(p.default is not p.empty for p in sig.parameters.values()):
             loose.append((([], {}), {}))
     elif count:
-        cases += [_Case(None, [], d, {}, "drawn") for d in objects.draw(named.func, count)]  # type: ignore[arg-type]
+        drawn = objects.draw(named.func, count, strings=strings)  # type: ignore[arg-type]
+        cases += [_Case(None, [], d, {}, "drawn") for d in drawn]
     pairs = itertools.islice(itertools.product(pool[:6], loose[:12]), 72)
     for (built, scope), (values, _) in pairs:
         cases.append(_Case(built, [], values, scope, "drawn"))
