@@ -36,6 +36,7 @@ MAX_CHANGED = 8  # tests per function pinning a changed behaviour
 MAX_AGREED = 3  # and guarding an unchanged one
 CALL_SECONDS = 1.0
 RUN_SECONDS = 40.0  # all calls of one side-runner run
+SLOW_MS = 250  # a call slower than this is not made a test: the gates run each test often
 MAX_FILES = 3  # test files written (each costs several runs of the gates)
 _DRAW_PACKAGES = (
     "hypothesis",
@@ -375,12 +376,15 @@ def _compare(
     parent_runs = [_outcomes(d, name) for d in parent]
     changed: list[Example] = []
     agreed: list[Example] = []
-    unstable = unusable = 0
+    unstable = unusable = slow = 0
     for result in entry["results"]:
         key, outcome = _key(result), result["outcome"]
         ours = {json.dumps(outcome, sort_keys=True), *(r.get(key, "?") for r in head_runs)}
         if outcome["kind"] not in ("value", "raises"):
             unusable += 1
+            continue
+        if int(result.get("ms", 0)) > SLOW_MS:  # each run of the test would pay it again
+            slow += 1
             continue
         if len(ours) > 1:
             unstable += 1
@@ -399,7 +403,9 @@ def _compare(
     if unstable:
         note += f", {unstable} non-deterministic (dropped)"
     if unusable:
-        note += f", {unusable} unusable (too slow, or a value that does not render)"
+        note += f", {unusable} unusable (past the time of a call, or a value that does not render)"
+    if slow:
+        note += f", {slow} slower than {SLOW_MS} ms a call (not written)"
 
     def rank(e: Example) -> tuple[int, int]:  # the project's own inputs, then the simplest
         size = sum(map(len, e.args)) + sum(len(k) + len(v) for k, v in e.kwargs.items())

@@ -419,10 +419,12 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         if key in seen:
             continue
         seen.add(key)
+        started = time.monotonic()
         outcome = call(named, case, seconds)
         if outcome["kind"] == "side effect":
             return {"skipped": outcome["why"], "params": params, "results": []}
-        results.append({**shown, "outcome": outcome, "origin": case.origin})
+        ms = round((time.monotonic() - started) * 1000)
+        results.append({**shown, "outcome": outcome, "origin": case.origin, "ms": ms})
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
 
 
