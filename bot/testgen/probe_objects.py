@@ -190,7 +190,7 @@ def _strategy(hint: typing.Any, strings: list[str] = ()) -> typing.Any:  # type:
     from hypothesis import strategies as st
 
     if hint is str and len(strings) >= 2:  # the project's own words, not random ones
-        return st.sampled_from(sorted(set(strings)))
+        return st.sampled_from(sorted({"", *strings}))  # and the empty string, always
     if hint in (int, float, str, bool, bytes):
         small = {
             int: st.integers(-10, 100),

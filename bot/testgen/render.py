@@ -40,7 +40,7 @@ class Example:
             len(self.args),
             tuple(sorted(self.kwargs)),
             self.outcome.get("view"),
-            "message" in self.outcome,
+            self.outcome.get("message"),  # one pattern for the rows of one test
             bool(self.outcome.get("state")),
             self.new,
         )
