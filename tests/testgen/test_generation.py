@@ -328,3 +328,34 @@ def test_every_row_of_a_table_loop_becomes_an_input(rows: list[tuple[object, obj
     source = f"TABLE = {rows!r}\n\ndef test_t():\n    for a, b in TABLE:\n        assert f(a, b)\n"
     found = inputs_from_tests({"tests/test_t.py": source}, {"f"})["f"]
     assert [tuple(ast.literal_eval(a) for a in c.args) for c in found] == list(dict.fromkeys(rows))
+
+
+@pytest.mark.slow
+def test_the_suite_gate_blames_only_failures_the_kept_tests_cause(repo: GitRepo) -> None:
+    from bot.testgen.frameworks import detect_framework
+    from bot.testgen.suite import judge_suite
+    from bot.testgen.workspace import Workspace
+
+    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    repo.write("flags.py", "FLAG = 0\n")
+    repo.write("tests/test_a.py", "import flags\n\n\ndef test_a():\n    assert flags.FLAG == 0\n")
+    repo.write("tests/test_pre.py", "def test_pre():\n    assert False\n")
+    repo.commit("a suite with a test that already fails")
+    with Workspace(repo.path, "HEAD", None) as ws:
+        fw = ws.framework = detect_framework(ws.root)
+        assert fw is not None
+        ws.write_test("tests/test_nova_ok.py", "def test_ok():\n    assert True\n")
+        fine = judge_suite(ws, fw, ["tests/test_nova_ok.py"])
+        assert (fine.passed, fine.preexisting, fine.blamed) == (
+            True,
+            ["tests.test_pre::test_pre"],
+            [],
+        )
+        # a test file that changes the state another test reads is blamed
+        ws.write_test(
+            "tests/test_nova_bad.py",
+            "import flags\n\nflags.FLAG = 1\n\n\ndef test_bad():\n    pass\n",
+        )
+        bad = judge_suite(ws, fw, ["tests/test_nova_ok.py", "tests/test_nova_bad.py"])
+        assert not bad.passed and bad.blamed == ["tests.test_a::test_a"]
+        assert bad.preexisting == ["tests.test_pre::test_pre"]
