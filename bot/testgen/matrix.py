@@ -201,7 +201,10 @@ def measure_baseline(
     for changes its other files never name). Returns (a note when it could not, the
     number of changed lines those tests run)."""
     mentioning = sorted({p for t in targets for p in t.existing_tests})
-    measured = runner.line_coverage(ws, mentioning)
+    # a test file that no longer imports (an old test of a removed name) must not stop
+    # the others from running
+    keep_going = ["--continue-on-collection-errors"] if runner.language == "python" else []
+    measured = runner.line_coverage(ws, [*keep_going, *mentioning])
     if measured is None:
         return "the existing suite could not be run under coverage", None
     executed, missing = measured
