@@ -340,7 +340,8 @@ def _describe(outcome: str) -> str:
         return "did not exist"
     data = json.loads(outcome)
     if data.get("kind") == "raises":
-        return f"raised {data['type']}"
+        message = data.get("message")
+        return f"raised {data['type']}" + (f"({message!r})" if message else "")
     if data.get("kind") == "value":
         shown = data.get("state", {}).get("value") if data["value"] == "None" else None
         value = str(data["value"]) if shown is None else f"None, leaving {shown}"
