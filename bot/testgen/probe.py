@@ -295,11 +295,13 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
         loose = [(([], {}), _scope([], named))]
     elif needs_obj and count:
         loose += [(d, {}) for d in objects.draw(named.func, count, True, strings)]  # type: ignore[arg-type]
-        if sig is not None and all(p.default is not p.empty for p in sig.parameters.values()):
+        if sig is not None and objects.no_arguments_needed(sig):
             loose.append((([], {}), {}))
     elif count:
         drawn = objects.draw(named.func, count, strings=strings)  # type: ignore[arg-type]
         cases += [_Case(None, [], d, {}, "drawn") for d in drawn]
+        if sig is not None and objects.no_arguments_needed(sig):
+            cases.append(_Case(None, [], ([], {}), {}, "defaults"))  # every default
     pairs = itertools.islice(itertools.product(pool[:6], loose[:12]), 72)
     for (built, scope), (values, _) in pairs:
         cases.append(_Case(built, [], values, scope, "drawn"))

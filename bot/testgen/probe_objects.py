@@ -126,6 +126,14 @@ def guessed_args(sig: inspect.Signature | None) -> list[dict[str, str]]:
     return []
 
 
+def no_arguments_needed(sig: inspect.Signature) -> bool:
+    """Whether a call with no arguments is a call with every default."""
+    return all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in sig.parameters.values()
+    )
+
+
 def is_iterator(value: object) -> bool:
     return isinstance(value, collections.abc.Iterator) and not isinstance(value, (str, bytes, dict))
 
