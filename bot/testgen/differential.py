@@ -471,7 +471,13 @@ def generate_differential(
     before: list[dict[str, dict[str, Any]]] = []
     if parent:
         with Workspace(
-            ws.repo, parent, fw, bin_dirs=ws.bin_dirs, memory_limit=ws.memory_limit
+            ws.repo,
+            parent,
+            fw,
+            bin_dirs=ws.bin_dirs,
+            memory_limit=ws.memory_limit,
+            isolation=ws.isolation,
+            shared=ws.user,
         ) as parent_ws:
             before = [
                 _modules(_probe(parent_ws, fw, again, f"parent-{seed}", seed)) for seed in (0, 1)

@@ -55,6 +55,7 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
     from bot.hosts.git.source import GitSource
     from bot.testgen.frameworks import detect_framework
     from bot.testgen.report import TestgenResult
+    from bot.testgen.sandbox import choose_isolation
     from bot.testgen.workspace import Workspace
 
     started = time.monotonic()
@@ -75,7 +76,9 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
         change.head_ref or "HEAD",
         None,
         memory_limit=job.settings.testgen.memory_mb * 2**20,
+        isolation=choose_isolation(job.settings.testgen.isolation),
     ) as ws:
+        result.isolation = ws.isolation.to_dict() if ws.isolation else {}
         with job.tracker.step("detect-test-framework") as step:
             ws.framework = result.framework = detect_framework(ws.root)
             if ws.framework is None:

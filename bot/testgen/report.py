@@ -28,6 +28,7 @@ class TestgenResult:
     change: Change
     framework: Framework | None = None
     environment: dict[str, str] = field(default_factory=dict)  # interpreter, and why
+    isolation: dict[str, str] = field(default_factory=dict)  # the sandbox's name, and why
     matrix: list[Target] = field(default_factory=list)
     kept: list[TestCase] = field(default_factory=list)
     dropped: list[TestCase] = field(default_factory=list)
@@ -67,6 +68,7 @@ class TestgenResult:
             "change": self.change.summary_dict(),
             "framework": self.framework.to_dict() if self.framework else None,
             "environment": self.environment,
+            "isolation": self.isolation,
             "matrix": [t.to_dict() for t in self.matrix],
             "kept": [c.kept_dict() for c in self.kept],
             "dropped": [c.dropped_dict() for c in self.dropped],
@@ -115,6 +117,8 @@ class TestgenResult:
         if self.environment:
             tool, path = next((k, v) for k, v in self.environment.items() if k != "why")
             out += ["", f"Tests ran with {tool} {_code(path)}: {self.environment.get('why', '')}."]
+        if self.isolation:
+            out += ["", f"Generated tests ran isolated by {self.isolation.get('why', '')}."]
         out += ["", "**Kept tests** (evidence):", ""]
         if not self.kept:
             out.append("- none")
