@@ -10,7 +10,6 @@ tests are there means Nova's tests disturb the suite, and nothing is proposed.
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,8 +81,8 @@ def run_suite(
 ) -> SuiteRun:
     """The whole suite (or the test files ``only``, with pytest), with the ``hidden``
     files (Nova's tests) absent for this run."""
-    with tempfile.TemporaryDirectory() as tmp, ws.replaced(dict.fromkeys(hidden)):
-        report = Path(tmp) / "suite.xml"
+    with ws.outputs() as tmp, ws.replaced(dict.fromkeys(hidden)):
+        report = tmp / "suite.xml"
         args = list(fw.run_suite)
         pytest = "pytest" in args
         if pytest:  # a file that does not import must not stop the rest of the suite
