@@ -261,11 +261,12 @@ def _candidates(
     short = owner.rsplit(".", 1)[-1]
     if member == "__init__":
         return found.get(short, [])
+    calls = [c for c in found.get(member, []) if c.ctor is None or c.receiver == short]
     return list(
         dict.fromkeys(
             scenarios_from_tests(tests, short, member)
             + scenarios_from_doctests(source, short, member, path)
-            + found.get(member, [])
+            + sorted(calls, key=lambda c: c.ctor is None)  # built in place first
         )
     )
 

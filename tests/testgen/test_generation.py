@@ -190,6 +190,19 @@ def test_scenarios_replay_the_tests_steps_on_the_instance() -> None:
     ]
 
 
+def test_an_instance_built_in_place_comes_with_the_call() -> None:
+    source = (
+        "import pytest\nfrom spec import Spec\n\n\n"
+        "@pytest.mark.parametrize(('s', 'v'), [('eq', 1), ('ne', 2)])\n"
+        "def test_contains(s, v):\n    assert Spec(s).contains(v)\n"
+    )
+    found = inputs_from_tests({"tests/test_spec.py": source}, {"contains"})["contains"]
+    assert [(c.receiver, c.ctor, c.args) for c in found] == [
+        ("Spec", (("'eq'",), ()), ("1",)),
+        ("Spec", (("'ne'",), ()), ("2",)),
+    ]
+
+
 def test_table_loops_and_names_bound_to_literals_give_inputs() -> None:
     found = inputs_from_tests({"tests/test_cart.py": CART_TESTS}, {"price"})
     assert [c.args for c in found["price"]] == [("'a'", "1"), ("'b'", "2")]
@@ -222,6 +235,16 @@ class Box:
     assert entries(source, "Box._size") == [Entry("Box.volume", "Box._size")]
     assert entries(source, "Box") == [Entry("Box.__init__")]
     assert entries("def _unused():\n    return 1\n", "_unused") == []
+    # dispatched by name (getattr(self, f"_compare_{op}")): through the class's methods
+    dispatch = (
+        "class Spec:\n    def __init__(self, s):\n        self.s = s\n"
+        "    def contains(self, v):\n        return getattr(self, '_compare_' + self.s)(v)\n"
+        "    def _compare_eq(self, v):\n        return v == 1\n"
+    )
+    assert entries(dispatch, "Spec._compare_eq") == [
+        Entry("Spec.contains", "Spec._compare_eq"),
+        Entry("Spec.__init__", "Spec._compare_eq"),
+    ]
 
 
 def test_method_calls_named_like_file_operations_are_not_side_effects() -> None:
