@@ -386,8 +386,9 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
 def _message(exc: BaseException) -> str:
     """The exception's message when a test can match it (short, one line, no address)."""
     try:
-        text = str(exc)
-    except Exception:
+        group = getattr(exc, "message", None) if hasattr(exc, "exceptions") else None
+        text = group if isinstance(group, str) else str(exc)  # pytest matches a group's
+    except Exception:  # message, not its str (which counts the sub-exceptions)
         return ""
     return text if 0 < len(text) <= 100 and "\n" not in text and "0x" not in text else ""
 
