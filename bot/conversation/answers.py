@@ -31,9 +31,13 @@ _RULE = re.compile(
 _COMMAND_LINE = re.compile(r"^(\s*)::", re.MULTILINE)
 
 
+_REPLY_MARK = re.compile(r"nova:(?=re:|fp:)", re.IGNORECASE)
+
+
 def safe(text: str) -> str:
-    """Untrusted text as Nova may post it."""
-    return _COMMAND_LINE.sub(r"\1 ::", clean_text(text))
+    """Untrusted text as Nova may post it (no forged "answered" or finding marks either)."""
+    text = _REPLY_MARK.sub("nova\u200b:", clean_text(text))
+    return _COMMAND_LINE.sub(r"\1 ::", text)
 
 
 def finding_rule(thread: Thread) -> tuple[str | None, str | None]:

@@ -41,7 +41,7 @@ class Decision:
 class Ledger:
     decisions: list[Decision] = field(default_factory=list)  # oldest first
     answered: set[str] = field(default_factory=set)  # comment ids Nova answered already
-    heard: int = 0  # the newest comment (host order) this ledger read
+    heard: int = 0  # the newest dismissal (host order) this ledger took in
 
     @property
     def dismissed(self) -> dict[str, Decision]:
@@ -77,7 +77,6 @@ def build_ledger(
     asked: dict[str, Authority] = {}
     notes = sorted(record.all_notes(), key=lambda tn: tn[1].seq)
     for thread, note in notes:
-        ledger.heard = max(ledger.heard, note.seq)
         if note.mine:
             target = replied_to(note.body)
             if target is not None:
@@ -88,7 +87,10 @@ def build_ledger(
         command = parse_command(note.body, wanted)
         if command is None:
             continue
-        ledger.decisions.append(_decide(thread, note, command, asked, authority))
+        decision = _decide(thread, note, command, asked, authority)
+        ledger.decisions.append(decision)
+        if decision.outcome == "dismissed":
+            ledger.heard = max(ledger.heard, note.seq)
     return ledger
 
 

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from bot.change import Change
+from bot.errors import ServiceError
 
 __all__ = [
     "Authority",
+    "CannotDelete",
     "Conversation",
     "ConversationHost",
     "Note",
@@ -27,9 +29,10 @@ __all__ = [
     "replied_to",
 ]
 
-_FP = re.compile(r"<!-- nova:fp:([0-9a-f]{16}) -->")
+# Nova's hidden marks: HTML comments on GitHub and GitLab, ``//nova:…//`` in Phorge's Remarkup
+_FP = re.compile(r"(?:<!-- |//)nova:fp:([0-9a-f]{16})(?: -->|//)")
 _LINE = re.compile(r"<!-- nova:line:([0-9a-f]{12}) -->")
-_RE = re.compile(r"<!-- nova:re:([A-Za-z0-9_=-]{1,80}) -->")
+_RE = re.compile(r"(?:<!-- |//)nova:re:([A-Za-z0-9_=-]{1,80})(?: -->|//)")
 
 
 def reply_marker(note_id: str) -> str:
@@ -50,6 +53,10 @@ def fingerprint_of(body: str) -> str | None:
 def line_key_of(body: str) -> str | None:
     m = _LINE.search(body)
     return m.group(1) if m else None
+
+
+class CannotDelete(ServiceError):
+    """The host keeps every comment (Phorge): a duplicate answer cannot be taken back."""
 
 
 @dataclass(frozen=True, slots=True)

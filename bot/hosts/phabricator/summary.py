@@ -76,6 +76,14 @@ class Summary:
                 )
         if not self.placed and not self.unplaced:
             out += ["", "No new findings."]
+        if self.result.dismissed:  # taken out of the gate by people (bot.conversation)
+            out += ["", "**Dismissed** (not counted):"]
+            out += [
+                f"- `{d.placement.path}:{d.placement.line}` ({d.placement.comment.severity}) "
+                f"{d.kind} by `{clean_text(d.by)}`"
+                + (f": {clean_text(d.reason)}" if d.reason else "")
+                for d in self.result.dismissed
+            ]
         verdict = verdict_marker(self.result)
         out += [
             "",
