@@ -342,6 +342,10 @@ def _review_and_publish(
             result.notes.append(f"could not tell the build it started: {exc}")
     try:
         _review(job, result, publishers)
+        if job.settings.review.ignore_rules:  # [[ignore]] of the base .nova.toml
+            from bot.conversation.ignore import apply_ignores
+
+            apply_ignores(result, job.settings.review.ignore_rules)
         if job.listening is not None:  # dismissed findings leave the gate before publishing
             job.listening.apply(result)
         result.stats.seconds = round(time.monotonic() - started, 3)
