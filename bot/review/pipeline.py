@@ -225,32 +225,6 @@ def _prior_review(
     return None
 
 
-def _listen(
-    job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher], prior: PriorReview | None
-) -> PriorReview | None:
-    """Read the host's conversation when Nova publishes there (bot.conversation); a
-    dismissal newer than the verdict of a reviewed head makes it review that head again."""
-    if not publishers:
-        return prior
-    if job.listening is None:  # (nova respond opens it before it runs a review)
-        from bot.conversation.listen import Listening
-
-        try:
-            job.listening = Listening.open(
-                job.session, result.change, job.settings, job.bus, job.tracker
-            )
-        except NovaError as exc:
-            result.errors.append(f"reading the conversation failed: {exc}")
-            return prior
-    if job.listening is None:
-        return prior
-    job.listening.tree = job.source.tree(result.change)
-    if prior is not None and job.listening.stale(prior):
-        result.notes.append("a finding was dismissed since the last review: reviewed again")
-        return None
-    return prior
-
-
 def run_review(
     job: ReviewJob, publishers: Sequence[Publisher], outputs: Sequence[Output] = ()
 ) -> ReviewResult:
@@ -271,7 +245,10 @@ def run_review(
         write_error_outputs(outputs, job.ref, exc)
         raise
     result = ReviewResult(change=change, summary="", notes=[*change.notes, *config_notes])
-    prior = _listen(job, result, publishers, prior)
+    if publishers:  # the host's conversation: dismissals, answers (bot.conversation)
+        from bot.conversation.listen import listen_for_review
+
+        prior = listen_for_review(job, result, publishers, prior)
     try:
         if prior is not None:
             _skip_reviewed(job, result, prior, publishers)
