@@ -102,3 +102,24 @@ def test_a_dismissal_holds_on_later_pushes(
     assert third.exit_code == 0, third.stderr
     assert "incremental review" in json.loads(third.stdout)["summary"]
     assert "dismissed by `alice`" in gh.issue_comments[0]["body"]
+
+
+def test_each_decision_is_a_task_manager_step(
+    reviewed: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.servers.taskmanager_server import FakeTaskManager
+
+    tm = FakeTaskManager().start()
+    try:
+        tm.add_execution("exec-7")
+        monkeypatch.setenv("NOVA_TASK_MANAGER_URL", tm.url)
+        monkeypatch.setenv("NOVA_EXECUTION_ID", "exec-7")
+        reviewed.reply_as("mallory", inline(reviewed, "error"), "@nova dismiss not a bug")
+        assert review(tmp_path, "--fail-on", "error").exit_code == 1
+        steps = {s["step_name"]: s for s in tm.steps_of("exec-7")}
+    finally:
+        tm.stop()
+    assert steps["conversation"]["status"] == "completed"
+    assert "1 command(s)" in steps["conversation"]["message"]
+    assert steps["respond"]["status"] == "completed"
+    assert "1 answer(s) posted" in steps["respond"]["message"]
