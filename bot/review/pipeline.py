@@ -20,7 +20,7 @@ from bot.change import Change, Comment
 from bot.config import Settings, with_repo_config
 from bot.diff.anchor import FileIndex, anchor, anchor_one, build_index
 from bot.errors import ModelError, NovaError, one_line, redact
-from bot.events import DoneEvent, EventBus
+from bot.events import DecisionEvent, DoneEvent, EventBus
 from bot.hosts.base import (
     BuildStatus,
     HostSession,
@@ -326,9 +326,19 @@ def _review_and_publish(
         if job.listening is not None:  # dismissed findings leave the gate before publishing
             job.listening.apply(result)
         result.stats.seconds = round(time.monotonic() - started, 3)
-        if publishers and job.confirm is not None and not job.confirm(result):
-            result.notes.append("publishing was declined (--confirm): nothing was posted")
-            publishers = []
+        if publishers and job.confirm is not None:  # human in the loop: the terminal handler
+            approved = job.confirm(result)
+            job.bus.emit(
+                DecisionEvent(
+                    handler="terminal",
+                    action="publish",
+                    allowed=approved,
+                    outcome="approved" if approved else "declined",
+                )
+            )
+            if not approved:
+                result.notes.append("publishing was declined (--confirm): nothing was posted")
+                publishers = []
         with job.tracker.step("publish"):
             for publisher in publishers:
                 try:
