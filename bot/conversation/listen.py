@@ -146,6 +146,7 @@ class Listening:
 
     def finish(self, result: ReviewResult, *, reviewed: bool, only: str | None = None) -> None:
         """Answer what is pending; after a review, resolve the fixed threads."""
+        self.responder.already_reviewed = result.prior is not None
         self.responder.answer(pending(self.ledger, only))
         if reviewed:
             reported = [fp for fp, _g in group_findings(result, line_ids(result.change))]

@@ -78,6 +78,7 @@ class Responder:
     posted: int = 0
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    already_reviewed: bool = False  # this head was reviewed before (a skipped re-run)
 
     def _event(self, d: Decision, posted: bool) -> None:
         self.bus.emit(
@@ -109,7 +110,7 @@ class Responder:
             step.note(f"{len(decisions)} command(s), {self.posted} answer(s) posted")
 
     def _text(self, d: Decision) -> str:
-        return reply_text(d, self.handle, self.change.head_ref or "")
+        return reply_text(d, self.handle, self.change.head_ref or "", self.already_reviewed)
 
     def resolve(self, threads: list[Thread]) -> int:
         """Reply "fixed in <head>" once in each thread and resolve it."""

@@ -160,3 +160,45 @@ def test_hostile_replies_change_nothing_they_should_not(
         assert "<!-- nova:fp:" not in reply["body"]
     for line in (result.stdout + result.stderr).splitlines():
         assert not line.lstrip().startswith("::")
+
+
+def test_a_reply_that_timed_out_but_landed_is_not_posted_again(
+    pr: PullSpec, gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOVA_LLM_MODEL")
+    monkeypatch.setenv("NOVA_GITHUB_TIMEOUT", "1")
+    question = gh.reply_as("bob", inline(gh, "warning"), "@nova explain")
+    gh.write_faults.append(("POST", r"/replies$", "slow"))  # stored, answered too late
+    gh.slow_seconds = 2.5
+    result = nova(tmp_path, "respond", f"{REPO}#1", "--comment", str(question["id"]))
+    assert result.exit_code == 0, result.stderr
+    assert len(nova_replies(gh)) == 1  # re-read, found, never POSTed twice
+    posts = [p for m, p, _b in gh.requests if m == "POST" and p.endswith("/replies")]
+    assert len(posts) == 1
+
+
+def test_a_reply_github_refused_is_an_error_and_the_next_run_answers(
+    pr: PullSpec, gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOVA_LLM_MODEL")
+    question = gh.reply_as("bob", inline(gh, "warning"), "@nova help")
+    gh.write_faults.append(("POST", r"/replies$", 502))
+    first = nova(tmp_path, "respond", f"{REPO}#1")
+    assert first.exit_code == 3 and "answering comment" in first.stderr
+    assert nova_replies(gh) == []
+    second = nova(tmp_path, "respond", f"{REPO}#1")
+    assert second.exit_code == 0, second.stderr
+    (answer,) = nova_replies(gh)
+    assert f"nova:re:{question['id']}" in answer["body"] and "@nova dismiss" in answer["body"]
+
+
+def test_nova_review_on_a_reviewed_head_says_so(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
+    ask = gh.add_issue_comment(REPO, 1, "@nova review", login="carol")
+    calls = len(llm_env.requests)
+    result = nova(tmp_path, "respond", f"{REPO}#1", "--comment", str(ask["id"]))
+    assert result.exit_code == 0, result.stderr
+    assert len(llm_env.requests) == calls  # nothing new: no model call
+    (ack,) = [c for c in gh.issue_comments if f"nova:re:{ask['id']}" in c["body"]]
+    assert "reviewed already" in ack["body"]
