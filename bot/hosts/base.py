@@ -109,7 +109,10 @@ class Publisher(Protocol):
 @runtime_checkable
 class RerunGuard(Protocol):
     def prior_review(self, change: Change) -> PriorReview | None:
-        """Nova's own earlier review of this exact head (read from its summary), if any."""
+        """Nova's own earlier review of this exact head (read from its summary), if any,
+        complete or not (``PriorReview.complete``: the pipeline does an incomplete one
+        again). Asked also with --force, so a host can settle who Nova is before the model
+        runs; its publisher then answers None."""
 
 
 @runtime_checkable

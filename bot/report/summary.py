@@ -33,8 +33,11 @@ def render_summary(
     inline_noun: str = "inline comment(s)",
     carried: tuple[Severity, ...] = (),
     earlier: Sequence[str] = (),
+    failed: int = 0,
 ) -> str:
-    """The whole body, markers included, at most ``limit`` characters (cut with a note)."""
+    """The whole body, markers included, at most ``limit`` characters (cut with a note).
+    ``failed``: the host writes that failed in this publish (the verdict marker then says
+    the review is degraded, and the next run completes it)."""
     c = result.change
     out = [f"## Nova review of `{(c.head_ref or '')[:7]}`", ""]
     out.append(
@@ -77,8 +80,7 @@ def render_summary(
         ]
     if notes:
         out += ["", *[f"_{clean(n)}_" for n in notes]]
-    marks = (
-        f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict_marker(result, carried)} -->"
-    )
+    verdict = verdict_marker(result, carried, failed)
+    marks = f"<!-- nova:head:{c.head_ref} --><!-- nova:verdict:{verdict} -->"
     body = cap("\n".join(out), limit - len(SUMMARY_MARK) - len(marks) - 4, where=host)
     return f"{SUMMARY_MARK}\n{body}\n\n{marks}"

@@ -212,16 +212,22 @@ def _repo_config(job: ReviewJob, change: Change) -> list[str]:
 
 
 def _prior_review(
-    job: ReviewJob, change: Change, publishers: Sequence[Publisher]
+    job: ReviewJob, change: Change, publishers: Sequence[Publisher], notes: list[str]
 ) -> PriorReview | None:
-    """A host's word (from Nova's own summary) that this exact head was reviewed before."""
-    if job.force:
-        return None
+    """A host's word (from Nova's own summary) that this exact head was reviewed before.
+    A degraded review (a service failed in it) is done again, to complete it. Every guard
+    is asked, also with --force: it settles who Nova is before the model runs."""
     for publisher in publishers:
         if isinstance(publisher, RerunGuard):
             prior = publisher.prior_review(change)
-            if prior is not None:
+            if prior is None or job.force:
+                continue
+            if prior.complete:
                 return prior
+            notes.append(
+                f"an earlier review of this head was incomplete ({prior.errors} service(s) "
+                "failed): reviewed again to post what is missing, nothing twice"
+            )
     return None
 
 
@@ -240,7 +246,7 @@ def run_review(
             change = job.source.fetch(job.ref)
             step.note(f"{len(change.files)} files")
             config_notes = _repo_config(job, change)
-            prior = _prior_review(job, change, publishers)
+            prior = _prior_review(job, change, publishers, config_notes)
     except NovaError as exc:
         write_error_outputs(outputs, job.ref, exc)
         raise

@@ -57,14 +57,25 @@ class PriorReview:
     errors: int = 0  # services that failed in that run (then it is not a finished review)
     heard: int = 0  # the newest dismissal in the conversation that review took in
 
+    @property
+    def complete(self) -> bool:
+        """Every service answered in that run: the review is on the host as it should be.
+        A degraded one (the model, a host write failed) is done again by the next run,
+        which posts what is missing and nothing twice."""
+        return self.errors == 0
+
     def reaches(self, fail_on: str) -> bool:
         if fail_on == "never":
             return False
         return any(severity_rank(s) >= severity_rank(fail_on) for s in self.severities)
 
 
-def verdict_marker(result: ReviewResult, carried: tuple[Severity, ...] = ()) -> str:
-    """``error=1,warning=0,info=2,failed=0``: what a re-run on the same head exits by."""
+def verdict_marker(
+    result: ReviewResult, carried: tuple[Severity, ...] = (), failed: int = 0
+) -> str:
+    """``error=1,warning=0,info=2,failed=0``: what a re-run on the same head exits by.
+    ``failed`` counts the services that failed in this run: the result's errors and those
+    of the publish that writes the marker (then the review is degraded, not finished)."""
     counts = {s: 0 for s in SEVERITIES}
     for severity in [*(p.comment.severity for p in result.placements), *carried]:
         counts[severity] += 1
@@ -72,7 +83,7 @@ def verdict_marker(result: ReviewResult, carried: tuple[Severity, ...] = ()) -> 
     return ",".join(
         [
             *(f"{s}={counts[s]}" for s in reversed(SEVERITIES)),
-            f"failed={len(result.errors)}",
+            f"failed={len(result.errors) + failed}",
             *heard,
         ]
     )

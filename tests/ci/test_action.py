@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Inputs that are not `nova review` options, and why.
 NOT_OPTIONS = {
     "github-token": "GITHUB_TOKEN",
+    "github-login": "NOVA_GITHUB_LOGIN",
     "api-key": "NOVA_LLM_API_KEY",
     "python-version": "setup-python",
     "mode": "review only for now",

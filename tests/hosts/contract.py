@@ -120,6 +120,11 @@ class HostHarness(Protocol):
     def fail_writes(self) -> None:
         """From now on the server answers every write with HTTP 500 and stores nothing."""
 
+    def fail_inline(self, times: int) -> None:
+        """The server answers the next ``times`` writes of inline comments (GitHub's
+        review, a GitLab thread, the Phabricator extension's call) with HTTP 500 and
+        stores nothing; the summary is still written."""
+
 
 def build_change(repo: GitRepo) -> tuple[str, str]:
     """A change with an edited, a shortened and an added file: (base, head)."""

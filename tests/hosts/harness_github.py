@@ -90,6 +90,9 @@ class GitHubHarness:
     def fail_writes(self) -> None:
         self.gh.write_faults += [(verb, "", 500) for verb in ("POST", "PATCH") for _ in range(50)]
 
+    def fail_inline(self, times: int) -> None:
+        self.gh.write_faults += [("POST", r"/reviews$", 500)] * times
+
 
 def _graphql_read(path: str, body: object) -> bool:
     """A GraphQL query is a POST that writes nothing (a mutation writes)."""

@@ -84,3 +84,6 @@ class GitLabHarness:
 
     def fail_writes(self) -> None:
         self.gl.write_faults += [(verb, "", 500) for verb in ("POST", "PUT") for _ in range(50)]
+
+    def fail_inline(self, times: int) -> None:
+        self.gl.write_faults += [("POST", r"/discussions$", 500)] * times

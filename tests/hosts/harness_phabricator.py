@@ -108,3 +108,6 @@ class PhabricatorHarness:
 
     def fail_writes(self) -> None:
         self.phab.fail_methods |= WRITE_METHODS
+
+    def fail_inline(self, times: int) -> None:
+        self.phab.fail_times["nova.differential.publish"] = times

@@ -25,7 +25,8 @@ Semantics that matter to Nova (checked against a real Phorge, see tests/e2e):
   line outside the diff);
 - errors: ERR-INVALID-AUTH, ERR-BAD-FILE for an ``a/``/``b/``-prefixed or unknown path,
   ERR-CONDUIT-CORE for bad parameters; ``fail_next_http`` / ``fail_methods`` answer HTTP
-  500; ``crash_methods`` (method -> message) is a PHP ``Error`` inside the method: an HTML
+  500 (``fail_times``: the next N calls of a method); ``crash_methods`` (method ->
+  message) is a PHP ``Error`` inside the method: an HTML
   500 page, unless the request carries ``__conduit__`` outside ``params`` (query or form),
   when Phorge answers ``{"error_code": "Error", "error_info": message}`` — as the real
   exception handler does.
@@ -139,6 +140,8 @@ class FakeConduit(LocalHTTPServer):
     read_only: bool = False  # the token's user may read but not comment (a policy error)
     harbormaster_denied: bool = False  # the token's user may not use Harbormaster
     refused_lines: set[tuple[str, int]] = field(default_factory=set)  # bad inline (path, line)
+    # -- fault injection (issue 27): the next N calls of a method answer HTTP 500 --------
+    fail_times: dict[str, int] = field(default_factory=dict)  # method -> calls left to fail
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -202,6 +205,9 @@ class FakeConduit(LocalHTTPServer):
         token = (params.pop("__conduit__", None) or {}).get("token")
         with self._lock:
             self.calls.append((method, params))
+            if self.fail_times.get(method, 0) > 0:
+                self.fail_times[method] -= 1
+                return 500, {"error": "Internal Server Error"}
             if self.fail_next_http or method in self.fail_methods:
                 self.fail_next_http = max(0, self.fail_next_http - 1)
                 return 500, {"error": "Internal Server Error"}

@@ -73,13 +73,19 @@ class FakeGitHub(ThreadsMixin, LocalHTTPServer):
         prefix: str = "",
         login: str = "nova-bot[bot]",
         actions_token: bool = False,
+        app_slug: str | None = None,
     ):
         self.token = token
         self.prefix = prefix  # "/api/v3" for GitHub Enterprise
-        # Who the token writes as. An Actions installation token cannot read GET /user (403)
-        # and writes as github-actions[bot].
+        # Who the token writes as. An installation token (the Actions token, or a GitHub
+        # App's: ``app_slug``) cannot read GET /user (403) and writes as github-actions[bot]
+        # or ``<app_slug>[bot]``; GraphQL's ``viewer`` names it (see the identity block).
         self.actions_token = actions_token
-        self.login = "github-actions[bot]" if actions_token else login
+        self.app_slug = app_slug
+        self.login = (
+            "github-actions[bot]" if actions_token else f"{app_slug}[bot]" if app_slug else login
+        )
+        self.graphql_viewer = True  # False: GraphQL refuses `viewer` (an older GHE, say)
         # Fault modes for writes (POST/PATCH), consumed one per matching write:
         # (method, path regex, kind) with kind "slow" (stored, answered after slow_seconds),
         # or an HTTP status (answered without storing anything).
@@ -97,6 +103,7 @@ class FakeGitHub(ThreadsMixin, LocalHTTPServer):
         self.refused_lines: set[tuple[str, int]] = set()  # (path, line): 422 as off the diff
         self.rate_limited_writes = 0
         self.rate_limit_kind = "429"  # or "secondary" (403 + message + retry-after)
+        self.retry_after = "1"  # the rate limits' Retry-After (seconds or an HTTP date)
         self._next_id = 1000
         self._lock = threading.Lock()
         self.init_threads()  # review threads, GraphQL, permissions (github_threads.py)
@@ -159,6 +166,9 @@ class FakeGitHub(ThreadsMixin, LocalHTTPServer):
             auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
             if auth not in (f"token {self.token}", f"Bearer {self.token}"):
                 return 401, {"message": "Bad credentials", "documentation_url": DOCS}, {}
+            viewer = self._identity_route(method, path, body)
+            if viewer is not None:
+                return viewer
             if method in ("POST", "PATCH", "DELETE") and not path.endswith("/graphql"):
                 if self.rate_limited_writes > 0:
                     self.rate_limited_writes -= 1
@@ -169,9 +179,13 @@ class FakeGitHub(ThreadsMixin, LocalHTTPServer):
                                 "message": "You have exceeded a secondary rate limit. "
                                 "Please wait a few minutes before you try again."
                             },
-                            {"retry-after": "1"},
+                            {"retry-after": self.retry_after},
                         )
-                    return 429, {"message": "API rate limit exceeded"}, {"retry-after": "1"}
+                    return (
+                        429,
+                        {"message": "API rate limit exceeded"},
+                        {"retry-after": self.retry_after},
+                    )
                 if self.read_only:
                     return (
                         403,
@@ -274,13 +288,30 @@ class FakeGitHub(ThreadsMixin, LocalHTTPServer):
         return 200, {"resources": {"core": core}, "rate": core}, {}
 
     def _get_user(self, **_: Any):
-        if self.actions_token:
+        if self.actions_token or self.app_slug:
             return (
                 403,
                 {"message": "Resource not accessible by integration", "documentation_url": DOCS},
                 {},
             )
         return 200, {"login": self.login, "id": 1, "type": "Bot"}, {}
+
+    # -- identity (issue 27): GraphQL `viewer` names an installation token's bot ------------
+    def _identity_route(
+        self, method: str, path: str, body: Any
+    ) -> tuple[int, Any, dict[str, str]] | None:
+        """``POST /graphql`` (``/api/graphql`` on GitHub Enterprise) asking only for
+        ``viewer``: its login, for every token kind (a read, whatever the token may write).
+        None for any other request."""
+        query = body.get("query") if isinstance(body, dict) else None
+        if method != "POST" or not path.endswith("/graphql") or not isinstance(query, str):
+            return None
+        if "viewer" not in query or re.search(r"\b(repository|node|mutation)\b", query):
+            return None
+        if not self.graphql_viewer:
+            error = {"type": "FORBIDDEN", "message": "Resource not accessible by integration"}
+            return 200, {"data": {"viewer": None}, "errors": [error]}, {}
+        return 200, {"data": {"viewer": {"login": self.login}}}, {}
 
     def add_issue_comment(
         self, repo: str, number: int, body: str, login: str = "someone"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING
 
 from bot.change import Change, Placement, Severity, severity_rank
@@ -30,6 +31,7 @@ from bot.errors import NovaError, redact
 from bot.hosts.github.actions import workflow_annotations
 from bot.hosts.github.client import github_error
 from bot.hosts.timeouts import timed_out
+from bot.report.commands import write_command
 from bot.report.earlier import OUTDATED, earlier_rows
 from bot.report.earlier import carried as carry
 from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
@@ -105,7 +107,12 @@ class GitHubPublisher:
             raise github_error(exc, "listing review comments") from exc
 
     def _finished_summary(self) -> tuple[str, PriorReview] | None:
-        """(body, verdict) of Nova's own summary when it records a finished review."""
+        """(body, verdict) of Nova's own summary when it records a complete review."""
+        found = self._own_summary()
+        return found if found is not None and found[1].complete else None
+
+    def _own_summary(self) -> tuple[str, PriorReview] | None:
+        """(body, verdict) of Nova's own summary, complete or degraded."""
         from github import GithubException
 
         try:
@@ -117,24 +124,28 @@ class GitHubPublisher:
         if not head or not verdict:
             return None
         prior = parse_verdict(head.group(1), verdict.group(1))
-        return (body, prior) if prior is not None and not prior.errors else None
+        return (body, prior) if prior is not None else None
 
     def last_reviewed_head(self, change: Change) -> str | None:
         found = self._finished_summary()
         return found[1].head if found else None
 
     def prior_review(self, change: Change) -> PriorReview | None:
-        """Nova's own summary says it finished a review of this head (not with --force)."""
+        """Nova's own summary of a review of this head, complete or not (not with --force).
+        Nova's identity is settled here, before the model is asked: when nothing tells who
+        Nova is, the run stops with one line (``ConfigError``) and posts nothing."""
+        self.session.login()
         if self.force or not change.head_ref:
             return None
-        found = self._finished_summary()
+        found = self._own_summary()
         if found is None or not change.head_ref.startswith(found[1].head):
             return None
         return found[1]
 
     # -- publishing --------------------------------------------------------------------
     def publish(self, result: ReviewResult) -> PublishReport:
-        notes: list[str] = []
+        self.session.login()  # nobody's comments count as Nova's unless this is known
+        notes: list[str] = list(self.session.identity_notes)
         errors: list[str] = []
         ids = line_ids(result.change)
         groups = group_findings(result, ids)
@@ -242,9 +253,7 @@ class GitHubPublisher:
                     f"GitHub rejected the inline comments ({why}); they are listed below instead"
                 )
                 return 0, inline
-            return self._settle(
-                inline, f"GitHub answered HTTP {exc.status} to the review", notes, errors
-            )
+            return self._settle(inline, str(github_error(exc, "posting the review")), notes, errors)
         except RequestException as exc:
             what = "timed out" if timed_out(exc) else f"failed ({type(exc).__name__})"
             return self._settle(inline, f"posting the review {what}", notes, errors)
@@ -263,8 +272,11 @@ class GitHubPublisher:
             errors.append(f"{what}, and reading it back failed: {exc}")
             return 0, inline
         missing = [(fp, g) for fp, g in inline if fp not in landed]
-        if missing:
-            notes.append(f"{what}; {len(missing)} inline comment(s) are listed below instead")
+        if missing:  # GitHub failed, not the token: an error, and the next run completes it
+            errors.append(
+                f"{what}; {len(missing)} inline comment(s) are listed in the summary "
+                "instead, and the next run posts them"
+            )
         else:
             notes.append(f"{what}, but GitHub had stored it")
         return len(inline) - len(missing), missing
@@ -275,8 +287,7 @@ class GitHubPublisher:
             return
         self.fallback = True
         for line in workflow_annotations(result):
-            print(line, file=self.annotations)
-        self.annotations.flush()
+            write_command(self.annotations, line)  # Nova's own command, past the guard
 
     def _mark_outdated(
         self, existing: list[PullRequestComment], ids: LineIds, errors: list[str]
@@ -307,17 +318,21 @@ class GitHubPublisher:
         notes: list[str],
         carried: tuple[Severity, ...] = (),
         earlier: str = "",
+        failed: Sequence[str] = (),
     ) -> str:
+        """The summary; ``failed`` (what failed on GitHub so far) is said in it and marks
+        the review degraded, so the next run on this head completes it."""
         return render_summary(
             result,
             posted=posted,
             overflow=[p for _fp, group in overflow for p in group],
-            notes=notes,
+            notes=[*(f"Failed: {e}" for e in failed), *notes],
             clean=clean_text,
             host="GitHub",
             limit=BODY_LIMIT,
             carried=carried,
             earlier=earlier_rows(earlier),
+            failed=len(failed),
         )
 
     def _upsert_summary(
@@ -335,7 +350,7 @@ class GitHubPublisher:
         from github import GithubException
         from requests import RequestException
 
-        body = self._summary_body(result, posted, overflow, notes, carried, earlier)
+        body = self._summary_body(result, posted, overflow, notes, carried, earlier, errors)
         for attempt in range(2):
             try:
                 comment = self._summary_comment()

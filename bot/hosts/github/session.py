@@ -19,9 +19,7 @@ if TYPE_CHECKING:  # the publisher imports this module
     from bot.hosts.github.conversation import GitHubConversation
     from bot.hosts.github.publisher import GitHubPublisher
 
-__all__ = ["ACTIONS_BOT", "GitHubSession"]
-
-ACTIONS_BOT = "github-actions[bot]"  # who the Actions GITHUB_TOKEN writes as
+__all__ = ["GitHubSession"]
 
 
 @dataclass
@@ -33,6 +31,7 @@ class GitHubSession:
     repo: Repository | None = None  # of the pull request
     pull: PullRequest | None = None  # set by fetch
     _login: str | None = field(default=None, repr=False)
+    identity_notes: list[str] = field(default_factory=list)  # what the publisher tells
     source: GitHubSource = field(init=False)
 
     def __post_init__(self) -> None:
@@ -54,22 +53,17 @@ class GitHubSession:
         return GitHubConversation(self)
 
     def login(self) -> str:
-        """Nova's own login: the token's user, or the Actions bot for an installation token
-        (GET /user answers 403 for it). Only comments by this login are Nova's."""
+        """Nova's own login, asked of the API for every token kind, else configured
+        (``bot.hosts.github.identity``); a ``ConfigError`` when nothing tells. Only
+        comments by this login are Nova's."""
         if self._login is None:
-            from github import GithubException
+            from bot.hosts.github.identity import resolve_login
 
             assert self.client is not None, "open the client first"
-            try:
-                self._login = str(self.client.get_user().login)
-            except GithubException as exc:
-                if exc.status not in (401, 403, 404):
-                    from bot.hosts.github.client import github_error
-
-                    raise github_error(exc, "reading the token's user") from exc
-                self._login = ACTIONS_BOT
+            self._login, self.identity_notes = resolve_login(self.client, self.github.login)
         return self._login
 
     def is_mine(self, comment: Any) -> bool:
         user = getattr(comment, "user", None)
-        return user is not None and user.login == self.login()
+        login = getattr(user, "login", None)
+        return isinstance(login, str) and login.lower() == self.login().lower()

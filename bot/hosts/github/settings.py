@@ -24,6 +24,11 @@ class GitHubSettings(Section):
         "GitHub API base URL; GitHub Enterprise: https://HOST/api/v3.",
         "https://api.github.com",
     )
+    login: str | None = setting(
+        "NOVA_GITHUB_LOGIN",
+        "The GitHub login Nova writes as, for a token the API does not name (it is asked "
+        "first: GET /user, then GraphQL's viewer), e.g. my-app[bot] for a GitHub App.",
+    )
     request_changes: bool = setting(
         "NOVA_REQUEST_CHANGES",
         "GitHub: submit REQUEST_CHANGES instead of COMMENT when a finding reaches fail_on.",
@@ -50,8 +55,8 @@ class GitHubSettings(Section):
     )
     actions: bool = setting(
         "GITHUB_ACTIONS",
-        "Set by GitHub Actions: untrusted text on stdout is fenced off from workflow "
-        "commands (::stop-commands::).",
+        "Set by GitHub Actions: no line Nova prints (stdout, stderr) can start a workflow "
+        "command (the report is fenced with ::stop-commands::, other lines escaped).",
         False,
         parse=boolean,
     )

@@ -26,6 +26,7 @@ failure: every finding goes to the job log and the Code Quality report.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from bot.change import Change, Placement, Severity
@@ -121,7 +122,12 @@ class GitLabPublisher:
         return {m.group(1) for n in self._own_threads() if (m := _FP.search(n.get("body") or ""))}
 
     def _finished_summary(self) -> tuple[str, PriorReview] | None:
-        """(body, verdict) of Nova's own summary when it records a finished review."""
+        """(body, verdict) of Nova's own summary when it records a complete review."""
+        found = self._own_summary()
+        return found if found is not None and found[1].complete else None
+
+    def _own_summary(self) -> tuple[str, PriorReview] | None:
+        """(body, verdict) of Nova's own summary, complete or degraded."""
         from gitlab.exceptions import GitlabError
         from requests import RequestException
 
@@ -134,7 +140,7 @@ class GitLabPublisher:
         if not head or not verdict:
             return None
         prior = parse_verdict(head.group(1), verdict.group(1))
-        return (body, prior) if prior is not None and not prior.errors else None
+        return (body, prior) if prior is not None else None
 
     def last_reviewed_head(self, change: Change) -> str | None:
         """The head of Nova's own last finished review (none with only CI_JOB_TOKEN: Nova
@@ -145,10 +151,11 @@ class GitLabPublisher:
         return found[1].head if found else None
 
     def prior_review(self, change: Change) -> PriorReview | None:
-        """Nova's own summary says it finished a review of this head (not with --force)."""
+        """Nova's own summary of a review of this head, complete or degraded (not with
+        --force)."""
         if self.force or not change.head_ref or self.session.mr is None:
             return None
-        found = self._finished_summary()
+        found = self._own_summary()
         if found is None or not change.head_ref.startswith(found[1].head):
             return None
         return PriorReview(change.head_ref, found[1].severities, found[1].errors, found[1].heard)
@@ -320,9 +327,10 @@ class GitLabPublisher:
         except NovaError as exc:
             errors.append(f"{what}, and reading it back failed: {exc}")
             return False
-        notes.append(
-            f"{what}, but GitLab had stored it" if landed else f"{what}; it is listed below instead"
-        )
+        if landed:
+            notes.append(f"{what}, but GitLab had stored it")
+        else:  # GitLab failed, not the token: an error, and the next run posts it
+            errors.append(f"{what}; it is listed in the summary instead, and the next run posts it")
         return landed
 
     def _summary_body(
@@ -333,18 +341,22 @@ class GitLabPublisher:
         notes: list[str],
         still: tuple[Severity, ...] = (),
         earlier: str = "",
+        failed: Sequence[str] = (),
     ) -> str:
+        """The summary; ``failed`` (what failed on GitLab so far) is said in it and marks
+        the review degraded, so the next run on this head completes it."""
         return render_summary(
             result,
             posted=posted,
             overflow=[p for _fp, group in overflow for p in group],
-            notes=notes,
+            notes=[*(f"Failed: {e}" for e in failed), *notes],
             clean=inert,
             host="GitLab",
             limit=BODY_LIMIT,
             inline_noun="inline thread(s)",
             carried=still,
             earlier=earlier_rows(earlier),
+            failed=len(failed),
         )
 
     def _upsert_summary(
@@ -364,7 +376,7 @@ class GitLabPublisher:
 
         if self.fallback:
             return False
-        body = self._summary_body(result, posted, overflow, notes, still, earlier)
+        body = self._summary_body(result, posted, overflow, notes, still, earlier, errors)
         for attempt in range(2):
             try:
                 note = self._summary_note()

@@ -71,6 +71,19 @@ def _refusal(exc: ConduitError) -> str | None:
     return None
 
 
+def _known(texts: list[str]) -> set[str]:
+    """The fingerprints Nova has shown: in its inline comments and its complete summaries.
+    A degraded summary's (the inline comments failed) are shown again, and posted inline
+    when the extension now takes them: the next run completes that review."""
+    known: set[str] = set()
+    for text in texts:
+        verdicts = [parse_verdict("", v) for _diff, v in VERDICT_MARK.findall(text)]
+        if any(v is None or not v.complete for v in verdicts):
+            continue
+        known.update(fp for m in FP_MARK.findall(text) for fp in m.split(",") if fp)
+    return known
+
+
 class PhabricatorPublisher:
     def __init__(
         self, session: PhabricatorSession, *, force: bool = False, log: IO[str] | None = None
@@ -83,6 +96,7 @@ class PhabricatorPublisher:
         self.fallback = False  # the server refused a write: findings go to the job log
         self._refused: str | None = None  # the server's words when it refused the summary
         self._build: BuildReporter | None = None
+        self._before = 0  # Nova's summaries like this run's before it posted (see _landed)
 
     @property
     def settings(self) -> Settings:  # the session's: .nova.toml of the base may change it
@@ -112,23 +126,21 @@ class PhabricatorPublisher:
             self.build.abort(reason)
 
     def prior_review(self, change: Change) -> PriorReview | None:
-        """Nova's own summary of this diff (only its user's comments count)."""
+        """Nova's own latest summary of this diff, complete or degraded (only its user's
+        comments count)."""
         if self.force or self.session.diff_id is None:
             return None
         for text in reversed(self._own_comments(change)):
             for diff_id, verdict in VERDICT_MARK.findall(text):
                 if int(diff_id) == self.session.diff_id:
-                    prior = parse_verdict(change.head_ref or diff_id, verdict)
-                    return prior if prior is not None and not prior.errors else None
+                    return parse_verdict(change.head_ref or diff_id, verdict)
         return None
 
     # -- publishing --------------------------------------------------------------------
     def publish(self, result: ReviewResult) -> PublishReport:
         change = result.change
         previous = self._own_comments(change)
-        known = {
-            fp for text in previous for m in FP_MARK.findall(text) for fp in m.split(",") if fp
-        }
+        known = _known(previous)
         ids = line_ids(change)
         placed = [(fingerprint(p, *ids.get((p.path, p.line), ("", 0))), p) for p in result.placed]
         unplaced = [(fingerprint(p, f"unplaced:{p.comment.line}"), p) for p in result.unplaced]
@@ -141,6 +153,7 @@ class PhabricatorPublisher:
             unplaced=[(fp, p) for fp, p in unplaced if fp not in known],
             all_fps=[fp for fp, _ in placed + unplaced],
         )
+        self._before = self._matching(previous, summary)
         first_time = not any(f"nova:diff:{self.session.diff_id}" in t for t in previous)
         # a new verdict (a finding dismissed in the conversation) is news too
         verdict = f"nova:diff:{self.session.diff_id} nova:verdict:{verdict_marker(result)} "
@@ -268,12 +281,16 @@ class PhabricatorPublisher:
             return False
 
     def _landed(self, change: Any, summary: Summary) -> bool:
-        """Nova's summary of this diff with exactly these findings is on the revision."""
-        diff, fps = f"nova:diff:{self.session.diff_id} ", f"nova:fp:{','.join(summary.all_fps)}//"
+        """A new summary of this diff with exactly these findings is on the revision (one
+        more than before this run: an earlier degraded run's does not count)."""
         try:
-            return any(diff in t and fps in t for t in self._own_comments(change))
+            return self._matching(self._own_comments(change), summary) > self._before
         except NovaError:  # cannot tell: say it failed (a re-run posts nothing twice)
             return False
+
+    def _matching(self, texts: list[str], summary: Summary) -> int:
+        diff, fps = f"nova:diff:{self.session.diff_id} ", f"nova:fp:{','.join(summary.all_fps)}//"
+        return sum(diff in t and fps in t for t in texts)
 
     def _revision_id(self, change: Any) -> int:
         return int(change.id.lstrip("D"))

@@ -84,7 +84,7 @@ class Summary:
                 + (f": {clean_text(d.reason)}" if d.reason else "")
                 for d in self.result.dismissed
             ]
-        verdict = verdict_marker(self.result)
+        verdict = verdict_marker(self.result, failed=len(self.failures))  # degraded if any
         out += [
             "",
             f"//nova:diff:{self.diff_id} nova:verdict:{verdict} nova:fp:{','.join(self.all_fps)}//",

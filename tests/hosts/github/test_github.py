@@ -233,7 +233,9 @@ def test_github_enterprise_url_and_pr_url(
         url = f"https://ghe.example/{REPO}/pull/7"
         result = review(tmp_path, url, "--publish", "github")
         assert result.exit_code == 0, result.stderr
-        assert all(path.startswith("/api/v3/") for _m, path, _b in server.requests)
+        # REST under /api/v3, GraphQL (review threads) at GitHub Enterprise's /api/graphql
+        paths = [path for _m, path, _b in server.requests]
+        assert all(p.startswith("/api/v3/") or p == "/api/graphql" for p in paths), paths
         assert [c["line"] for c in server.review_comments] == [1]
     finally:
         server.stop()

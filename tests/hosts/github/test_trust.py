@@ -181,12 +181,12 @@ def test_a_500_on_the_review_still_posts_every_finding_in_the_summary(
     gh.write_faults = [("POST", r"/reviews$", 500)]
     llm_env.enqueue(text(model_reply()))
     result = review(tmp_path, f"{REPO}#1", "--publish", "github")
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 3, result.stderr  # GitHub failed: loud, never a silent 0
     assert gh.reviews == []
     summary = _summary(gh)
     for body in ("magic", "big", "None items", "why", "unused"):
         assert body in summary, body
-    assert "HTTP 500" in summary
+    assert "HTTP 500" in summary and "nova:verdict:" in summary and "failed=1" in summary
     posts = [r for r in gh.requests if r[0] == "POST" and r[1].endswith("/reviews")]
     assert len(posts) == 1  # a 5xx on a write is never retried blindly
 
@@ -287,3 +287,56 @@ def test_faults_then_a_clean_rerun_show_every_finding_exactly_once(
     listed = Counter(re.findall(r"\*\* finding (\d+)", summary))
     for n in findings:
         assert inline[str(n)] + listed[str(n)] == 1, (n, inline, listed, faults)
+
+
+def _publish_guarded(server: FakeGitHub, findings: list[int]) -> None:
+    """A plain run (no --force): skipped when Nova's own summary records a complete review
+    of this head, else published (an incomplete one is done again)."""
+    settings = load_settings(
+        env={
+            "GITHUB_TOKEN": TOKEN,
+            "GITHUB_API_URL": server.base_url,
+            "NOVA_GITHUB_WRITE_INTERVAL": "0",
+        }
+    )
+    session = GitHubSession(settings)
+    change = session.source.fetch(f"{REPO}#1")
+    publisher = session.publisher(force=False)
+    prior = publisher.prior_review(change)
+    if prior is not None and prior.complete:
+        return
+    comments = [Comment("f.py", n + 1, f"finding {n}", code=f"v{n} = {n * 2}") for n in findings]
+    placements = anchor(comments, change.files)
+    publisher.publish(ReviewResult(change=change, summary="", placements=placements))
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    faults=st.lists(st.sampled_from(_FAULTS), max_size=4),
+    findings=st.lists(st.integers(0, 29), min_size=1, max_size=6, unique=True),
+)
+def test_after_any_faults_one_plain_rerun_puts_every_finding_inline_once(
+    world: tuple[FakeGitHub, PullSpec], faults: list, findings: list[int]
+) -> None:
+    """Section 2 of issue 27: a publish GitHub failed is recorded as incomplete, so the next
+    plain run completes it — every finding inline exactly once — unless GitHub refused the
+    lines (422): then each is listed in the summary exactly once instead."""
+    server, _pull = world
+    server.review_comments.clear()
+    server.issue_comments.clear()
+    server.reviews.clear()
+    server.write_faults = list(faults)
+    _publish_guarded(server, findings)  # whatever failed
+    server.write_faults = []
+    _publish_guarded(server, findings)  # one plain re-run
+    inline = Counter(
+        re.search(r"finding (\d+)", c["body"]).group(1)  # type: ignore[union-attr]
+        for c in server.review_comments
+        if "nova:fp:" in c["body"] and not c["body"].startswith("> **Outdated**")
+    )
+    listed = Counter(re.findall(r"\*\* finding (\d+)", _summary(server)))
+    refused = any(status == 422 for _verb, _path, status in faults)
+    for n in findings:
+        assert inline[str(n)] + listed[str(n)] == 1, (n, inline, listed, faults)
+        assert refused or inline[str(n)] == 1, (n, inline, listed, faults)
+    assert "failed=0" in _summary(server)  # the re-run left a complete review

@@ -196,20 +196,29 @@ def test_a_failed_extension_still_leaves_the_summary_and_lint(
 
 
 @pytest.mark.slow
-def test_after_a_failed_run_a_rerun_shows_each_finding_once(
-    revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path
+@pytest.mark.parametrize("force", [False, True])
+def test_after_a_failed_run_a_rerun_posts_the_inline_comments_once(
+    revision: Revision, phab: FakeConduit, llm_env: FakeOpenAI, tmp_path: Path, force: bool
 ) -> None:
+    """The extension failed (exit 3, summary only); fixed, a re-run posts them inline —
+    never "summary-only for good" — and each finding is inline once."""
     phab.extension = True
     phab.crash_methods = {"nova.differential.publish": "boom"}
     llm_env.enqueue(text(answer()))
     assert review(tmp_path, "D123", "--publish", "phabricator").exit_code == 3
+    assert phab.visible_inlines(123) == []
     phab.crash_methods = {}
     llm_env.enqueue(text(answer(" (reworded)")))
-    assert review(tmp_path, "D123", "--publish", "phabricator", "--force").exit_code == 0
-    shown = " ".join(phab.comments(123)) + " ".join(i["content"] for i in phab.inlines)
+    again = ("--force",) if force else ()
+    assert review(tmp_path, "D123", "--publish", "phabricator", *again).exit_code == 0
+    inline = " ".join(i["content"] for i in phab.visible_inlines(123))
     for finding in ("magic", "None items", "why 2"):
-        assert shown.count(finding) == 1, finding
+        assert inline.count(finding) == 1, finding
     assert phab.drafts(123) == []
+    published = len(phab.visible_inlines(123)), len(phab.comments(123))
+    llm_env.enqueue(text(answer()))
+    assert review(tmp_path, "D123", "--publish", "phabricator", "--force").exit_code == 0
+    assert (len(phab.visible_inlines(123)), len(phab.comments(123))) == published
 
 
 @pytest.mark.slow
