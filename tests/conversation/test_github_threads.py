@@ -202,3 +202,18 @@ def test_nova_review_on_a_reviewed_head_says_so(
     assert len(llm_env.requests) == calls  # nothing new: no model call
     (ack,) = [c for c in gh.issue_comments if f"nova:re:{ask['id']}" in c["body"]]
     assert "reviewed already" in ack["body"]
+
+
+def test_graphql_5xx_is_retried_then_said_plainly(
+    pr: PullSpec, gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOVA_LLM_MODEL")
+    question = gh.reply_as("bob", inline(gh, "warning"), "@nova help")
+    gh.graphql_faults = [502]  # once: retried, answered
+    first = nova(tmp_path, "respond", f"{REPO}#1", "--comment", str(question["id"]))
+    assert first.exit_code == 0, first.stderr
+    assert len(nova_replies(gh)) == 1
+    gh.graphql_faults = [503, 503, 503]  # for good: a clear message, exit 3
+    again = nova(tmp_path, "respond", f"{REPO}#1")
+    assert again.exit_code == 3
+    assert "reading the review threads: GitHub answered HTTP 503" in again.stderr

@@ -16,6 +16,7 @@ ever matches an app login.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
@@ -52,6 +53,7 @@ _RESOLVE = (
     "mutation($id: ID!) { resolveReviewThread(input: {threadId: $id}) { thread { isResolved } } }"
 )
 _PAGES = 20  # at most 1,000 threads and 2,000 comments are read
+_ATTEMPTS, _BACKOFF, _TRANSIENT = 3, 0.5, (500, 502, 503, 504)
 
 
 class _Session(Protocol):
@@ -81,14 +83,24 @@ class GitHubConversation:
         return owner, name, pull.number
 
     def _query(self, query: str, variables: dict[str, Any], what: str) -> dict[str, Any]:
+        """One GraphQL call. Every one Nova sends is safe to repeat (reads, and resolving,
+        which is idempotent), so a 5xx or a timeout is retried with backoff: PyGithub's
+        retry never repeats a POST GitHub may have taken, and GraphQL is all POST."""
         from github import GithubException
         from requests import RequestException
 
-        try:
-            _headers, data = self._client.requester.graphql_query(query, variables)
-        except (GithubException, RequestException) as exc:
-            raise github_error(exc, what) from exc
-        return data.get("data") or {}
+        for attempt in range(_ATTEMPTS):
+            try:
+                _headers, data = self._client.requester.graphql_query(query, variables)
+                return data.get("data") or {}
+            except GithubException as exc:
+                if exc.status not in _TRANSIENT or attempt == _ATTEMPTS - 1:
+                    raise github_error(exc, what) from exc
+            except RequestException as exc:
+                if attempt == _ATTEMPTS - 1:
+                    raise github_error(exc, what) from exc
+            time.sleep(_BACKOFF * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def _pages(self, query: str, key: str, what: str) -> Iterator[dict[str, Any]]:
         owner, name, number = self._where()
