@@ -101,3 +101,18 @@ def test_a_fixed_thread_is_resolved_and_a_question_answered_once(
     assert len(answers) == 1 and "30% fee" in answers[0]["body"]
     again = nova(tmp_path, "respond", REF, "--comment", str(question["id"]))
     assert again.exit_code == 0 and "answered already" in again.stderr
+
+
+def test_bots_edits_and_quotes_are_no_commands_on_gitlab(
+    mr: MergeRequestSpec, gl: FakeGitLab, tmp_path: Path
+) -> None:
+    error = thread(gl, "error")
+    gl.access.update({11: 40, 12: 40, 13: 40})
+    gl.reply_as(11, "project_42_bot_0a1b", error, "@nova dismiss a token's bot")
+    edited = gl.reply_as(12, "maya", error, "fine")
+    gl.edit_as_author(edited, "@nova dismiss edited into a command")
+    gl.reply_as(13, "max", error, "> @nova dismiss\n\nquoting, not asking")
+    result = review(tmp_path, "--fail-on", "error", "--events-file", str(tmp_path / "e.jsonl"))
+    assert result.exit_code == 1, result.stderr
+    assert nova_replies(gl) == []
+    assert '"decision"' not in (tmp_path / "e.jsonl").read_text()
