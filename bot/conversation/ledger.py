@@ -62,10 +62,8 @@ class Ledger:
         return any(d.outcome == "dismissed" and d.note.seq > seq for d in self.decisions)
 
 
-def _is_command_note(note: Note, thread: Thread | None) -> bool:
-    if note.mine or note.bot or note.edited:
-        return False
-    return thread is None or note is not thread.root
+def _is_command_note(note: Note) -> bool:
+    return not (note.mine or note.bot or note.edited)
 
 
 def build_ledger(
@@ -82,7 +80,7 @@ def build_ledger(
             if target is not None:
                 ledger.answered.add(target)
             continue
-        if not _is_command_note(note, thread):
+        if not _is_command_note(note):
             continue
         command = parse_command(note.body, wanted)
         if command is None:

@@ -75,7 +75,8 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class Thread:
-    """One of Nova's inline findings and the replies under it (``notes[0]`` is Nova's)."""
+    """An inline thread and its replies: one of Nova's findings (``notes[0]`` is Nova's and
+    carries the fingerprint), or a person's line comment that may ask Nova something."""
 
     id: str  # the host's thread id (GitHub node id, GitLab discussion id, Phorge inline PHID)
     notes: tuple[Note, ...]

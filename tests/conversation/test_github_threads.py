@@ -217,3 +217,22 @@ def test_graphql_5xx_is_retried_then_said_plainly(
     again = nova(tmp_path, "respond", f"{REPO}#1")
     assert again.exit_code == 3
     assert "reading the review threads: GitHub answered HTTP 503" in again.stderr
+
+
+def test_a_question_in_a_persons_line_comment_is_answered_in_that_thread(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
+    own = gh.add_review_comment(
+        REPO,
+        1,
+        path="pay.py",
+        line=5,
+        body="@nova is this return safe?",
+        user={"login": "bob", "type": "User"},
+    )
+    llm_env.enqueue(text("Yes: total and fee are numbers."))
+    result = nova(tmp_path, "respond", f"{REPO}#1", "--comment", str(own["id"]))
+    assert result.exit_code == 0, result.stderr
+    (answer,) = nova_replies(gh)
+    assert answer["in_reply_to_id"] == own["id"] and "numbers" in answer["body"]
+    assert "return total + fee" in json.dumps(llm_env.requests[-1]["messages"])  # the code

@@ -144,8 +144,8 @@ class GitHubConversation:
         for node in self._pages(_THREADS, "reviewThreads", "reading the review threads"):
             nodes = ((node.get("comments") or {}).get("nodes")) or []
             notes = tuple(self._note(n, "review") for n in nodes if n)
-            if not notes or not notes[0].mine:
-                continue  # only Nova's own threads carry findings
+            if not notes:
+                continue  # (Nova's own threads carry findings; a person's may ask Nova)
             threads.append(
                 Thread(
                     id=str(node.get("id")),

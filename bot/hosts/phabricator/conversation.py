@@ -22,7 +22,7 @@ import re
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.change import Change
-from bot.conversation.model import Authority, CannotDelete, Note, Record, Thread, fingerprint_of
+from bot.conversation.model import Authority, CannotDelete, Note, Record, Thread
 from bot.errors import NovaError
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class PhabricatorConversation:
                 resolved=bool(info[root].get("isDone")),
             )
             for root, notes in threads.items()
-            if root in info and notes[0].mine and fingerprint_of(notes[0].body)
+            if root in info
         ]
         return Record(threads=tuple(out), top=tuple(top), login=self._login())
 
