@@ -169,8 +169,11 @@ def listen_for_review(
             job.listening = Listening.open(
                 job.session, result.change, job.settings, job.bus, job.tracker
             )
-        except NovaError as exc:
-            result.errors.append(f"reading the conversation failed: {exc}")
+        except NovaError as exc:  # fails safe: nothing is dismissed, the gate is as posted
+            result.notes.append(
+                f"could not read the conversation ({exc}): no dismissal was applied and "
+                "no comment answered in this run"
+            )
             return prior
     listening = job.listening
     if listening is None:
@@ -184,7 +187,7 @@ def listen_for_review(
     try:
         whole = not job.full and listening.dismissed_since_last_review(result.change, publishers)
     except NovaError as exc:
-        result.errors.append(f"reading the last review failed: {exc}")
+        result.notes.append(f"could not read the last review ({exc}): reviewed incrementally")
         return None
     if whole:
         job.full = True

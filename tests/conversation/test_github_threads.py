@@ -236,3 +236,17 @@ def test_a_question_in_a_persons_line_comment_is_answered_in_that_thread(
     (answer,) = nova_replies(gh)
     assert answer["in_reply_to_id"] == own["id"] and "numbers" in answer["body"]
     assert "return total + fee" in json.dumps(llm_env.requests[-1]["messages"])  # the code
+
+
+def test_a_review_whose_conversation_cannot_be_read_still_publishes_and_says_so(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
+) -> None:
+    gh.permissions["alice"] = "admin"
+    gh.reply_as("alice", inline(gh, "error"), "@nova dismiss not a bug")
+    push(repo, gh, pr, HEAD + "\n# more\n")
+    gh.graphql_faults = [502] * 3  # GraphQL is down for this run
+    llm_env.enqueue(text(findings()))
+    result = review(tmp_path, "--fail-on", "error", "-o", "json")
+    assert result.exit_code == 1, result.stderr  # fails safe: the error still counts
+    assert "could not read the conversation" in json.loads(result.stdout)["summary"]
+    assert nova_replies(gh) == []
