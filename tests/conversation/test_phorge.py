@@ -118,3 +118,18 @@ def test_without_the_extension_answers_are_comments_and_nothing_is_resolved(
     assert not nova_replies(phorge)
     assert any("@nova dismiss" in c and "(on `pay.py:" in c for c in phorge.comments(7))
     assert "needs Nova's Conduit extension" in result.stdout
+
+
+def test_a_question_under_an_inline_is_answered_once(
+    rev: Revision, phorge: FakePhorge, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
+    question = phorge.reply_inline(REVIEWER, inline(phorge, "30%"), "@nova why 30%?")
+    llm_env.enqueue(text("0.3 is thirty percent; the contract says 3%."))
+    args = ["respond", "D7", "--repo", str(tmp_path), "-q"]
+    first = CliRunner().invoke(cli, [*args, "--comment", question["cphid"]])
+    assert first.exit_code == 0, first.stderr
+    again = CliRunner().invoke(cli, args)  # every pending command: none left
+    assert again.exit_code == 0, again.stderr
+    (answer,) = nova_replies(phorge)
+    assert answer["replyTo"] == inline(phorge, "30%")["cphid"] and "3%" in answer["content"]
+    assert f"//nova:re:{question['cphid']}//" in answer["content"]
