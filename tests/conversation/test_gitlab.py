@@ -116,3 +116,19 @@ def test_bots_edits_and_quotes_are_no_commands_on_gitlab(
     assert result.exit_code == 1, result.stderr
     assert nova_replies(gl) == []
     assert '"decision"' not in (tmp_path / "e.jsonl").read_text()
+
+
+def test_nova_review_on_gitlab_reviews_the_new_commits(
+    mr: MergeRequestSpec, gl: FakeGitLab, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("pay.py", HEAD + "\n\ndef refund(order):\n    return -order.total\n")
+    head = repo.commit("refund")
+    gl.add_merge_request(mr_from_repo(repo, mr.base_sha, head, title="Payment fee"))
+    ask = gl.add_note(mr, "@nova review", user_id=9, username="dev")
+    llm_env.enqueue(text(findings()))
+    result = nova(tmp_path, "respond", REF, "--comment", str(ask["id"]), "--fail-on", "error")
+    assert result.exit_code == 1, result.stderr  # the earlier error still stands
+    prompt = str(llm_env.requests[-1]["messages"])
+    assert "refund" in prompt and "fee = total" not in prompt  # only the new commit
+    acks = [n for n in gl.notes if f"nova:re:{ask['id']}" in n["body"]]
+    assert len(acks) == 1 and "Reviewing the new commits" in acks[0]["body"]
