@@ -16,6 +16,7 @@ from tests.conversation.support import (
     WARNING,
     findings,
     inline,
+    names_dismissal,
     nova_replies,
     open_pull,
     push,
@@ -47,7 +48,7 @@ def test_a_maintainers_dismissal_opens_the_gate_on_the_record(
     )
     assert second.exit_code == 0, second.stderr
     summary = gh.issue_comments[0]["body"]
-    assert "Dismissed" in summary and "dismissed by `alice`: not a bug" in summary
+    assert names_dismissal(summary, "alice", "not a bug"), summary
     assert "nova:verdict:error=0,warning=1" in summary
     (ack,) = nova_replies(gh)
     assert (
@@ -101,7 +102,7 @@ def test_a_dismissal_holds_on_later_pushes(
     third = review(tmp_path, "--fail-on", "error", "-o", "json")
     assert third.exit_code == 0, third.stderr
     assert "incremental review" in json.loads(third.stdout)["summary"]
-    assert "dismissed by `alice`" in gh.issue_comments[0]["body"]
+    assert names_dismissal(gh.issue_comments[0]["body"], "alice", "not a bug")
 
 
 def test_each_decision_is_a_task_manager_step(

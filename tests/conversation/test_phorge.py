@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from bot.cli import cli
 from tests.conftest import GitRepo
-from tests.conversation.support import BASE, ERROR, HEAD, WARNING, findings
+from tests.conversation.support import BASE, ERROR, HEAD, WARNING, findings, names_dismissal
 from tests.servers.conduit_server import BOT_PHID, TOKEN, Revision, changes_from_git_diff
 from tests.servers.conduit_threads import FakePhorge
 from tests.servers.openai_server import FakeOpenAI, text
@@ -86,7 +86,7 @@ def test_a_reviewers_dismissal_opens_the_gate_a_strangers_does_not(
     llm_env.enqueue(text(findings(ERROR, WARNING)))
     second = review(tmp_path, "--fail-on", "error", "-o", "json")
     assert second.exit_code == 0, second.stderr
-    assert any("dismissed by `rita`: the fee is right" in c for c in phorge.comments(7)), (
+    assert any(names_dismissal(c, "rita", "the fee is right") for c in phorge.comments(7)), (
         phorge.comments(7)[-1][-800:]
     )
     assert len(nova_replies(phorge)) == 2
