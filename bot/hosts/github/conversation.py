@@ -52,6 +52,7 @@ _COMMENTS = (
 _RESOLVE = (
     "mutation($id: ID!) { resolveReviewThread(input: {threadId: $id}) { thread { isResolved } } }"
 )
+_SHARED_BOT = "github-actions[bot]"
 _PAGES = 20  # at most 1,000 threads and 2,000 comments are read
 _ATTEMPTS, _BACKOFF, _TRANSIENT = 3, 0.5, (500, 502, 503, 504)
 
@@ -160,7 +161,10 @@ class GitHubConversation:
             self._note(n, "issue")
             for n in self._pages(_COMMENTS, "comments", "reading the pull request's comments")
         )
-        return Record(threads=tuple(threads), top=top, login=self.session.login())
+        me = self.session.login()
+        # the Actions token writes as the shared github-actions[bot]: "@github-actions" is
+        # no name of Nova's (only NOVA_HANDLE is, then)
+        return Record(threads=tuple(threads), top=top, login="" if me == _SHARED_BOT else me)
 
     # -- writing -------------------------------------------------------------------------
     def reply(self, thread: Thread | None, body: str) -> Note:
