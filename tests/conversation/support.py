@@ -82,5 +82,5 @@ def nova_replies(gh: FakeGitHub) -> list[dict[str, Any]]:
 def names_dismissal(summary: str, who: str, reason: str = "") -> bool:
     """A line of the summary names the dismissal, who made it and why (however rendered)."""
     return any(
-        "dismissed by" in line and who in line and reason in line for line in summary.splitlines()
+        "dismissed" in line and who in line and reason in line for line in summary.splitlines()
     )

@@ -19,6 +19,7 @@ Authority: the revision's reviewers (``differential.revision.search`` with the
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.change import Change
@@ -48,6 +49,13 @@ class _Session(Protocol):
     def phabricator(self) -> PhabricatorSettings: ...
 
     def whoami(self) -> str: ...
+
+
+def _iso(epoch: object) -> str:
+    """Conduit's epoch seconds as ISO 8601 (what ``Note.at`` holds on every host)."""
+    if not isinstance(epoch, int | str) or not str(epoch).isdigit():
+        return ""
+    return datetime.fromtimestamp(int(epoch), UTC).isoformat().replace("+00:00", "Z")
 
 
 def remarkup(body: str) -> str:
@@ -100,7 +108,7 @@ class PhabricatorConversation:
             author=name,
             body=str((comment.get("content") or {}).get("raw") or ""),
             seq=int(comment.get("id") or 0),
-            at=str(comment.get("dateCreated") or ""),
+            at=_iso(comment.get("dateCreated")),
             edited=int(comment.get("version") or 1) > 1,
             bot=bot,
             mine=bool(me) and author == me,
