@@ -39,17 +39,20 @@ LABEL org.opencontainers.image.title="nova" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.licenses="MIT"
-# git: GitPython shells out to it. Debian package versions are not pinned on purpose:
+# git: GitPython shells out to it. bubblewrap: `nova testgen` runs generated tests in
+# namespaces with it where the container runtime allows (docs/testgen.md, Isolation; 0.1 MB,
+# not setuid). Debian package versions are not pinned on purpose:
 # the security archive drops old versions, and a pin would break the next rebuild.
 # git's package depends on the full perl (47 MB) for a few scripts Nova never runs (svn,
 # send-email, archimport); every command Nova uses is a C builtin, and perl-base stays.
 # So perl is removed. An image built FROM this one runs `apt-get -f install` first.
 # hadolint ignore=DL3008,SC2046
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates \
+ && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
  && dpkg --purge --force-depends \
       $(dpkg-query -W -f '${Package} ' perl 'perl-modules-*' 'libperl5*') \
  && git --version \
+ && bwrap --version \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 nova \
  && install -d -o nova -g nova /data \

@@ -13,6 +13,7 @@ __all__ = [
     "PriorReview",
     "PublishReport",
     "ReviewResult",
+    "Walk",
     "exit_code_for",
     "parse_verdict",
     "verdict_marker",
@@ -49,12 +50,22 @@ class Dismissal:
 
 
 @dataclass(frozen=True, slots=True)
+class Walk:
+    """One line of the walkthrough: a changed file or group of files (``label``) and what
+    changed there (the model's words, or the status and size of the change)."""
+
+    label: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class PriorReview:
     """Nova's own earlier review of a head, read back from its summary on the host."""
 
     head: str
     severities: tuple[Severity, ...] = ()  # one per finding, placed or not
     errors: int = 0  # services that failed in that run (then it is not a finished review)
+    heard: int = 0  # the newest comment of the conversation that review took in
 
     @property
     def complete(self) -> bool:
@@ -78,10 +89,12 @@ def verdict_marker(
     counts = {s: 0 for s in SEVERITIES}
     for severity in [*(p.comment.severity for p in result.placements), *carried]:
         counts[severity] += 1
+    heard = [f"heard={result.heard}"] if result.heard else []
     return ",".join(
         [
             *(f"{s}={counts[s]}" for s in reversed(SEVERITIES)),
             f"failed={len(result.errors) + failed}",
+            *heard,
         ]
     )
 
@@ -97,7 +110,12 @@ def parse_verdict(head: str, text: str) -> PriorReview | None:
     if not set(SEVERITIES) <= counts.keys():
         return None
     severities = tuple(s for s in SEVERITIES for _ in range(min(counts[s], 10_000)))
-    return PriorReview(head=head, severities=severities, errors=counts.get("failed", 0))
+    return PriorReview(
+        head=head,
+        severities=severities,
+        errors=counts.get("failed", 0),
+        heard=counts.get("heard", 0),
+    )
 
 
 @dataclass(slots=True)
@@ -113,6 +131,10 @@ class ReviewResult:
     since: str | None = None  # incremental review: only what changed after this head
     # findings taken out of the gate by people (replies, [[ignore]] rules): listed, not counted
     dismissed: list[Dismissal] = field(default_factory=list)
+    heard: int = 0  # the newest comment of the host's conversation this review took in
+    walkthrough: list[Walk] = field(default_factory=list)  # the model's, one line a file
+    fail_on: str = "error"  # the gate the verdict is read against (exit_code_for's)
+    model: str = ""  # the model that reviewed, when one did
 
     @property
     def carried(self) -> tuple[Severity, ...]:
