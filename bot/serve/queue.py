@@ -2,9 +2,9 @@
 
 - A delivery id is stored once: a redelivery is a no-op (counted as a duplicate).
 - One job per change runs at a time. A request for the same head as a queued or running
-  job of its key (kind + change) is a duplicate; a newer head replaces a queued job of the
-  key (``superseded``) and marks a running one ``cancelling`` (the caller stops it; it
-  ends ``superseded``).
+  job of its key (kind + change), or as its last job that ended ``done``, is a
+  duplicate; a newer head replaces a queued job of the key (``superseded``) and marks a
+  running one ``cancelling`` (the caller stops it; it ends ``superseded``).
 - ``recover`` (at start): what was running is queued again until ``max_attempts``
   starts, then ``failed``. A job is marked running in the same transaction that claims
   it, so a crash can re-run a job but never lose one.
@@ -107,6 +107,9 @@ class Queue:
             if any(head == request.head and state != "cancelling" for _, head, state in active):
                 self._count(db, "duplicates")
                 return Submitted("duplicate")
+            if self._done_already(db, request):
+                self._count(db, "duplicates")
+                return Submitted("duplicate")
             cancel: list[int] = []
             dropped: list[JobRequest] = []
             for job_id, _, state in active:
@@ -129,6 +132,19 @@ class Queue:
                 (request.key, request.change, request.head, request.to_json(), now),
             )
             return Submitted("queued", cur.lastrowid, tuple(cancel), tuple(dropped))
+
+    @staticmethod
+    def _done_already(db: sqlite3.Connection, request: JobRequest) -> bool:
+        """The key's last job ran this very head to its end (a Herald webhook for a comment
+        on an unchanged diff, a reopened pull request). A build target always runs: it
+        waits for its own verdict."""
+        if not request.head or request.target:
+            return False
+        last = db.execute(
+            "SELECT head, state FROM jobs WHERE key = ? ORDER BY id DESC LIMIT 1",
+            (request.key,),
+        ).fetchone()
+        return last is not None and tuple(last) == (request.head, "done")
 
     def claim(self, limit: int) -> list[Job]:
         """Up to ``limit`` queued jobs, oldest first, none of a change that has a job

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,18 @@ def test_old_deliveries_and_ended_jobs_are_pruned_but_still_counted(tmp_path: Pa
     stats = queue.stats()
     assert "state:done" not in stats and stats["outcome:done"] == stats["submitted"] == 1
     assert queue.submit(request(1, 1, 1)).status == "queued"  # forgotten after RETENTION
+
+
+def test_a_head_already_reviewed_is_not_reviewed_again_but_a_build_target_is(
+    tmp_path: Path,
+) -> None:
+    queue = Queue(tmp_path)
+    queue.submit(request(1, 1, 1))
+    (job,) = queue.claim(1)
+    queue.finish(job.id, "done", 0)
+    assert queue.submit(request(1, 1, 2)).status == "duplicate"  # e.g. reopened, same head
+    target = replace(request(1, 1, 3), target="PHID-HMBT-1")
+    assert queue.submit(target).status == "queued"  # a build restarted: it needs a verdict
+    (job,) = queue.claim(1)
+    queue.finish(job.id, "failed", 2)
+    assert queue.submit(request(1, 1, 4)).status == "queued"  # after a failure: again
