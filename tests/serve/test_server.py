@@ -371,3 +371,20 @@ def test_a_gitlab_merge_request_is_reviewed_once_by_a_real_job(
         assert any("F401" in str(d) for d in gl.discussions)
     finally:
         gl.stop()
+
+
+def test_a_job_past_its_deadline_is_killed(serve: list[ServeProcess], tmp_path: Path) -> None:
+    server = start(
+        serve,
+        tmp_path,
+        NOVA_SERVE_JOB_COMMAND=FAKE_JOB,
+        NOVA_FAKE_HOLD=str(tmp_path / "never"),
+        NOVA_SERVE_JOB_TIMEOUT="0.5",
+    )
+    event = pull_request("acme/shop", 1, "a" * 40)
+    assert github_post(server.client, "pull_request", event, "t-1").status_code == 202
+    m = server.wait_for(lambda m: ended(m) >= 1, "the deadline")
+    assert m['nova_serve_jobs_total{outcome="timeout"}'] == 1
+    (job,) = started(tmp_path)
+    _wait(lambda: not _alive(job["pid"]))
+    assert ended_records(tmp_path) == []
