@@ -56,7 +56,7 @@ class Job:
 
 @dataclass(frozen=True)
 class Submitted:
-    status: str  # queued | duplicate
+    status: str  # queued | duplicate | cancelled
     job: int | None = None
     cancel: tuple[int, ...] = ()  # running jobs the caller must stop (a newer head came)
     dropped: tuple[JobRequest, ...] = ()  # queued jobs replaced by the newer head
@@ -176,12 +176,14 @@ class Queue:
             return jobs
 
     def finish(self, job_id: int, outcome: str, exit_code: int | None) -> str:
-        """Record a job's end; a job stopped for a newer head ends ``superseded``."""
+        """Record a job's end; a job stopped for a newer head ends ``superseded``, one
+        whose change was closed ``cancelled``."""
         with self._tx() as db:
-            row = db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            row = db.execute("SELECT state, outcome FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None or row[0] not in ("running", "cancelling"):
                 return row[0] if row else "unknown"
-            state = "superseded" if row[0] == "cancelling" else outcome
+            # stopped on purpose: for a newer head, or (outcome set) its change was closed
+            state = (row[1] or "superseded") if row[0] == "cancelling" else outcome
             db.execute(
                 "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, finished = ? WHERE id = ?",
                 (state, state, exit_code, time.time(), job_id),
@@ -189,18 +191,48 @@ class Queue:
             self._count(db, "superseded" if state == "superseded" else f"outcome:{state}")
             return state
 
+    def cancel(self, change: str) -> Submitted:
+        """The change was closed: its queued jobs end ``cancelled``, its running ones are
+        marked to stop (``Submitted.cancel``; they end ``cancelled``)."""
+        now = time.time()
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT id, state, request FROM jobs WHERE change = ? AND state IN (?, ?)",
+                (change, "queued", "running"),
+            ).fetchall()
+            running = tuple(job_id for job_id, state, _ in rows if state == "running")
+            dropped = tuple(
+                JobRequest.from_json(text) for _, state, text in rows if state == "queued"
+            )
+            db.execute(
+                "UPDATE jobs SET state = 'cancelled', outcome = 'cancelled', finished = ? "
+                "WHERE change = ? AND state = 'queued'",
+                (now, change),
+            )
+            if dropped:
+                self._count(db, "outcome:cancelled", len(dropped))
+            db.execute(
+                "UPDATE jobs SET state = 'cancelling', outcome = 'cancelled' "
+                "WHERE change = ? AND state = 'running'",
+                (change,),
+            )
+            return Submitted("cancelled", None, running, dropped)
+
     def recover(self, max_attempts: int) -> tuple[int, int]:
         """After a restart: running jobs queued again (or failed past ``max_attempts``).
         Returns (requeued, failed)."""
         now = time.time()
         with self._tx() as db:
-            stopped = db.execute(
-                "UPDATE jobs SET state = 'superseded', outcome = 'superseded', finished = ? "
+            for (outcome,) in db.execute(
+                "SELECT outcome FROM jobs WHERE state = 'cancelling'"
+            ).fetchall():
+                self._count(db, f"outcome:{outcome}" if outcome else "superseded")
+            db.execute(
+                "UPDATE jobs SET state = COALESCE(outcome, 'superseded'), "
+                "outcome = COALESCE(outcome, 'superseded'), finished = ? "
                 "WHERE state = 'cancelling'",
                 (now,),
-            ).rowcount
-            if stopped:
-                self._count(db, "superseded", stopped)
+            )
             # what is kept: deliveries and ended jobs of the last RETENTION seconds (the
             # counters keep the totals)
             db.execute("DELETE FROM deliveries WHERE received < ?", (now - RETENTION,))

@@ -388,3 +388,17 @@ def test_a_job_past_its_deadline_is_killed(serve: list[ServeProcess], tmp_path: 
     (job,) = started(tmp_path)
     _wait(lambda: not _alive(job["pid"]))
     assert ended_records(tmp_path) == []
+
+
+def test_closing_a_pull_request_stops_its_job(serve: list[ServeProcess], tmp_path: Path) -> None:
+    hold = tmp_path / "never"
+    server = start(serve, tmp_path, NOVA_SERVE_JOB_COMMAND=FAKE_JOB, NOVA_FAKE_HOLD=str(hold))
+    event = pull_request("acme/shop", 4, "a" * 40)
+    assert github_post(server.client, "pull_request", event, "c-1").status_code == 202
+    _wait(lambda: len(started(tmp_path)) == 1)
+    closed = github_post(server.client, "pull_request", {**event, "action": "closed"}, "c-2")
+    assert closed.json() == {"status": "cancelled", "jobs": 1}
+    m = server.wait_for(lambda m: m['nova_serve_jobs_total{outcome="cancelled"}'] == 1, "stop")
+    (job,) = started(tmp_path)
+    _wait(lambda: not _alive(job["pid"]))
+    assert ended_records(tmp_path) == [] and adds_up(m)
