@@ -402,3 +402,23 @@ def test_closing_a_pull_request_stops_its_job(serve: list[ServeProcess], tmp_pat
     (job,) = started(tmp_path)
     _wait(lambda: not _alive(job["pid"]))
     assert ended_records(tmp_path) == [] and adds_up(m)
+
+
+def test_a_stopped_server_runs_its_interrupted_job_again_after_the_restart(
+    serve: list[ServeProcess], tmp_path: Path
+) -> None:
+    hold = tmp_path / "go"
+    env = {"NOVA_SERVE_JOB_COMMAND": FAKE_JOB, "NOVA_FAKE_HOLD": str(hold)}
+    first = start(serve, tmp_path, **env)
+    event = pull_request("acme/shop", 8, "a" * 40)
+    assert github_post(first.client, "pull_request", event, "s-1").status_code == 202
+    _wait(lambda: len(started(tmp_path)) == 1)
+    first.stop()  # SIGTERM: uvicorn's shutdown stops the job and leaves it queued
+    # (uvicorn raises the signal again once it has shut down: the exit status is -15)
+    assert "Traceback" not in "".join(first.lines)
+    assert not _alive(started(tmp_path)[0]["pid"])
+    hold.touch()
+    second = start(serve, tmp_path, **env)
+    m = second.wait_for(lambda m: ended(m) >= 1, "the job, again")
+    assert m['nova_serve_jobs_total{outcome="done"}'] == 1
+    assert [r["argv"][1] for r in ended_records(tmp_path)] == ["acme/shop#8"]
