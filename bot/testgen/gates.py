@@ -140,7 +140,7 @@ def evaluate(
     """Fill each case's ``evidence``, or its ``reason`` when it must be dropped. Every step
     runs the file's remaining tests together: runs, coverage, each mutant, the parent.
     Last, the sandbox's verdicts (``Workspace.distrust``) overrule the evidence."""
-    _judge(ws, runner, rel, cases, targets, runs, parent, first_run)
+    _judge(ws, runner, rel, cases, targets, runs, parent, first_run, parent_files)
     ws.distrust(rel, cases)
 
 
@@ -153,6 +153,7 @@ def _judge(
     runs: int,
     parent: str | None,
     first_run: dict[str, bool] | None = None,
+    parent_files: dict[str, str | None] | None = None,
 ) -> None:
     alive = list(cases)
     passed = {c.name: 0 for c in cases}  # runs passed in a row
