@@ -103,3 +103,36 @@ def test_a_newer_head_deletes_the_running_job(k8s: FakeKubernetes, tmp_path: Pat
         assert m["nova_serve_superseded_total"] == 1
     finally:
         server.stop()
+
+
+def test_a_testgen_job_clones_in_an_init_container(k8s: FakeKubernetes, tmp_path: Path) -> None:
+    env = base_env(tmp_path, KUBECONFIG=str(_kubeconfig(tmp_path, k8s)), NOVA_SERVE_TESTGEN="1")
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    server = ServeProcess(tmp_path / "a", env, "--executor", "kubernetes").start()
+    try:
+        push = {
+            "ref": "refs/heads/main",
+            "after": "d" * 40,
+            "repository": {
+                "full_name": "acme/shop",
+                "default_branch": "main",
+                "clone_url": "https://github.example/acme/shop.git",
+            },
+            "sender": {"login": "ada", "type": "User"},
+        }
+        assert github_post(server.client, "push", push, "p-1").status_code == 202
+        _wait(lambda: len(k8s.jobs) == 1)
+        (job,) = k8s.jobs.values()
+        pod = job["spec"]["template"]["spec"]
+        (init,) = pod["initContainers"]
+        assert init["command"][:2] == ["sh", "-c"]
+        init_env = {e["name"]: e["value"] for e in init["env"]}
+        assert init_env["NOVA_CLONE_URL"] == "https://github.example/acme/shop.git"
+        assert init_env["NOVA_HEAD"] == "d" * 40
+        (main,) = pod["containers"]
+        assert main["args"] == ["testgen", "d" * 40, "--repo", "checkout", "--publish", "github"]
+        assert main["workingDir"] == init["workingDir"] == "/work"
+        assert {m["mountPath"] for m in main["volumeMounts"]} >= {"/work", "/tmp"}
+        assert {e["name"]: e["value"] for e in main["env"]}["GITHUB_REPOSITORY"] == "acme/shop"
+    finally:
+        server.stop()

@@ -28,7 +28,7 @@ from bot.serve.queue import Job
 if TYPE_CHECKING:
     from bot.serve.settings import ServeSettings
 
-__all__ = ["KubernetesExecutor", "job_name", "job_manifest"]
+__all__ = ["CLONE_SCRIPT", "KubernetesExecutor", "job_name", "job_manifest"]
 
 UID = 10001  # the image's user
 TTL_AFTER_FINISHED = 3600
@@ -49,10 +49,65 @@ def _label(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:63].strip("_.-") or "none"
 
 
+# A testgen Job clones first (an init container, same image): the token becomes git's
+# Authorization header in git's environment, never in a URL, an argument or .git/config.
+CLONE_SCRIPT = """set -eu
+case "$NOVA_HOST" in
+  github) user=x-access-token token="${GITHUB_TOKEN:-}" ;;
+  *) user=oauth2 token="${GITLAB_TOKEN:-}" ;;
+esac
+if [ -n "$token" ]; then
+  basic=$(printf '%s:%s' "$user" "$token" | base64 | tr -d '\\n')
+  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraHeader
+  export GIT_CONFIG_VALUE_0="Authorization: Basic $basic"
+fi
+work="${NOVA_WORK:-/work}"
+git clone --quiet --no-tags "$NOVA_CLONE_URL" "$work/checkout"
+git -C "$work/checkout" checkout --quiet --detach "$NOVA_HEAD"
+"""
+_MOUNTS = [
+    {"name": "tmp", "mountPath": "/tmp"},
+    {"name": "home", "mountPath": "/home/nova"},
+    {"name": "work", "mountPath": "/work"},
+]
+
+
+def _container(name: str, image: str, secret: str, env: dict[str, str]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "image": image,
+        "workingDir": "/work",
+        "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
+        "envFrom": [{"secretRef": {"name": secret}}],
+        "securityContext": {
+            "readOnlyRootFilesystem": True,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": _MOUNTS,
+    }
+
+
 def job_manifest(
     job: Job, env: dict[str, str], image: str, secret: str, deadline: float
 ) -> dict[str, Any]:
     request = job.request
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "securityContext": {"runAsUser": UID, "runAsNonRoot": True},
+        "containers": [{**_container("nova", image, secret, env), "args": request.argv()}],
+        "volumes": [{"name": m["name"], "emptyDir": {}} for m in _MOUNTS],
+    }
+    if request.kind == "testgen":
+        clone_env = {
+            **env,
+            "NOVA_HOST": request.host,
+            "NOVA_CLONE_URL": request.clone_url or "",
+            "NOVA_HEAD": request.head,
+        }
+        clone = _container("checkout", image, secret, clone_env)
+        pod["initContainers"] = [{**clone, "command": ["sh", "-c", CLONE_SCRIPT]}]
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -67,27 +122,7 @@ def job_manifest(
             "ttlSecondsAfterFinished": TTL_AFTER_FINISHED,
             "template": {
                 "metadata": {"labels": {"app.kubernetes.io/name": "nova-job"}},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "automountServiceAccountToken": False,
-                    "securityContext": {"runAsUser": UID, "runAsNonRoot": True},
-                    "containers": [
-                        {
-                            "name": "nova",
-                            "image": image,
-                            "args": request.argv(),
-                            "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
-                            "envFrom": [{"secretRef": {"name": secret}}],
-                            "securityContext": {
-                                "readOnlyRootFilesystem": True,
-                                "allowPrivilegeEscalation": False,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
-                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
-                        }
-                    ],
-                    "volumes": [{"name": "tmp", "emptyDir": {}}],
-                },
+                "spec": pod,
             },
         },
     }
@@ -154,8 +189,6 @@ class KubernetesExecutor:
             raise
 
     def _run(self, job: Job, env: dict[str, str], stop: threading.Event) -> Outcome:
-        if job.request.kind == "testgen":
-            return Outcome("failed", None, "testgen needs a checkout: the local executor")
         name = job_name(job)
         body = job_manifest(job, env, self.image, self.secret, self.deadline)
         self._create(name, body)
