@@ -52,6 +52,7 @@ def _label(text: str) -> str:
 # A testgen Job clones first (an init container, same image): the token becomes git's
 # Authorization header in git's environment, never in a URL, an argument or .git/config.
 CLONE_SCRIPT = """set -eu
+export GIT_TERMINAL_PROMPT=0
 case "$NOVA_HOST" in
   github) user=x-access-token token="${GITHUB_TOKEN:-}" ;;
   *) user=oauth2 token="${GITLAB_TOKEN:-}" ;;
