@@ -123,6 +123,8 @@ def test_bad_or_missing_signatures_leave_no_row_and_no_process(
         c.post("/webhooks/gitlab", content=b"[1", headers={"X-Gitlab-Token": GL_TOKEN}).status_code
         == 400
     )
+    ping = github_post(c, "ping", {"zen": "Keep it logically awesome."}, "x3")
+    assert ping.status_code == 200 and ping.json() == {"status": "pong"}
     m = server.metrics()
     assert m["nova_serve_jobs_submitted_total"] == 0 and rows(tmp_path) == 0
     assert started(tmp_path) == []
