@@ -97,54 +97,62 @@ class Queue:
             seen = db.execute(
                 "INSERT OR IGNORE INTO deliveries VALUES (?, ?)", (request.delivery, now)
             )
-            if seen.rowcount == 0:
-                self._count(db, "duplicates")
-                return Submitted("duplicate")
             active = db.execute(
                 "SELECT id, head, state FROM jobs WHERE key = ? AND state IN (?, ?, ?)",
                 (request.key, *ACTIVE),
             ).fetchall()
-            if any(head == request.head and state != "cancelling" for _, head, state in active):
+            if seen.rowcount == 0 or self._known_head(db, request, active):
                 self._count(db, "duplicates")
                 return Submitted("duplicate")
-            if self._done_already(db, request):
-                self._count(db, "duplicates")
-                return Submitted("duplicate")
-            cancel: list[int] = []
-            dropped: list[JobRequest] = []
-            for job_id, _, state in active:
-                if state == "queued":
-                    text = db.execute("SELECT request FROM jobs WHERE id = ?", (job_id,)).fetchone()
-                    dropped.append(JobRequest.from_json(text[0]))
-                    db.execute(
-                        "UPDATE jobs SET state = 'superseded', outcome = 'superseded', "
-                        "finished = ? WHERE id = ?",
-                        (now, job_id),
-                    )
-                    self._count(db, "superseded")
-                elif state == "running":
-                    db.execute("UPDATE jobs SET state = 'cancelling' WHERE id = ?", (job_id,))
-                    cancel.append(job_id)
+            cancel, dropped = self._supersede(db, active, now)
             self._count(db, "submitted")
             cur = db.execute(
                 "INSERT INTO jobs (key, change, head, request, state, created) "
                 "VALUES (?, ?, ?, ?, 'queued', ?)",
                 (request.key, request.change, request.head, request.to_json(), now),
             )
-            return Submitted("queued", cur.lastrowid, tuple(cancel), tuple(dropped))
+            return Submitted("queued", cur.lastrowid, cancel, dropped)
 
     @staticmethod
-    def _done_already(db: sqlite3.Connection, request: JobRequest) -> bool:
-        """The key's last job ran this very head to its end (a Herald webhook for a comment
-        on an unchanged diff, a reopened pull request). A build target always runs: it
-        waits for its own verdict."""
-        if not request.head or request.target:
+    def _known_head(
+        db: sqlite3.Connection, request: JobRequest, active: list[tuple[int, str, str]]
+    ) -> bool:
+        """The head is queued or running already, or the key's last job ran it to its end
+        (a Herald webhook for a comment on an unchanged diff, a reopened pull request). A
+        build target always runs: it waits for its own verdict."""
+        if request.target:
+            return False
+        if any(head == request.head and state != "cancelling" for _, head, state in active):
+            return True
+        if not request.head:
             return False
         last = db.execute(
             "SELECT head, state FROM jobs WHERE key = ? ORDER BY id DESC LIMIT 1",
             (request.key,),
         ).fetchone()
         return last is not None and tuple(last) == (request.head, "done")
+
+    def _supersede(
+        self, db: sqlite3.Connection, active: list[tuple[int, str, str]], now: float
+    ) -> tuple[tuple[int, ...], tuple[JobRequest, ...]]:
+        """A newer head came: queued jobs of the key end ``superseded`` (returned, for their
+        hooks), running ones are marked ``cancelling`` (returned: the caller stops them)."""
+        cancel: list[int] = []
+        dropped: list[JobRequest] = []
+        for job_id, _, state in active:
+            if state == "queued":
+                text = db.execute("SELECT request FROM jobs WHERE id = ?", (job_id,)).fetchone()
+                dropped.append(JobRequest.from_json(text[0]))
+                db.execute(
+                    "UPDATE jobs SET state = 'superseded', outcome = 'superseded', "
+                    "finished = ? WHERE id = ?",
+                    (now, job_id),
+                )
+                self._count(db, "superseded")
+            elif state == "running":
+                db.execute("UPDATE jobs SET state = 'cancelling' WHERE id = ?", (job_id,))
+                cancel.append(job_id)
+        return tuple(cancel), tuple(dropped)
 
     def claim(self, limit: int) -> list[Job]:
         """Up to ``limit`` queued jobs, oldest first, none of a change that has a job

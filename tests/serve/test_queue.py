@@ -168,3 +168,12 @@ def test_closing_a_change_stops_its_jobs_of_every_kind(tmp_path: Path) -> None:
     assert queue.finish(running.id, "done", 0) == "cancelled"
     assert [job.request.ref for job in queue.claim(5)] == ["acme/shop#2"]
     assert queue.stats()["outcome:cancelled"] == 2
+
+
+def test_a_restarted_build_of_the_same_diff_replaces_the_running_one(tmp_path: Path) -> None:
+    queue = Queue(tmp_path)
+    first = replace(request(1, 1, 1), target="PHID-HMBT-1")
+    queue.submit(first)
+    (job,) = queue.claim(1)
+    again = queue.submit(replace(request(1, 1, 2), target="PHID-HMBT-2"))
+    assert again.status == "queued" and again.cancel == (job.id,)  # the old target fails
