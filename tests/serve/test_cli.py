@@ -54,3 +54,14 @@ def test_bad_values_name_their_variable(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("NOVA_SERVE_MAX_JOBS", "0")
     code, out = serve("--data-dir", str(tmp_path))
     assert code == 2 and "NOVA_SERVE_MAX_JOBS" in out
+
+
+def test_a_port_in_use(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        result = CliRunner().invoke(cli, ["serve", "--port", port, "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in result.output
