@@ -315,3 +315,31 @@ def test_any_verified_payload_is_classified_never_raises(
         found = gitlab.classify({}, nested, "gitlab:d", CTX)
         assert isinstance(found, JobRequest | Cancel | Ignored)
         assert isinstance(phabricator.classify_herald(nested), JobRequest | Ignored)
+
+
+def test_a_jobs_environment_takes_only_what_it_needs() -> None:
+    from bot.serve.environment import job_environment
+
+    server = {
+        "PATH": "/bin",
+        "GITHUB_TOKEN": "t",
+        "GITLAB_TOKEN": "g",
+        "NOVA_LLM_MODEL": "openai:x",
+        "OPENAI_API_KEY": "sk",
+        "NOVA_GITHUB_WEBHOOK_SECRET": "w",
+        "NOVA_SERVE_MAX_JOBS": "2",
+        "NOVA_HARBORMASTER_TARGET": "PHID-HMBT-server",
+        "GITHUB_EVENT_PATH": "/x.json",
+        "AWS_SECRET_ACCESS_KEY": "unrelated",
+    }
+    job = JobRequest("github", "review", "c", "a/b#1", "h", "d")
+    env = job_environment(job, server, {"GITHUB_TOKEN": "minted"})
+    assert env == {
+        "PATH": "/bin",
+        "GITHUB_TOKEN": "minted",
+        "NOVA_LLM_MODEL": "openai:x",
+        "OPENAI_API_KEY": "sk",
+        "CI": "true",
+    }
+    build = JobRequest("phabricator", "review", "c", "D1", "2", "d", target="PHID-HMBT-1")
+    assert job_environment(build, server, {})["NOVA_HARBORMASTER_TARGET"] == "PHID-HMBT-1"
