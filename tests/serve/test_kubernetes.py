@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from bot.errors import ServiceError
+from bot.serve.executors import Outcome
+from bot.serve.executors.kubernetes import KubernetesExecutor, job_name
+from bot.serve.jobs import JobRequest
+from bot.serve.queue import Job
 from tests.serve.support import SECRETS, ServeProcess, base_env, github_post, pull_request
 from tests.serve.test_server import _wait
 from tests.servers.kubernetes_server import FakeKubernetes
@@ -136,3 +142,44 @@ def test_a_testgen_job_clones_in_an_init_container(k8s: FakeKubernetes, tmp_path
         assert {e["name"]: e["value"] for e in main["env"]}["GITHUB_REPOSITORY"] == "acme/shop"
     finally:
         server.stop()
+
+
+def _executor(k8s: FakeKubernetes) -> KubernetesExecutor:
+    from kubernetes import client
+
+    config = client.Configuration()
+    config.host = k8s.url
+    config.api_key = {"authorization": k8s.token}
+    config.api_key_prefix = {"authorization": "Bearer"}
+    executor = KubernetesExecutor(
+        client.BatchV1Api(client.ApiClient(config)), "nova", "img", "nova-job", 60
+    )
+    executor.backoff = 0.01
+    return executor
+
+
+def _job(n: int) -> Job:
+    ref = f"acme/shop#{n}"
+    return Job(n, JobRequest("github", "review", f"github:{ref}", ref, "a" * 40, f"d{n}"), 1)
+
+
+def test_a_busy_api_is_retried_then_the_job_runs(k8s: FakeKubernetes) -> None:
+    k8s.create_faults = [503, 429]
+    executor = _executor(k8s)
+
+    async def run() -> Outcome:
+        task = asyncio.create_task(executor.run(_job(1), {}))
+        while not k8s.jobs:
+            await asyncio.sleep(0.02)
+        k8s.finish(job_name(_job(1)))
+        return await task
+
+    assert asyncio.run(run()) == Outcome("done", 0)
+    assert len(k8s.creates) == 3
+
+
+def test_a_refused_create_is_one_clear_error(k8s: FakeKubernetes) -> None:
+    k8s.create_faults = [403]
+    with pytest.raises(ServiceError, match="Kubernetes refused Job nova-review-.*403"):
+        asyncio.run(_executor(k8s).run(_job(2), {}))
+    assert len(k8s.creates) == 1 and not k8s.jobs  # a 403 is not retried

@@ -145,6 +145,7 @@ class KubernetesExecutor:
         self.secret = secret
         self.deadline = deadline
         self.detached = False
+        self.backoff = 1.0  # seconds before the first retry of a 429/5xx create; doubles
         # one thread per watched Job, apart from asyncio's default pool (the handlers'
         # lookups and /readyz must never wait behind a long watch)
         self.threads = ThreadPoolExecutor(max_jobs + 1, thread_name_prefix="nova-k8s")
@@ -209,7 +210,7 @@ class KubernetesExecutor:
                     raise ServiceError(
                         f"Kubernetes refused Job {name}: HTTP {exc.status} {exc.reason}"
                     ) from exc
-            time.sleep(2**attempt)
+            time.sleep(self.backoff * 2**attempt)
 
     def _watch(self, name: str, stop: threading.Event) -> Outcome:
         from kubernetes import watch
