@@ -183,3 +183,26 @@ def test_a_refused_create_is_one_clear_error(k8s: FakeKubernetes) -> None:
     with pytest.raises(ServiceError, match="Kubernetes refused Job nova-review-.*403"):
         asyncio.run(_executor(k8s).run(_job(2), {}))
     assert len(k8s.creates) == 1 and not k8s.jobs  # a 403 is not retried
+
+
+def test_a_head_whose_job_failed_runs_again_one_that_passed_does_not(
+    k8s: FakeKubernetes,
+) -> None:
+    executor = _executor(k8s)
+    failed, passed = _job(3), _job(4)
+
+    async def run(job: Job, ok: bool) -> Outcome:
+        task = asyncio.create_task(executor.run(job, {}))
+        name = job_name(job)
+        while ("nova", name) not in k8s.jobs or k8s.jobs[("nova", name)]["status"]:
+            await asyncio.sleep(0.02)
+        k8s.finish(name, ok=ok)
+        return await task
+
+    assert asyncio.run(run(failed, ok=False)).state == "failed"
+    assert asyncio.run(run(failed, ok=True)) == Outcome("done", 0)  # a new Job for the retry
+    # creates: the first, the retry's 409, the retry's after the old Job was deleted
+    assert k8s.deleted == [job_name(failed)] and len(k8s.creates) == 3
+    assert asyncio.run(run(passed, ok=True)) == Outcome("done", 0)
+    assert asyncio.run(executor.run(passed, {})) == Outcome("done", 0)  # 409: done already
+    assert len(k8s.creates) == 5 and len(k8s.deleted) == 1  # the last was a 409

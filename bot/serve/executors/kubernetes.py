@@ -193,24 +193,40 @@ class KubernetesExecutor:
     def _run(self, job: Job, env: dict[str, str], stop: threading.Event) -> Outcome:
         name = job_name(job)
         body = job_manifest(job, env, self.image, self.secret, self.deadline)
-        self._create(name, body)
+        if not self._create(name, body) and self._failed(name):
+            # this head's Job failed before (and waits for its TTL): a new request for
+            # the head is a retry, so the old Job goes and a new one runs
+            self._delete(name)
+            self._create(name, body)
         return self._watch(name, stop)
 
-    def _create(self, name: str, body: dict[str, Any]) -> None:
+    def _failed(self, name: str) -> bool:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            current = self.api.read_namespaced_job(name, self.namespace)
+        except ApiException:
+            return False  # gone or unreadable: the watch says what happened
+        done = _ended(current.status)
+        return done is not None and done.state != "done"
+
+    def _create(self, name: str, body: dict[str, Any]) -> bool:
+        """Create the Job; False when this head's Job exists already (409)."""
         from kubernetes.client.exceptions import ApiException
 
         for attempt in range(_RETRIES):
             try:
                 self.api.create_namespaced_job(self.namespace, body)
-                return
+                return True
             except ApiException as exc:
                 if exc.status == 409:
-                    return  # this head's Job exists (a redelivery, another replica): watch it
+                    return False  # a redelivery, another replica, a restart: watch it
                 if exc.status not in (429, 500, 502, 503, 504) or attempt == _RETRIES - 1:
                     raise ServiceError(
                         f"Kubernetes refused Job {name}: HTTP {exc.status} {exc.reason}"
                     ) from exc
             time.sleep(self.backoff * 2**attempt)
+        return True  # not reached: the last attempt returns or raises
 
     def _watch(self, name: str, stop: threading.Event) -> Outcome:
         from kubernetes import watch
