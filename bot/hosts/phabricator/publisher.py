@@ -220,15 +220,18 @@ class PhabricatorPublisher:
                 )
                 return True, True
             except ConduitError as exc:  # the server answered: nothing was written
+                again = "" if _refusal(exc) else ", and the next run posts them"
                 failures.append(
-                    f"inline comments were not posted ({exc}); the findings are listed here instead"
+                    f"inline comments were not posted ({exc}); the findings are listed here "
+                    f"instead{again}"
                 )
                 refused_inline = failures[-1] if _refusal(exc) else None
             except ServiceError as exc:  # no answer: it may have landed
                 if self._landed(change, summary):
                     return True, True
                 failures.append(
-                    f"inline comments were not posted ({exc}); the findings are listed here instead"
+                    f"inline comments were not posted ({exc}); the findings are listed here "
+                    "instead, and the next run posts them"
                 )
             summary.mode = "lint" if self.target else "summary"
         self.mode = summary.mode
