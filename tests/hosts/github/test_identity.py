@@ -193,3 +193,12 @@ def test_doctor_says_who_the_token_writes_as(
     (line,) = [ln for ln in out.splitlines() if ln.split()[1:2] == ["github"]]
     assert re.match(said, " ".join(line.split())), line
     assert TOKEN not in out
+
+
+@pytest.mark.parametrize("bad", ["my app[bot]", "-dash", "x" * 40, "a[bot]]", "@octocat"])
+def test_a_login_that_is_not_one_is_a_clear_error(
+    bad: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOVA_GITHUB_LOGIN", bad)
+    with pytest.raises(ConfigError, match="NOVA_GITHUB_LOGIN"):
+        load_settings()
