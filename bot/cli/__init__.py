@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 
 import click
 
@@ -35,16 +36,19 @@ class LazyGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> object:
-        """A ``NovaError`` becomes one clear line (no traceback) and its exit code."""
+        """A ``NovaError`` becomes one clear line (no traceback) and its exit code. In GitHub
+        Actions stdout and stderr are guarded: no line printed can start a workflow command."""
         from bot.errors import NovaError
+        from bot.report.commands import guarded_streams
 
-        try:
-            return super().invoke(ctx)
-        except NovaError as exc:
-            click.echo(f"nova: error: {exc}", err=True)
-            if exc.hint:
-                click.echo(f"nova: hint: {exc.hint}", err=True)
-            ctx.exit(exc.exit_code)
+        with guarded_streams(_in_actions()):
+            try:
+                return super().invoke(ctx)
+            except NovaError as exc:
+                click.echo(f"nova: error: {exc}", err=True)
+                if exc.hint:
+                    click.echo(f"nova: hint: {exc.hint}", err=True)
+                ctx.exit(exc.exit_code)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
@@ -66,5 +70,15 @@ def cli() -> None:
     """
 
 
+def _in_actions() -> bool:
+    """GitHub Actions sets GITHUB_ACTIONS (declared in ``GitHubSettings``); read here, before
+    any setting is loaded, because a settings error may already quote untrusted text."""
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
 def main(argv: list[str] | None = None) -> None:
+    if _in_actions():  # the whole process: also a traceback printed at exit
+        from bot.report.commands import guard_process
+
+        guard_process()
     cli.main(args=argv, prog_name="nova")

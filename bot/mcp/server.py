@@ -3,6 +3,10 @@
 Every tool answers with the envelope ``{"success": true, "message", "data"}`` or
 ``{"success": false, "error", "error_code"?, "status_code"?}``; no exception escapes a tool.
 The change tools work on the repository given to ``nova mcp serve --repo`` only.
+
+Arguments are bounded (``LIMITS``): a call with a longer one is answered ``ARGUMENT_TOO_LONG``
+at once, before any work (a 4 MB path kept the server busy for minutes, and every other
+call waited behind it).
 """
 
 from __future__ import annotations
@@ -51,8 +55,54 @@ class ProposedComment(BaseModel):
     suggestion: str | None = None
 
 
-def _guard(call: Callable[[], Envelope]) -> Envelope:
-    """The MCP edge: a NovaError or any other exception becomes the error envelope."""
+# characters an argument may have: paths as the OS allows them, references and names short,
+# free text (a step message, a comment body) as long as a host takes a comment
+LIMITS = {
+    "path": 4096,
+    "change": 1024,
+    "style": 16,
+    "execution_id": 256,
+    "session_id": 256,
+    "step_id": 256,
+    "step_name": 1024,
+    "status": 64,
+    "worktree_path": 4096,
+    "message": 65_536,
+    "body": 65_536,
+    "code": 65_536,
+    "suggestion": 65_536,
+    "severity": 64,
+}
+MAX_COMMENTS = 1000
+
+
+def _too_long(arguments: dict[str, Any]) -> Envelope | None:
+    """The error envelope for the first argument over its limit, else None."""
+    for name, value in arguments.items():
+        if isinstance(value, list):
+            if len(value) > MAX_COMMENTS:
+                return fail(
+                    f"{name}: {len(value):,} items; at most {MAX_COMMENTS:,}",
+                    error_code="ARGUMENT_TOO_LONG",
+                )
+            for item in value:
+                found = _too_long(item.model_dump() if isinstance(item, BaseModel) else {})
+                if found is not None:
+                    return found
+        elif isinstance(value, str) and len(value) > LIMITS.get(name, 65_536):
+            return fail(
+                f"{name}: {len(value):,} characters; at most {LIMITS.get(name, 65_536):,}",
+                error_code="ARGUMENT_TOO_LONG",
+            )
+    return None
+
+
+def _guard(call: Callable[[], Envelope], **arguments: Any) -> Envelope:
+    """The MCP edge: arguments over their limits are refused at once; a NovaError or any
+    other exception becomes the error envelope."""
+    refused = _too_long(arguments)
+    if refused is not None:
+        return refused
     try:
         return call()
     except NovaError as exc:
@@ -91,7 +141,10 @@ def build_server(
         return _guard(
             lambda: tm.patch_execution(
                 execution_id, session_id=session_id, worktree_path=worktree_path
-            )
+            ),
+            execution_id=execution_id,
+            session_id=session_id,
+            worktree_path=worktree_path,
         )
 
     @mcp.tool()
@@ -108,7 +161,13 @@ def build_server(
             status: Optional initial status - running/completed/failed/skipped (default:
                 running).
         """
-        return _guard(lambda: tm.create_step(execution_id, step_name, message, status))
+        return _guard(
+            lambda: tm.create_step(execution_id, step_name, message, status),
+            execution_id=execution_id,
+            step_name=step_name,
+            message=message,
+            status=status,
+        )
 
     @mcp.tool()
     def update_step(
@@ -123,7 +182,13 @@ def build_server(
             status: New status - running/completed/failed/skipped.
             message: Updated message.
         """
-        return _guard(lambda: tm.patch_step(execution_id, step_id, status=status, message=message))
+        return _guard(
+            lambda: tm.patch_step(execution_id, step_id, status=status, message=message),
+            execution_id=execution_id,
+            step_id=step_id,
+            status=status,
+            message=message,
+        )
 
     @mcp.tool()
     def health_check() -> dict[str, Any]:
@@ -201,7 +266,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
                 {"change": c.summary_dict(), "numbered_diff": numbered}, f"{len(c.files)} files"
             )
 
-        return _guard(run)
+        return _guard(run, change=change, style=style)
 
     @mcp.tool()
     def list_change_files(change: str = "HEAD") -> dict[str, Any]:
@@ -222,7 +287,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
             ]
             return ok(files, f"{len(files)} files")
 
-        return _guard(run)
+        return _guard(run, change=change)
 
     @mcp.tool()
     def read_file(
@@ -246,7 +311,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
 
             return ok(Scrubber().scrub(text), path)
 
-        return _guard(run)
+        return _guard(run, path=path, change=change)
 
     @mcp.tool()
     def anchor_comments(comments: list[ProposedComment], change: str = "HEAD") -> dict[str, Any]:
@@ -284,7 +349,7 @@ def _register_change_tools(mcp: FastMCP, repo: Path, settings: Settings) -> None
             placed = sum(1 for p in placements if p["placed"])
             return ok(placements, f"{placed} of {len(placements)} placed")
 
-        return _guard(run)
+        return _guard(run, comments=comments, change=change)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -3,12 +3,12 @@ fenced off from workflow commands."""
 
 from __future__ import annotations
 
-import secrets
 import sys
 from pathlib import Path
 from typing import IO
 
 from bot.errors import UsageError
+from bot.report.commands import fence_commands, write_fenced
 from bot.report.formats import FORMATS, format_result
 from bot.review.result import ReviewResult
 
@@ -45,14 +45,8 @@ class LocalPublisher:
                 raise UsageError(f"cannot write {self.option} {self.path}: {exc}") from exc
         else:
             stream = self.stream or sys.stdout
-            stream.write(fence_commands(text) if self.fence else text)
-            stream.flush()
-
-
-def fence_commands(text: str) -> str:
-    """``text`` between ``::stop-commands::TOKEN`` and ``::TOKEN::``: the Actions runner runs
-    no workflow command in between (model comments and diff lines are untrusted), and the
-    token is fresh, so the text cannot end the fence itself."""
-    token = f"nova-{secrets.token_hex(16)}"
-    body = text if text.endswith("\n") or not text else text + "\n"
-    return f"::stop-commands::{token}\n{body}::{token}::\n"
+            if self.fence:
+                write_fenced(stream, text)
+            else:
+                stream.write(text)
+                stream.flush()

@@ -102,6 +102,7 @@ class FakeGitHub(LocalHTTPServer):
         self.refused_lines: set[tuple[str, int]] = set()  # (path, line): 422 as off the diff
         self.rate_limited_writes = 0
         self.rate_limit_kind = "429"  # or "secondary" (403 + message + retry-after)
+        self.retry_after = "1"  # the rate limits' Retry-After (seconds or an HTTP date)
         self._next_id = 1000
         self._lock = threading.Lock()
 
@@ -176,9 +177,13 @@ class FakeGitHub(LocalHTTPServer):
                                 "message": "You have exceeded a secondary rate limit. "
                                 "Please wait a few minutes before you try again."
                             },
-                            {"retry-after": "1"},
+                            {"retry-after": self.retry_after},
                         )
-                    return 429, {"message": "API rate limit exceeded"}, {"retry-after": "1"}
+                    return (
+                        429,
+                        {"message": "API rate limit exceeded"},
+                        {"retry-after": self.retry_after},
+                    )
                 if self.read_only:
                     return (
                         403,

@@ -17,6 +17,9 @@ repository, ``repository``), and merge request creation. And GitLab's rules and 
 - ``write_faults``: (method, path regex, kind) consumed one per matching write, kind
   "slow" (stored, answered after ``slow_seconds``) or an HTTP status (answered without
   storing anything); ``read_faults``: (path regex, status) consumed one per matching GET;
+- ``retry_after_faults`` (h-hardening's block): (method, path regex, status, Retry-After)
+  consumed one per matching request, answered ``status`` with that ``Retry-After`` (delta
+  seconds or an HTTP date; a callable makes the value when answering);
 - note bodies over 1,000,000 characters are refused (400);
 - compare with a ref the repository does not have: 404 ``Ref Not Found``; merge base with
   one: 400 ``Could not find ref: …`` (GitLab's lib/api/repositories.rb).
@@ -31,6 +34,7 @@ import json
 import re
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,6 +151,7 @@ class FakeGitLab(LocalHTTPServer):
         self.read_faults: list[tuple[str, int]] = []  # (path regex, status) for GETs
         self.slow_seconds = 3.0
         self.rate_limited_writes = 0
+        self.retry_after_faults: list[tuple[str, str, int, str | Callable[[], str]]] = []
         self.diffs_api = True  # False: a GitLab before 15.7 (no /diffs, only /changes)
         self.job_token_reads = True
         self.max_per_page = 100
@@ -244,6 +249,9 @@ class FakeGitLab(LocalHTTPServer):
             who = self._auth(headers)
             if who is None:
                 return 401, {"message": "401 Unauthorized"}, {}
+            limited = self._take_retry_after(method, path)
+            if limited is not None:
+                return limited
             if who == "job" and (method != "GET" or path == "/user"):
                 if path == "/user":
                     return 401, {"message": "401 Unauthorized"}, {}
@@ -285,6 +293,16 @@ class FakeGitLab(LocalHTTPServer):
             return "user"
         if headers.get("job-token") == self.job_token:
             return "job"
+        return None
+
+    # -- Retry-After faults (h-hardening) ---------------------------------------------
+    def _take_retry_after(self, method: str, path: str) -> tuple[int, Any, dict[str, str]] | None:
+        """A rate limit (or a busy server) that names its wait as Retry-After."""
+        for i, (verb, pattern, status, value) in enumerate(self.retry_after_faults):
+            if verb == method and re.search(pattern, path):
+                del self.retry_after_faults[i]
+                after = value() if callable(value) else value
+                return status, {"message": f"{status} Too Many Requests"}, {"Retry-After": after}
         return None
 
     def _take_fault(self, method: str, path: str) -> str | int | None:

@@ -6,7 +6,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.errors import (
     ConfigError,
@@ -16,6 +16,7 @@ from bot.errors import (
     redact,
 )
 from bot.hosts.github.settings import GitHubSettings
+from bot.hosts.timeouts import MAX_WAIT, requested_wait, too_long_to_wait
 
 if TYPE_CHECKING:
     from github import Github
@@ -92,7 +93,7 @@ def github_client(settings: GitHubSettings, api_url: str | None = None) -> Githu
         backoff_factor=0.5,
         status_forcelist=[429, 502, 503, 504],
         secondary_rate_wait=5,
-        max_rate_limit_wait=120,
+        max_rate_limit_wait=MAX_WAIT,
     )
     # PyGithub spaces every request by 0.25 s by default; only writes need spacing.
     return Github(
@@ -110,12 +111,24 @@ def github_client(settings: GitHubSettings, api_url: str | None = None) -> Githu
 def _write_safe_retry() -> type:
     """GithubRetry that never repeats a write GitHub may have stored (a 5xx on POST)."""
     from github import GithubRetry
+    from github.GithubException import RateLimitExceededExceedsMaxWait
 
     class WriteSafeRetry(GithubRetry):
         def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
             if method in ("POST", "PATCH", "PUT", "DELETE") and status_code >= 500:
                 return False
             return bool(super().is_retry(method, status_code, has_retry_after))
+
+        def get_retry_after(self, response: Any) -> float | None:
+            """urllib3 sleeps out any ``Retry-After``: more than ``MAX_WAIT`` fails now."""
+            wait = requested_wait({"Retry-After": response.headers.get("Retry-After", "")})
+            if response.headers.get("Retry-After") is None or wait is None:
+                return None
+            if wait > MAX_WAIT:
+                raise RateLimitExceededExceedsMaxWait(
+                    response.status, too_long_to_wait(wait), dict(response.headers), wait=wait
+                )
+            return wait
 
     return WriteSafeRetry
 

@@ -31,6 +31,7 @@ from bot.errors import NovaError, redact
 from bot.hosts.github.actions import workflow_annotations
 from bot.hosts.github.client import github_error
 from bot.hosts.timeouts import timed_out
+from bot.report.commands import write_command
 from bot.report.earlier import OUTDATED, earlier_rows
 from bot.report.earlier import carried as carry
 from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
@@ -288,8 +289,7 @@ class GitHubPublisher:
             return
         self.fallback = True
         for line in workflow_annotations(result):
-            print(line, file=self.annotations)
-        self.annotations.flush()
+            write_command(self.annotations, line)  # Nova's own command, past the guard
 
     def _mark_outdated(
         self, existing: list[PullRequestComment], ids: LineIds, errors: list[str]

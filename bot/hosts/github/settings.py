@@ -67,8 +67,8 @@ class GitHubSettings(Section):
     )
     actions: bool = setting(
         "GITHUB_ACTIONS",
-        "Set by GitHub Actions: untrusted text on stdout is fenced off from workflow "
-        "commands (::stop-commands::).",
+        "Set by GitHub Actions: no line Nova prints (stdout, stderr) can start a workflow "
+        "command (the report is fenced with ::stop-commands::, other lines escaped).",
         False,
         parse=boolean,
     )

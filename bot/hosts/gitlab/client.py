@@ -2,7 +2,11 @@
 errors, wrapped once here.
 
 Retries: python-gitlab waits out a 429 (``Retry-After``, else ``RateLimit-Reset``) for every
-verb — GitLab did not take the request, so repeating it is safe. Its
+verb — GitLab did not take the request, so repeating it is safe. It reads ``Retry-After`` with
+``int()``: an HTTP date (RFC 9110 allows it; proxies send it) would raise, and a huge value
+would be slept out. So every answer's wait is read here first (``bot.hosts.timeouts``): a
+request waits at most ``MAX_WAIT`` seconds in all, and one that asks for more fails at once
+with one line (exit 3). Its
 ``retry_transient_errors`` (5xx, timeouts) is on for reads only: for a POST or PUT it would
 repeat a write GitLab may have stored, so writes are never repeated on those, and the
 publisher reads back instead of posting again.
@@ -10,7 +14,9 @@ publisher reads back instead of posting again.
 
 from __future__ import annotations
 
+import math
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -18,7 +24,7 @@ from urllib.parse import quote
 
 from bot.errors import ConfigError, HostChangeNotFound, ServiceError, UsageError, redact
 from bot.hosts.gitlab.settings import GitLabSettings
-from bot.hosts.timeouts import timed_out
+from bot.hosts.timeouts import MAX_WAIT, requested_wait, timed_out, too_long_to_wait
 
 if TYPE_CHECKING:
     from gitlab import Gitlab
@@ -138,7 +144,11 @@ def gitlab_client(settings: GitLabSettings, url: str) -> Gitlab:
         timeout=settings.timeout,
         per_page=100,
         retry_transient_errors=True,
+        backend=_bounded_waits(),
     )
+
+
+_budget = threading.local()  # seconds the current request may still wait (per thread)
 
 
 @lru_cache(maxsize=1)
@@ -154,9 +164,44 @@ def _write_safe_gitlab() -> type[Gitlab]:
             if verb.lower() != "get":
                 kwargs["retry_transient_errors"] = False
             kwargs.setdefault("max_retries", 3)
+            _budget.seconds = MAX_WAIT
             return super().http_request(verb, path, *args, **kwargs)
 
     return WriteSafeGitlab
+
+
+@lru_cache(maxsize=1)
+def _bounded_waits() -> type:
+    """python-gitlab's HTTP backend, with every wait an answer asks for read by Nova: the
+    ``Retry-After`` python-gitlab then sees is whole seconds within the request's budget; an
+    answer that asks for more than the budget is raised at once as GitLab's error."""
+    from gitlab._backends import DefaultBackend, DefaultResponse
+    from gitlab.exceptions import GitlabHttpError
+
+    class BoundedWaits(DefaultBackend):
+        def http_request(self, *args: Any, **kwargs: Any) -> DefaultResponse:
+            result = super().http_request(*args, **kwargs)
+            status = result.status_code
+            if status < 400:
+                return result
+            headers = result.headers
+            wait = requested_wait(headers)
+            for name in ("Retry-After", "RateLimit-Reset"):
+                headers.pop(name, None)
+            if wait is None:
+                return result  # python-gitlab's own short backoff
+            left = getattr(_budget, "seconds", MAX_WAIT)
+            if wait > left and (status == 429 or status >= 500):
+                raise GitlabHttpError(
+                    response_code=status,
+                    error_message=too_long_to_wait(wait),
+                    response_body=result.content,
+                )
+            _budget.seconds = left - math.ceil(wait)
+            headers["Retry-After"] = str(math.ceil(wait))
+            return result
+
+    return BoundedWaits
 
 
 def gitlab_error(exc: BaseException, what: str) -> Exception:
