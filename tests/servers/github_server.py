@@ -298,8 +298,15 @@ class FakeGitHub(LocalHTTPServer):
         self, method: str, path: str, body: Any
     ) -> tuple[int, Any, dict[str, str]] | None:
         """``POST /graphql`` (``/api/graphql`` on GitHub Enterprise) asking only for
-        ``viewer``: its login, for every token kind (a read, whatever the token may write).
+        ``viewer``: its login, for every token kind (a read, whatever the token may write);
+        ``GET /installation/repositories``, which only an installation token may read.
         None for any other request."""
+        if method == "GET" and path == "/installation/repositories":
+            if not (self.actions_token or self.app_slug):  # a PAT: not an installation's
+                return 403, {"message": "This endpoint requires an installation token"}, {}
+            repos = sorted({self._repo_json(r)["full_name"] for r, _n in self.pulls})
+            listed = [self._repo_json(r) for r in repos]
+            return 200, {"total_count": len(listed), "repositories": listed}, {}
         query = body.get("query") if isinstance(body, dict) else None
         if method != "POST" or not path.endswith("/graphql") or not isinstance(query, str):
             return None

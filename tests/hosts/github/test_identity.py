@@ -100,6 +100,7 @@ def test_when_nothing_tells_who_nova_is_it_says_so_in_one_line_and_posts_nothing
     assert result.exit_code == 2, result.stderr
     said = [ln for ln in result.stderr.splitlines() if "NOVA_GITHUB_LOGIN" in ln]
     assert len(said) == 1 and "github-login" in said[0], result.stderr
+    assert "a GitHub App's installation token" in said[0]
     assert _writes(app) == 0 and _nova(app) == (0, 0)
     assert llm_env.requests == []  # stopped before the model was asked
 
