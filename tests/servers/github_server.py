@@ -87,6 +87,7 @@ class FakeGitHub(LocalHTTPServer):
         self.graphql_viewer = True  # False: GraphQL refuses `viewer` (an older GHE, say)
         # Fault modes for writes (POST/PATCH), consumed one per matching write:
         # (method, path regex, kind) with kind "slow" (stored, answered after slow_seconds),
+        # "lost" (nothing stored, answered after slow_seconds: the client times out),
         # or an HTTP status (answered without storing anything).
         self.write_faults: list[tuple[str, str, str | int]] = []
         self.slow_seconds = 3.0
@@ -199,6 +200,8 @@ class FakeGitHub(LocalHTTPServer):
                 fault = self._take_fault(method, path)
                 if isinstance(fault, int):
                     return fault, {"message": "Server Error"}, {}
+                if fault == "lost":  # issue 27: times out, and GitHub stored nothing
+                    return 502, {"message": "lost"}, {"x-test-delay": str(self.slow_seconds)}
                 if fault == "slow":
                     status, payload, headers = self._dispatch(method, path, query, body)
                     return status, payload, {**headers, "x-test-delay": str(self.slow_seconds)}

@@ -175,6 +175,24 @@ def test_a_slow_review_post_that_landed_is_not_posted_again(
     assert len(gh.reviews) == 1 and len(_nova_inline(gh)) == 5
 
 
+def test_a_review_post_that_timed_out_and_was_lost_exits_3_and_the_next_run_posts_it(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("NOVA_GITHUB_TIMEOUT", "1")
+    gh.slow_seconds = 2.5
+    gh.write_faults = [("POST", r"/reviews$", "lost")]
+    llm_env.enqueue(text(model_reply()))
+    first = review(tmp_path, f"{REPO}#1", "--publish", "github")
+    assert first.exit_code == 3, first.stderr
+    assert "posting the review timed out" in first.stderr and gh.reviews == []
+    assert "posting the review timed out" in _summary(gh) and "failed=1" in _summary(gh)
+    llm_env.enqueue(text(model_reply()))
+    second = review(tmp_path, f"{REPO}#1", "--publish", "github")  # no --force
+    assert second.exit_code == 0, second.stderr
+    assert len(gh.reviews) == 1 and len(_nova_inline(gh)) == 5 and len(gh.issue_comments) == 1
+    assert "failed=0" in _summary(gh)
+
+
 def test_a_500_on_the_review_still_posts_every_finding_in_the_summary(
     pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path
 ) -> None:
