@@ -40,6 +40,7 @@ from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:
+    from github import GithubException
     from github.IssueComment import IssueComment
     from github.PullRequest import PullRequest, ReviewComment
     from github.PullRequestComment import PullRequestComment
@@ -67,6 +68,13 @@ def _inline_body(group: list[Placement], fp: str, key: str) -> str:
             parts.append(f"```suggestion\n{suggestion}\n```")
     marks = f"\n\n<!-- nova:fp:{fp} --><!-- nova:line:{key} -->"
     return cap("\n\n".join(parts), BODY_LIMIT - len(marks), where="GitHub") + marks
+
+
+def _rate_limited(exc: GithubException) -> bool:
+    """A 403 of GitHub's rate limits (still there after the client's waits): GitHub
+    failed, the token may write (not the read-only fallback)."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return "rate limit" in str(data.get("message") or "").lower()
 
 
 class GitHubPublisher:
@@ -243,7 +251,7 @@ class GitHubPublisher:
             commit = self.session.repo.get_commit(result.change.head_ref)
             self._pr.create_review(commit=commit, body=body, event=event, comments=comments)
         except GithubException as exc:
-            if exc.status == 403:
+            if exc.status == 403 and not _rate_limited(exc):
                 self._fall_back(result)
                 return 0, inline
             data = exc.data if isinstance(exc.data, dict) else {}
@@ -362,7 +370,7 @@ class GitHubPublisher:
                     comment.edit(body)
                 return True
             except GithubException as exc:
-                if exc.status == 403:
+                if exc.status == 403 and not _rate_limited(exc):
                     self._fall_back(result)
                     return False
                 failure = str(github_error(exc, f"posting the summary on {result.change.id}"))

@@ -299,7 +299,7 @@ class GitLabPublisher:
                 if code == 403:
                     self.fallback = True
                     return posted, moved + inline[i:]
-                if code is not None and code < 500:  # not stored: 400 position, 429 …
+                if code is not None and code < 500 and code != 429:  # refused: 400 position
                     refused.append(f"HTTP {code}: {redact(str(exc.error_message))[:200]}")
                     moved.append((fp, group))
                     continue

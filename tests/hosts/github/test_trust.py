@@ -358,3 +358,23 @@ def test_after_any_faults_one_plain_rerun_puts_every_finding_inline_once(
         assert inline[str(n)] + listed[str(n)] == 1, (n, inline, listed, faults)
         assert refused or inline[str(n)] == 1, (n, inline, listed, faults)
     assert "failed=0" in _summary(server)  # the re-run left a complete review
+
+
+@pytest.mark.parametrize(
+    ("message", "throttled"),
+    [
+        ("You have exceeded a secondary rate limit. Please wait a few minutes.", True),
+        ("API rate limit exceeded for installation ID 1.", True),
+        ("Resource not accessible by integration", False),  # a fork's read-only token
+    ],
+)
+def test_a_rate_limit_403_is_github_failing_not_a_read_only_token(
+    message: str, throttled: bool
+) -> None:
+    """A 403 still there after PyGithub's waits is throttling of a token that may write:
+    an error the next run repairs, never the read-only fallback (annotations only)."""
+    from github import GithubException
+
+    from bot.hosts.github.publisher import _rate_limited
+
+    assert _rate_limited(GithubException(403, {"message": message}, None)) is throttled
