@@ -73,7 +73,7 @@ def _inline_body(group: list[Placement], fp: str, key: str) -> str:
 def _rate_limited(exc: GithubException) -> bool:
     """A 403 of GitHub's rate limits (still there after the client's waits): GitHub
     failed, the token may write (not the read-only fallback)."""
-    data = exc.data if isinstance(exc.data, dict) else {}
+    data = exc.data if isinstance(exc.data, dict) else {"message": exc.data}
     return "rate limit" in str(data.get("message") or "").lower()
 
 
@@ -254,7 +254,7 @@ class GitHubPublisher:
             if exc.status == 403 and not _rate_limited(exc):
                 self._fall_back(result)
                 return 0, inline
-            data = exc.data if isinstance(exc.data, dict) else {}
+            data = exc.data if isinstance(exc.data, dict) else {"message": exc.data}
             why = redact(str((data.get("errors") or [data.get("message")])[0]))
             if exc.status == 422:
                 notes.append(
@@ -262,7 +262,7 @@ class GitHubPublisher:
                 )
                 return 0, inline
             return self._settle(
-                inline, f"GitHub answered HTTP {exc.status} to the review", notes, errors
+                inline, f"GitHub answered HTTP {exc.status} to the review ({why})", notes, errors
             )
         except RequestException as exc:
             what = "timed out" if timed_out(exc) else f"failed ({type(exc).__name__})"
