@@ -13,8 +13,11 @@ never deleted.
 
 Failures lose nothing: a 422 or 5xx on the review moves its comments into the summary; a
 write that timed out may have landed, so Nova re-reads its own comments instead of posting
-again; the summary is attempted whatever failed before it; bodies are capped at GitHub's
-65,536 characters; a 403 on a read-only token (fork pull requests) falls back to workflow
+again. When GitHub failed (5xx, a lost timeout, a rate limit past the waits; not a 422 or
+a read-only 403) that is an error: exit 3, the summary says it, and its verdict marker
+counts it, so the re-run guard does the review again and posts only what is missing; the
+summary is attempted whatever failed before it; bodies are capped at GitHub's 65,536
+characters; a 403 on a read-only token (fork pull requests) falls back to workflow
 annotations and the job summary.
 """
 

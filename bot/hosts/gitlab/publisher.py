@@ -17,10 +17,12 @@ records). Earlier findings still stand after it: listed in the summary and count
 its line's identity too, and a thread whose line left the diff is marked outdated.
 
 Failures lose nothing: a write that timed out or got a 5xx may have landed, so Nova reads
-its own threads back instead of posting again; a 429 is waited out (python-gitlab honours
-``Retry-After``); the summary is attempted whatever failed before it; bodies are capped at
-GitLab's 1,000,000 characters. A token that cannot write (403: ``CI_JOB_TOKEN``) is not a
-failure: every finding goes to the job log and the Code Quality report.
+its own threads back instead of posting again; what did not land is an error (exit 3, in
+the summary and its verdict marker), and the next run on the head posts it; a 429 is
+waited out (python-gitlab honours ``Retry-After``); the summary is attempted whatever
+failed before it; bodies are capped at GitLab's 1,000,000 characters. A token that cannot
+write (403: ``CI_JOB_TOKEN``) is not a failure: every finding goes to the job log and the
+Code Quality report.
 """
 
 from __future__ import annotations

@@ -16,7 +16,9 @@ only its author sees, and nothing stock publishes it. So Nova never calls it. In
 Re-runs post nothing new: the summary carries the diff ID and the findings' fingerprints
 (from file, line text, origin and rule, never the model's words), and Nova reads its own
 earlier comments with ``transaction.search``. A diff already reviewed is skipped unless
-``--force``.
+``--force``; a review whose publishing failed (its verdict marker counts the failures) is
+done again, and the fingerprints of its degraded summary do not count as posted, so the
+inline comments the extension could not publish then are published once.
 
 Failures lose nothing and are listed, never raised: a failure to post the inlines or the
 summary (a Conduit error, an HTTP 5xx, a timeout whose write did not land) goes into
