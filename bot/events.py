@@ -18,6 +18,7 @@ from typing import IO, Any, ClassVar
 from bot.errors import one_line, redact
 
 __all__ = [
+    "DecisionEvent",
     "DoneEvent",
     "ErrorEvent",
     "EventBus",
@@ -94,6 +95,22 @@ class ErrorEvent(ExecutionEvent):
 
 
 @dataclass(frozen=True)
+class DecisionEvent(ExecutionEvent):
+    """A human-in-the-loop decision: ``--confirm`` on a terminal, or a command in the code
+    host's conversation (``bot.conversation``): who, what, about which finding, and
+    whether it was allowed."""
+
+    event_type: ClassVar[str] = "decision"
+    handler: str = ""  # terminal | github | gitlab | phabricator
+    actor: str = ""
+    action: str = ""  # dismiss | explain | review | help | resolve | publish
+    outcome: str = ""  # dismissed | refused | misplaced | asked | review | help | fixed …
+    finding: str = ""  # the finding's fingerprint, when it is about one
+    allowed: bool = True
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class DoneEvent(ExecutionEvent):
     event_type: ClassVar[str] = "done"
     token_usage: dict[str, int] | None = None
@@ -109,6 +126,7 @@ _TYPES: dict[str, type[ExecutionEvent]] = {
         FileOperationEvent,
         StepEvent,
         ErrorEvent,
+        DecisionEvent,
         DoneEvent,
     )
 }
@@ -171,6 +189,9 @@ def _describe(event: ExecutionEvent) -> str | None:
         return f"  tool {event.tool_name}({args[:120]})"
     if isinstance(event, ErrorEvent):
         return f"  {'warning' if event.recoverable else 'error'}: {event.error}"
+    if isinstance(event, DecisionEvent):
+        about = f" on {event.finding}" if event.finding else ""
+        return f"  {event.handler}: {event.actor} {event.action}{about} -> {event.outcome}"
     if isinstance(event, TextEvent) and event.content:
         return f"  {event.content[:200]}"
     if isinstance(event, DoneEvent) and event.token_usage:

@@ -16,6 +16,11 @@ COMMANDS = {
     "diff": ("bot.cli.diff", "diff", "Print a change as the numbered diff the model sees."),
     "doctor": ("bot.cli.doctor", "doctor", "Check configuration and reachability of services."),
     "mcp": ("bot.cli.mcp", "mcp", "Serve Nova's tools to other agents over MCP."),
+    "respond": (
+        "bot.cli.respond",
+        "respond",
+        "Answer what people asked Nova on a change (dismiss, explain, review).",
+    ),
     "testgen": (
         "bot.cli.testgen",
         "testgen",

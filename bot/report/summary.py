@@ -63,6 +63,13 @@ def render_summary(
             f"_({clean(p.reason or '')})_"
             for p in result.unplaced
         ]
+    if result.dismissed:  # taken out of the gate by people (bot.conversation)
+        out += ["", "### Dismissed (not counted)", ""]
+        out += [
+            f"- `{d.placement.path}:{d.placement.line}` **{d.placement.comment.severity}** "
+            f"{d.kind} by `{clean(d.by)}`" + (f": {clean(d.reason)}" if d.reason else "")
+            for d in result.dismissed
+        ]
     standing = [row for row in earlier if row not in out]
     if standing:
         out += [

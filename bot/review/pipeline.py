@@ -38,6 +38,7 @@ from bot.review.result import PriorReview, ReviewResult
 from bot.steps import StepTracker
 
 if TYPE_CHECKING:
+    from bot.conversation.listen import Listening
     from bot.review.agent.output import ParsedAnswer
 
 __all__ = ["Output", "ReviewJob", "run_review", "write_error_outputs"]
@@ -69,6 +70,7 @@ class ReviewJob:
     force: bool = False  # review again a change a publisher says was already reviewed
     full: bool = False  # review the whole change even when an earlier push was reviewed
     confirm: Callable[[ReviewResult], bool] | None = None  # asked before hosts publish
+    listening: Listening | None = None  # the host's conversation (bot.conversation)
 
     @property
     def source(self) -> Source:
@@ -229,6 +231,32 @@ def _prior_review(
     return None
 
 
+def _listen(
+    job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher], prior: PriorReview | None
+) -> PriorReview | None:
+    """Read the host's conversation when Nova publishes there (bot.conversation); a
+    dismissal newer than the verdict of a reviewed head makes it review that head again."""
+    if not publishers:
+        return prior
+    if job.listening is None:  # (nova respond opens it before it runs a review)
+        from bot.conversation.listen import Listening
+
+        try:
+            job.listening = Listening.open(
+                job.session, result.change, job.settings, job.bus, job.tracker
+            )
+        except NovaError as exc:
+            result.errors.append(f"reading the conversation failed: {exc}")
+            return prior
+    if job.listening is None:
+        return prior
+    job.listening.tree = job.source.tree(result.change)
+    if prior is not None and job.listening.stale(prior):
+        result.notes.append("a finding was dismissed since the last review: reviewed again")
+        return None
+    return prior
+
+
 def run_review(
     job: ReviewJob, publishers: Sequence[Publisher], outputs: Sequence[Output] = ()
 ) -> ReviewResult:
@@ -249,6 +277,7 @@ def run_review(
         write_error_outputs(outputs, job.ref, exc)
         raise
     result = ReviewResult(change=change, summary="", notes=[*change.notes, *config_notes])
+    prior = _listen(job, result, publishers, prior)
     try:
         if prior is not None:
             _skip_reviewed(job, result, prior, publishers)
@@ -295,6 +324,8 @@ def _skip_reviewed(
     for name in ("analyze", "review", "anchor", "publish"):
         with job.tracker.step(name) as skipped:
             skipped.skip("already reviewed")
+    if job.listening is not None:  # a refused dismissal, a question: answered all the same
+        job.listening.finish(result, reviewed=False)
     for publisher in publishers:
         if isinstance(publisher, BuildStatus):
             try:
@@ -317,6 +348,8 @@ def _review_and_publish(
             result.notes.append(f"could not tell the build it started: {exc}")
     try:
         _review(job, result, publishers)
+        if job.listening is not None:  # dismissed findings leave the gate before publishing
+            job.listening.apply(result)
         result.stats.seconds = round(time.monotonic() - started, 3)
         if publishers and job.confirm is not None and not job.confirm(result):
             result.notes.append("publishing was declined (--confirm): nothing was posted")
@@ -334,6 +367,8 @@ def _review_and_publish(
                 result.reports.append(report)
                 result.notes += report.notes
                 result.errors += report.errors
+        if job.listening is not None and publishers:
+            job.listening.finish(result, reviewed=True)
     except Exception as exc:  # tell a waiting build the run died, then let it propagate
         for build in builds:
             with suppress(NovaError):  # the original error matters more

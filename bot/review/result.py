@@ -55,6 +55,7 @@ class PriorReview:
     head: str
     severities: tuple[Severity, ...] = ()  # one per finding, placed or not
     errors: int = 0  # services that failed in that run (then it is not a finished review)
+    heard: int = 0  # the newest comment of the conversation that review took in
 
     @property
     def complete(self) -> bool:
@@ -78,10 +79,12 @@ def verdict_marker(
     counts = {s: 0 for s in SEVERITIES}
     for severity in [*(p.comment.severity for p in result.placements), *carried]:
         counts[severity] += 1
+    heard = [f"heard={result.heard}"] if result.heard else []
     return ",".join(
         [
             *(f"{s}={counts[s]}" for s in reversed(SEVERITIES)),
             f"failed={len(result.errors) + failed}",
+            *heard,
         ]
     )
 
@@ -97,7 +100,12 @@ def parse_verdict(head: str, text: str) -> PriorReview | None:
     if not set(SEVERITIES) <= counts.keys():
         return None
     severities = tuple(s for s in SEVERITIES for _ in range(min(counts[s], 10_000)))
-    return PriorReview(head=head, severities=severities, errors=counts.get("failed", 0))
+    return PriorReview(
+        head=head,
+        severities=severities,
+        errors=counts.get("failed", 0),
+        heard=counts.get("heard", 0),
+    )
 
 
 @dataclass(slots=True)
@@ -113,6 +121,7 @@ class ReviewResult:
     since: str | None = None  # incremental review: only what changed after this head
     # findings taken out of the gate by people (replies, [[ignore]] rules): listed, not counted
     dismissed: list[Dismissal] = field(default_factory=list)
+    heard: int = 0  # the newest comment of the host's conversation this review took in
 
     @property
     def carried(self) -> tuple[Severity, ...]:

@@ -129,6 +129,12 @@ class ReviewSettings(Section):
         choices=("added", "diff_context", "file", "nofilter"),
         repo_ok=True,
     )
+    handle: str = setting(
+        "NOVA_HANDLE",
+        "The name Nova answers to in comments (@nova dismiss, @nova review, …), besides "
+        "its own login on the host.",
+        "nova",
+    )
     mcp_config: str | None = setting(
         "NOVA_MCP_CONFIG",
         "Path of an mcp.json whose servers lend the review agent extra tools; a server "

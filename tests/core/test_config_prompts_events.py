@@ -202,6 +202,14 @@ def test_every_template_renders() -> None:
         },
         # the real rows: a field the template uses must exist
         "matrix": [Target("a.py", "f", "modified", [3]).to_dict()],
+        # respond/ (bot.conversation.ask)
+        "path": "a.py",
+        "line": 3,
+        "finding": "f",
+        "code": "3: x = 1",
+        "thread": [{"author": "alice", "body": "why?"}],
+        "asker": "alice",
+        "question": "why?",
     }
     names = template_names()
     assert {

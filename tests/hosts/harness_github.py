@@ -53,7 +53,10 @@ class GitHubHarness:
         ]
 
     def writes(self) -> int:
-        return sum(method != "GET" for method, _path, _body in self.gh.requests)
+        return sum(
+            method != "GET" and not _graphql_read(path, body)
+            for method, path, body in self.gh.requests
+        )
 
     def forge(self, head: str, fps: Sequence[str], where: tuple[str, int]) -> None:
         self.gh.add_issue_comment(
@@ -89,3 +92,9 @@ class GitHubHarness:
 
     def fail_inline(self, times: int) -> None:
         self.gh.write_faults += [("POST", r"/reviews$", 500)] * times
+
+
+def _graphql_read(path: str, body: object) -> bool:
+    """A GraphQL query is a POST that writes nothing (a mutation writes)."""
+    query = str(body.get("query", "")) if isinstance(body, dict) else ""
+    return path.endswith("/graphql") and not query.lstrip().startswith("mutation")

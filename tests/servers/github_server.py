@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from tests.servers.base import JsonHandler, LocalHTTPServer
+from tests.servers.github_threads import ThreadsMixin
 
 __all__ = ["FakeGitHub", "PullSpec", "commentable_lines"]
 
@@ -65,7 +66,7 @@ class PullSpec:
 BODY_LIMIT = 65_536
 
 
-class FakeGitHub(LocalHTTPServer):
+class FakeGitHub(ThreadsMixin, LocalHTTPServer):
     def __init__(
         self,
         token: str = "ghs_testtoken0000000000000000000000",
@@ -106,6 +107,7 @@ class FakeGitHub(LocalHTTPServer):
         self.retry_after = "1"  # the rate limits' Retry-After (seconds or an HTTP date)
         self._next_id = 1000
         self._lock = threading.Lock()
+        self.init_threads()  # review threads, GraphQL, permissions (github_threads.py)
 
     # -- setup -----------------------------------------------------------------------
     def add_pull(self, spec: PullSpec) -> PullSpec:
@@ -168,7 +170,7 @@ class FakeGitHub(LocalHTTPServer):
             viewer = self._identity_route(method, path, body)
             if viewer is not None:
                 return viewer
-            if method in ("POST", "PATCH", "DELETE"):
+            if method in ("POST", "PATCH", "DELETE") and not path.endswith("/graphql"):
                 if self.rate_limited_writes > 0:
                     self.rate_limited_writes -= 1
                     if self.rate_limit_kind == "secondary":
@@ -244,6 +246,7 @@ class FakeGitHub(LocalHTTPServer):
             ("GET", r"^/repos/([^/]+/[^/]+)/contents/(.+)$", self._get_contents),
             ("GET", r"^/repos/([^/]+/[^/]+)/git/trees/([0-9a-f]+)$", self._get_tree),
             ("GET", r"^/repos/([^/]+/[^/]+)/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)$", self._compare),
+            *self.thread_routes(),
         ]
         for verb, pattern, handler in routes:
             m = re.match(pattern, path)
@@ -313,8 +316,8 @@ class FakeGitHub(LocalHTTPServer):
         query = body.get("query") if isinstance(body, dict) else None
         if method != "POST" or not path.endswith("/graphql") or not isinstance(query, str):
             return None
-        if "viewer" not in query or re.search(r"\b(repository|node|mutation)\b", query):
-            return None
+        if not re.fullmatch(r"\s*(?:query\s*\w*\s*)?\{\s*viewer\s*\{\s*login\s*\}\s*\}\s*", query):
+            return None  # any other query: the GraphQL schema of github_threads.py
         if not self.graphql_viewer:
             error = {"type": "FORBIDDEN", "message": "Resource not accessible by integration"}
             return 200, {"data": {"viewer": None}, "errors": [error]}, {}

@@ -41,6 +41,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlparse
 
 from tests.servers.base import JsonHandler, LocalHTTPServer
+from tests.servers.gitlab_threads import GitLabThreadsMixin
 
 __all__ = ["BODY_LIMIT", "FakeGitLab", "MergeRequestSpec", "diff_lines", "git_diffs"]
 
@@ -127,7 +128,7 @@ class MergeRequestSpec:
     changes_count: str | None = None  # "1000+": GitLab cut the file list
 
 
-class FakeGitLab(LocalHTTPServer):
+class FakeGitLab(GitLabThreadsMixin, LocalHTTPServer):
     def __init__(
         self,
         token: str = "gitlab-test-token-not-a-secret",
@@ -158,6 +159,7 @@ class FakeGitLab(LocalHTTPServer):
         self.repository: Path | None = None  # the project's git repository (compare)
         self._next_id = 500
         self._lock = threading.Lock()
+        self.init_threads()  # replies, resolving, members (gitlab_threads.py)
 
     # -- setup -----------------------------------------------------------------------
     def add_merge_request(self, spec: MergeRequestSpec) -> MergeRequestSpec:
@@ -338,6 +340,7 @@ class FakeGitLab(LocalHTTPServer):
             ("GET", r"^/projects/([^/]+)/repository/tree$", self._tree),
             ("GET", r"^/projects/([^/]+)/repository/compare$", self._compare),
             ("GET", r"^/projects/([^/]+)/repository/merge_base$", self._merge_base),
+            *self.thread_routes(mr),
         ]
         for verb, pattern, handler in routes:
             m = re.match(pattern, path)

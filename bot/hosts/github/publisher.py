@@ -264,9 +264,7 @@ class GitHubPublisher:
                     f"GitHub rejected the inline comments ({why}); they are listed below instead"
                 )
                 return 0, inline
-            return self._settle(
-                inline, f"GitHub answered HTTP {exc.status} to the review ({why})", notes, errors
-            )
+            return self._settle(inline, str(github_error(exc, "posting the review")), notes, errors)
         except RequestException as exc:
             what = "timed out" if timed_out(exc) else f"failed ({type(exc).__name__})"
             return self._settle(inline, f"posting the review {what}", notes, errors)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the publisher imports this module
     from github.PullRequest import PullRequest
     from github.Repository import Repository
 
+    from bot.hosts.github.conversation import GitHubConversation
     from bot.hosts.github.publisher import GitHubPublisher
 
 __all__ = ["GitHubSession"]
@@ -44,6 +45,12 @@ class GitHubSession:
         from bot.hosts.github.publisher import GitHubPublisher
 
         return GitHubPublisher(self, force=force, annotations=self.annotations)
+
+    def conversation(self) -> GitHubConversation:
+        """The pull request's threads and comments (``bot.conversation``)."""
+        from bot.hosts.github.conversation import GitHubConversation
+
+        return GitHubConversation(self)
 
     def login(self) -> str:
         """Nova's own login, asked of the API for every token kind, else configured

@@ -160,7 +160,7 @@ class GitLabPublisher:
         found = self._own_summary()
         if found is None or not change.head_ref.startswith(found[1].head):
             return None
-        return PriorReview(change.head_ref, found[1].severities, found[1].errors)
+        return PriorReview(change.head_ref, found[1].severities, found[1].errors, found[1].heard)
 
     # -- publishing --------------------------------------------------------------------
     def publish(self, result: ReviewResult) -> PublishReport:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the publisher imports this module
     from gitlab import Gitlab
     from gitlab.v4.objects import Project, ProjectMergeRequest
 
+    from bot.hosts.gitlab.conversation import GitLabConversation
     from bot.hosts.gitlab.publisher import GitLabPublisher
 
 __all__ = ["GitLabSession"]
@@ -47,6 +48,12 @@ class GitLabSession:
         from bot.hosts.gitlab.publisher import GitLabPublisher
 
         return GitLabPublisher(self, force=force, log=self.log or sys.stderr)
+
+    def conversation(self) -> GitLabConversation:
+        """The merge request's discussions and notes (``bot.conversation``)."""
+        from bot.hosts.gitlab.conversation import GitLabConversation
+
+        return GitLabConversation(self)
 
     @property
     def job_token_only(self) -> bool:

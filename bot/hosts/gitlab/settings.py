@@ -39,6 +39,14 @@ class GitLabSettings(Section):
         min=0,
         min_exclusive=True,
     )
+    dismiss_level: int = setting(
+        "NOVA_GITLAB_DISMISS_LEVEL",
+        "The least access level a member needs to dismiss a finding with `@nova dismiss` "
+        "(30 Developer, 40 Maintainer, 50 Owner).",
+        30,
+        parse=int,
+        min=10,
+    )
     job_token: str | None = setting(
         "CI_JOB_TOKEN",
         "Set by GitLab CI: the job's token, used read-only when GITLAB_TOKEN is not "

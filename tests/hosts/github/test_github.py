@@ -101,7 +101,11 @@ def test_new_push_marks_stale_comments_outdated_never_deletes(
     gh.add_pull(pull_from_repo(repo, pr.base_sha, head2, title="Cart changes"))
     llm_env.enqueue(text(json.dumps({"summary": "s", "comments": []})))
     assert review(tmp_path, f"{REPO}#1", "--publish", "github").exit_code == 0
-    assert len(gh.review_comments) == before + 1  # the reply is kept, nothing deleted
+    # the reply is kept, nothing deleted; the fixed thread gets Nova's "fixed in" and is
+    # resolved (bot.conversation)
+    assert len(gh.review_comments) == before + 2
+    assert gh.review_comments[-1]["body"].startswith(f"Fixed in `{head2[:12]}`")
+    assert stale["id"] in gh.resolved
     assert stale["body"].startswith("> **Outdated**") and "nova:fp:" in stale["body"]
     # lines that did not change keep their comments, even those the model did not repeat
     for path, line in (("shop/cart.py", 5), ("shop/total.py", 1), ("shop/total.py", 5)):
@@ -229,7 +233,9 @@ def test_github_enterprise_url_and_pr_url(
         url = f"https://ghe.example/{REPO}/pull/7"
         result = review(tmp_path, url, "--publish", "github")
         assert result.exit_code == 0, result.stderr
-        assert all(path.startswith("/api/v3/") for _m, path, _b in server.requests)
+        # REST under /api/v3, GraphQL (review threads) at GitHub Enterprise's /api/graphql
+        paths = [path for _m, path, _b in server.requests]
+        assert all(p.startswith("/api/v3/") or p == "/api/graphql" for p in paths), paths
         assert [c["line"] for c in server.review_comments] == [1]
     finally:
         server.stop()

@@ -1,0 +1,119 @@
+"""The conversation in a run of ``nova review`` or ``nova respond``: read once, decide once.
+
+``Listening.open`` reads the host's threads and builds the ledger; ``stale`` tells the re-run
+guard that a dismissal came after the verdict it would exit by; ``apply`` takes dismissed
+findings out of the gate; ``finish`` answers every command not answered yet and, after a
+review of a new head, resolves the threads whose finding was fixed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.change import Change
+from bot.config import Settings
+from bot.conversation.answers import no_model_answer
+from bot.conversation.commands import mention_names
+from bot.conversation.gate import apply_dismissals, fixed_threads
+from bot.conversation.ledger import Decision, Ledger, build_ledger
+from bot.conversation.model import Conversation, ConversationHost, Record
+from bot.conversation.respond import Responder, pending
+from bot.errors import ModelError
+from bot.events import EventBus
+from bot.hosts.base import HostSession, TreeReader
+from bot.report.fingerprint import group_findings, line_ids
+from bot.review.result import PriorReview, ReviewResult
+from bot.steps import StepTracker
+
+__all__ = ["Listening", "conversation_of"]
+
+
+def conversation_of(session: HostSession) -> Conversation | None:
+    """The host's conversation, when the host listens."""
+    if not isinstance(session, ConversationHost):
+        return None
+    conversation = session.conversation()
+    return conversation if isinstance(conversation, Conversation) else None
+
+
+@dataclass
+class Listening:
+    conversation: Conversation
+    change: Change
+    record: Record
+    ledger: Ledger
+    settings: Settings
+    host: str
+    bus: EventBus
+    tracker: StepTracker
+    tree: TreeReader | None = None  # the head's files, for the code around a question
+    responder: Responder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.responder = Responder(
+            self.conversation,
+            self.change,
+            self.host,
+            self.settings.review.handle,
+            self.bus,
+            self.tracker,
+            self.answer_question,
+        )
+
+    @classmethod
+    def open(
+        cls,
+        session: HostSession,
+        change: Change,
+        settings: Settings,
+        bus: EventBus,
+        tracker: StepTracker,
+    ) -> Listening | None:
+        """Read the conversation (raises ``NovaError`` when the host fails)."""
+        conversation = conversation_of(session)
+        if conversation is None:
+            return None
+        with tracker.step("conversation") as step:
+            record = conversation.read(change)
+            names = mention_names(settings.review.handle, record.login)
+            ledger = build_ledger(record, names, conversation.authority)
+            step.note(
+                f"{len(record.threads)} thread(s), {len(ledger.decisions)} command(s), "
+                f"{len(ledger.dismissed)} finding(s) dismissed"
+            )
+        return cls(
+            conversation, change, record, ledger, settings, session.source.name, bus, tracker
+        )
+
+    def answer_question(self, decision: Decision) -> str:
+        if not self.settings.llm_enabled:
+            return no_model_answer(decision.thread)
+        from bot.conversation.ask import ask_model
+
+        try:
+            return ask_model(
+                self.settings.llm, self.responder.bus, self.change, decision, self.tree
+            )
+        except ModelError as exc:
+            self.responder.errors.append(f"the model could not answer: {exc}")
+            return no_model_answer(decision.thread)
+
+    def stale(self, prior: PriorReview) -> bool:
+        """A dismissal came after the review ``prior`` recorded: its verdict is out of date."""
+        return self.ledger.dismissed_since(prior.heard)
+
+    def apply(self, result: ReviewResult) -> None:
+        apply_dismissals(result, self.ledger)
+        result.heard = max(result.heard, self.ledger.heard)
+
+    def finish(self, result: ReviewResult, *, reviewed: bool, only: str | None = None) -> None:
+        """Answer what is pending; after a review, resolve the fixed threads."""
+        self.responder.answer(pending(self.ledger, only))
+        if reviewed:
+            reported = [fp for fp, _g in group_findings(result, line_ids(result.change))]
+            reported += [d.fingerprint for d in result.dismissed if d.fingerprint]
+            self.responder.resolve(fixed_threads(self.record, result, reported))
+        result.errors += self.responder.errors
+        result.notes += self.responder.notes
+        self.responder.errors.clear()
+        self.responder.notes.clear()

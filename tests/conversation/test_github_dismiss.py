@@ -1,0 +1,79 @@
+"""Dismissals on the record, end to end on the local GitHub server (REST + GraphQL): who may
+dismiss is asked of GitHub's collaborator-permission API, the gate opens for a maintainer's
+dismissal, stays shut for anyone else's, and re-runs agree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import GitRepo
+from tests.conversation.support import (
+    ERROR,
+    WARNING,
+    findings,
+    inline,
+    nova_replies,
+    open_pull,
+    review,
+)
+from tests.servers.github_server import FakeGitHub
+from tests.servers.openai_server import FakeOpenAI, text
+
+
+@pytest.fixture
+def reviewed(repo: GitRepo, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path) -> FakeGitHub:
+    open_pull(repo, gh)
+    llm_env.enqueue(text(findings(ERROR, WARNING)))
+    first = review(tmp_path, "--fail-on", "error")
+    assert first.exit_code == 1, first.stderr
+    return gh
+
+
+def test_a_maintainers_dismissal_opens_the_gate_on_the_record(
+    reviewed: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
+    gh = reviewed
+    gh.permissions["alice"] = "maintain"
+    gh.reply_as("alice", inline(gh, "error"), "@nova dismiss not a bug")
+    llm_env.enqueue(text(findings(ERROR, WARNING)))  # the head is reviewed again once
+    second = review(
+        tmp_path, "--fail-on", "error", "-o", "json", "--events-file", str(tmp_path / "ev.jsonl")
+    )
+    assert second.exit_code == 0, second.stderr
+    summary = gh.issue_comments[0]["body"]
+    assert "Dismissed" in summary and "dismissed by `alice`: not a bug" in summary
+    assert "nova:verdict:error=0,warning=1" in summary
+    (ack,) = nova_replies(gh)
+    assert (
+        "Dismissed by `alice`" in ack["body"] and ack["in_reply_to_id"] == inline(gh, "error")["id"]
+    )
+    events = [json.loads(line) for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
+    decision = next(e for e in events if e["event_type"] == "decision")
+    assert decision["actor"] == "alice" and decision["outcome"] == "dismissed"
+    assert decision["allowed"] is True
+    # a re-run on the same head: no model call, nothing new posted, the same exit code
+    comments, calls = len(gh.review_comments) + len(gh.issue_comments), len(llm_env.requests)
+    third = review(tmp_path, "--fail-on", "error")
+    assert third.exit_code == 0, third.stderr
+    assert len(gh.review_comments) + len(gh.issue_comments) == comments
+    assert len(llm_env.requests) == calls
+
+
+def test_a_dismissal_by_someone_without_write_access_changes_nothing(
+    reviewed: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
+    gh = reviewed
+    gh.permissions["mallory"] = "triage"  # GitHub's legacy "permission" reads "read"
+    gh.reply_as("mallory", inline(gh, "error"), "@nova dismiss not a bug")
+    comments_before = len(gh.review_comments)
+    second = review(tmp_path, "--fail-on", "error")
+    assert second.exit_code == 1, second.stderr
+    (refusal,) = nova_replies(gh)
+    assert "write, maintain or admin" in refusal["body"] and "`triage`" in refusal["body"]
+    assert len(gh.review_comments) == comments_before + 1  # the one reply, nothing else
+    third = review(tmp_path, "--fail-on", "error")
+    assert third.exit_code == 1
+    assert len(nova_replies(gh)) == 1  # never twice

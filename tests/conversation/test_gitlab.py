@@ -1,0 +1,103 @@
+"""The conversation on the local GitLab server, through python-gitlab: a Developer's
+dismissal opens the gate, a Reporter's is refused once, a fixed thread is resolved, a
+question is answered once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from bot.cli import cli
+from tests.conftest import GitRepo
+from tests.conversation.support import BASE, ERROR, HEAD, WARNING, findings
+from tests.hosts.gitlab.test_gitlab import JOB_TOKEN, REF, TOKEN, mr_from_repo
+from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec
+from tests.servers.openai_server import FakeOpenAI, text
+
+
+@pytest.fixture
+def gl(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitLab]:
+    server = FakeGitLab(TOKEN, job_token=JOB_TOKEN).start()
+    monkeypatch.setenv("GITLAB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITLAB_URL", server.url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def mr(repo: GitRepo, gl: FakeGitLab, llm_env: FakeOpenAI, tmp_path: Path) -> MergeRequestSpec:
+    repo.write("pay.py", BASE)
+    base = repo.commit("base")
+    repo.write("pay.py", HEAD)
+    head = repo.commit("fee")
+    spec = gl.add_merge_request(mr_from_repo(repo, base, head, title="Payment fee"))
+    gl.repository = repo.path
+    llm_env.enqueue(text(findings(ERROR, WARNING)))
+    assert review(tmp_path, "--fail-on", "error").exit_code == 1
+    return spec
+
+
+def nova(tmp_path: Path, *args: str) -> Result:
+    empty = tmp_path / "no-checkout"
+    empty.mkdir(exist_ok=True)
+    return CliRunner().invoke(
+        cli, [*args[:1], "--repo", str(empty), "-q", *args[1:]], catch_exceptions=False
+    )
+
+
+def review(tmp_path: Path, *args: str) -> Result:
+    return nova(tmp_path, "review", REF, "--publish", "gitlab", "--analyzers", "none", *args)
+
+
+def thread(gl: FakeGitLab, severity: str) -> dict:
+    return next(d for d in gl.discussions if f"**{severity}**" in d["notes"][0]["body"])
+
+
+def nova_replies(gl: FakeGitLab) -> list[dict]:
+    return [n for d in gl.discussions for n in d["notes"][1:] if n["author"]["id"] == gl.user["id"]]
+
+
+def test_a_developers_dismissal_opens_the_gate_a_reporters_does_not(
+    mr: MergeRequestSpec, gl: FakeGitLab, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
+    error = thread(gl, "error")
+    gl.access[8] = 20  # Reporter
+    gl.reply_as(8, "rita", error, "@nova dismiss not a bug")
+    second = review(tmp_path, "--fail-on", "error")
+    assert second.exit_code == 1, second.stderr
+    (refusal,) = nova_replies(gl)
+    assert "Developer access or above" in refusal["body"] and "`Reporter`" in refusal["body"]
+    gl.access[9] = 30  # Developer
+    gl.reply_as(9, "dev", error, "@nova false positive: the fee is 30% by contract")
+    llm_env.enqueue(text(findings(ERROR, WARNING)))
+    third = review(tmp_path, "--fail-on", "error")
+    assert third.exit_code == 0, third.stderr
+    summary = next(n for n in gl.notes if "nova:summary" in n["body"])["body"]
+    assert "dismissed by `dev`: the fee is 30% by contract" in summary
+    assert len(nova_replies(gl)) == 2  # the refusal, the acknowledgement
+    fourth = review(tmp_path, "--fail-on", "error")
+    assert fourth.exit_code == 0, fourth.stderr
+    assert len(nova_replies(gl)) == 2
+
+
+def test_a_fixed_thread_is_resolved_and_a_question_answered_once(
+    mr: MergeRequestSpec, gl: FakeGitLab, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
+) -> None:
+    warning, error = thread(gl, "warning"), thread(gl, "error")
+    question = gl.reply_as(9, "dev", error, "@nova why is this an error?")
+    repo.write("pay.py", HEAD.replace("print('paid', total)", "log.info('paid %s', total)"))
+    head = repo.commit("no print")
+    gl.add_merge_request(mr_from_repo(repo, mr.base_sha, head, title="Payment fee"))
+    llm_env.enqueue(text(findings()))  # the review: the warning is gone
+    llm_env.enqueue(text("Because 0.3 is a 30% fee."))  # the answer
+    second = review(tmp_path, "--fail-on", "error")
+    assert second.exit_code == 1, second.stderr  # the error still stands
+    assert warning["notes"][0]["resolved"] and not error["notes"][0].get("resolved")
+    assert warning["notes"][-1]["body"].startswith(f"Fixed in `{head[:12]}`")
+    answers = [n for n in error["notes"] if f"nova:re:{question['id']}" in n["body"]]
+    assert len(answers) == 1 and "30% fee" in answers[0]["body"]
+    again = nova(tmp_path, "respond", REF, "--comment", str(question["id"]))
+    assert again.exit_code == 0 and "answered already" in again.stderr
