@@ -1,4 +1,5 @@
 # Nova as a container job: `docker run --rm -e NOVA_LLM_MODEL=... IMAGE review D123 ...`
+# or as the webhook server: `docker run -p 8080:8080 -v nova-data:/data IMAGE serve`
 # Built and run in CI by scripts/container/smoke.sh; sizes and commands in docs/docker.md.
 ARG PYTHON_VERSION=3.11
 
@@ -18,9 +19,10 @@ RUN sh scripts/build-wheel.sh /dist
 # Nova in a venv, copied whole into the final stage once pip and setuptools are out of it.
 # testgen: `nova testgen` runs Python projects' tests with this Python (pytest, coverage,
 # Hypothesis); openai and ollama: the model providers (OpenAI and every OpenAI-compatible
-# server, Ollama's own API). The wheel's own dependencies are pinned to ranges in
-# pyproject.toml. Other providers: --build-arg EXTRAS=testgen,openai,anthropic,bedrock …
-ARG EXTRAS=testgen,openai,ollama
+# server, Ollama's own API); serve: `nova serve` (Starlette, uvicorn: ~2 MB). The wheel's
+# own dependencies are pinned to ranges in pyproject.toml. Other providers: --build-arg
+# EXTRAS=testgen,openai,anthropic,bedrock …; the Kubernetes executor: …,kubernetes.
+ARG EXTRAS=testgen,openai,ollama,serve
 # hadolint ignore=DL3013
 RUN python -m venv /opt/nova \
  && wheel=$(ls /dist/nova_bot-*.whl) \
@@ -37,26 +39,34 @@ LABEL org.opencontainers.image.title="nova" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.licenses="MIT"
-# git: GitPython shells out to it. Debian package versions are not pinned on purpose:
+# git: GitPython shells out to it. bubblewrap: `nova testgen` runs generated tests in
+# namespaces with it where the container runtime allows (docs/testgen.md, Isolation; 0.1 MB,
+# not setuid). Debian package versions are not pinned on purpose:
 # the security archive drops old versions, and a pin would break the next rebuild.
 # git's package depends on the full perl (47 MB) for a few scripts Nova never runs (svn,
 # send-email, archimport); every command Nova uses is a C builtin, and perl-base stays.
 # So perl is removed. An image built FROM this one runs `apt-get -f install` first.
 # hadolint ignore=DL3008,SC2046
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates \
+ && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
  && dpkg --purge --force-depends \
       $(dpkg-query -W -f '${Package} ' perl 'perl-modules-*' 'libperl5*') \
  && git --version \
+ && bwrap --version \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 nova \
+ && install -d -o nova -g nova /data \
  && git config --system --add safe.directory '*'
 # No compiler, pip cache or source tree: the venv (bytecode compiled once, in the build
 # stage; the root filesystem may be read-only) and ruff's binary in it.
 COPY --from=build /opt/nova /opt/nova
 ENV PATH=/opt/nova/bin:$PATH \
     PYTHONUNBUFFERED=1 \
-    PYTHONDONTWRITEBYTECODE=1
+    PYTHONDONTWRITEBYTECODE=1 \
+    NOVA_SERVE_HOST=0.0.0.0 \
+    NOVA_SERVE_DATA_DIR=/data
+# `nova serve`: the port, and the queue's volume (the root filesystem may be read-only)
+EXPOSE 8080
 USER 10001
 WORKDIR /work
 ENTRYPOINT ["nova"]

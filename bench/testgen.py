@@ -2,7 +2,7 @@
 and on a real change.
 
     python bench/testgen.py [--runs 3] [--only python|javascript|ghostwriter|differential]
-    python bench/testgen.py --real humanize [--runs 1]
+    python bench/testgen.py --real humanize [--runs 1]   # any of bench/testgen_corpora.py
 
 Each scenario builds its sample repo in a tmp dir (tests/test_testgen*.py), scripts the
 local OpenAI-compatible server as the issue describes (one good test, one wrong test that
@@ -10,12 +10,9 @@ is then fixed, one flaky, one that never runs the change, and a refused write), 
 `nova testgen HEAD` in a fresh process. Prints the median wall time, the time of each
 stage (from the step events), tests proposed / kept / dropped by reason, and LLM calls.
 
-`--real humanize`: humanize 4.10.0's source with 4.9.0's tests, no model (the differential
-generator). The sdists come from PyPI with `pip download` into bench/.cache (git-ignored),
-once; a git repo gets 4.9.0's tree, then 4.10.0's source. The project's interpreter is a
-virtualenv in bench/.cache (pytest, coverage, freezegun and humanize installed), linked
-as the repository's .venv/ so Nova finds it as a user's would. Also printed: each kept
-test's evidence.
+`--real NAME`: a real release change of bench/testgen_corpora.py (humanize 4.9.0 -> 4.10.0,
+cachetools, more-itertools, tabulate, packaging, isodate), no model; prints its row (kept,
+catching as a separate run on the parent checks it, wall time, stage times).
 """
 
 from __future__ import annotations
@@ -23,11 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections import Counter
@@ -35,12 +30,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from tests import test_testgen as py  # noqa: E402
-from tests import test_testgen_differential as dif  # noqa: E402
-from tests import test_testgen_node as js  # noqa: E402
+import testgen_corpora as corpora  # noqa: E402
+
 from tests.conftest import GitRepo  # noqa: E402
 from tests.servers.openai_server import FakeOpenAI, Reply  # noqa: E402
+from tests.testgen import test_differential as dif  # noqa: E402
+from tests.testgen import test_node as js  # noqa: E402
+from tests.testgen import test_testgen as py  # noqa: E402
 
 
 def python_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
@@ -69,78 +67,11 @@ def differential_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
     return dif.build_calc_sample(GitRepo(path)), []
 
 
-CACHE = ROOT / "bench" / ".cache"
-HUMANIZE = ("4.9.0", "4.10.0")
-
-
-def _pip(*args: str, env: dict[str, str] | None = None) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "-q", *args], check=True, env=env)
-
-
-def humanize_venv() -> Path:
-    """bench/.cache/humanize-venv: pytest, coverage, freezegun and humanize 4.10.0 (its
-    metadata: humanize reads its version from it at import time)."""
-    venv = CACHE / "humanize-venv"
-    python = venv / "bin" / "python"
-    if not python.is_file():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "-q", "install", "pytest", "coverage", "freezegun"],
-            check=True,
-        )
-        subprocess.run(
-            [
-                str(python),
-                "-m",
-                "pip",
-                "-q",
-                "install",
-                "--no-deps",
-                str(CACHE / f"humanize-{HUMANIZE[1]}.tar.gz"),
-            ],
-            check=True,
-            env={**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION": HUMANIZE[1]},
-        )
-    return python
-
-
-def humanize_repo(path: Path) -> tuple[GitRepo, list[Reply]]:
-    """4.9.0's tree, then 4.10.0's source with 4.9.0's tests."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    for version in HUMANIZE:
-        if not (CACHE / f"humanize-{version}.tar.gz").is_file():
-            _pip(
-                "download",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                f"humanize=={version}",
-                "-d",
-                str(CACHE),
-            )
-    python = humanize_venv()
-    unpacked = path.parent / "sdists"
-    for version in HUMANIZE:
-        with tarfile.open(CACHE / f"humanize-{version}.tar.gz") as tar:
-            tar.extractall(unpacked, filter="data")
-    repo = GitRepo(path)
-    shutil.copytree(unpacked / f"humanize-{HUMANIZE[0]}", path, dirs_exist_ok=True)
-    (path / "PKG-INFO").unlink()
-    repo.commit(f"humanize {HUMANIZE[0]}")
-    shutil.rmtree(path / "src")
-    shutil.copytree(unpacked / f"humanize-{HUMANIZE[1]}" / "src", path / "src")
-    repo.commit(f"humanize {HUMANIZE[1]} source, {HUMANIZE[0]} tests")
-    (path / ".git" / "info" / "exclude").write_text(".venv\n")
-    (path / ".venv").symlink_to(python.parent.parent, target_is_directory=True)
-    return repo, []
-
-
 SCENARIOS = {
     "python": python_repo,
     "javascript": js_repo,
     "ghostwriter": ghostwriter_repo,
     "differential": differential_repo,
-    "humanize": humanize_repo,
 }
 GENERATOR = {"ghostwriter": ["--generator", "ghostwriter"]}
 DEFAULT = ["python", "javascript", "ghostwriter", "differential"]
@@ -207,11 +138,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", choices=sorted(DEFAULT))
-    ap.add_argument("--real", choices=["humanize"], help="a real change instead")
+    ap.add_argument(
+        "--real",
+        choices=sorted(corpora.CORPORA),
+        help="a real release change instead (bench/testgen_corpora.py)",
+    )
     args = ap.parse_args()
+    if args.real:
+        for _ in range(args.runs):
+            row = corpora.run_one(args.real)
+            row.pop("data", None)
+            print(json.dumps(row))
+        return
     llm = FakeOpenAI().start()
     try:
-        for name in [args.real or args.only] if args.real or args.only else DEFAULT:
+        for name in [args.only] if args.only else DEFAULT:
             results = [run_once(name, llm) for _ in range(args.runs)]
             data = results[-1]["data"]
             assert isinstance(data, dict)
@@ -228,31 +169,8 @@ def main() -> None:
             stages = results[-1]["stages"]
             assert isinstance(stages, dict)
             print("   " + ", ".join(f"{k} {v:.1f}s" for k, v in stages.items()))
-            if args.real:
-                _evidence(data)
     finally:
         llm.stop()
-
-
-def _evidence(data: dict[str, object]) -> None:
-    stats = data["stats"]
-    assert isinstance(stats, dict)
-    print(f"   tests ran with {data['environment']}; full suite passed: {stats['suite_passed']}")
-    kept = data["kept"]
-    assert isinstance(kept, list)
-    print(
-        f"   {sum(bool(k['evidence']['fails_on_parent']) for k in kept)} of {len(kept)} "
-        "kept tests fail on the parent"
-    )
-    for k in kept:
-        e = k["evidence"]
-        bite = (
-            "fails on the parent" if e["fails_on_parent"] else f"kills mutant {e['mutant_killed']}"
-        )
-        print(
-            f"   kept {k['path']}::{k['name']}: passed {e['runs']}x, covers "
-            f"{e['changed_lines_covered']} changed line(s), {bite}"
-        )
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from bot.errors import ConfigError, register_secret, register_url_secrets
 from bot.llm.settings import LLMSettings, check_model
 from bot.review.settings import FAIL_ON, ReviewSettings
 from bot.sections import Section, SettingSpec, boolean, setting, specs_of
+from bot.serve.settings import ServeSettings
 from bot.taskmanager.settings import TaskManagerSettings
 from bot.testgen.settings import TestgenSettings
 
@@ -58,6 +59,7 @@ class Settings:
     review: ReviewSettings = field(default_factory=ReviewSettings)
     testgen: TestgenSettings = field(default_factory=TestgenSettings)
     task_manager: TaskManagerSettings = field(default_factory=TaskManagerSettings)
+    serve: ServeSettings = field(default_factory=ServeSettings)
     # the hosts' own sections (``Host.section``); one not here reads as its defaults
     hosts: tuple[Section, ...] = ()
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -109,6 +111,7 @@ _CORE: tuple[tuple[str, type[Section]], ...] = (
     ("review", ReviewSettings),
     ("testgen", TestgenSettings),
     ("task_manager", TaskManagerSettings),
+    ("serve", ServeSettings),
 )
 
 

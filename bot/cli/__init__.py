@@ -21,6 +21,7 @@ COMMANDS = {
         "respond",
         "Answer what people asked Nova on a change (dismiss, explain, review).",
     ),
+    "serve": ("bot.cli.serve", "serve", "Run jobs from GitHub, GitLab and Phorge webhooks."),
     "testgen": (
         "bot.cli.testgen",
         "testgen",

@@ -198,7 +198,7 @@ def _outputs(
     settings: Settings, output: str, output_file: Path | None, sarif_file: Path | None = None
 ) -> list[Output]:
     from bot.hosts.github.settings import GitHubSettings
-    from bot.publishers.local import LocalPublisher
+    from bot.report.local import LocalPublisher
 
     github = settings.section(GitHubSettings)  # in GitHub Actions: its job summary, outputs
     outputs: list[Output] = [LocalPublisher(output, output_file, fence=github.actions)]

@@ -100,7 +100,8 @@ def testgen(
     its environment, a timeout per test (--test-timeout), a memory limit
     (--test-memory-mb), and no network where the machine allows. The agent may write only
     new test files under the test directories. Exit codes: 0 tests proposed (or nothing
-    to do), 1 none kept, 2 usage error, 3 a service failed.
+    to do), 1 tests written but none kept, 2 usage error, 3 a service failed, 4 no test
+    could be generated.
     """
     from bot.hosts import resolve
     from bot.taskmanager.backend import tracker_for
@@ -137,5 +138,4 @@ def testgen(
         click.echo(text, nl=False)
     for error in result.errors:
         click.echo(f"nova: error: {error}", err=True)
-    code = 3 if result.errors else (1 if result.matrix and not result.kept else 0)
-    click.get_current_context().exit(code)
+    click.get_current_context().exit(result.exit_code())

@@ -20,7 +20,12 @@ __all__ = ["OUTDATED", "carried", "earlier_rows", "severities"]
 
 OUTDATED = "> **Outdated**: Nova no longer reports this"
 _LABEL = re.compile(r"\*\*(error|warning|info)\*\*")
-_SECTIONS = ("### Findings not posted inline", "### Not placed on a line", "### Earlier findings")
+_SECTIONS = (
+    "### Not posted inline",  # and the headings of summaries before it:
+    "### Findings not posted inline",
+    "### Not placed on a line",
+    "### Earlier findings",
+)
 
 
 def severities(text: str) -> list[Severity]:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from typing import Any
 
-from bot.change import Placement
 from bot.errors import UsageError, redact
-from bot.report.fingerprint import line_texts
+from bot.report.digest import Digest, build_digest, why_text
 from bot.review.result import ReviewResult
 
-__all__ = ["FORMATS", "format_result", "result_to_dict", "summary_text"]
+__all__ = ["FORMATS", "digest_to_dict", "format_result", "result_to_dict", "summary_text"]
 
 FORMATS = ("text", "markdown", "json", "sarif")
 
@@ -52,74 +50,67 @@ def result_to_dict(result: ReviewResult) -> dict[str, Any]:
             for p in result.unplaced
         ],
         "stats": {**result.stats.token_usage(), "seconds": result.stats.seconds},
+        **digest_to_dict(build_digest(result, local=True)),
+    }
+
+
+def digest_to_dict(d: Digest) -> dict[str, Any]:
+    """The summary's structure as data: the same fields every surface renders."""
+    return {
+        "verdict": {
+            "text": d.verdict(),
+            "blocking": bool(d.blocking),
+            "fail_on": d.fail_on,
+            "severities": d.severities,
+            "origins": d.origins,
+            "carried": d.carried,
+            "dismissed": len(d.dismissed),
+        },
+        "walkthrough": {
+            "by": "model" if d.walk_by_model else "directory",
+            "entries": [{"label": w.label, "text": w.text} for w in d.walkthrough],
+        },
+        "not_placed": [
+            {"path": item.path, "line": item.line, "why": item.why, "detail": why_text(item)}
+            for item in d.outside
+            if not item.placement.placed
+        ],
+        "details": {
+            "skipped": [{"files": files, "why": why} for files, why in d.skipped],
+            "uncovered": d.uncovered,
+            "fallbacks": d.fallbacks,
+            "notes": d.notes,
+            "errors": d.errors,
+            "run": dict(d.facts),
+        },
+        "dismissed": [
+            {
+                "path": x.placement.path or x.placement.comment.path,
+                "line": x.placement.line or x.placement.comment.line,
+                "severity": x.placement.comment.severity,
+                "body": x.placement.comment.body,
+                "kind": x.kind,
+                "by": x.by,
+                "at": x.at,
+                "reason": x.reason,
+            }
+            for x in d.dismissed
+        ],
     }
 
 
 def _format_text(result: ReviewResult) -> str:
-    from bot.analyzers.secrets import Scrubber
+    from bot.report.text import render_text
 
-    scrub = Scrubber().scrub  # a committed key's line is shown, never the key (CI logs)
-    texts = line_texts(result.change)
-    c = result.change
-    out = [f"Review of {c.id}: {c.title}".rstrip(": "), ""]
-    by_file: dict[str, list[Placement]] = defaultdict(list)
-    for p in result.placed:
-        by_file[p.path or ""].append(p)
-    for path in sorted(by_file):
-        out.append(path)
-        for p in sorted(by_file[path], key=lambda p: p.line or 0):
-            span = f"{p.line}-{p.end_line}" if p.end_line else f"{p.line}"
-            out.append(f"  {span:>7} | {scrub(texts.get((path, p.line or 0), '')).strip()[:100]}")
-            out.append(f"          [{p.comment.severity}] {p.comment.body} ({p.comment.origin})")
-            if p.suggestion is not None:
-                out.append(f"          suggestion: {p.suggestion.strip() or '(delete line)'}")
-        out.append("")
-    if result.unplaced:
-        out.append("Not placed on a line:")
-        for p in result.unplaced:
-            where = f"{p.path or p.comment.path}:{p.comment.line or '?'}"
-            out.append(f"  {where} [{p.comment.severity}] {p.comment.body}")
-            out.append(f"      why not placed: {p.reason}")
-        out.append("")
-    if not result.placements:
-        out.append("No findings.")
-        out.append("")
-    summary = summary_text(result)
-    if summary:
-        out += ["Summary:", *("  " + line for line in summary.splitlines()), ""]
-    s = result.stats
-    out.append(
-        f"{len(result.placed)} placed, {len(result.unplaced)} unplaced; "
-        f"{s.llm_calls} LLM calls, {s.prompt_tokens}+{s.completion_tokens} tokens, "
-        f"{s.seconds:.1f}s"
-    )
-    return "\n".join(out) + "\n"
+    return render_text(result, build_digest(result, local=True))
 
 
 def _format_markdown(result: ReviewResult) -> str:
+    from bot.report.markdown import render_markdown
+
     c = result.change
-    out = [f"## Nova review of `{c.id}`" + (f": {c.title}" if c.title else ""), ""]
-    summary = summary_text(result)
-    if summary:
-        out += [summary, ""]
-    if result.placed:
-        out += ["| File | Line | Severity | Finding |", "|---|---|---|---|"]
-        for p in result.placed:
-            body = p.comment.body.replace("|", "\\|").replace("\n", " ")
-            out.append(f"| `{p.path}` | {p.line} | {p.comment.severity} | {body} |")
-        out.append("")
-    if result.unplaced:
-        out.append("**Not placed on a line**")
-        out.append("")
-        for p in result.unplaced:
-            out.append(
-                f"- `{p.path or p.comment.path}`:{p.comment.line or '?'} — "
-                f"{p.comment.body} _(not placed: {p.reason})_"
-            )
-        out.append("")
-    if not result.placements:
-        out += ["No findings.", ""]
-    return "\n".join(out)
+    heading = f"## Nova review of `{c.id}`" + (f": {c.title}" if c.title else "")
+    return render_markdown(build_digest(result, local=True), clean=str, heading=heading) + "\n"
 
 
 def _format_sarif(result: ReviewResult) -> str:

@@ -139,6 +139,7 @@ def _llm_review(
         result.notes += outcome.notes
         result.errors += outcome.errors
         result.summary = "\n\n".join(outcome.summaries)
+        result.walkthrough, result.model = outcome.walkthrough, job.settings.llm.model or ""
         step.note(f"{len(outcome.comments)} comments from the model")
         if outcome.errors and not outcome.comments and not outcome.summaries:
             raise ModelError("; ".join(outcome.errors))
@@ -277,6 +278,7 @@ def run_review(
         write_error_outputs(outputs, job.ref, exc)
         raise
     result = ReviewResult(change=change, summary="", notes=[*change.notes, *config_notes])
+    result.fail_on = job.settings.review.fail_on  # the .nova.toml of the base may set it
     prior = _listen(job, result, publishers, prior)
     try:
         if prior is not None:

@@ -13,6 +13,7 @@ __all__ = [
     "PriorReview",
     "PublishReport",
     "ReviewResult",
+    "Walk",
     "exit_code_for",
     "parse_verdict",
     "verdict_marker",
@@ -46,6 +47,15 @@ class Dismissal:
     reason: str = ""
     at: str = ""  # ISO 8601 time of the decision, when the host gives one
     fingerprint: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """One line of the walkthrough: a changed file or group of files (``label``) and what
+    changed there (the model's words, or the status and size of the change)."""
+
+    label: str
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +132,9 @@ class ReviewResult:
     # findings taken out of the gate by people (replies, [[ignore]] rules): listed, not counted
     dismissed: list[Dismissal] = field(default_factory=list)
     heard: int = 0  # the newest comment of the host's conversation this review took in
+    walkthrough: list[Walk] = field(default_factory=list)  # the model's, one line a file
+    fail_on: str = "error"  # the gate the verdict is read against (exit_code_for's)
+    model: str = ""  # the model that reviewed, when one did
 
     @property
     def carried(self) -> tuple[Severity, ...]:

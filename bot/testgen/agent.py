@@ -22,10 +22,8 @@ __all__ = ["generate_with_llm", "testgen_tools"]
 def testgen_tools(
     ws: Workspace, fw: Framework, max_iterations: int, test_timeout: float = 20.0
 ) -> list[ContextTool]:
-    from bot.hosts.git.source import GitTree, _open_repo
-
-    tree = GitTree(_open_repo(ws.root), None)  # the worktree as it is now, tests included
-    read = next(t for t in context_tools(tree) if t.name == "read_file")
+    # the tree as it is now, tests included (it has no .git: Nova runs no git there)
+    read = next(t for t in context_tools(ws) if t.name == "read_file")
     runs = {"n": 0}
 
     def list_files(prefix: str = "") -> str:

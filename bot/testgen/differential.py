@@ -23,7 +23,7 @@ from typing import Any
 
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
-from bot.testgen.inputs import inputs_from_doctests, inputs_from_tests
+from bot.testgen.inputs import Candidate, inputs_from_doctests, inputs_from_tests, literal_pool
 from bot.testgen.matrix import Target
 from bot.testgen.render import Example, render_module
 from bot.testgen.workspace import Workspace, WriteRefused
@@ -31,10 +31,12 @@ from bot.testgen.workspace import Workspace, WriteRefused
 __all__ = ["DifferentialPlan", "generate_differential", "static_side_effect"]
 
 PROBE = Path(__file__).with_name("probe.py")
-DRAWN = 100  # inputs drawn from type hints per function
+DRAWN = 50  # inputs drawn from type hints per function
 MAX_CHANGED = 8  # tests per function pinning a changed behaviour
 MAX_AGREED = 3  # and guarding an unchanged one
-CALL_SECONDS = 2.0
+CALL_SECONDS = 1.0
+RUN_SECONDS = 40.0  # all calls of one side-runner run
+MAX_FILES = 3  # test files written (each costs several runs of the gates)
 _DRAW_PACKAGES = (
     "hypothesis",
     "_hypothesis_globals",
@@ -44,26 +46,28 @@ _DRAW_PACKAGES = (
     "typing_extensions",
     "exceptiongroup",
 )
+# calls that act on the world whatever they are called on (``Path.write_text``); words
+# as common as ``remove`` or ``run`` (``list.remove``) count only on the os module
 _EFFECT_CALLS = {
-    "open": "opens files",
-    "remove": "removes files",
-    "unlink": "removes files",
     "rmtree": "removes files",
-    "rmdir": "removes files",
-    "mkdir": "creates directories",
     "makedirs": "creates directories",
     "write_text": "writes files",
     "write_bytes": "writes files",
-    "touch": "creates files",
-    "rename": "moves files",
-    "system": "starts processes",
     "Popen": "starts processes",
-    "run": None,
     "check_output": "starts processes",
     "check_call": "starts processes",
     "urlopen": "uses the network",
-    "socket": "uses the network",
     "create_connection": "uses the network",
+}
+_OS_CALLS = {
+    "remove": "removes files",
+    "unlink": "removes files",
+    "rmdir": "removes files",
+    "mkdir": "creates directories",
+    "makedirs": "creates directories",
+    "rename": "moves files",
+    "replace": "moves files",
+    "system": "starts processes",
 }
 _EFFECT_MODULES = {
     "subprocess": "starts processes",
@@ -82,9 +86,7 @@ def static_side_effect(source: str, name: str) -> str | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    for node in tree.body:
-        if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name):
-            continue
+    for node in _defs_named(tree, name):
         for sub in ast.walk(node):
             if not isinstance(sub, ast.Call):
                 continue
@@ -113,10 +115,34 @@ def static_side_effect(source: str, name: str) -> str | None:
                 ):
                     continue  # reading a file is not a side effect
                 return f"writes files ({ast.unparse(sub)[:60]})"
-            why = _EFFECT_CALLS.get(callee)
-            if why and callee != "open":
+            on_os = (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "os"
+            )
+            why = _OS_CALLS.get(callee) if on_os else _EFFECT_CALLS.get(callee)
+            if why:
                 return f"{why} ({ast.unparse(func)})"
     return None
+
+
+def _defs_named(tree: ast.Module, qualname: str) -> list[ast.AST]:
+    """The function (or class) of a dotted qualname ("f", "Cls.method")."""
+    body: list[ast.stmt] = tree.body
+    found: list[ast.AST] = []
+    for part in qualname.split("."):
+        found = [
+            n
+            for n in body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and n.name == part
+        ]
+        if not found:
+            return []
+        node = found[-1]
+        assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        body = node.body
+    return found[-1:]
 
 
 @dataclass
@@ -126,6 +152,7 @@ class DifferentialPlan:
     path: str
     module: str
     functions: dict[str, list[dict[str, object]]] = field(default_factory=dict)
+    via: dict[str, list[str]] = field(default_factory=dict)  # name -> private names it reaches
 
     def spec(self, draw: int) -> dict[str, object]:
         return {
@@ -138,7 +165,13 @@ class DifferentialPlan:
 
 
 def _plan_json(plans: list[DifferentialPlan], draw: int) -> str:
-    return json.dumps({"call_seconds": CALL_SECONDS, "modules": [p.spec(draw) for p in plans]})
+    return json.dumps(
+        {
+            "call_seconds": CALL_SECONDS,
+            "run_seconds": RUN_SECONDS,
+            "modules": [p.spec(draw) for p in plans],
+        }
+    )
 
 
 def _lend_hypothesis(target: Path) -> None:
@@ -164,6 +197,7 @@ def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict
     script = scratch / "nova_probe.py"
     if not script.is_file():
         shutil.copyfile(PROBE, script)
+        shutil.copyfile(PROBE.with_name("probe_objects.py"), scratch / "nova_probe_objects.py")
         _lend_hypothesis(scratch / "draw")
     plan_file, out_file = scratch / f"plan-{tag}.json", scratch / f"out-{tag}.json"
     plan_file.write_text(plan, encoding="utf-8")
@@ -180,45 +214,94 @@ def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict
     return data if isinstance(data, dict) else {"error": "unreadable probe output"}
 
 
-def _plans(
-    ws: Workspace, fw: Framework, targets: list[Target], notes: list[str]
-) -> list[DifferentialPlan]:
-    by_path: dict[str, list[Target]] = {}
+def _reached(
+    ws: Workspace, targets: list[Target], notes: list[str]
+) -> dict[str, dict[str, list[str]]]:
+    """path -> the names a test calls -> the changed private names each reaches."""
+    from bot.testgen.reach import entries
+
+    by_path: dict[str, dict[str, list[str]]] = {}
     for t in targets:
         if not t.path.endswith(".py") or t.name.startswith("<"):
             continue
-        if "." in t.qualname:
+        found = entries(ws.read(t.path) or "", t.qualname)
+        if not found:
             notes.append(
-                f"differential: {t.path}::{t.qualname} skipped: a method or nested "
-                "function (inputs are found for top-level functions)"
+                f"differential: {t.path}::{t.qualname} skipped: private, and no public "
+                "function or method of its module calls it"
             )
-        elif t.qualname.startswith("_"):
-            notes.append(f"differential: {t.path}::{t.qualname} skipped: private")
-        else:
-            by_path.setdefault(t.path, []).append(t)
+        for e in found:
+            vias = by_path.setdefault(t.path, {}).setdefault(e.qualname, [])
+            if e.via and e.via not in vias:
+                vias.append(e.via)
+    return by_path
+
+
+def _candidates(
+    qualname: str, source: str, path: str, tests: dict[str, str], found: dict[str, list[Candidate]]
+) -> list[Candidate]:
+    """Where the inputs of one name come from: its calls in the tests (for a member of
+    a class: the instances the tests build and use it on, and its calls on anything),
+    its docstring's examples, and for a one-parameter function the tests' literals."""
+    from bot.testgen.scenarios import scenarios_from_doctests, scenarios_from_tests
+
+    if "." not in qualname:
+        out = found.get(qualname, []) + inputs_from_doctests(source, qualname, path)
+        if len(out) < 5 and _one_parameter(source, qualname):
+            out += literal_pool(tests, qualname)
+        return list(dict.fromkeys(out))
+    owner, member = qualname.rsplit(".", 1)
+    short = owner.rsplit(".", 1)[-1]
+    if member == "__init__":
+        return found.get(short, [])
+    return list(
+        dict.fromkeys(
+            scenarios_from_tests(tests, short, member)
+            + scenarios_from_doctests(source, short, member, path)
+            + found.get(member, [])
+        )
+    )
+
+
+def _one_parameter(source: str, name: str) -> bool:
+    try:
+        nodes = _defs_named(ast.parse(source), name)
+    except SyntaxError:
+        return False
+    if not nodes or not isinstance(nodes[0], ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    args = nodes[0].args
+    return len(args.posonlyargs) + len(args.args) - len(args.defaults) == 1
+
+
+def _plans(
+    ws: Workspace, fw: Framework, targets: list[Target], notes: list[str]
+) -> list[DifferentialPlan]:
+    by_path = _reached(ws, targets, notes)
     tests = {p: ws.read(p) or "" for p in ws.files() if fw.is_test_name(p)}
     plans = []
     for path, group in sorted(by_path.items()):
         source = ws.read(path) or ""
-        names = {t.qualname for t in group}
+        names = {q.rsplit(".", 1)[-1] for q in group} | {
+            q.rsplit(".", 2)[-2] for q in group if q.endswith(".__init__")
+        }
         found = inputs_from_tests(tests, names)
         plan = DifferentialPlan(path, _module_name(path))
-        for name in sorted(names):
+        for name in sorted(group):
             effect = static_side_effect(source, name)
             if effect:
                 notes.append(f"differential: {path}::{name} skipped: it {effect}")
                 continue
-            candidates = list(
-                dict.fromkeys(found.get(name, []) + inputs_from_doctests(source, name, path))
-            )
+            candidates = _candidates(name, source, path, tests, found)
             plan.functions[name] = [c.to_dict() for c in candidates]
+            plan.via[name] = group[name]
         if plan.functions:
             plans.append(plan)
     return plans
 
 
 def _key(result: dict[str, object]) -> str:
-    return json.dumps([result.get("args"), result.get("kwargs")], sort_keys=True)
+    return json.dumps([result.get(k) for k in ("args", "kwargs", "ctor", "steps")], sort_keys=True)
 
 
 def _outcomes(data: dict[str, object], name: str) -> dict[str, str]:
@@ -235,14 +318,34 @@ def _outcomes(data: dict[str, object], name: str) -> dict[str, str]:
 def _describe(outcome: str) -> str:
     """What one side did, for a comment in the test."""
     if outcome == "missing":
-        return "the function did not exist"
+        return "did not exist"
     data = json.loads(outcome)
     if data.get("kind") == "raises":
         return f"raised {data['type']}"
     if data.get("kind") == "value":
-        value = str(data["value"])
+        shown = data.get("state", {}).get("value") if data["value"] == "None" else None
+        value = str(data["value"]) if shown is None else f"None, leaving {shown}"
         return f"returned {value if len(value) <= 60 else value[:57] + '...'}"
     return str(data.get("kind"))
+
+
+def _example(result: dict[str, Any], entry: dict[str, Any], before: str | None) -> Example:
+    outcome = result["outcome"]
+    return Example(
+        list(result["args"]),
+        dict(result["kwargs"]),
+        list(result["imports"]),
+        outcome,
+        before is not None,
+        "" if before is None else _describe(before),
+        kind=str(entry.get("kind") or "function"),
+        owner=entry.get("owner"),
+        ctor=result.get("ctor"),
+        steps=list(result.get("steps") or []),
+        origin=str(result.get("origin", "")),
+        new=before == "missing",
+        parent=None if before is None or before == "missing" else json.loads(before),
+    )
 
 
 def _compare(
@@ -269,14 +372,7 @@ def _compare(
             unstable += 1
             continue
         same = theirs == ours or not parent_runs
-        example = Example(
-            list(result["args"]),
-            dict(result["kwargs"]),
-            list(result["imports"]),
-            outcome,
-            not same,
-            "" if same else _describe(next(iter(theirs))),
-        )
+        example = _example(result, entry, None if same else next(iter(theirs)))
         (agreed if same else changed).append(example)
     note = (
         f"{len(entry['results'])} inputs: {len(changed)} where the parent differs, "
@@ -287,16 +383,38 @@ def _compare(
     if unusable:
         note += f", {unusable} unusable (too slow, or a value that does not render)"
 
-    def size(e: Example) -> int:  # the simplest inputs make the most readable tests
-        return sum(map(len, e.args)) + sum(len(k) + len(v) for k, v in e.kwargs.items())
+    def rank(e: Example) -> tuple[int, int]:  # the project's own inputs, then the simplest
+        size = sum(map(len, e.args)) + sum(len(k) + len(v) for k, v in e.kwargs.items())
+        size += len(json.dumps(e.ctor)) + sum(map(len, e.steps)) if e.ctor else 0
+        return (e.origin == "drawn", size)
 
-    changed.sort(key=size)
-    agreed.sort(key=size)
-    return changed[:MAX_CHANGED] + agreed[:MAX_AGREED], note
+    changed.sort(key=rank)
+    agreed.sort(key=rank)
+    # tests where both agree only guard a name whose change no input showed: each needs
+    # mutant runs to be kept, the costliest gate
+    return _varied(changed, MAX_CHANGED) + ([] if changed else _varied(agreed, MAX_AGREED)), note
+
+
+def _varied(examples: list[Example], limit: int) -> list[Example]:
+    """At most ``limit``, one per distinct outcome first (eight inputs that all return []
+    pin less than three that return different things); repeats only to make up three."""
+    seen: set[str] = set()
+    first: list[Example] = []
+    rest: list[Example] = []
+    for e in examples:
+        before = e.before.split(", leaving", 1)[0]
+        key = json.dumps([e.outcome, before, e.kind], sort_keys=True)
+        (rest if key in seen else first).append(e)
+        seen.add(key)
+    return (first + rest[: max(0, 3 - len(first))])[:limit]
 
 
 def generate_differential(
-    ws: Workspace, fw: Framework, targets: list[Target], parent: str | None
+    ws: Workspace,
+    fw: Framework,
+    targets: list[Target],
+    parent: str | None,
+    facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
 ) -> list[str]:
     """Write one regression test file per changed module; return notes on what it did.
     Each of the four runs (head twice, parent twice) probes every module at once."""
@@ -314,7 +432,7 @@ def generate_differential(
             p.module,
             {
                 q: [
-                    {"args": r["args"], "kwargs": r["kwargs"], "imports": r["imports"]}
+                    {k: r[k] for k in ("args", "kwargs", "imports", "ctor", "steps", "origin")}
                     for r in entry["results"]
                 ]
                 for q, entry in found[p.module]["functions"].items()
@@ -328,22 +446,54 @@ def generate_differential(
     before: list[dict[str, dict[str, Any]]] = []
     if parent:
         with Workspace(
-            ws.repo, parent, fw, bin_dirs=ws.bin_dirs, memory_limit=ws.memory_limit
+            ws.repo,
+            parent,
+            fw,
+            bin_dirs=ws.bin_dirs,
+            memory_limit=ws.memory_limit,
+            isolation=ws.isolation,
+            shared=ws.user,
         ) as parent_ws:
             before = [
                 _modules(_probe(parent_ws, fw, again, f"parent-{seed}", seed)) for seed in (0, 1)
             ]
+    pending: list[_File] = []
     for plan in plans:
         _one_module(
-            ws,
             fw,
             plan,
             found.get(plan.module, {}),
             [h.get(plan.module, {}) for h in head],
             [b.get(plan.module, {}) for b in before],
             notes,
+            pending,
         )
+    # the files that pin the most changed behaviour first: each costs runs of the gates
+    pending.sort(key=lambda f: f.score, reverse=True)
+    for file in pending[MAX_FILES:]:
+        notes.append(
+            f"differential: no test file for {', '.join(file.names)}: at most {MAX_FILES} "
+            "files are checked, and the others pin more changed behaviour"
+        )
+    for file in pending[:MAX_FILES]:
+        try:
+            ws.write_test(file.target, file.text)
+        except WriteRefused as exc:
+            notes.append(f"differential: {exc}")
+            continue
+        if facts is not None:
+            facts[file.target] = file.facts
+        notes.append(f"differential wrote {file.target} for {', '.join(file.names)}")
     return notes
+
+
+@dataclass
+class _File:
+    target: str
+    text: str
+    names: list[str]
+    facts: dict[str, list[dict[str, object]]]
+    score: tuple[int, int, int]  # behaviour catches, new names, all examples
 
 
 def _modules(data: dict[str, object]) -> dict[str, dict[str, Any]]:
@@ -352,13 +502,13 @@ def _modules(data: dict[str, object]) -> dict[str, dict[str, Any]]:
 
 
 def _one_module(
-    ws: Workspace,
     fw: Framework,
     plan: DifferentialPlan,
     first: dict[str, Any],
     head: list[dict[str, Any]],
     parent: list[dict[str, Any]],
     notes: list[str],
+    pending: list[_File],
 ) -> None:
     if not first or first.get("import_error"):
         notes.append(
@@ -376,7 +526,9 @@ def _one_module(
         if entry.get("missing"):
             continue
         chosen, how = _compare(name, first, head, parent)
-        notes.append(f"differential: {plan.path}::{name}: {how}")
+        through = plan.via.get(name)
+        reached = f" (reaches the changed {', '.join(through)})" if through else ""
+        notes.append(f"differential: {plan.path}::{name}{reached}: {how}")
         if chosen:
             examples[name] = chosen
             params[name] = list(entry.get("params") or [])
@@ -385,9 +537,12 @@ def _one_module(
     stem = plan.module.replace(".", "_")
     test_dir = fw.test_dirs[0].strip("/")
     target = f"{test_dir}/test_nova_{stem}.py" if test_dir != "." else f"test_nova_{stem}.py"
-    try:
-        ws.write_test(target, render_module(plan.module, plan.path, examples, params))
-    except WriteRefused as exc:
-        notes.append(f"differential: {exc}")
-        return
-    notes.append(f"differential wrote {target} for {', '.join(sorted(examples))}")
+    found: dict[str, list[dict[str, object]]] = {}
+    text = render_module(plan.module, plan.path, examples, params, found, plan.via)
+    every = [e for chosen in examples.values() for e in chosen]
+    score = (
+        sum(e.changed and not e.new for e in every),
+        sum(e.new for e in every),
+        len(every),
+    )
+    pending.append(_File(target, text, sorted(examples), found, score))

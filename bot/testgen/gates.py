@@ -56,7 +56,7 @@ _WORDS = {
 }
 _COMMENT = {"python": "#", "javascript": "//"}
 _NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
-MAX_MUTANT_RUNS = 20  # runs of mutants per test file
+MAX_MUTANT_RUNS = 8  # runs of mutants per test file
 
 
 @dataclass
@@ -135,9 +135,26 @@ def evaluate(
     runs: int,
     parent: str | None,
     first_run: dict[str, bool] | None = None,
+    parent_files: dict[str, str | None] | None = None,
 ) -> None:
     """Fill each case's ``evidence``, or its ``reason`` when it must be dropped. Every step
-    runs the file's remaining tests together: runs, coverage, each mutant, the parent."""
+    runs the file's remaining tests together: runs, coverage, each mutant, the parent.
+    Last, the sandbox's verdicts (``Workspace.distrust``) overrule the evidence."""
+    _judge(ws, runner, rel, cases, targets, runs, parent, first_run, parent_files)
+    ws.distrust(rel, cases)
+
+
+def _judge(
+    ws: Workspace,
+    runner: Runner,
+    rel: str,
+    cases: list[TestCase],
+    targets: list[Target],
+    runs: int,
+    parent: str | None,
+    first_run: dict[str, bool] | None = None,
+    parent_files: dict[str, str | None] | None = None,
+) -> None:
     alive = list(cases)
     passed = {c.name: 0 for c in cases}  # runs passed in a row
     for i in range(runs):
@@ -181,13 +198,16 @@ def evaluate(
                 c.targets.append(f"{t.path}::{t.qualname}")
         covered[c.name] = hits
         c.evidence["changed_lines_covered"] = sum(len(v) for v in hits.values())
+        c.evidence["changed_lines"] = {p: sorted(set(v)) for p, v in hits.items()}
         if not hits:
             c.reason = "does not execute any changed line"
     alive = [c for c in alive if not c.reason]
     for c in alive:
         c.evidence["mutant_killed"] = None
     # the parent first: one run; only the tests that pass on it need the mutants (a run each)
-    _parent_round(ws, runner, rel, alive, parent, sorted({t.path for t in targets}))
+    if parent_files is None and parent is not None:
+        parent_files = {p: ws.parent_text(p, parent) for p in sorted({t.path for t in targets})}
+    _parent_round(ws, runner, rel, alive, parent, parent_files or {})
     _mutation_round(
         ws, runner, rel, [c for c in alive if not c.evidence["fails_on_parent"]], covered
     )
@@ -249,16 +269,21 @@ def _parent_round(
     rel: str,
     alive: list[TestCase],
     parent: str | None,
-    changed: list[str],
+    files: dict[str, str | None],
 ) -> None:
+    """One run of the tests on the parent's version of every changed file (a file the
+    change added is absent, one it deleted or renamed is back)."""
     for c in alive:
         c.evidence["fails_on_parent"] = False
     if parent is None or not alive:
         return
-    with ws.replaced({p: ws.parent_text(p, parent) for p in changed}):
+    with ws.replaced({p: text for p, text in files.items() if p != rel}):
         outcome = runner.outcomes(ws, rel, [c.name for c in alive])
     for c in alive:
-        c.evidence["fails_on_parent"] = outcome.get(c.name) is False
+        ran = outcome.get(c.name)
+        c.evidence["fails_on_parent"] = ran is not True
+        if ran is None:  # the file does not load there: a name the parent lacks
+            c.evidence["parent_error"] = "the test file cannot be loaded on the parent"
 
 
 def keep_whole_units(cases: list[TestCase], unit: Callable[[str], str]) -> None:

@@ -8,11 +8,19 @@ plain value that renders back to Python."""
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Candidate", "inputs_from_doctests", "inputs_from_tests"]
+__all__ = [
+    "Candidate",
+    "assignments",
+    "inline",
+    "inputs_from_doctests",
+    "inputs_from_tests",
+    "literal_pool",
+]
 
 MAX_PER_FUNCTION = 60
 _PLAIN = (
@@ -54,13 +62,28 @@ _PROMPT = re.compile(r"^\s*>>> (.*)$")
 
 @dataclass(frozen=True)
 class Candidate:
-    args: tuple[str, ...]
-    kwargs: tuple[tuple[str, str], ...] = ()
+    """One call to try: argument sources (None: a value that is not plain data, given
+    for an optional parameter, which then keeps its default); for a member of a class,
+    the constructor call and the steps the tests took on the instance before it."""
+
+    args: tuple[str | None, ...]
+    kwargs: tuple[tuple[str, str | None], ...] = ()
     imports: tuple[str, ...] = field(default=(), compare=False)
     origin: str = field(default="", compare=False)
+    ctor: tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]] | None = None
+    steps: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {"args": list(self.args), "kwargs": dict(self.kwargs), "imports": list(self.imports)}
+        out: dict[str, object] = {
+            "args": list(self.args),
+            "kwargs": dict(self.kwargs),
+            "imports": list(self.imports),
+            "origin": "doctest" if "doctest" in self.origin else "tests",
+        }
+        if self.ctor is not None:
+            out["ctor"] = {"args": list(self.ctor[0]), "kwargs": dict(self.ctor[1])}
+            out["steps"] = list(self.steps)
+        return out
 
 
 def _plain(node: ast.AST, bound: set[str]) -> bool:
@@ -160,24 +183,154 @@ def _expand(
     return args, keywords
 
 
+def _callee(call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
 def _calls_of(node: ast.AST, names: set[str]) -> list[tuple[str, ast.Call]]:
+    """Calls of the names, and ``assertRaises(E, f, *args)`` / ``pytest.raises(E, f,
+    *args)`` read as the call ``f(*args)``."""
     found = []
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Call):
-            callee = (
-                sub.func.id
-                if isinstance(sub.func, ast.Name)
-                else sub.func.attr
-                if isinstance(sub.func, ast.Attribute)
+        if not isinstance(sub, ast.Call):
+            continue
+        callee = _callee(sub)
+        if callee in names:
+            found.append((callee, sub))
+        elif callee in ("assertRaises", "raises", "assertRaisesRegex") and len(sub.args) >= 2:
+            skip = 2 if callee == "assertRaisesRegex" else 1
+            inner = sub.args[skip] if len(sub.args) > skip else None
+            name = (
+                inner.id
+                if isinstance(inner, ast.Name)
+                else inner.attr
+                if isinstance(inner, ast.Attribute)
                 else None
             )
-            if callee in names:
-                found.append((callee, sub))
+            if inner is not None and name in names:
+                call = ast.Call(func=inner, args=sub.args[skip + 1 :], keywords=[])
+                found.append((name, ast.copy_location(call, sub)))
     return found
 
 
+class _Inline(ast.NodeTransformer):
+    """Names bound to plain values (a table at the top of the test file, a local
+    ``table = [...]``) put in place of the name."""
+
+    def __init__(self, env: dict[str, ast.expr], depth: int = 0) -> None:
+        self.env, self.depth = env, depth
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        value = self.env.get(node.id)
+        if value is None or self.depth > 3:
+            return node
+        out: ast.AST = _Inline(self.env, self.depth + 1).visit(copy.deepcopy(value))
+        return out
+
+
+def inline(expr: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
+    if not env:
+        return expr
+    out = _Inline(env).visit(copy.deepcopy(expr))
+    assert isinstance(out, ast.expr)
+    return out
+
+
+def assignments(body: list[ast.stmt], bound: set[str], env: dict[str, ast.expr]) -> None:
+    """Add ``name = plain value`` statements of ``body`` (names assigned once) to env."""
+    seen: dict[str, int] = {}
+    found: dict[str, ast.expr] = {}
+    for node in body:
+        for sub in ast.walk(node) if not isinstance(node, ast.FunctionDef) else [node]:
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1:
+                target = sub.targets[0]
+                if isinstance(target, ast.Name):
+                    seen[target.id] = seen.get(target.id, 0) + 1
+                    value = inline(sub.value, {**env, **found})
+                    if _plain(value, bound) and len(ast.unparse(value)) <= 2000:
+                        found[target.id] = value
+    env.update({k: v for k, v in found.items() if seen[k] == 1})
+
+
+def _bind(target: ast.expr, value: ast.expr, row: dict[str, ast.expr]) -> bool:
+    if isinstance(target, ast.Name):
+        row[target.id] = value
+        return True
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
+        if len(target.elts) != len(value.elts):
+            return False
+        return all(_bind(t, v, row) for t, v in zip(target.elts, value.elts, strict=True))
+    return False
+
+
+def _loop_rows(
+    func: ast.AST, env: dict[str, ast.expr]
+) -> list[tuple[set[int], list[dict[str, ast.expr]]]]:
+    """Table-driven tests: ``for a, b in [(1, 2), ...]:`` (or a table bound to a name, or
+    ``table.items()``): the ids of the nodes in the loop's body and the table's rows."""
+    out = []
+    for loop in ast.walk(func):
+        if not isinstance(loop, ast.For):
+            continue
+        source = loop.iter
+        items = False
+        if (
+            isinstance(source, ast.Call)
+            and isinstance(source.func, ast.Attribute)
+            and source.func.attr == "items"
+            and not source.args
+        ):
+            source, items = source.func.value, True
+        table = inline(source, env)
+        if items and isinstance(table, ast.Dict):
+            elts: list[ast.expr] = [
+                ast.Tuple(elts=[k, v], ctx=ast.Load())
+                for k, v in zip(table.keys, table.values, strict=True)
+                if k is not None
+            ]
+        elif not items and isinstance(table, ast.List | ast.Tuple | ast.Set):
+            elts = list(table.elts)
+        else:
+            continue
+        rows = []
+        for elt in elts[:200]:
+            row: dict[str, ast.expr] = {}
+            if _bind(loop.target, elt, row):
+                rows.append(row)
+        if rows:
+            inside = {id(n) for stmt in loop.body for n in ast.walk(stmt)}
+            out.append((inside, rows))
+    return out
+
+
+def _candidate(
+    call: ast.Call,
+    row: dict[str, ast.expr],
+    env: dict[str, ast.expr],
+    bound: set[str],
+    imports: list[str],
+    origin: str,
+) -> Candidate | None:
+    expanded = _expand(call, row)
+    if expanded is None:
+        return None
+    args, keywords = expanded
+    args = [inline(a, env) for a in args]
+    if not all(_plain(a, bound) for a in args):
+        return None
+    named: list[tuple[str, str | None]] = []
+    for k in keywords:
+        value = inline(k.value, env)
+        named.append((str(k.arg), ast.unparse(value) if _plain(value, bound) else None))
+    return Candidate(tuple(ast.unparse(a) for a in args), tuple(named), tuple(imports), origin)
+
+
 def inputs_from_tests(files: dict[str, str], names: set[str]) -> dict[str, list[Candidate]]:
-    """Each function name's candidate inputs from the test files (path -> source)."""
+    """Each function name's candidate inputs from the test files (path -> source): its
+    calls, with parametrize rows and table loops followed into them, and names bound to
+    plain values (in the file or the test) put in place."""
     out: dict[str, list[Candidate]] = {n: [] for n in names}
     for path, text in sorted(files.items()):
         try:
@@ -185,27 +338,52 @@ def inputs_from_tests(files: dict[str, str], names: set[str]) -> dict[str, list[
         except SyntaxError:
             continue
         imports, bound = _imports(tree)
+        module_env: dict[str, ast.expr] = {}
+        assignments(tree.body, bound, module_env)
         for func in ast.walk(tree):
             if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
+            calls = _calls_of(func, names)
+            if not calls:
+                continue
+            env = dict(module_env)
+            assignments(func.body, bound, env)
             rows = _parametrize(func) or [{}]
-            for callee, call in _calls_of(func, names):
-                for row in rows:
-                    expanded = _expand(call, row)
-                    if expanded is None:
-                        continue
-                    args, keywords = expanded
-                    if not all(_plain(a, bound) for a in [*args, *(k.value for k in keywords)]):
-                        continue
-                    out[callee].append(
-                        Candidate(
-                            tuple(ast.unparse(a) for a in args),
-                            tuple((str(k.arg), ast.unparse(k.value)) for k in keywords),
-                            tuple(imports),
-                            f"{path}:{call.lineno}",
-                        )
-                    )
+            loops = _loop_rows(func, env)
+            for callee, call in calls:
+                here = rows
+                for inside, table in loops:
+                    if id(call) in inside or any(id(a) in inside for a in call.args):
+                        here = [{**r, **t} for r in here for t in table][:200]
+                for row in here:
+                    found = _candidate(call, row, env, bound, imports, f"{path}:{call.lineno}")
+                    if found is not None:
+                        out[callee].append(found)
     return {n: list(dict.fromkeys(c))[:MAX_PER_FUNCTION] for n, c in out.items()}
+
+
+def literal_pool(files: dict[str, str], name: str, limit: int = 30) -> list[Candidate]:
+    """Single-argument inputs for a one-parameter function the tests never call with
+    plain values: the string and number literals of the test files that mention it."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    found: list[Candidate] = []
+    for path, text in sorted(files.items()):
+        if not word.search(text):
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and type(node.value) in (str, int, float)
+                and not (
+                    isinstance(node.value, str) and ("\n" in node.value or len(node.value) > 60)
+                )
+            ):
+                found.append(Candidate((repr(node.value),), (), (), f"{path} (literal)"))
+    return list(dict.fromkeys(found))[:limit]
 
 
 def inputs_from_doctests(source: str, name: str, path: str) -> list[Candidate]:

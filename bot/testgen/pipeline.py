@@ -20,6 +20,9 @@ from bot.hosts.base import Source
 from bot.steps import StepTracker
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from bot.testgen.gates import TestCase
     from bot.testgen.report import TestgenResult
     from bot.testgen.runners import Runner
     from bot.testgen.workspace import Workspace
@@ -52,6 +55,7 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
     from bot.hosts.git.source import GitSource
     from bot.testgen.frameworks import detect_framework
     from bot.testgen.report import TestgenResult
+    from bot.testgen.sandbox import choose_isolation
     from bot.testgen.workspace import Workspace
 
     started = time.monotonic()
@@ -72,7 +76,9 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
         change.head_ref or "HEAD",
         None,
         memory_limit=job.settings.testgen.memory_mb * 2**20,
+        isolation=choose_isolation(job.settings.testgen.isolation),
     ) as ws:
+        result.isolation = ws.isolation.to_dict() if ws.isolation else {}
         with job.tracker.step("detect-test-framework") as step:
             ws.framework = result.framework = detect_framework(ws.root)
             if ws.framework is None:
@@ -182,19 +188,8 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
         if not result.kept:
             step.skip("no test was kept")
             return
-        # the project's own suite: the memory limit is for generated tests
-        suite = ws.run(list(fw.run_suite), timeout=1800, limit_memory=False)
-        result.suite_passed = suite.passed
-        if not suite.passed:
-            result.notes.append(
-                "the full suite fails with the kept tests: nothing is "
-                f"proposed\n{suite.output[-1500:]}"
-            )
-            for case in result.kept:
-                case.reason = "the full suite failed with it"
-            result.dropped += result.kept
-            result.kept = []
-            step.skip("the full suite failed")
+        if not _suite_gate(ws, runner, result):
+            step.skip("the full suite failed with the kept tests")
             return
     with job.tracker.step("propose"):
         from bot.testgen.propose import propose
@@ -220,7 +215,7 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         from bot.testgen.differential import generate_differential
 
         result.notes += generate_differential(
-            ws, ws.framework, result.matrix, result.change.base_ref
+            ws, ws.framework, result.matrix, result.change.base_ref, result.facts
         )
         return
     from bot.llm.loop import run_coroutine
@@ -252,6 +247,7 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
     from bot.testgen.runners import PruneFailed
 
     parent = result.change.base_ref
+    parent_files = _parent_files(ws, result, parent)
     for rel in sorted(ws.written):
         names, first_run = runner.collect(ws, rel)
         if not names:
@@ -266,7 +262,7 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
             for n in sorted(twins)
         ]
         cases = [TestCase(rel, name) for name in dict.fromkeys(names) if name not in twins]
-        evaluate(ws, runner, rel, cases, result.matrix, job.runs, parent, first_run)
+        evaluate(ws, runner, rel, cases, result.matrix, job.runs, parent, first_run, parent_files)
         keep_whole_units(cases, runner.unit)
         keep = {c.name for c in cases if not c.reason}
         try:
@@ -275,6 +271,7 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
             for c in cases:
                 c.reason = c.reason or f"the dropped tests could not be cut out of the file: {exc}"
             pruned = None
+        _attach_facts(cases, names, result, runner.unit)
         for case in cases:
             (result.dropped if case.reason else result.kept).append(case)
         if pruned is None:
@@ -284,8 +281,114 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
 
             ws.write_test(rel, tidy(pruned) if pruned.startswith(MARKER) else pruned)
     if result.kept and result.coverage_before is not None:
-        from bot.testgen.matrix import covered_count
+        # the suite's changed lines (measured once, before) and the kept tests' own: no
+        # second coverage run of the whole suite
+        ran = {(t.path, n) for t in result.matrix for n in t.lines if n not in (t.uncovered or [])}
+        for case in result.kept:
+            lines = case.evidence.get("changed_lines")
+            if isinstance(lines, dict):
+                ran |= {(p, n) for p, ns in lines.items() for n in ns}
+        result.coverage_after = len(ran)
 
-        measured = runner.line_coverage(ws, [])
-        if measured:
-            result.coverage_after = covered_count(result.matrix, measured[0])
+
+def _suite_gate(ws: Workspace, runner: Runner, result: TestgenResult) -> bool:
+    """The project's suite with the kept tests; failures it had without them (the
+    baseline) are named, never blamed on the kept tests. False: nothing is proposed."""
+    from bot.testgen.suite import judge_suite, test_id_module
+
+    assert ws.framework is not None
+    files = sorted({c.path for c in result.kept})
+    verdict = judge_suite(ws, ws.framework, files)
+    result.suite_passed = verdict.passed and not verdict.preexisting and not verdict.nova_failed
+    result.suite_preexisting = verdict.preexisting
+    if verdict.preexisting:
+        result.notes.append(
+            f"{len(verdict.preexisting)} test(s) of the project's suite already fail without "
+            f"Nova's tests (not caused by them): {', '.join(verdict.preexisting[:10])}"
+        )
+    if not verdict.passed:
+        result.suite_blamed = verdict.blamed
+        result.notes.append(
+            "the full suite fails with the kept tests and passes without them "
+            f"({', '.join(verdict.blamed[:10])}): nothing is proposed\n{verdict.output[-1500:]}"
+        )
+        for case in result.kept:
+            case.reason = "the full suite failed with it (it passes without Nova's tests)"
+        result.dropped += result.kept
+        result.kept = []
+        return False
+    if verdict.nova_failed:
+        failed = set(verdict.nova_failed)
+        gone = [c for c in result.kept if f"{test_id_module(c.path)}::{c.name}" in failed]
+        for case in gone:
+            case.reason = "fails when the whole suite runs (it passes on its own)"
+        _cut(ws, runner, result, gone)
+    return bool(result.kept)
+
+
+def _cut(ws: Workspace, runner: Runner, result: TestgenResult, gone: list[TestCase]) -> None:
+    """Drop ``gone`` from the kept tests and from their files."""
+    from bot.testgen.runners import PruneFailed
+
+    result.kept = [c for c in result.kept if c not in gone]
+    result.dropped += gone
+    for rel in sorted({c.path for c in gone}):
+        keep = {c.name for c in result.kept if c.path == rel}
+        names, _ = runner.collect(ws, rel)
+        try:
+            pruned = runner.prune(ws, rel, keep, names) if keep else None
+        except PruneFailed:
+            pruned = None
+        if pruned is None:
+            for case in [c for c in result.kept if c.path == rel]:
+                case.reason = "its file could not be cut down to the tests that pass in the suite"
+                result.kept.remove(case)
+                result.dropped.append(case)
+            ws.remove_test(rel)
+        else:
+            ws.write_test(rel, pruned)
+
+
+def _attach_facts(
+    cases: list[TestCase], names: list[str], result: TestgenResult, unit: Callable[[str], str]
+) -> None:
+    """What each test calls and what head and parent did (from the generator, when it
+    knows), and what its run on the parent shows: a behaviour the change altered, or
+    only a name the parent did not have."""
+    added = {f"{t.path}::{t.qualname}" for t in result.matrix if t.kind == "added"}
+    facts = result.facts.get(cases[0].path, {}) if cases else {}
+    order: dict[str, list[str]] = {}
+    for name in dict.fromkeys(names):
+        order.setdefault(unit(name), []).append(name)
+    for c in cases:
+        rows = facts.get(unit(c.name), [])
+        index = order.get(unit(c.name), []).index(c.name) if c.name in names else 0
+        mine = [rows[index]] if len(rows) > 1 and index < len(rows) else rows
+        if mine:
+            c.evidence["calls"] = mine
+        fails = bool(c.evidence.get("fails_on_parent"))
+        if mine:
+            new = any(bool(f.get("new_name")) for f in mine)
+        else:
+            new = bool(c.targets) and all(t in added for t in c.targets)
+        new = new or bool(c.evidence.get("parent_error"))
+        c.evidence["new_name"] = fails and new
+        c.evidence["catches_change"] = fails and not new
+
+
+def _parent_files(
+    ws: Workspace, result: TestgenResult, parent: str | None
+) -> dict[str, str | None] | None:
+    """Every source file the change touched, as the parent had it (None: absent there),
+    so a test runs on the parent's whole version of the code, renames included."""
+    if parent is None or ws.framework is None:
+        return None
+    out: dict[str, str | None] = {}
+    for f in result.change.files:
+        if f.is_binary or ws.framework.is_test_name(f.path):
+            continue
+        if f.new_path:
+            out[f.new_path] = None
+        if f.old_path:
+            out[f.old_path] = ws.parent_text(f.old_path, parent)
+    return out

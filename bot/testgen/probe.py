@@ -19,8 +19,8 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib
-import inspect
 import io
+import itertools
 import json
 import math
 import os
@@ -29,6 +29,11 @@ import sys
 import time
 import typing
 
+if __package__:  # imported by Nova (its tests)
+    from bot.testgen import probe_objects as objects
+else:  # run as a script next to its copy
+    import nova_probe_objects as objects  # type: ignore[import-not-found,no-redef]
+
 if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
     from collections.abc import Callable
     from types import ModuleType
@@ -36,7 +41,9 @@ if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be o
     Args = tuple[list[object], dict[str, object]]  # one call's positional and named arguments
     Json = dict[str, typing.Any]  # an object of the plan or of the output (JSON)
 
-FUNCTION_SECONDS = 30.0  # calls of one function per run, in all
+FUNCTION_SECONDS = 6.0  # calls of one function per run, in all
+RUN_SECONDS = [60.0]  # calls of all functions per run (the plan may set it)
+_STARTED = time.monotonic()
 MAX_SOURCE = 200  # characters of a rendered value; longer ones are not "small"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _EFFECTS = {
@@ -201,136 +208,146 @@ def exception_name(exc: BaseException) -> tuple[str, list[str]]:
 # -- inputs -----------------------------------------------------------------------------
 
 
-def _evaluate(spec: Json, namespace: dict[str, object]) -> Args | None:
-    scope = dict(namespace)
-    for line in spec.get("imports", []):
+def _scope(imports: list[str], named: objects.Named) -> dict[str, object]:
+    """Where a mined expression is evaluated: the import lines of the file it came from,
+    and the changed class under its own name."""
+    scope: dict[str, object] = {}
+    for line in imports:
         try:
             exec(line, scope)  # an import line from the project's own tests
         except Exception:
             pass
+    if isinstance(named.owner, type):
+        scope[named.owner.__name__] = named.owner
+    return scope
+
+
+def _evaluate(spec: Json, scope: dict[str, object]) -> Args | None:
+    """Values of a call's mined arguments; a value that was not plain stays None (an
+    optional parameter then keeps its default)."""
     try:
-        args = [eval(a, scope) for a in spec["args"]]
-        kwargs = {k: eval(v, scope) for k, v in spec.get("kwargs", {}).items()}
+        args = [None if a is None else eval(a, dict(scope)) for a in spec.get("args", [])]
+        kwargs = {
+            k: None if v is None else eval(v, dict(scope))
+            for k, v in spec.get("kwargs", {}).items()
+        }
     except Exception:  # a name the tests define elsewhere, a fixture: not a plain value
         return None
     return args, kwargs
 
 
-_SMALL: dict[typing.Any, list[typing.Any]] = {
-    int: [0, 1, -1, 2, 7, 10, 100, 1000, -1000, 10**6],
-    float: [0.0, 0.5, -1.5, 1e-05, 3.14159, 123.456, 1e20, -1e-20],
-    str: ["", "a", "hello world", "0", "-1", "ÄÖ", " x "],
-    bool: [True, False],
-    bytes: [b"", b"abc"],
-}
-
-
-def _strategy(hint: typing.Any) -> typing.Any:
-    from hypothesis import strategies as st
-
-    if hint in (int, float, str, bool, bytes):
-        small = {
-            int: st.integers(-10, 100),
-            float: st.floats(-1e6, 1e6, width=32),
-            str: st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=8),
-            bool: st.booleans(),
-            bytes: st.binary(max_size=8),
-        }
-        return small[hint]
-    return st.from_type(hint)
-
-
-def _drawable(
-    func: Callable[..., object],
-) -> tuple[list[tuple[str, object]], list[tuple[str, object]]] | None:
-    """(required, optional) parameters with their type hints; None when a required
-    parameter has no hint (nothing can be drawn for it). Optional ones without a hint keep
-    their default."""
-    try:
-        hints = typing.get_type_hints(func)
-        params = [
-            p
-            for p in inspect.signature(func).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        ]
-    except Exception:
+def _rendered(args: list[object], kwargs: dict[str, object]) -> Json | None:
+    maybe = [render(a) for a in args]
+    named = {k: render(v) for k, v in kwargs.items()}
+    if any(r is None for r in maybe) or any(r is None for r in named.values()):
         return None
-    required = [p for p in params if p.default is p.empty]
-    if any(p.name not in hints for p in required):
-        return None
-    return (
-        [(p.name, hints[p.name]) for p in required],
-        [
-            (p.name, hints[p.name])
-            for p in params
-            if p.default is not p.empty and p.name in hints and p.kind != p.POSITIONAL_ONLY
-        ],
-    )
+    parts = [r for r in [*maybe, *named.values()] if r is not None]
+    return {
+        "args": [r[0] for r in maybe if r is not None],
+        "kwargs": {k: r[0] for k, r in named.items() if r is not None},
+        "imports": sorted({i for r in parts for i in r[1]}),
+    }
 
 
-def _small_values(required: list[tuple[str, object]], count: int) -> list[Args]:
-    if not all(t in _SMALL for _, t in required):
-        return []
-    columns = [_SMALL[t] for _, t in required]
-    return [([c[(i + k) % len(c)] for k, c in enumerate(columns)], {}) for i in range(count)]
+class _Case(typing.NamedTuple):
+    ctor: Args | None
+    steps: list[str]
+    args: Args
+    scope: dict[str, object]
+    origin: str
 
 
-def draw(func: Callable[..., object], count: int) -> list[Args]:
-    """Up to ``count`` argument lists from the signature's type hints (required
-    parameters positional, optional ones by keyword): Hypothesis' strategies when the
-    project has Hypothesis (derandomized: the same on every run), else a few small values
-    of the simple types."""
-    found: list[Args] = []
-    params = _drawable(func) if count else None
-    if not params or not (params[0] or params[1]):
-        return found
-    required, optional = params
-    try:
-        from hypothesis import HealthCheck, Phase, given, settings
-        from hypothesis import strategies as st
-    except ImportError:  # the project has no Hypothesis: Nova lends its own, if it can
-        if _LENT and _LENT not in sys.path:
-            sys.path.append(_LENT)
-        try:
-            from hypothesis import HealthCheck, Phase, given, settings
-            from hypothesis import strategies as st
-        except (ImportError, SyntaxError):  # another Python version than Nova's
-            return _small_values(required, count)
-    try:
-        positional = st.tuples(*(_strategy(t) for _, t in required))
-        named = st.fixed_dictionaries({}, optional={n: _strategy(t) for n, t in optional})
-
-        @settings(
-            max_examples=count * 2,
-            derandomize=True,
-            database=None,
-            deadline=None,
-            phases=[Phase.generate],
-            suppress_health_check=list(HealthCheck),
-        )
-        @given(positional, named)
-        def collect(args: tuple[object, ...], kwargs: dict[str, object]) -> None:
-            found.append((list(args), kwargs))
-
-        collect()
-    except Exception:  # a type Hypothesis cannot build: no drawn inputs
-        return found[:count]
-    return found[:count]
+def _cases(named: objects.Named, spec: Json) -> list[_Case]:
+    """Every call to try: mined ones as the tests made them, then drawn ones; a member of
+    a class on instances built as the tests build them, else from guessed arguments."""
+    sig = objects.signature_of(named)
+    init = objects.signature_of(objects.Named("init", named.owner, "__init__", named.owner))
+    needs_obj = named.kind in ("method", "property")
+    cases: list[_Case] = []
+    pool: list[tuple[Args, dict[str, object]]] = []  # instances without steps
+    loose: list[tuple[Args, dict[str, object]]] = []  # member arguments without an instance
+    for item in spec.get("inputs", []):
+        scope = _scope(item.get("imports", []), named)
+        values = _evaluate(item, scope)
+        values = objects.drop_unplain(sig, *values) if values is not None else None
+        if values is None:
+            continue
+        ctor = item.get("ctor")
+        built = _evaluate(ctor, scope) if isinstance(ctor, dict) else None
+        built = objects.drop_unplain(init, *built) if built is not None else None
+        origin = str(item.get("origin", "tests"))
+        if not needs_obj:
+            cases.append(_Case(None, [], values, scope, origin))
+        elif built is not None:
+            cases.append(_Case(built, list(item.get("steps", [])), values, scope, origin))
+            if not item.get("steps"):
+                pool.append((built, scope))
+        else:
+            loose.append((values, scope))
+    count = int(spec.get("draw", 0))
+    if needs_obj and count:
+        scope = _scope([], named)
+        guessed = objects.guessed_args(init)
+        pool += [(([], {k: eval(v, scope) for k, v in g.items()}), scope) for g in guessed]
+        pool += [(d, scope) for d in objects.draw(named.owner.__init__, 5, True)]  # type: ignore[misc]
+    if named.kind == "property":
+        loose = [(([], {}), _scope([], named))]
+    elif needs_obj and count:
+        loose += [(d, {}) for d in objects.draw(named.func, count, True)]  # type: ignore[arg-type]
+        if sig is not None and all(p.default is not p.empty for p in sig.parameters.values()):
+            loose.append((([], {}), {}))
+    elif count:
+        cases += [_Case(None, [], d, {}, "drawn") for d in objects.draw(named.func, count)]  # type: ignore[arg-type]
+    pairs = itertools.islice(itertools.product(pool[:6], loose[:12]), 72)
+    for (built, scope), (values, _) in pairs:
+        cases.append(_Case(built, [], values, scope, "drawn"))
+    return cases
 
 
 # -- calling -----------------------------------------------------------------------------
 
 
-def call(
-    func: Callable[..., object], args: list[object], kwargs: dict[str, object], seconds: float
-) -> Json:
+def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, str, Json | None]:
+    """Build, step, call, and observe: (the value, how it was observed, the instance's
+    state after a call that returned None)."""
+    obj: object = None
+    args, kwargs = case.args
+    if named.kind in ("method", "property"):
+        assert case.ctor is not None
+        obj = typing.cast("Callable[..., object]", named.owner)(*case.ctor[0], **case.ctor[1])
+        for step in case.steps:
+            exec(step, {**case.scope, objects.OBJ: obj})  # a mined step of the project's tests
+        value = objects.call_member(named, obj, args, kwargs)
+    elif named.kind == "init":
+        value = obj = typing.cast("Callable[..., object]", named.owner)(*args, **kwargs)
+    else:
+        value = typing.cast("Callable[..., object]", named.func)(*args, **kwargs)
+    stage.append("materialise")  # an exception from here on comes out of iterating
+    value, view = objects.materialise(value)
+    if render(value) is None and not view:
+        seen = objects.state_view(value) if named.kind == "init" else None
+        if seen is not None:
+            view, value = seen
+        elif objects.has_own_str(value):
+            view, value = "str", str(value)
+    state = None
+    if value is None and named.kind == "method":
+        seen = objects.state_view(obj)
+        shown = render(seen[1]) if seen is not None else None
+        if seen is not None and shown is not None:
+            state = {"view": seen[0], "value": shown[0], "imports": shown[1]}
+    return value, view, state
+
+
+def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     """Call once: the outcome as data (value, raises, or why it cannot be used)."""
     caught: BaseException | None = None
+    stage: list[str] = []
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _guard["on"] = True
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            value = func(*args, **kwargs)
+            value, view, state = _act(named, case, stage)
     except BaseException as exc:  # the project's code: anything can come out
         caught = exc
     finally:
@@ -344,69 +361,82 @@ def call(
         return {"kind": "resources", "why": type(caught).__name__}
     if caught is not None:
         name, imports = exception_name(caught)
-        return {"kind": "raises", "type": name, "imports": imports}
+        out: Json = {"kind": "raises", "type": name, "imports": imports}
+        if stage:
+            out["view"] = "list"  # raised while the iterator was consumed
+        message = _message(caught)
+        if message:
+            out["message"] = message
+        return out
     rendered = render(value)
-    if rendered is None:
+    if rendered is None or (view == "str" and "0x" in str(value)):
         return {"kind": "unrenderable", "type": type(value).__name__}
-    return {"kind": "value", "value": rendered[0], "imports": rendered[1]}
+    out = {"kind": "value", "value": rendered[0], "imports": rendered[1]}
+    if view:
+        out["view"] = view
+    if state:
+        out["state"] = state
+    return out
 
 
-def _function(module: ModuleType, qualname: str) -> object:
-    target: object = module
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    return target
+def _message(exc: BaseException) -> str:
+    """The exception's message when a test can match it (short, one line, no address)."""
+    try:
+        text = str(exc)
+    except Exception:
+        return ""
+    return text if 0 < len(text) <= 100 and "\n" not in text and "0x" not in text else ""
 
 
 def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
     try:
-        func = _function(module, spec["qualname"])
+        named = objects.resolve(module, spec["qualname"])
     except AttributeError:
         return {"missing": True, "results": []}
-    if not callable(func):
+    if named.kind in ("function", "static", "method") and not callable(named.func):
         return {"skipped": "not callable", "results": []}
-    try:
-        params = list(inspect.signature(func).parameters)
-    except (TypeError, ValueError):
-        params = []
-    candidates = []
-    for item in spec.get("inputs", []):
-        values = _evaluate(item, {})
-        if values is not None:
-            candidates.append(values)
-    candidates += draw(func, int(spec.get("draw", 0)))
+    sig = objects.signature_of(named)
+    params = list(sig.parameters) if sig is not None else []
+    owner = getattr(named.owner, "__name__", None)
     results, seen = [], set()
     deadline = time.monotonic() + FUNCTION_SECONDS
-    for args, kwargs in candidates:
-        if time.monotonic() > deadline:  # a slow function gets fewer inputs, not the job
+    for case in _cases(named, spec):
+        now = time.monotonic()
+        if now > deadline or now - _STARTED > RUN_SECONDS[0]:  # fewer inputs, not the job
             break
-        maybe = [render(a) for a in args]
-        maybe_named = {k: render(v) for k, v in kwargs.items()}
-        rendered = [r for r in maybe if r is not None]
-        named = {k: r for k, r in maybe_named.items() if r is not None}
-        if len(rendered) < len(maybe) or len(named) < len(maybe_named):
+        shown = _rendered(*case.args)
+        built = _rendered(*case.ctor) if case.ctor is not None else None
+        if shown is None or (case.ctor is not None and built is None):
             continue
-        key = json.dumps(
-            [[r[0] for r in rendered], {k: r[0] for k, r in named.items()}], sort_keys=True
-        )
+        if built is not None:
+            shown["imports"] = sorted({*shown["imports"], *built.pop("imports")})
+        shown.update(ctor=built, steps=case.steps)
+        if case.origin == "drawn" and not _readable(shown):
+            continue  # a reviewer would not accept it as a realistic value
+        key = json.dumps(shown, sort_keys=True)
         if key in seen:
             continue
         seen.add(key)
-        outcome = call(func, args, kwargs, seconds)
+        outcome = call(named, case, seconds)
         if outcome["kind"] == "side effect":
             return {"skipped": outcome["why"], "params": params, "results": []}
-        results.append(
-            {
-                "args": [r[0] for r in rendered],
-                "kwargs": {k: r[0] for k, r in named.items()},
-                "imports": sorted({i for r in [*rendered, *named.values()] for i in r[1]}),
-                "outcome": outcome,
-            }
-        )
-    return {"params": params, "results": results}
+        results.append({**shown, "outcome": outcome, "origin": case.origin})
+    return {"kind": named.kind, "owner": owner, "params": params, "results": results}
 
 
-_LENT = ""  # where Nova's own Hypothesis is linked (argv[3])
+def _readable(shown: Json) -> bool:
+    """Short, plain-ASCII argument sources (no ``'\\U0006b12a'`` soup)."""
+    ctor = shown.get("ctor") or {}
+    sources = [*shown["args"], *shown["kwargs"].values()]
+    sources += [*ctor.get("args", []), *ctor.get("kwargs", {}).values()]
+    return all(
+        len(a) <= 80
+        and a.isascii()
+        and a.isprintable()
+        and "\\x" not in a
+        and "\\u" not in a.lower()
+        for a in sources
+    )
 
 
 def probe_module(name: str, functions: list[Json], seconds: float) -> Json:
@@ -422,12 +452,12 @@ def probe_module(name: str, functions: list[Json], seconds: float) -> Json:
 
 
 def main() -> None:
-    global _LENT
     plan = json.loads(open(sys.argv[1], encoding="utf-8").read())
-    _LENT = sys.argv[3] if len(sys.argv) > 3 else ""
+    objects.LENT[0] = sys.argv[3] if len(sys.argv) > 3 else ""
     sys.addaudithook(_audit)  # silent until a call turns the guard on
     signal.signal(signal.SIGALRM, _on_alarm)
     seconds = float(plan.get("call_seconds", 2.0))
+    RUN_SECONDS[0] = float(plan.get("run_seconds", RUN_SECONDS[0]))
     out = {
         "modules": {
             m["module"]: probe_module(m["module"], m["functions"], seconds) for m in plan["modules"]

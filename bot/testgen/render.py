@@ -7,6 +7,9 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import Any
+
+from bot.testgen.scenarios import OBJ
 
 __all__ = ["MARKER", "Example", "render_module", "tidy"]
 
@@ -21,6 +24,13 @@ class Example:
     outcome: dict[str, object]  # {"kind": "value", "value": src} | {"kind": "raises", "type"}
     changed: bool = True  # the parent commit did something else
     before: str = ""  # what the parent did, for the comment
+    kind: str = "function"  # function | static | method | property | init
+    owner: str | None = None  # the class of a member
+    ctor: dict[str, Any] | None = None  # {"args": [...], "kwargs": {...}} of the instance
+    steps: list[str] = field(default_factory=list)  # mined steps on the instance (OBJ)
+    origin: str = ""  # tests | doctest | drawn
+    new: bool = False  # the name did not exist on the parent
+    parent: dict[str, object] | None = None  # the parent's outcome, when it had the name
 
     def shape(self) -> tuple[object, ...]:
         return (
@@ -29,15 +39,27 @@ class Example:
             self.outcome.get("type"),
             len(self.args),
             tuple(sorted(self.kwargs)),
+            self.outcome.get("view"),
+            "message" in self.outcome,
+            bool(self.outcome.get("state")),
+            self.new,
         )
 
     def all_imports(self) -> list[str]:
-        extra = self.outcome.get("imports")
-        return (
-            [*self.imports, *(str(i) for i in extra)]
-            if isinstance(extra, list)
-            else list(self.imports)
-        )
+        out = list(self.imports)
+        for source in (self.outcome, self.outcome.get("state")):
+            extra = source.get("imports") if isinstance(source, dict) else None
+            out += [str(i) for i in extra] if isinstance(extra, list) else []
+        if self.outcome.get("view") == "islice":
+            out.append("from itertools import islice")
+        message = self.outcome.get("message")
+        if message and any(c in str(message) for c in ".^$*+?{}[]\\|()"):
+            out.append("import re")
+        return out
+
+    def alone(self) -> bool:
+        """Whether it needs a test of its own (an instance with steps to set up)."""
+        return self.kind in ("method", "property") or bool(self.outcome.get("state"))
 
 
 @dataclass
@@ -47,8 +69,8 @@ class _Group:
 
 
 def _snake(text: str) -> str:
-    last = text.rsplit(".", 1)[-1]
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", last).lower()
+    last = text.rsplit(".", 1)[-1].strip("_")
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", last).lower()
 
 
 def _columns(example: Example, params: list[str]) -> list[str]:
@@ -67,24 +89,110 @@ def _call(func: str, positional: list[str], keywords: dict[str, str]) -> str:
     return f"{func}({', '.join([*positional, *(f'{k}={v}' for k, v in keywords.items())])})"
 
 
-def _assertion(call: str, outcome: dict[str, object], expected: str) -> list[str]:
+_OPERATORS = {
+    "__eq__": "==",
+    "__ne__": "!=",
+    "__lt__": "<",
+    "__le__": "<=",
+    "__gt__": ">",
+    "__ge__": ">=",
+    "__add__": "+",
+    "__sub__": "-",
+    "__or__": "|",
+    "__and__": "&",
+}
+_BUILTIN_FORMS = {"__len__": "len", "__str__": "str", "__repr__": "repr", "__bool__": "bool"}
+
+
+def _member_call(var: str, member: str, args: list[str], kwargs: dict[str, str], kind: str) -> str:
+    """How a person writes the use of a member: ``len(x)``, ``x[k]``, ``x == y``."""
+    if kind == "property":
+        return f"{var}.{member}"
+    if member in _BUILTIN_FORMS and not args and not kwargs:
+        return f"{_BUILTIN_FORMS[member]}({var})"
+    if member == "__iter__" and not args:
+        return f"list({var})"
+    if member in _OPERATORS and len(args) == 1 and not kwargs:
+        return f"{var} {_OPERATORS[member]} {args[0]}"
+    if member == "__getitem__" and len(args) == 1 and not kwargs:
+        return f"{var}[{args[0]}]"
+    if member == "__contains__" and len(args) == 1 and not kwargs:
+        return f"{args[0]} in {var}"
+    if member == "__call__":
+        return _call(var, args, kwargs)
+    return _call(f"{var}.{member}", args, kwargs)
+
+
+def setup_and_call(
+    func: str, e: Example, args: list[str], kwargs: dict[str, str]
+) -> tuple[list[str], str]:
+    """(the lines before the call, the call): an instance built as the tests build it,
+    their steps on it, then the use of the changed name."""
+    owner = e.owner or func.split(".")[0]
+    member = func.rsplit(".", 1)[-1]
+    if e.kind == "static":
+        return [], _call(f"{owner}.{member}", args, kwargs)
+    if e.kind == "init":
+        return [], _call(owner, args, kwargs)
+    if e.kind not in ("method", "property") or e.ctor is None:
+        return [], _call(func, args, kwargs)
+    var = _snake(owner) or "obj"
+    if var in ("pytest", "expected", "re", "islice", "math", "datetime"):
+        var += "_"
+    lines = [f"{var} = {_call(owner, list(e.ctor['args']), dict(e.ctor['kwargs']))}"]
+    lines += [re.sub(rf"\b{OBJ}\b", var, step) for step in e.steps]
+    return lines, _member_call(var, member, args, kwargs, e.kind)
+
+
+def _observed(call: str, outcome: dict[str, object]) -> str:
+    view = outcome.get("view")
+    if view == "islice":
+        return f"list(islice({call}, 20))"
+    if view in ("list", "str", "dict"):
+        return f"{view}({call})"
+    return call
+
+
+def _assertion(
+    lines: list[str], call: str, outcome: dict[str, object], expected: str, var: str = ""
+) -> list[str]:
+    body = [f"    {line}" for line in lines]
     if outcome["kind"] == "raises":
-        return [f"    with pytest.raises({outcome['type']}):", f"        {call}"]
+        message = outcome.get("message")
+        match = f", match={_pattern(str(message))}" if message else ""
+        raising = _observed(call, outcome)
+        return [*body, f"    with pytest.raises({outcome['type']}{match}):", f"        {raising}"]
+    state = outcome.get("state")
+    if isinstance(state, dict) and expected == "None" and var:
+        return [*body, f"    {call}", f"    assert {state['view']}({var}) == {state['value']}"]
+    observed = _observed(call, outcome)
     if expected in ("None", "True", "False"):
-        return [f"    assert {call} is {expected}"]
-    return [f"    assert {call} == {expected}"]
+        return [*body, f"    assert {observed} is {expected}"]
+    return [*body, f"    assert {observed} == {expected}"]
 
 
-def _single(func: str, name: str, e: Example) -> list[str]:
+def _pattern(message: str) -> str:
+    """The message as a ``match=`` pattern: the whole message, special characters escaped."""
+    special = any(c in message for c in ".^$*+?{}[]\\|()")
+    return f"re.escape({message!r})" if special else repr(message)
+
+
+def _single(func: str, name: str, e: Example, module: str) -> list[str]:
     lines = [f"def {name}():"]
-    if e.changed and e.before:
+    if e.new:
+        lines.append(
+            f"    from {module} import {(e.owner or func).split('.')[0]}  # new in this change"
+        )
+    elif e.changed and e.before:
         lines.append(f"    # before this change: {e.before}")
-    return lines + _assertion(
-        _call(func, e.args, e.kwargs), e.outcome, str(e.outcome.get("value", ""))
-    )
+    setup, call = setup_and_call(func, e, e.args, e.kwargs)
+    var = setup[0].split(" = ", 1)[0] if setup else ""
+    return lines + _assertion(setup, call, e.outcome, str(e.outcome.get("value", "")), var)
 
 
-def _parametrized(func: str, name: str, group: list[Example], params: list[str]) -> list[str]:
+def _parametrized(
+    func: str, name: str, group: list[Example], params: list[str], module: str
+) -> list[str]:
     first = group[0]
     positional = _columns(first, params)
     columns = [*positional, *first.kwargs]
@@ -97,12 +205,17 @@ def _parametrized(func: str, name: str, group: list[Example], params: list[str])
         if not raises:
             values.append(str(e.outcome["value"]))
         row = values[0] if len(values) == 1 else "(" + ", ".join(values) + ")"
-        comment = f"  # before: {e.before}" if e.changed and e.before else ""
+        comment = f"  # before: {e.before}" if e.changed and e.before and not e.new else ""
         rows.append(f"        {row},{comment}")
     header = (
         repr(columns[0]) if len(columns) == 1 else "(" + ", ".join(repr(c) for c in columns) + ")"
     )
-    call = _call(func, positional, {k: k for k in first.kwargs})
+    setup, call = setup_and_call(func, first, positional, {k: k for k in first.kwargs})
+    head = (
+        [f"    from {module} import {(first.owner or func).split('.')[0]}  # new in this change"]
+        if first.new
+        else []
+    )
     return [
         "@pytest.mark.parametrize(",
         f"    {header},",
@@ -111,8 +224,44 @@ def _parametrized(func: str, name: str, group: list[Example], params: list[str])
         "    ],",
         ")",
         f"def {name}({', '.join(columns)}):",
-        *_assertion(call, first.outcome, "expected"),
+        *head,
+        *_assertion(setup, call, first.outcome, "expected"),
     ]
+
+
+def _type_word(source: object) -> str:
+    try:
+        value = ast.literal_eval(str(source))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return ""
+    return "none" if value is None else type(value).__name__
+
+
+def _what(func: str, shape: tuple[object, ...], e: Example) -> str:
+    """A test name that says what is pinned: ``test_expire_returns_list_not_none``."""
+    base = (
+        f"test_{_snake(func.split('.')[0])}"
+        if e.kind == "init"
+        else f"test_{'_'.join(_snake(p) for p in func.split('.'))}"
+    )
+    if e.new:
+        return f"{base}_new"
+    if shape[1] == "raises":
+        if not shape[0]:
+            return f"{base}_raises_{_snake(str(shape[2]))}"
+        return f"{base}_now_raises_{_snake(str(shape[2]))}"
+    if not shape[0]:
+        return f"{base}_unchanged"
+    if e.outcome.get("state"):
+        return f"{base}_changes_state"
+    if e.parent and e.parent.get("kind") == "raises":
+        return f"{base}_returns_instead_of_raising"
+    if e.parent is None or e.parent.get("kind") != "value":
+        return f"{base}_changed"
+    now, then = _type_word(e.outcome.get("value")), _type_word(e.parent.get("value"))
+    if now and then and now != then:
+        return f"{base}_returns_{now}_not_{then}"
+    return f"{base}_changed"
 
 
 def _groups(func: str, examples: list[Example]) -> list[_Group]:
@@ -123,12 +272,10 @@ def _groups(func: str, examples: list[Example]) -> list[_Group]:
     groups: list[_Group] = []
     used: set[str] = set()
     for shape, members in by_shape.items():
-        base = f"test_{func}_{'changed' if shape[0] else 'unchanged'}"
-        if shape[1] == "raises":
-            base += f"_raises_{_snake(str(shape[2]))}"
         # unchanged cases stand alone: each must bite on its own (a mutant)
-        chunks = [members] if shape[0] and len(members) > 1 else [[m] for m in members]
-        for chunk in chunks:
+        together = shape[0] and len(members) > 1 and not members[0].alone()
+        for chunk in [members] if together else [[m] for m in members]:
+            base = _what(func, shape, chunk[0])
             name, n = base, 2
             while name in used:
                 name, n = f"{base}_{n}", n + 1
@@ -137,13 +284,37 @@ def _groups(func: str, examples: list[Example]) -> list[_Group]:
     return groups
 
 
+def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
+    setup, call = setup_and_call(func, e, e.args, e.kwargs)
+    head = (
+        f"raises {e.outcome['type']}"
+        if e.outcome["kind"] == "raises"
+        else str(e.outcome.get("value"))
+    )
+    return {
+        "call": "; ".join([*setup, _observed(call, e.outcome)]),
+        "head": head,
+        "parent": "did not exist" if e.new else (e.before or "the same"),
+        "changed": e.changed,
+        "new_name": e.new,
+        "reaches": via,
+    }
+
+
 def render_module(
-    module: str, path: str, examples: dict[str, list[Example]], params: dict[str, list[str]]
+    module: str,
+    path: str,
+    examples: dict[str, list[Example]],
+    params: dict[str, list[str]],
+    facts: dict[str, list[dict[str, object]]] | None = None,
+    via: dict[str, list[str]] | None = None,
 ) -> str:
-    """The test file's text: the functions' examples, grouped."""
+    """The test file's text: the functions' examples, grouped. ``facts`` gets, for each
+    test function, what each of its cases calls and what head and parent did."""
     body: list[str] = []
     needs_pytest = False
     imports: set[str] = set()
+    names: set[str] = set()
     for func, found in sorted(examples.items()):
         for group in _groups(func, found):
             first = group.examples[0]
@@ -151,23 +322,31 @@ def render_module(
             needs_pytest |= many or first.outcome["kind"] == "raises"
             for e in group.examples:
                 imports.update(e.all_imports())
+            if not first.new:
+                names.add((first.owner or func).split(".")[0] if first.kind != "function" else func)
+            if facts is not None:
+                facts[group.name] = [
+                    _fact(func, e, (via or {}).get(func, [])) for e in group.examples
+                ]
             body += [
                 "",
                 "",
                 *(
-                    _parametrized(func, group.name, group.examples, params.get(func, []))
+                    _parametrized(func, group.name, group.examples, params.get(func, []), module)
                     if many
-                    else _single(func, group.name, first)
+                    else _single(func, group.name, first, module)
                 ),
             ]
     plain = sorted(i for i in imports if i.startswith("import "))
-    froms = sorted(i for i in imports if i.startswith("from "))
+    froms = sorted(
+        i for i in imports if i.startswith("from ") and not i.startswith(f"from {module} import ")
+    )
     head = [
         f"{MARKER}{path}, written by Nova from running the code (no model).",
         "",
-        "Each expected value is what the changed code returns. In the *_changed tests the",
-        "parent commit did something else (the comments say what): they pin the new",
-        'behaviour. The *_unchanged tests guard behaviour both versions share."""',
+        "Each expected value is what the changed code returns. Where the parent commit did",
+        "something else, a comment says what: those tests pin the new behaviour. The",
+        '*_unchanged tests guard behaviour both versions share."""',
         "",
     ]
     lines = [
@@ -176,7 +355,7 @@ def render_module(
         *(["", "import pytest"] if needs_pytest else []),
         "",
         *froms,
-        f"from {module} import {', '.join(sorted(examples))}",
+        *([f"from {module} import {', '.join(sorted(names))}"] if names else []),
         *body,
     ]
     text = "\n".join(lines) + "\n"

@@ -12,7 +12,9 @@ from bot.testgen.frameworks import Framework
 from bot.testgen.gates import TestCase
 from bot.testgen.matrix import Target
 
-__all__ = ["TestgenResult"]
+__all__ = ["EXIT_NOTHING_GENERATED", "TestgenResult"]
+
+EXIT_NOTHING_GENERATED = 4
 
 
 def _code(text: str) -> str:
@@ -26,6 +28,7 @@ class TestgenResult:
     change: Change
     framework: Framework | None = None
     environment: dict[str, str] = field(default_factory=dict)  # interpreter, and why
+    isolation: dict[str, str] = field(default_factory=dict)  # the sandbox's name, and why
     matrix: list[Target] = field(default_factory=list)
     kept: list[TestCase] = field(default_factory=list)
     dropped: list[TestCase] = field(default_factory=list)
@@ -35,9 +38,26 @@ class TestgenResult:
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     suite_passed: bool | None = None
+    suite_preexisting: list[str] = field(default_factory=list)  # fail without Nova's tests
+    suite_blamed: list[str] = field(default_factory=list)  # fail only with them
     coverage_before: int | None = None  # changed lines the suite ran, before / after
     coverage_after: int | None = None
     stats: Stats = field(default_factory=Stats)
+    # test file -> test function -> what each case calls, and what head and parent did
+    facts: dict[str, dict[str, list[dict[str, object]]]] = field(default_factory=dict)
+
+    def exit_code(self) -> int:
+        """0: tests kept (or nothing to test); 1: tests were written, none was kept;
+        4: nothing could be generated; 3: a service failed."""
+        if self.errors:
+            return 3
+        if not self.matrix or self.kept:
+            return 0
+        return 1 if self.dropped else EXIT_NOTHING_GENERATED
+
+    def catching(self) -> list[TestCase]:
+        """Kept tests the same call tells apart on the parent (a run showed it)."""
+        return [c for c in self.kept if c.evidence.get("catches_change")]
 
     def changed_lines(self) -> int:
         return sum(len(t.lines) for t in self.matrix)
@@ -48,6 +68,7 @@ class TestgenResult:
             "change": self.change.summary_dict(),
             "framework": self.framework.to_dict() if self.framework else None,
             "environment": self.environment,
+            "isolation": self.isolation,
             "matrix": [t.to_dict() for t in self.matrix],
             "kept": [c.kept_dict() for c in self.kept],
             "dropped": [c.dropped_dict() for c in self.dropped],
@@ -60,7 +81,12 @@ class TestgenResult:
                 "proposed": len(self.kept) + len(self.dropped),
                 "kept": len(self.kept),
                 "dropped": len(self.dropped),
+                "catching": len(self.catching()),
+                "new_name": sum(bool(c.evidence.get("new_name")) for c in self.kept),
                 "suite_passed": self.suite_passed,
+                "suite_preexisting_failures": self.suite_preexisting,
+                "suite_blamed_failures": self.suite_blamed,
+                "exit_code": self.exit_code(),
                 "changed_lines": self.changed_lines(),
                 "changed_lines_covered_before": self.coverage_before,
                 "changed_lines_covered_after": self.coverage_after,
@@ -91,17 +117,27 @@ class TestgenResult:
         if self.environment:
             tool, path = next((k, v) for k, v in self.environment.items() if k != "why")
             out += ["", f"Tests ran with {tool} {_code(path)}: {self.environment.get('why', '')}."]
+        if self.isolation:
+            out += ["", f"Generated tests ran isolated by {self.isolation.get('why', '')}."]
         out += ["", "**Kept tests** (evidence):", ""]
         if not self.kept:
             out.append("- none")
         for c in self.kept:
             e = c.evidence
             bite = [f"kills mutant {e['mutant_killed']}"] if e.get("mutant_killed") else []
-            bite += ["fails on the parent commit"] if e.get("fails_on_parent") else []
+            if e.get("catches_change"):
+                bite.append("catches the change: fails on the parent commit")
+            elif e.get("new_name"):
+                bite.append("tests a name new in this change (the parent lacks it)")
             out.append(
                 f"- {_code(c.node_id)}: passed {e.get('runs')}x, covers "
                 f"{e.get('changed_lines_covered')} changed line(s), {'; '.join(bite)}"
             )
+            for f in e.get("calls") or []:  # type: ignore[attr-defined]
+                out.append(
+                    f"  - {_code(str(f['call']))} → {_code(str(f['head']))}"
+                    + (f", before: {_code(str(f['parent']))}" if f.get("changed") else "")
+                )
         if self.coverage_before is not None and self.coverage_after is not None:
             out += [
                 "",
@@ -121,7 +157,12 @@ class TestgenResult:
             f"Each test passed {runs} run{'s' * (runs != 1)} in a row, runs changed "
             "lines, and fails on a "
             "mutant of them or on the parent commit (see the summary). The full suite "
-            "passed with them."
+            "passed with them"
+            + (
+                f", apart from {len(self.suite_preexisting)} test(s) that fail without them too."
+                if self.suite_preexisting
+                else "."
+            )
         )
 
     def format(self, fmt: str) -> str:

@@ -1,26 +1,78 @@
-"""Run generated tests (untrusted code) in a subprocess: scrubbed environment without any
-token, a timeout, an output cap, a memory limit (``RLIMIT_AS``) and no network where the
-OS allows (``unshare --net``)."""
+"""Run generated tests (untrusted code) isolated by the strongest means this machine allows,
+chosen at run time (``choose_isolation``) and named in the report:
+
+- ``bubblewrap``: user, mount, PID, network, IPC and UTS namespaces. The root filesystem is
+  read-only; the run sees its workspace and its own HOME and TMPDIR writable; ``/tmp``,
+  the user's checkout and Nova's HOME are empty directories in its place, which Nova
+  looks into afterwards. Every process dies with the run.
+- ``unshare``: PID and network namespaces (``unshare --pid --net --fork --kill-child``):
+  every process dies with the run, no network, only the run's processes are visible. The
+  filesystem is not confined.
+- ``none``: a process group, and Nova's reaper kills what the run leaves behind; Nova's
+  own process is made non-dumpable, so its ``/proc/<pid>/environ`` is root's.
+
+On every tier: a scrubbed environment (no token), a fresh HOME and TMPDIR per run (removed
+after it), a time limit, an output cap and a memory limit (``RLIMIT_AS``). The reaper
+(``bot/testgen/reaper.py``) is the run's first process; it names the processes a run left
+behind, and files written to HOME (or, under bubblewrap, to ``/tmp``) are named too: the
+runners drop the test that did it.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import json
 import os
 import resource
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["RunResult", "network_isolation", "run_sandboxed"]
+from bot.errors import ConfigError
+from bot.testgen.confine import BWRAP_BASE, RunBox, View, bwrap_argv, install_prefixes
+
+__all__ = [
+    "ISOLATIONS",
+    "Isolation",
+    "RunResult",
+    "View",
+    "choose_isolation",
+    "network_isolation",
+    "run_sandboxed",
+]
 
 OUTPUT_CAP = 20_000
+REAPER = Path(__file__).with_name("reaper.py")
+ISOLATIONS = ("auto", "bubblewrap", "unshare", "none")
 _KEEP = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
+_PR_SET_DUMPABLE = 4
+_TERM_GRACE = 5.0  # seconds the reaper has to kill a timed-out tree (tier "none")
+
+
+@dataclass(frozen=True)
+class Isolation:
+    name: str  # bubblewrap | unshare | none
+    why: str  # what holds, in plain words
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "why": self.why}
+
+
+_WHY = {
+    "bubblewrap": "bubblewrap: user, mount, PID and network namespaces; read-only root, "
+    "only the workspace and the run's own HOME and TMPDIR writable; the checkout and "
+    "Nova's HOME hidden; every process dies with the run",
+    "unshare": "unshare: PID and network namespaces; every process dies with the run; the "
+    "filesystem is not confined (install bubblewrap for that)",
+    "none": "none: no namespaces are allowed here; a process group and Nova's reaper end "
+    "every process of a run, the network is the job's and the filesystem is not confined",
+}
 
 
 @dataclass(frozen=True)
@@ -28,40 +80,86 @@ class RunResult:
     returncode: int
     output: str  # stdout + stderr, capped (the tail is kept: failures are at the end)
     timed_out: bool = False
+    left: tuple[str, ...] = ()  # command lines of the processes the run left behind
+    outside: tuple[str, ...] = ()  # files the run wrote outside its workspace
+    left_count: int = 0
 
     @property
     def passed(self) -> bool:
         return self.returncode == 0 and not self.timed_out
 
+    def escape(self) -> str | None:
+        """Why the tests of this run cannot be trusted (processes left, files written
+        outside), or None."""
+        why = []
+        if self.left_count:
+            names = ", ".join(self.left[:3])
+            why.append(f"left {self.left_count} process(es) running after its run ({names})")
+        if self.outside:
+            why.append(f"wrote outside its workspace: {', '.join(self.outside[:3])}")
+        return "; ".join(why) or None
+
+
+def _works(cmd: list[str]) -> bool:
+    try:
+        return subprocess.run(cmd, capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
 
 @lru_cache(maxsize=1)
-def network_isolation() -> list[str]:
-    """The command prefix that removes network access, if this machine allows it."""
+def _bwrap() -> str | None:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None
+    probe = [bwrap, *BWRAP_BASE, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    return bwrap if _works([*probe, "--", "true"]) else None
+
+
+@lru_cache(maxsize=1)
+def _unshare() -> tuple[str, ...]:
     unshare = shutil.which("unshare")
     if unshare is None:
-        return []
-    try:
-        ok = (
-            subprocess.run(
-                [unshare, "--net", "--map-root-user", "true"], capture_output=True, timeout=10
-            ).returncode
-            == 0
+        return ()
+    base = (unshare, "--net", "--pid", "--fork", "--kill-child", "--mount-proc")
+    for prefix in ((unshare, "--user", "--map-root-user", *base[1:]), base):
+        if _works([*prefix, "true"]):
+            return prefix
+    return ()
+
+
+def network_isolation() -> list[str]:
+    """The command prefix that removes network access here, if any (``nova doctor``)."""
+    if _bwrap():
+        return [str(_bwrap()), "--unshare-net"]
+    return list(_unshare())
+
+
+def choose_isolation(wanted: str = "auto") -> Isolation:
+    """The strongest isolation this machine allows (``auto``), or the named one; a named
+    one that does not work here is a ``ConfigError``."""
+    if wanted not in ISOLATIONS:
+        raise ConfigError(f"test isolation {wanted!r}: one of {', '.join(ISOLATIONS)}")
+    available = [
+        name
+        for name, ok in (("bubblewrap", _bwrap()), ("unshare", _unshare()), ("none", True))
+        if ok
+    ]
+    if wanted == "auto":
+        return Isolation(available[0], _WHY[available[0]])
+    if wanted not in available:
+        raise ConfigError(
+            f"test isolation {wanted!r} does not work on this machine "
+            f"(available: {', '.join(available)}); see docs/testgen.md, Isolation"
         )
-        if ok:
-            return [unshare, "--net", "--map-root-user"]
-        ok = (
-            subprocess.run([unshare, "--net", "true"], capture_output=True, timeout=10).returncode
-            == 0
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [unshare, "--net"] if ok else []
+    return Isolation(wanted, _WHY[wanted])
 
 
 def clean_env(
     extra: dict[str, str] | None = None, bin_dirs: tuple[str, ...] = ()
 ) -> dict[str, str]:
-    """Only what a test run needs: no tokens, no NOVA_* settings, a throwaway HOME.
+    """Only what a test run needs: no tokens, no NOVA_* settings (HOME and TMPDIR are the
+    run's own: ``run_sandboxed`` sets them).
 
     Bytecode is written as Python normally does (PYTHONDONTWRITEBYTECODE is not passed
     on): pytest caches its assertion rewrites of plugin modules that way, and without the
@@ -72,10 +170,16 @@ def clean_env(
     env = {k: v for k, v in os.environ.items() if k in _KEEP}
     first = bin_dirs or (str(Path(sys.executable).parent),)
     env["PATH"] = os.pathsep.join([*first, env.get("PATH", "")])
-    env["HOME"] = tempfile.gettempdir()
     env["PYTHONHASHSEED"] = "0"
     env.update(extra or {})
     return env
+
+
+def _undumpable() -> None:
+    """Without a PID namespace a test sees Nova's process: make its ``/proc`` entries
+    (``environ``, ``mem``) root's, so a test of the same user cannot read Nova's tokens."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _address_space_limit(limit: int) -> Callable[[], None]:
@@ -93,31 +197,113 @@ def run_sandboxed(
     env: dict[str, str] | None = None,
     memory_limit: int | None = None,
     bin_dirs: tuple[str, ...] = (),
+    isolation: Isolation | None = None,
+    view: View | None = None,
 ) -> RunResult:
-    """Run ``cmd`` in its own process group; on timeout the whole group is killed (test
-    runners start workers: node --test runs each file in a child process).
+    """Run ``cmd`` isolated (``isolation``: the strongest here when None); see the module.
     ``memory_limit``: bytes of address space (RLIMIT_AS) for the process and its children;
     an allocation past it fails (Python raises MemoryError)."""
+    tier = isolation or choose_isolation()
+    view = view or View()
+    box = RunBox()
+    needs = [
+        p
+        for exe in [cmd[0], sys.executable, *(str(Path(b) / "x") for b in bin_dirs)]
+        for p in install_prefixes(Path(exe))
+    ] + [Path(sys.prefix), Path(sys.base_prefix)]
+    if tier.name == "bubblewrap" and _bwrap():
+        prefix = bwrap_argv(str(_bwrap()), box, view, cwd, needs)
+    elif tier.name in ("bubblewrap", "unshare") and _unshare():
+        prefix = list(_unshare())
+    else:
+        prefix = []
+    if not prefix:
+        _undumpable()
+    run_env = clean_env(env, bin_dirs)
+    tmp = box.path("tmp")
+    # caches and configs that libraries keep (matplotlib, platformdirs) go to TMPDIR: only
+    # what a test writes to HOME itself counts as a write outside its workspace
+    run_env.update(
+        HOME=str(box.path("home")),
+        TMPDIR=str(tmp),
+        XDG_CACHE_HOME=str(tmp / ".cache"),
+        XDG_CONFIG_HOME=str(tmp / ".config"),
+        XDG_DATA_HOME=str(tmp / ".local" / "share"),
+        XDG_STATE_HOME=str(tmp / ".local" / "state"),
+    )
+    try:
+        return _run(prefix, cmd, cwd, run_env, timeout, memory_limit, box, tier)
+    finally:
+        box.remove()
+
+
+def _run(
+    prefix: list[str],
+    cmd: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    memory_limit: int | None,
+    box: RunBox,
+    tier: Isolation,
+) -> RunResult:
+    read, write = os.pipe()
+    reaper = [sys.executable, "-I", "-S", str(REAPER), str(write)]
     try:
         proc = subprocess.Popen(
-            [*network_isolation(), *cmd],
+            [*prefix, *reaper, *cmd],
             cwd=cwd,
-            env=clean_env(env, bin_dirs),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             errors="replace",
             start_new_session=True,
+            pass_fds=(write,),
             preexec_fn=(_address_space_limit(memory_limit) if memory_limit else None),
         )
     except OSError as exc:
+        os.close(read)
         return RunResult(-1, f"could not run {cmd[0]}: {exc}")
+    finally:
+        os.close(write)
+    timed_out = False
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        timed_out = True
+        out, err = _stop(proc, tier)
+    with os.fdopen(read, "rb") as pipe:
+        raw = pipe.read()
+    try:
+        report = json.loads(raw) if raw else {}
+    except json.JSONDecodeError:
+        report = {}
+    names = tuple(str(n) for n in report.get("names", []))
+    text = (out + err)[-OUTPUT_CAP:]
+    if not raw and not timed_out and prefix:
+        text = f"[the sandbox ({tier.name}) could not start the run]\n{text}"
+    if timed_out:
+        text += f"\n[timed out after {timeout:g}s]"
+    return RunResult(
+        proc.returncode if not timed_out else -1,
+        text,
+        timed_out,
+        names,
+        box.outside(),
+        int(report.get("left", 0)) if not timed_out else 0,
+    )
+
+
+def _stop(proc: subprocess.Popen[str], tier: Isolation) -> tuple[str, str]:
+    """End a timed-out run: namespaces end with their first process; without them the
+    reaper is asked first (it kills the detached processes a group kill would miss)."""
+    if tier.name == "none":
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        return RunResult(-1, (out + err)[-OUTPUT_CAP:] + f"\n[timed out after {timeout:g}s]", True)
-    return RunResult(proc.returncode, (out + err)[-OUTPUT_CAP:])
+            os.kill(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return proc.communicate(timeout=_TERM_GRACE)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    return proc.communicate()

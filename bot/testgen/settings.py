@@ -1,4 +1,5 @@
-"""Test generation's settings: which Python runs the project's tests, and a test's limits."""
+"""Test generation's settings: which Python runs the project's tests, a test's limits,
+and how generated tests are isolated."""
 
 from __future__ import annotations
 
@@ -35,4 +36,12 @@ class TestgenSettings(Section):
         1024,
         parse=int,
         min=64,
+    )
+    isolation: str = setting(
+        "NOVA_TEST_ISOLATION",
+        "testgen: how generated tests are isolated: auto (the strongest this machine "
+        "allows), bubblewrap, unshare or none; a named one that does not work here stops "
+        "the run.",
+        "auto",
+        choices=("auto", "bubblewrap", "unshare", "none"),
     )

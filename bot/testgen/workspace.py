@@ -1,21 +1,29 @@
-"""A git worktree at the change's head where tests are written and run (the user's
-checkout is never touched), and the guard on what an agent may write there."""
+"""Where generated tests are written and run: a copy of the change's head in a private
+directory (no ``.git``: nothing in it leads back to the user's checkout, which is never
+written), the guard on what an agent may write there, and the checks that what is proposed
+is what was checked: each written test file's bytes are compared after every run, and a
+run that leaves processes or writes outside the workspace is recorded against its tests.
+The proposal is made with Nova's own git (``bot.testgen.gitstore``)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
-import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from bot.errors import SourceError
+from bot.hosts.base import GrepHit
 from bot.testgen.frameworks import Framework
-from bot.testgen.sandbox import RunResult, run_sandboxed
+from bot.testgen.gitstore import Store, UserRepo
+from bot.testgen.sandbox import Isolation, RunResult, View, choose_isolation, run_sandboxed
 
 __all__ = ["Workspace", "WriteRefused"]
 
@@ -27,34 +35,65 @@ class WriteRefused(ValueError):
     """The path or content is not allowed; the message goes back to the agent."""
 
 
-def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        raise SourceError(f"git {args[0]} failed: {proc.stderr.strip()[-300:]}")
-    return proc.stdout
+class _Case(Protocol):
+    path: str
+    name: str
+    reason: str | None
 
 
 @dataclass
 class Workspace:
-    repo: Path  # the user's repository
+    repo: Path  # the user's repository (read, never written)
     head: str
     framework: Framework | None
     root: Path = field(init=False)
     written: dict[str, str] = field(default_factory=dict)  # path -> content
     bin_dirs: tuple[str, ...] = ()  # first on the runs' PATH (the project's interpreter's)
     memory_limit: int | None = None  # bytes of address space per run (RLIMIT_AS)
+    isolation: Isolation | None = None  # None: the strongest this machine allows
+    # rel -> why the file cannot be trusted (it changed while its tests ran)
+    tampered: dict[str, str] = field(default_factory=dict)
+    # "rel::name" -> why the test cannot be trusted (processes left, writes outside)
+    escapes: dict[str, str] = field(default_factory=dict)
+    # the repository as first seen, before any code ran (a second workspace of the same run
+    # shares the first one's: its fingerprint is from before any test ran)
+    shared: InitVar[UserRepo | None] = None
+    user: UserRepo = field(init=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, shared: UserRepo | None) -> None:
+        self.isolation = self.isolation or choose_isolation()
+        self.user = shared or UserRepo.open(self.repo)
         self._tmp = Path(tempfile.mkdtemp(prefix="nova-testgen-"))
         self.root = self._tmp / "tree"
+        self.root.mkdir()
         self._stamp = 0
-        _git(self.repo, "worktree", "add", "--detach", "--quiet", str(self.root), self.head)
+        self._runs = 0
+        self._expected: dict[str, tuple[str, str]] = {}  # rel -> (sha256, text)
+        self._store: Store | None = None
+        try:
+            head = self.user.git("rev-parse", "--verify", f"{self.head}^{{commit}}")
+            self.head = head.decode().strip()
+            self.user.checkout(self.head, self.root)
+            self._files = self.user.files(self.head)
+        except SourceError:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise
         # installed JavaScript dependencies are not in git: the tree sees the checkout's
+        self._modules: Path | None = None
         modules = self.repo / "node_modules"
         if modules.is_dir() and not (self.root / "node_modules").exists():
-            (self.root / "node_modules").symlink_to(modules.resolve(), target_is_directory=True)
+            self._modules = modules.resolve()
+            (self.root / "node_modules").symlink_to(self._modules, target_is_directory=True)
+
+    def view(self) -> View:
+        """What the runs see: the checkout hidden (its node_modules shown read-only), the
+        workspace writable, Nova's plugins read-only."""
+        return View(
+            hidden=(self.repo.resolve(), self.user.common_dir),
+            readonly=tuple(p for p in (self._modules,) if p is not None),
+            writable=(self._tmp,),
+            protected=(self.plugin_dir(),),
+        )
 
     def run(
         self,
@@ -68,17 +107,59 @@ class Workspace:
         code comes first on PYTHONPATH (and its ``src/``): an editable install of the
         project points at the user's checkout, where mutants and the parent's code are not.
         Nova's pytest plugins come last. ``limit_memory``: apply ``memory_limit`` (node
-        reserves more address space than it uses: its runner limits the heap instead)."""
+        reserves more address space than it uses: its runner limits the heap instead).
+        Afterwards every written test file is compared with what Nova wrote."""
         paths = [str(self.root / "src")] if (self.root / "src").is_dir() else []
         extra = {"PYTHONPATH": os.pathsep.join([str(self.root), *paths, str(self.plugin_dir())])}
-        return run_sandboxed(
-            cmd,
-            self.root,
-            timeout=timeout,
-            env=extra | (env or {}),
-            memory_limit=self.memory_limit if limit_memory else None,
-            bin_dirs=self.bin_dirs,
-        )
+        self._runs += 1
+        try:
+            return run_sandboxed(
+                cmd,
+                self.root,
+                timeout=timeout,
+                env=extra | (env or {}),
+                memory_limit=self.memory_limit if limit_memory else None,
+                bin_dirs=self.bin_dirs,
+                isolation=self.isolation,
+                view=self.view(),
+            )
+        finally:
+            self._compare()
+
+    def _compare(self) -> None:
+        for rel, (digest, text) in self._expected.items():
+            path = self.root / rel
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+            if data is None or hashlib.sha256(data).hexdigest() != digest:
+                self.tampered.setdefault(
+                    rel,
+                    f"the test file changed while tests ran (run {self._runs}): what would "
+                    "be proposed is not what was checked",
+                )
+                self._write(path, text)  # later runs check Nova's text
+
+    def _expect(self, rel: str, text: str | None) -> None:
+        """Fix the bytes ``rel`` must have after every run (None: not checked)."""
+        if text is None:
+            self._expected.pop(rel, None)
+        else:
+            self._expected[rel] = (hashlib.sha256(text.encode("utf-8")).hexdigest(), text)
+
+    def distrust(self, rel: str, cases: Sequence[_Case]) -> None:
+        """Drop, with the reason, the tests of ``rel`` whose file changed while tests ran
+        or that left processes or wrote outside the workspace (in any run)."""
+        for case in cases:
+            why = self.tampered.get(rel) or self.escapes.get(f"{rel}::{case.name}")
+            if why and not (case.reason or "").startswith(why):
+                case.reason = why
+
+    @contextmanager
+    def outputs(self) -> Iterator[Path]:
+        """A directory the runs can write their reports to (junit, coverage, logs)."""
+        base = self._tmp / "out"
+        base.mkdir(exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=base) as tmp:
+            yield Path(tmp)
 
     def plugin_dir(self) -> Path:
         """A directory with only Nova's pytest plugin (``-p nova_limits``): nothing else of
@@ -99,17 +180,19 @@ class Workspace:
         """Write a file with a new mtime, a whole second later than any before it: cached
         bytecode (Python's, pytest's rewrites) is checked by mtime in seconds and size, and
         a mutant written in the same second with the same size must not run stale code."""
+        if path.is_symlink():
+            path.unlink()
         path.write_text(text, encoding="utf-8")
         self._stamp = max(self._stamp + 1, int(time.time()) + 1)
         os.utime(path, (self._stamp, self._stamp))
 
     def close(self) -> None:
-        subprocess.run(
-            ["git", "-C", str(self.repo), "worktree", "remove", "--force", str(self.root)],
-            capture_output=True,
-            check=False,
-        )
+        for p in self._tmp.rglob("*"):  # a test may have taken its own write permission
+            if p.is_dir() and not p.is_symlink():
+                p.chmod(0o700)
         shutil.rmtree(self._tmp, ignore_errors=True)
+        if self._store is not None:
+            self._store.remove()
 
     def __enter__(self) -> Workspace:
         return self
@@ -151,20 +234,33 @@ class Workspace:
         target.parent.mkdir(parents=True, exist_ok=True)
         self._write(target, content)
         self.written[rel] = content
+        self._expect(rel, content)
+        self.tampered.pop(rel, None)  # new text: what happens to it is checked anew
+        for node in [n for n in self.escapes if n.startswith(rel + "::")]:
+            del self.escapes[node]
         return rel
 
     def remove_test(self, rel: str) -> None:
         (self.root / rel).unlink(missing_ok=True)
         self.written.pop(rel, None)
+        self._expected.pop(rel, None)
 
     @contextmanager
     def replaced(self, texts: dict[str, str | None]) -> Iterator[None]:
-        """Temporarily give files other contents (None: the file is absent)."""
+        """Temporarily give files other contents (None: the file is absent); a written
+        test file is checked against its temporary text meanwhile."""
         originals: dict[str, str | None] = {}
+        checked = {rel: self._expected[rel] for rel in texts if rel in self._expected}
         try:
             for rel, text in texts.items():
                 path = self.root / rel
-                originals[rel] = path.read_text(encoding="utf-8") if path.exists() else None
+                originals[rel] = (
+                    self.written[rel]
+                    if rel in self.written
+                    else (path.read_text(encoding="utf-8") if path.exists() else None)
+                )
+                if rel in checked:
+                    self._expect(rel, text)
                 if text is None:
                     path.unlink(missing_ok=True)
                 else:
@@ -176,6 +272,7 @@ class Workspace:
                     (self.root / rel).unlink(missing_ok=True)
                 else:
                     self._write(self.root / rel, text)
+            self._expected.update(checked)
 
     # -- reading -----------------------------------------------------------------------
     def read(self, rel: str) -> str | None:
@@ -185,38 +282,59 @@ class Workspace:
         return target.read_text(encoding="utf-8", errors="replace")
 
     def files(self) -> list[str]:
-        return _git(self.root, "ls-files").splitlines()
+        """The files of the change's head (in git; the tests written since are not)."""
+        return list(self._files)
 
     def parent_text(self, rel: str, parent: str) -> str | None:
-        proc = subprocess.run(
-            ["git", "-C", str(self.root), "show", f"{parent}:{rel}"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        return proc.stdout if proc.returncode == 0 else None
+        return self.user.show(parent, rel)
+
+    # -- a reader of the tree for the agent's tools (bot.hosts.base.LocalTree) ----------
+    def read_text(self, path: str) -> str | None:
+        return self.read(path)
+
+    def list_files(self) -> list[str]:
+        return sorted({*self._files, *self.written})
+
+    def grep(self, pattern: str, *, regex: bool = False, limit: int = 50) -> list[GrepHit]:
+        """Lines of the tree's text files that hold ``pattern`` (a fixed string, or an RE2
+        regex through ``bot.search``)."""
+        from bot.search import line_matcher
+
+        matches = line_matcher(pattern, regex=regex)
+        hits: list[GrepHit] = []
+        for rel in self.list_files():
+            text = self.read(rel) if not re.search(r"\.(png|jpg|gif|zip|gz)$", rel) else None
+            for n, line in enumerate((text or "").split("\n"), 1):
+                if matches(line):
+                    hits.append((rel, n, line[:300]))
+                    if len(hits) >= limit:
+                        return hits
+        return hits
 
     # -- proposing ---------------------------------------------------------------------
     def commit(self, branch: str, message: str) -> tuple[str, str]:
-        """Commit the written tests on ``branch``; return (commit sha, patch text)."""
-        _git(self.root, "checkout", "--quiet", "-B", branch)
-        _git(self.root, "add", "--", *self.written)
-        _git(
-            self.root,
-            "-c",
-            "user.name=Nova",
-            "-c",
-            "user.email=nova@localhost",
-            "commit",
-            "--quiet",
-            "-m",
-            message,
-        )
-        sha = _git(self.root, "rev-parse", "HEAD").strip()
-        return sha, _git(self.root, "format-patch", "--stdout", "-1", "HEAD")
+        """Commit the written tests on ``branch`` in a fresh store, from the bytes Nova
+        wrote and checked (never from the files on disk); return (commit sha, patch)."""
+        self._store = self._store or Store(self.user)
+        files = {rel: text.encode("utf-8") for rel, text in self.written.items()}
+        self._commit = self._store.commit(self.head, files, branch, message)
+        return self._commit, self._store.patch(self._commit)
+
+    def keep_branch(self, branch: str) -> None:
+        """Add ``branch`` to the user's repository (a ref only: see ``gitstore``)."""
+        assert self._store is not None, "commit first"
+        self._store.branch_into_user_repo(branch)
+
+    def push(self, url: str, branch: str, auth: tuple[str, str] | None = None) -> None:
+        """Push the committed ``branch`` to ``url`` from Nova's store."""
+        assert self._store is not None, "commit first"
+        if auth is not None and re.match(r"https?://", url):
+            url = re.sub(r"^(https?://)[^/@]*@", r"\1", url)  # the header authenticates
+        elif auth is not None:
+            auth = None  # a path or ssh: the header is for HTTP only
+        self._store.push(url, branch, auth)
 
     def head_diff(self) -> str:
         """The last commit as a plain git diff (what Conduit's createrawdiff reads)."""
-        return _git(
-            self.root, "diff", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", "HEAD~1", "HEAD"
-        )
+        assert self._store is not None, "commit first"
+        return self._store.diff(self._commit)

@@ -306,7 +306,7 @@ def test_markdown_and_sarif(py_repo: GitRepo, tmp_path: Path) -> None:
         "region": {"startLine": 1},
     } in locations
     md = run("review", "--repo", str(py_repo.path), "-q", "-o", "markdown").stdout
-    assert "| `pkg/calc.py` | 1 |" in md
+    assert "`pkg/calc.py:1`" in md and "### Findings (1)" in md
 
 
 @pytest.mark.slow

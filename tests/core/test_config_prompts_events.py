@@ -23,6 +23,7 @@ from bot.llm.settings import LLMSettings
 from bot.prompts import render_prompt, template_names
 from bot.review.settings import ReviewSettings
 from bot.sections import SettingSpec, specs_of
+from bot.serve.settings import ServeSettings
 from bot.taskmanager.settings import TaskManagerSettings
 from bot.testgen.settings import TestgenSettings
 
@@ -72,6 +73,7 @@ def test_bad_values_name_the_variable() -> None:
 
 def test_every_setting_is_a_section_field_with_one_key_and_a_nova_variable() -> None:
     sections: list[type] = [LLMSettings, ReviewSettings, TestgenSettings, TaskManagerSettings]
+    sections.append(ServeSettings)
     sections += [h.section for h in hosts() if h.section is not None] + [Settings]
     declared = [spec for cls in sections for spec in specs_of(cls)]
     assert [s.name for s in declared] == [s.name for s in all_settings()]

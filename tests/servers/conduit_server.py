@@ -259,7 +259,9 @@ class FakeConduit(LocalHTTPServer):
         }
 
     def _m_differential_revision_search(self, params: dict[str, Any]) -> dict[str, Any]:
-        ids = (params.get("constraints") or {}).get("ids") or []
+        constraints = params.get("constraints") or {}
+        ids = list(constraints.get("ids") or [])
+        ids += [int(p.rsplit("-", 1)[1]) for p in constraints.get("phids") or []]  # PHID-DREV-n
         data = []
         for rid in ids:
             rev = self.revisions.get(int(rid))

@@ -130,7 +130,8 @@ def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path
     kept = {c["name"].split("[")[0]: c["evidence"] for c in data["kept"]}  # one per unit
     # the output that changed, and the call that newly raises: both fail on the parent
     assert kept["test_ceil_div_changed"]["fails_on_parent"] is True
-    assert kept["test_parse_ratio_changed_raises_value_error"]["fails_on_parent"] is True
+    assert kept["test_parse_ratio_now_raises_value_error"]["fails_on_parent"] is True
+    assert kept["test_parse_ratio_now_raises_value_error"]["catches_change"] is True
     notes = "\n".join(data["notes"])
     (stamp,) = [n for n in data["notes"] if n.startswith("differential: calc/ops.py::stamp:")]
     assert ": 0 where the parent differs, 0 where it agrees" in stamp
@@ -140,7 +141,9 @@ def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path
     committed = calc.git("show", f"{data['branch']}:tests/test_nova_calc_ops.py")
     compile(committed, "test_nova_calc_ops.py", "exec")
     assert "(7, 2, 4),  # before: returned 3" in committed
-    assert "with pytest.raises(ValueError):\n        parse_ratio('')" in committed
+    assert (
+        "with pytest.raises(ValueError, match='empty ratio'):\n        parse_ratio('')" in committed
+    )
     assert "# before this change: returned 0.0" in committed
     for absent in ("stamp", "save(", "total("):
         assert absent not in committed
@@ -403,7 +406,7 @@ def test_rendered_tests_read_like_hand_written_ones() -> None:
     assert names == [
         "test_ceil_div_changed",
         "test_ceil_div_unchanged",
-        "test_parse_ratio_changed_raises_value_error",
+        "test_parse_ratio_now_raises_value_error",
     ]
     assert "    ('a', 'b', 'expected'),\n" in text_
     assert (

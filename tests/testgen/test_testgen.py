@@ -343,15 +343,24 @@ def test_sandbox_timeout_kills_what_the_test_run_started(tmp_path: Path) -> None
 
     from bot.testgen.sandbox import run_sandboxed
 
-    script = (
-        "import subprocess; p = subprocess.Popen(['sleep', '120']); "
-        "print(p.pid, flush=True); p.wait()"
-    )
+    marker = f"120.{os.getpid()}"  # a pid inside a PID namespace is not the host's: match
+    script = f"import subprocess; p = subprocess.Popen(['sleep', '{marker}']); p.wait()"
     run = run_sandboxed([sys.executable, "-c", script], tmp_path, timeout=2)
     assert run.timed_out
-    stat = Path(f"/proc/{int(run.output.split()[0])}/stat")
+
+    def alive() -> bool:
+        for stat in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if stat.read_bytes() == f"sleep\0{marker}\0".encode():
+                    state = (stat.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                    if state != "Z":
+                        return True
+            except OSError:
+                continue
+        return False
+
     deadline = time.monotonic() + 10  # a bound, not a delay: SIGKILL lands at once
-    while stat.exists() and stat.read_text().split()[2] != "Z":
+    while alive():
         assert time.monotonic() < deadline, "the worker outlived the timeout"
         time.sleep(0.01)
 

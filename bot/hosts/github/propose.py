@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from bot.errors import ConfigError, ServiceError
 from bot.hosts.github.client import github_client, github_error
 from bot.hosts.github.settings import GitHubSettings
+from bot.report.testgen import render_testgen_body
 from bot.report.untrusted import clean_text
 
 if TYPE_CHECKING:
@@ -19,18 +20,17 @@ __all__ = ["open_pull"]
 def open_pull(settings: GitHubSettings, result: TestgenResult, ws: Workspace, branch: str) -> str:
     if not settings.repository:
         raise ConfigError("--publish github needs the repository (GITHUB_REPOSITORY=owner/repo)")
-    import git
     from github import GithubException
 
-    try:
-        git.Repo(ws.root).remote("origin").push(f"{branch}:{branch}", force=True)
-    except (git.GitCommandError, ValueError) as exc:
-        raise ServiceError(f"pushing {branch} to origin failed: {exc}") from exc
+    if not ws.user.origin:
+        raise ServiceError(f"pushing {branch} failed: the repository has no origin remote")
+    # from Nova's own store, the token in the push's environment (never in a file)
+    ws.push(ws.user.origin, branch, ("x-access-token", settings.token) if settings.token else None)
     try:
         repo = github_client(settings).get_repo(settings.repository)
         pull = repo.create_pull(
             title=clean_text(f"Tests for {result.change.title}")[:250],
-            body=clean_text(result.body()),
+            body=clean_text(render_testgen_body(result)),
             head=branch,
             base=repo.default_branch,
         )

@@ -38,6 +38,7 @@ from bot.report.commands import write_command
 from bot.report.earlier import OUTDATED, earlier_rows
 from bot.report.earlier import carried as carry
 from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
+from bot.report.placing import Placing, placing
 from bot.report.summary import SUMMARY_MARK, render_summary
 from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
@@ -88,6 +89,7 @@ class GitHubPublisher:
         self.force = force
         self.annotations = annotations or sys.stdout
         self.fallback = False  # the token is read-only: annotations instead of comments
+        self._placing = Placing()  # which findings went inline, for the summary's counts
 
     @property
     def settings(self) -> Settings:  # the session's: .nova.toml of the base may change it
@@ -178,6 +180,7 @@ class GitHubPublisher:
             inline, overflow = fresh[:limit], fresh[limit:]
         earlier = self._finished_summary() if result.since else None
         posted, rejected = self._post_review(result, inline, ids, notes, errors)
+        self._placing = placing(groups, inline, rejected, overflow, existing is not None)
         overflow = rejected + overflow
         outdated: list[PullRequestComment] = []
         if existing is not None and not self.fallback:
@@ -333,17 +336,22 @@ class GitHubPublisher:
     ) -> str:
         """The summary; ``failed`` (what failed on GitHub so far) is said in it and marks
         the review degraded, so the next run on this head completes it."""
+        refused = "read-only token" if self.fallback else "GitHub did not take the review"
         return render_summary(
             result,
-            posted=posted,
-            overflow=[p for _fp, group in overflow for p in group],
-            notes=[*(f"Failed: {e}" for e in failed), *notes],
+            posted=self._placing.inline,
+            inline_before=self._placing.before,
+            outside=self._placing.listed(
+                overflow, refused, self.settings.review.max_inline_comments
+            ),
+            notes=notes,
             clean=clean_text,
             host="GitHub",
             limit=BODY_LIMIT,
+            inline_noun="inline comments",
             carried=carried,
             earlier=earlier_rows(earlier),
-            failed=len(failed),
+            failed=failed,
         )
 
     def _upsert_summary(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.errors import ConfigError, ServiceError, redact
+from bot.errors import ConfigError, ServiceError
 from bot.hosts.gitlab.client import credentials, gitlab_client, gitlab_error, server_url
 from bot.hosts.gitlab.publisher import BODY_LIMIT, inert
 from bot.hosts.gitlab.settings import GitLabSettings
+from bot.report.testgen import render_testgen_body
 from bot.report.untrusted import cap
 
 if TYPE_CHECKING:
@@ -28,14 +29,14 @@ def open_merge_request(
             "--publish gitlab needs GITLAB_TOKEN (api scope): CI_JOB_TOKEN "
             "cannot open merge requests"
         )
-    import git
     from gitlab.exceptions import GitlabError
     from requests import RequestException
 
-    try:
-        git.Repo(ws.root).remote("origin").push(f"{branch}:{branch}", force=True)
-    except (git.GitCommandError, ValueError) as exc:
-        raise ServiceError(redact(f"pushing {branch} to origin failed: {exc}")) from exc
+    if not ws.user.origin:
+        raise ServiceError(f"pushing {branch} failed: the repository has no origin remote")
+    # from Nova's own store, GITLAB_TOKEN in the push's environment: no token is written
+    # into .git/config (where a generated test could read it)
+    ws.push(ws.user.origin, branch, ("oauth2", credentials(settings).token))
     what = f"opening a merge request on {project_ref}"
     try:
         project = gitlab_client(settings, server_url(settings)).projects.get(project_ref)
@@ -44,7 +45,7 @@ def open_merge_request(
                 "source_branch": branch,
                 "target_branch": project.default_branch,
                 "title": inert(f"Tests for {result.change.title}")[:250],
-                "description": cap(inert(result.body()), BODY_LIMIT, where="GitLab"),
+                "description": cap(inert(render_testgen_body(result)), BODY_LIMIT, where="GitLab"),
                 "remove_source_branch": True,
             }
         )

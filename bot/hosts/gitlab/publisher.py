@@ -40,6 +40,7 @@ from bot.hosts.timeouts import timed_out
 from bot.report.earlier import OUTDATED, carried, earlier_rows
 from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
 from bot.report.joblog import job_log_lines
+from bot.report.placing import Placing, placing
 from bot.report.summary import SUMMARY_MARK, render_summary
 from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
@@ -88,6 +89,7 @@ class GitLabPublisher:
         self.force = force
         self.log = log
         self.fallback = False  # the token cannot write: job log + Code Quality report
+        self._placing = Placing()  # which findings went inline, for the summary's counts
 
     @property
     def settings(self) -> Settings:  # the session's: .nova.toml of the base may change it
@@ -224,6 +226,7 @@ class GitLabPublisher:
         posted, moved, lost = self._post_threads(result.change, ids, inline, notes)
         if lost:
             errors.append(lost)
+        self._placing = placing(groups, inline, moved, overflow, own is not None)
         outdated = self._mark_outdated(own, ids, errors) if own and not self.fallback else []
         still = carried(
             earlier[1] if earlier else None,
@@ -362,16 +365,19 @@ class GitLabPublisher:
         the review degraded, so the next run on this head completes it."""
         return render_summary(
             result,
-            posted=posted,
-            overflow=[p for _fp, group in overflow for p in group],
-            notes=[*(f"Failed: {e}" for e in failed), *notes],
+            posted=self._placing.inline,
+            inline_before=self._placing.before,
+            outside=self._placing.listed(
+                overflow, "GitLab refused the thread", self.settings.review.max_inline_comments
+            ),
+            notes=notes,
             clean=inert,
             host="GitLab",
             limit=BODY_LIMIT,
-            inline_noun="inline thread(s)",
+            inline_noun="inline threads",
             carried=still,
             earlier=earlier_rows(earlier),
-            failed=len(failed),
+            failed=failed,
         )
 
     def _upsert_summary(

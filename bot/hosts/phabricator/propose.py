@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from bot.hosts.phabricator.conduit import ConduitClient
 from bot.hosts.phabricator.settings import PhabricatorSettings
+from bot.report.testgen import render_testgen_body
 from bot.report.untrusted import clean_text
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def open_revision(settings: PhabricatorSettings, result: TestgenResult, patch: s
     transactions = [
         {"type": "update", "value": diff["phid"]},
         {"type": "title", "value": clean_text(f"Tests for {result.change.title}")[:250]},
-        {"type": "summary", "value": clean_text(result.body())},
+        {"type": "summary", "value": clean_text(render_testgen_body(result))},
         {"type": "testPlan", "value": result.test_plan()},
     ]
     original = _REVISION.search(result.change.description or "")

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from bot.change import Placement
-from bot.report.formats import summary_text
+from bot.report.digest import Listed, build_digest
+from bot.report.remarkup import render_remarkup
 from bot.report.untrusted import clean_text
 from bot.review.result import ReviewResult, verdict_marker
 
@@ -21,7 +22,11 @@ __all__ = ["DIFF_MARK", "FP_MARK", "VERDICT_MARK", "Summary", "line_link"]
 DIFF_MARK = re.compile(r"nova:diff:(\d+)")
 VERDICT_MARK = re.compile(r"nova:diff:(\d+) nova:verdict:([a-z0-9=,]+)")
 FP_MARK = re.compile(r"nova:fp:([0-9a-f,]*)")
-_WHERE = {"inline": "inline comments", "lint": "lint messages on the build", "summary": "this list"}
+BODY_LIMIT = 512_000  # Nova's bound on a comment: Conduit states none; a page must load
+_WHY = {  # the placed findings a mode lists in the summary, and why they are not inline
+    "lint": ("no inline comments on this server", "also as lint messages on the build"),
+    "summary": ("no inline comments on this server", "Nova's extension is not installed"),
+}
 
 
 def line_link(
@@ -50,35 +55,35 @@ class Summary:
     failures: list[str] = field(default_factory=list)  # what could not be posted, and why
 
     def text(self) -> str:
+        """The digest in Remarkup (``bot.report.remarkup``), then the markers."""
         change = self.result.change
-        out = [f"= Nova review of diff {self.diff_id} ="]
-        text = summary_text(self.result)
-        if text:
-            out += ["", clean_text(text)]
-        for failure in self.failures:
-            out += ["", f"(WARNING) {clean_text(failure)}"]
-        if self.placed:
-            out += ["", f"**Findings** ({len(self.placed)}, also as {_WHERE[self.mode]}):"]
-            for _fp, p in self.placed:
-                loc = f"{p.path}:{p.line}"
-                link = line_link(
-                    change.url, self.diff_id, self.changesets.get(p.path or ""), p.line
-                )
-                loc = f"[[ {link} | {loc} ]]" if link else f"`{loc}`"
-                out.append(f"- {loc} ({p.comment.severity}) {clean_text(p.comment.body)}")
-        if self.unplaced:
-            out += ["", "**Not placed on a line**:"]
-            for _fp, p in self.unplaced:
-                out.append(
-                    f"- `{clean_text(p.path or p.comment.path)}:"
-                    f"{p.comment.line or '?'}` ({p.comment.severity}) "
-                    f"{clean_text(p.comment.body)} //({clean_text(p.reason or '')})//"
-                )
-        if not self.placed and not self.unplaced:
-            out += ["", "No new findings."]
+        why = _WHY.get(self.mode)
+        listed = [Listed(p, *why) for _fp, p in self.placed] if why else []
+        new = len(self.placed) + len(self.unplaced)
+        digest = build_digest(
+            self.result,
+            inline=0 if why else len(self.placed),
+            inline_before=len(self.result.placements) - new,
+            outside=listed,
+            unplaced=[p for _fp, p in self.unplaced],
+        )
+
+        def link(item: Listed) -> str | None:
+            p = item.placement
+            if not p.placed:
+                return None
+            return line_link(change.url, self.diff_id, self.changesets.get(p.path or ""), p.line)
+
+        body = render_remarkup(
+            digest,
+            clean=clean_text,
+            heading=f"= Nova review of diff {self.diff_id} =",
+            link=link,
+            warnings=self.failures,
+            limit=BODY_LIMIT - 200 - 17 * len(self.all_fps),
+        )
         verdict = verdict_marker(self.result, failed=len(self.failures))  # degraded if any
-        out += [
-            "",
-            f"//nova:diff:{self.diff_id} nova:verdict:{verdict} nova:fp:{','.join(self.all_fps)}//",
-        ]
-        return "\n".join(out)
+        return (
+            f"{body}\n\n"
+            f"//nova:diff:{self.diff_id} nova:verdict:{verdict} nova:fp:{','.join(self.all_fps)}//"
+        )

@@ -1,7 +1,8 @@
 """How the review agent asks for its final answer, and how it reads it back.
 
-Three modes, one shape (``{summary, comments[{path, line, code, body, severity, end_line,
-suggestion}]}``, ``ANSWER_SCHEMA``):
+Three modes, one shape (``{summary, walkthrough[{path, change}], comments[{path, line, code,
+body, severity, end_line, suggestion}]}``, ``ANSWER_SCHEMA``): the walkthrough of the files
+is asked for in the same answer as the findings, never in a call of its own.
 
 - ``json_schema`` (OpenAI and OpenAI-compatible servers: vLLM, Ollama, LiteLLM): the
   provider's structured output, ``response_format={"type": "json_schema", ...}``. It is sent
@@ -37,9 +38,18 @@ _NULLABLE_INT = {"type": ["integer", "null"]}
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["summary", "comments"],
+    "required": ["summary", "walkthrough", "comments"],
     "properties": {
         "summary": {"type": "string"},
+        "walkthrough": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path", "change"],
+                "properties": {"path": {"type": "string"}, "change": {"type": "string"}},
+            },
+        },
         "comments": {
             "type": "array",
             "items": {

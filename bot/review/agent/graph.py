@@ -37,6 +37,7 @@ from bot.review.agent.answer import AnswerFormat, repair_prompt
 from bot.review.agent.batching import Batch, Plan, plan_batches
 from bot.review.agent.output import ParsedAnswer, parse_answer
 from bot.review.agent.progress import Guarded, Known, Progress
+from bot.review.result import Walk
 from bot.review.settings import ReviewSettings
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class ReviewOutcome:
     summaries: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    walkthrough: list[Walk] = field(default_factory=list)
 
 
 BatchDone = Callable[[ParsedAnswer], None]
@@ -260,4 +262,5 @@ def _collect(outcome: ReviewOutcome, answer: ParsedAnswer) -> None:
     outcome.comments += answer.comments
     if answer.summary:
         outcome.summaries.append(answer.summary)
+    outcome.walkthrough += answer.walkthrough
     outcome.notes += [f"dropped malformed model comment ({why})" for why in answer.rejected]

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from bot.agent.graph import AnswerError
 from bot.change import Comment, normalize_severity
+from bot.review.result import Walk
 
 __all__ = ["AnswerError", "ParsedAnswer", "parse_answer"]
 
@@ -43,6 +44,7 @@ class ParsedAnswer:
     summary: str
     comments: list[Comment]
     rejected: list[str] = field(default_factory=list)  # why individual comments were unusable
+    walkthrough: list[Walk] = field(default_factory=list)  # one line per file or group
 
 
 def _json_candidates(text: str) -> list[str]:
@@ -99,4 +101,35 @@ def parse_answer(text: str, restore: Callable[[str], str] | None = None) -> Pars
             )
         )
     summary = data.get("summary", "")
-    return ParsedAnswer(str(summary).strip() if summary else "", comments, rejected)
+    return ParsedAnswer(
+        str(summary).strip() if summary else "",
+        comments,
+        rejected,
+        walkthrough(data.get("walkthrough")),
+    )
+
+
+_WALK_LINES = 200  # one per file: more is a model repeating itself
+_WALK_CHARS = 300
+
+
+def walkthrough(raw: Any) -> list[Walk]:
+    """The answer's ``walkthrough`` (``[{"path", "change"}]``), tolerantly: a missing or
+    malformed one is no walkthrough (the summary then groups the files itself), an entry
+    without both texts is left out, and each text is one line of bounded length."""
+    if not isinstance(raw, list):
+        return []
+    out: list[Walk] = []
+    for item in raw[:_WALK_LINES]:
+        if not isinstance(item, dict):
+            continue
+        label = item.get("path") or item.get("files") or ""
+        text = item.get("change") or item.get("summary") or item.get("note") or ""
+        if isinstance(label, str) and isinstance(text, str) and label.strip() and text.strip():
+            out.append(Walk(_one_line(label, 200), _one_line(text, _WALK_CHARS)))
+    return out
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -40,9 +40,28 @@ class Runner(ABC):
         """The tests in ``rel`` (their names inside the file; empty when it cannot load),
         and their outcomes when collecting had to run them (that counts as a run)."""
 
-    @abstractmethod
     def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
-        """Run the named tests of ``rel`` once: pass/fail per name (absent: did not run)."""
+        """Run the named tests of ``rel`` once: pass/fail per name (absent: did not run).
+        A run that left processes behind or wrote outside the workspace is run again one
+        test at a time; a test that does it alone fails, and ``ws.escapes`` says why (the
+        gates drop it with that reason, whatever else it did)."""
+        ran, escape = self.run_once(ws, rel, names)
+        if escape is None:
+            return ran
+        if len(names) == 1:
+            ws.escapes[f"{rel}::{names[0]}"] = escape
+            return {names[0]: False}
+        out: dict[str, bool] = {}
+        for name in names:
+            out.update(self.outcomes(ws, rel, [name]))
+        return out
+
+    @abstractmethod
+    def run_once(
+        self, ws: Workspace, rel: str, names: list[str]
+    ) -> tuple[dict[str, bool], str | None]:
+        """Run the named tests of ``rel`` together once: pass/fail per name, and why the
+        run cannot be trusted (``RunResult.escape``), or None."""
 
     @abstractmethod
     def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,8 +87,8 @@ class NodeTestRunner(Runner):
         file: str | None = None,
     ) -> _NodeRun:
         node, rest = self.fw.run_files[0], list(self.fw.run_files[1:])
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "events.jsonl"
+        with ws.outputs() as tmp:
+            out = tmp / "events.jsonl"
             run = ws.run(
                 [
                     node,
@@ -119,18 +118,33 @@ class NodeTestRunner(Runner):
 
     def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
         """node:test learns a file's tests by running it."""
-        leaves = self._run(ws, [rel], file=rel).leaves()
-        return [n.full for n in leaves], _passed(leaves, {n.full for n in leaves})
+        res = self._run(ws, [rel], file=rel)
+        leaves = res.leaves()
+        # a run that cannot be trusted counts for nothing: the gates run the tests again
+        first = None if res.run.escape() else _passed(leaves, {n.full for n in leaves})
+        return [n.full for n in leaves], first
 
-    def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
-        leaves = self._run(ws, [rel], file=rel).leaves()
+    def run_once(
+        self, ws: Workspace, rel: str, names: list[str]
+    ) -> tuple[dict[str, bool], str | None]:
+        """The named tests (selected by name when they are not the whole file)."""
+        res = self._run(ws, [*self._select(names, rel), rel], file=rel)
+        leaves = res.leaves()
         for n in leaves:
             if n.full in names and "timed out after" in n.error:
                 self.limit_hits[f"{rel}::{n.full}"] = (
                     f"hit the time limit: {n.error[:120]} (the limit per test is "
                     f"{self.test_timeout:g} s)"
                 )
-        return _passed(leaves, set(names))
+        return _passed(leaves, set(names)), res.run.escape()
+
+    def _select(self, names: list[str], rel: str) -> list[str]:
+        """``--test-name-pattern`` for one test run alone; nothing for several (the file
+        runs whole and the others' outcomes are not read)."""
+        if len(names) != 1:
+            return []
+        leaf = names[0].rsplit(SEPARATOR, 1)[-1]
+        return [f"--test-name-pattern=^{re.escape(leaf)}$"]
 
     def _lines(self, ws: Workspace, files: list[dict[str, object]], key: str) -> Lines:
         out: Lines = {}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import json
-import tempfile
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -24,8 +23,8 @@ class PytestRunner(Runner):
     ) -> tuple[RunResult, set[str]]:
         """Run pytest with Nova's limits plugin; record the tests that hit a limit. Returns
         the run and the node ids that started but never ended (the run was killed)."""
-        with tempfile.TemporaryDirectory() as tmp:
-            log = Path(tmp) / "limits.jsonl"
+        with ws.outputs() as tmp:
+            log = tmp / "limits.jsonl"
             run = ws.run(
                 [*self.fw.run_files, "-p", "nova_limits", *args],
                 timeout=timeout or self.run_timeout(tests),
@@ -68,13 +67,17 @@ class PytestRunner(Runner):
             row.split("::", 1)[1] for row in run.output.splitlines() if row.startswith(rel + "::")
         ], None
 
-    def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
+    def run_once(
+        self, ws: Workspace, rel: str, names: list[str]
+    ) -> tuple[dict[str, bool], str | None]:
         """Run the named tests; a test that hangs past the signal is killed with its run,
         marked, and the tests after it are run again without it."""
         out: dict[str, bool] = {}
         left = list(names)
+        escape: str | None = None
         while left:
-            ran, stuck = self._outcomes_once(ws, rel, left)
+            ran, stuck, run = self._outcomes_once(ws, rel, left)
+            escape = escape or run.escape()
             out.update(ran)
             hung = {n for n in left if f"{rel}::{n}" in stuck}
             for name in hung:
@@ -82,21 +85,21 @@ class PytestRunner(Runner):
             if not hung:
                 break
             left = [n for n in left if n not in out]
-        return out
+        return out, escape
 
     def _outcomes_once(
         self, ws: Workspace, rel: str, names: list[str]
-    ) -> tuple[dict[str, bool], set[str]]:
+    ) -> tuple[dict[str, bool], set[str], RunResult]:
         module = rel[:-3].replace("/", ".")
-        with tempfile.TemporaryDirectory() as tmp:
-            report = Path(tmp) / "junit.xml"
-            _run, stuck = self._limited(
+        with ws.outputs() as tmp:
+            report = tmp / "junit.xml"
+            run, stuck = self._limited(
                 ws,
                 [f"--junitxml={report}", "-p", "no:randomly", *(f"{rel}::{n}" for n in names)],
                 len(names),
             )
             if not report.is_file():
-                return {}, stuck
+                return {}, stuck, run
             root = ElementTree.parse(report).getroot()
         out: dict[str, bool] = {}
         for case in root.iter("testcase"):
@@ -104,12 +107,12 @@ class PytestRunner(Runner):
             inner = cls[len(module) :].lstrip(".").replace(".", "::")
             key = f"{inner}::{name}" if inner else name
             out[key] = not any(child.tag in ("failure", "error") for child in case)
-        return out, stuck
+        return out, stuck, run
 
     def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:
         """One coverage run with per-test contexts."""
-        with tempfile.TemporaryDirectory() as tmp:
-            rc, data, report = (Path(tmp) / n for n in ("rc", "data", "cov.json"))
+        with ws.outputs() as tmp:
+            rc, data, report = (tmp / n for n in ("rc", "data", "cov.json"))
             rc.write_text("[run]\ndynamic_context = test_function\n")
             python = self.fw.run_files[0]
             ws.run(
@@ -162,8 +165,8 @@ class PytestRunner(Runner):
     def line_coverage(
         self, ws: Workspace, test_args: list[str], timeout: float = 300.0
     ) -> tuple[Lines, Lines] | None:
-        with tempfile.TemporaryDirectory() as tmp:
-            data, report = str(Path(tmp) / "cov"), str(Path(tmp) / "cov.json")
+        with ws.outputs() as tmp:
+            data, report = str(tmp / "cov"), str(tmp / "cov.json")
             python = self.fw.run_files[0]
             # the whole suite is the project's own: the memory limit is for generated tests
             run = ws.run(

@@ -147,7 +147,7 @@ def test_more_than_30_findings_go_to_the_summary(
     assert len(inline) == 30
     assert sum("**error**" in c["body"] for c in inline) == 5  # most severe first
     summary = gh.issue_comments[0]["body"]
-    assert summary.count("`m.py:") == 10 and "Findings not posted inline" in summary
+    assert summary.count("`m.py:") == 10 and "Not posted inline" in summary
 
 
 @pytest.mark.slow

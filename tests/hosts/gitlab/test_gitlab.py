@@ -169,7 +169,7 @@ def test_done_when_many_findings_capped_none_rejected_and_reruns_post_nothing(
     assert sum("**error**" in n["body"] for n in posted) == 5  # most severe first
     assert sum(n["position"].get("old_line") is not None for n in posted) == 20  # context
     (summary,) = nova_notes(gl)
-    assert summary["body"].count("`m.py:") == 10 and "Findings not posted inline" in summary["body"]
+    assert summary["body"].count("`m.py:") == 10 and "Not posted inline" in summary["body"]
     writes = [r for r in gl.requests if r[0] != "GET"]
     # a re-run on the reviewed head: no model call, nothing posted, the first run's exit code
     calls = len(llm_env.requests)
@@ -317,7 +317,7 @@ def test_slow_or_failed_writes_are_read_back_never_posted_twice(
     assert "timed out, but GitLab had stored it" in summary
     assert "1 thread(s) were not posted (posting a thread got HTTP 502" in summary
     assert "failed=1" in summary  # degraded: the next run completes it
-    assert summary.count("### Findings not posted inline") == 1
+    assert summary.count("### Not posted inline") == 1
     fps = [re.search(r"nova:fp:(\w+)", n["body"]).group(1) for n in threads(gl)]
     assert len(set(fps)) == len(fps)
 

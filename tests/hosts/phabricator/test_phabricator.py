@@ -147,7 +147,8 @@ def test_extension_mode_publishes_inlines_and_summary_in_one_call(
     assert phab.drafts(123) == []
     assert all(i["isNewFile"] is True and "nova:fp:" in i["content"] for i in phab.inlines)
     (comment,) = phab.comments(123)
-    assert "also as inline comments" in comment
+    assert "3 as new inline comments, 1 listed below" in comment  # each finding once
+    assert "== Not posted inline (1) ==" in comment  # only the one not placed on a line
     writes = [
         m
         for m, _ in phab.calls
@@ -455,7 +456,7 @@ def test_summary_markers_say_only_what_nova_put_there(
         result,
         diff_id,
         {"a.py": 42},
-        mode="inline",
+        mode="summary",
         placed=placed,
         all_fps=[fp for fp, _ in placed],
         failures=[failure],

@@ -197,8 +197,9 @@ def test_whatever_the_server_refuses_or_fails_no_finding_is_lost_and_nothing_rai
     stored = " ".join(host.comments(123))
     assert report.summary_posted == bool(stored)
     logged = _logged(log.getvalue())
-    for body in BODIES:  # on the revision, or in the job log
-        assert body in stored or body in logged, body
+    inline = " ".join(i["content"] for i in host.visible_inlines(123))
+    for body in BODIES:  # on the revision (inline or in the summary), or in the job log
+        assert body in stored or body in inline or body in logged, body
     # errors exactly when a write that was tried failed for another reason than a refusal
     tried = {m for m, _ in host.calls}
     assert ("harbormaster.sendmessage" in tried) == target

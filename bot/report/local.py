@@ -1,5 +1,5 @@
-"""Moves a rendered review (``bot.report``) to stdout or a file; in GitHub Actions,
-fenced off from workflow commands."""
+"""The terminal and file surface: moves a rendered review (``formats``) to stdout or a
+file; in GitHub Actions, fenced off from workflow commands."""
 
 from __future__ import annotations
 

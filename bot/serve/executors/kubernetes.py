@@ -1,0 +1,235 @@
+"""The Kubernetes executor: one Job per (change, head), through the official client.
+
+The Job's name is derived from the job's key and head, so a second create of the same
+head — a redelivery that reached another replica, a restart — is answered 409
+``AlreadyExists`` and counts as done: the existing Job is watched instead. Each Job has
+``backoffLimit``, ``activeDeadlineSeconds`` (the job's deadline) and
+``ttlSecondsAfterFinished``; its environment is the Secret ``NOVA_SERVE_JOB_SECRET``
+(host tokens, the model key) plus the job's own values — never the server's secrets.
+A superseded job's Job is deleted (its pods with it).
+
+The client is synchronous: each call runs in a worker thread; the watch is read in short
+windows so a cancelled job's thread ends soon."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from bot.errors import ConfigError, ServiceError
+from bot.serve.executors import Outcome
+from bot.serve.queue import Job
+
+if TYPE_CHECKING:
+    from bot.serve.settings import ServeSettings
+
+__all__ = ["KubernetesExecutor", "job_name", "job_manifest"]
+
+UID = 10001  # the image's user
+TTL_AFTER_FINISHED = 3600
+BACKOFF_LIMIT = 1
+_WATCH_WINDOW = 10  # seconds per watch request
+_RETRIES = 3
+
+
+def job_name(job: Job) -> str:
+    """``nova-<kind>-<digest of key and head>``: a DNS-1123 label, stable per head."""
+    request = job.request
+    digest = hashlib.sha256(f"{request.key}\0{request.head}".encode()).hexdigest()[:24]
+    return f"nova-{request.kind}-{digest}"
+
+
+def _label(text: str) -> str:
+    """A label value (63 characters of [A-Za-z0-9_.-], alphanumeric at both ends)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:63].strip("_.-") or "none"
+
+
+def job_manifest(
+    job: Job, env: dict[str, str], image: str, secret: str, deadline: float
+) -> dict[str, Any]:
+    request = job.request
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": job_name(job),
+            "labels": {"app.kubernetes.io/name": "nova", "nova/kind": request.kind},
+            "annotations": {"nova/change": request.change, "nova/head": _label(request.head)},
+        },
+        "spec": {
+            "backoffLimit": BACKOFF_LIMIT,
+            "activeDeadlineSeconds": max(1, int(deadline)),
+            "ttlSecondsAfterFinished": TTL_AFTER_FINISHED,
+            "template": {
+                "metadata": {"labels": {"app.kubernetes.io/name": "nova-job"}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "automountServiceAccountToken": False,
+                    "securityContext": {"runAsUser": UID, "runAsNonRoot": True},
+                    "containers": [
+                        {
+                            "name": "nova",
+                            "image": image,
+                            "args": request.argv(),
+                            "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
+                            "envFrom": [{"secretRef": {"name": secret}}],
+                            "securityContext": {
+                                "readOnlyRootFilesystem": True,
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
+                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+                        }
+                    ],
+                    "volumes": [{"name": "tmp", "emptyDir": {}}],
+                },
+            },
+        },
+    }
+
+
+class KubernetesExecutor:
+    def __init__(
+        self,
+        api: Any,
+        namespace: str,
+        image: str,
+        secret: str,
+        deadline: float,
+        max_jobs: int = 4,
+    ) -> None:
+        self.api = api  # kubernetes.client.BatchV1Api
+        self.namespace = namespace
+        self.image = image
+        self.secret = secret
+        self.deadline = deadline
+        self.detached = False
+        # one thread per watched Job, apart from asyncio's default pool (the handlers'
+        # lookups and /readyz must never wait behind a long watch)
+        self.threads = ThreadPoolExecutor(max_jobs + 1, thread_name_prefix="nova-k8s")
+
+    def detach(self) -> None:
+        self.detached = True
+
+    @classmethod
+    def from_settings(cls, serve: ServeSettings) -> KubernetesExecutor:
+        """In a pod: its service account; elsewhere: the kubeconfig (``KUBECONFIG``)."""
+        from bot.extras import require_extra
+
+        require_extra("kubernetes", "nova serve --executor kubernetes", "kubernetes")
+        from kubernetes import client, config
+
+        try:
+            config.load_incluster_config()
+        except config.ConfigException:
+            try:
+                config.load_kube_config()
+            except (config.ConfigException, OSError) as exc:
+                raise ConfigError(
+                    f"no Kubernetes configuration (in-cluster or kubeconfig): {exc}"
+                ) from exc
+        return cls(
+            client.BatchV1Api(),
+            serve.namespace,
+            serve.image,
+            serve.job_secret,
+            serve.job_timeout,
+            serve.max_jobs,
+        )
+
+    async def run(self, job: Job, env: dict[str, str]) -> Outcome:
+        stop = threading.Event()
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self.threads, self._run, job, env, stop)
+        except asyncio.CancelledError:
+            stop.set()
+            if not self.detached:  # superseded: the Job goes (a restart finds it by name)
+                await asyncio.shield(asyncio.to_thread(self._delete, job_name(job)))
+            raise
+
+    def _run(self, job: Job, env: dict[str, str], stop: threading.Event) -> Outcome:
+        if job.request.kind == "testgen":
+            return Outcome("failed", None, "testgen needs a checkout: the local executor")
+        name = job_name(job)
+        body = job_manifest(job, env, self.image, self.secret, self.deadline)
+        self._create(name, body)
+        return self._watch(name, stop)
+
+    def _create(self, name: str, body: dict[str, Any]) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        for attempt in range(_RETRIES):
+            try:
+                self.api.create_namespaced_job(self.namespace, body)
+                return
+            except ApiException as exc:
+                if exc.status == 409:
+                    return  # this head's Job exists (a redelivery, another replica): watch it
+                if exc.status not in (429, 500, 502, 503, 504) or attempt == _RETRIES - 1:
+                    raise ServiceError(
+                        f"Kubernetes refused Job {name}: HTTP {exc.status} {exc.reason}"
+                    ) from exc
+            time.sleep(2**attempt)
+
+    def _watch(self, name: str, stop: threading.Event) -> Outcome:
+        from kubernetes import watch
+        from kubernetes.client.exceptions import ApiException
+
+        selector = f"metadata.name={name}"
+        while not stop.is_set():
+            try:  # get, then watch from its version: the Role needs no "list"
+                current = self.api.read_namespaced_job(name, self.namespace)
+            except ApiException as exc:
+                if exc.status == 404:
+                    return Outcome("failed", None, f"Job {name} was deleted")
+                raise ServiceError(f"Kubernetes: cannot read Job {name}: {exc.status}") from exc
+            done = _ended(current.status)
+            if done is not None:
+                return done
+            w = watch.Watch()
+            try:
+                for event in w.stream(
+                    self.api.list_namespaced_job,
+                    self.namespace,
+                    field_selector=selector,
+                    resource_version=current.metadata.resource_version,
+                    timeout_seconds=_WATCH_WINDOW,
+                ):
+                    if event["type"] == "DELETED":
+                        return Outcome("failed", None, f"Job {name} was deleted")
+                    done = _ended(event["object"].status)
+                    if done is not None or stop.is_set():
+                        w.stop()
+                        return done or Outcome("superseded")
+            except ApiException as exc:
+                if exc.status != 410:  # 410 Gone: the version is too old; list again
+                    raise ServiceError(f"Kubernetes: watching Job {name}: {exc.status}") from exc
+        return Outcome("superseded")
+
+    def _delete(self, name: str) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            self.api.delete_namespaced_job(name, self.namespace, propagation_policy="Background")
+        except ApiException as exc:
+            if exc.status != 404:
+                raise ServiceError(f"Kubernetes: cannot delete Job {name}: {exc.status}") from exc
+
+
+def _ended(status: Any) -> Outcome | None:
+    for condition in (status.conditions or []) if status is not None else []:
+        if condition.status != "True":
+            continue
+        if condition.type == "Complete":
+            return Outcome("done", 0)
+        if condition.type == "Failed":
+            if condition.reason == "DeadlineExceeded":
+                return Outcome("timeout", None, "activeDeadlineSeconds reached")
+            return Outcome("failed", None, f"Job failed: {condition.reason}")
+    return None

@@ -1,0 +1,99 @@
+"""The local executor: each job is a ``nova`` subprocess in its own work directory and
+process group, with a deadline. The dispatcher bounds how many run at once."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import shutil
+import signal
+import sys
+from contextlib import suppress
+from pathlib import Path
+
+from bot.serve.checkout import checkout
+from bot.serve.executors import Outcome, outcome_of
+from bot.serve.queue import Job
+
+__all__ = ["LocalExecutor"]
+
+_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
+
+
+def _die_with_server(server: int) -> None:
+    """In the child, before exec: SIGKILL when the server dies (Linux ``PR_SET_PDEATHSIG``),
+    so a killed server leaves no job running that a restart would start again. A server
+    that died before this line ran has already left: the child goes too."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != server:
+        os._exit(1)
+
+
+class LocalExecutor:
+    def __init__(self, work_root: Path, timeout: float, command: list[str] | None = None):
+        self.work_root = work_root
+        self.timeout = timeout
+        self.command = command or [sys.executable, "-m", "bot"]
+        self.pids: dict[int, int] = {}  # job id -> pid of the running process
+
+    def detach(self) -> None:
+        """Local jobs die with the server (and run again after the restart)."""
+
+    async def run(self, job: Job, env: dict[str, str]) -> Outcome:
+        """The job in ``jobs/<id>`` (removed after it), its output in ``logs/<id>.log``."""
+        workdir = self.work_root / "jobs" / str(job.id)
+        workdir.mkdir(parents=True, exist_ok=True)
+        (self.work_root / "logs").mkdir(exist_ok=True)
+        try:
+            return await self._run(job, {**env, "HOME": str(workdir)}, workdir)
+        finally:
+            await asyncio.shield(asyncio.to_thread(shutil.rmtree, workdir, True))
+
+    async def _run(self, job: Job, env: dict[str, str], workdir: Path) -> Outcome:
+        if job.request.kind == "testgen":
+            try:
+                await asyncio.wait_for(checkout(job.request, workdir, env), self.timeout)
+            except TimeoutError:
+                return Outcome("timeout", None, "the checkout took too long")
+        with (self.work_root / "logs").joinpath(f"{job.id}.log").open("ab") as log:
+            proc = await asyncio.create_subprocess_exec(
+                *self.command,
+                *job.request.argv(),
+                cwd=workdir,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=functools.partial(_die_with_server, os.getpid()),
+            )
+        self.pids[job.id] = proc.pid
+        try:
+            code = await asyncio.wait_for(proc.wait(), self.timeout)
+        except TimeoutError:
+            await self._stop(proc, grace=0)
+            return Outcome("timeout", None, f"killed after {self.timeout:g} s")
+        except asyncio.CancelledError:
+            await self._stop(proc, grace=_GRACE)
+            raise
+        finally:
+            self.pids.pop(job.id, None)
+        return outcome_of(code)
+
+    @staticmethod
+    async def _stop(proc: asyncio.subprocess.Process, grace: float) -> None:
+        """SIGTERM to the job's process group, SIGKILL after ``grace``, then reap it."""
+        if grace:
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            with suppress(TimeoutError):
+                await asyncio.shield(asyncio.wait_for(proc.wait(), grace))
+        with suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await asyncio.shield(proc.wait())

@@ -1,0 +1,126 @@
+"""What a sandboxed run sees and where its traces are looked for: the run's own directories
+(HOME, TMPDIR, and the empty stand-ins bubblewrap shows in place of ``/tmp`` and of hidden
+paths), and bubblewrap's command line for a ``View``."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["BWRAP_BASE", "RunBox", "View", "bwrap_argv", "install_prefixes"]
+
+
+@dataclass(frozen=True)
+class View:
+    """What a run sees besides the read-only root: ``hidden`` paths are empty,
+    ``readonly`` ones are shown again (inside hidden ones), ``writable`` ones are
+    writable, ``protected`` ones (inside writable ones) are read-only again."""
+
+    hidden: tuple[Path, ...] = ()
+    readonly: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
+    protected: tuple[Path, ...] = ()
+
+
+BWRAP_BASE = ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
+
+
+def install_prefixes(path: Path) -> list[Path]:
+    """A program's install prefix and its real one (a venv's python links elsewhere)."""
+    if not path.is_absolute():
+        return []
+    out = [path.parent.parent]
+    with contextlib.suppress(OSError):
+        out.append(path.resolve().parent.parent)
+    return out
+
+
+def _inside(path: Path, dirs: Iterable[Path]) -> bool:
+    return any(path.is_relative_to(d) for d in dirs)
+
+
+def _depth(paths: Iterable[Path]) -> list[Path]:
+    return sorted({p for p in paths if p.exists()}, key=lambda p: (len(p.parts), str(p)))
+
+
+@dataclass
+class RunBox:
+    """The run's own directories: HOME, TMPDIR, and the empty directories bubblewrap
+    shows in place of ``/tmp`` and of hidden paths, which Nova looks into afterwards."""
+
+    base: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="nova-run-")))
+    observed: list[tuple[Path, Path]] = field(default_factory=list)  # (in the box, shown as)
+    mounts: list[Path] = field(default_factory=list)  # where the sandbox mounted something
+
+    def __post_init__(self) -> None:
+        for name in ("home", "tmp"):
+            (self.base / name).mkdir()
+        self.observed.append((self.path("home"), Path("~")))
+
+    def path(self, name: str) -> Path:
+        return self.base / name
+
+    def stand_in(self, shown: Path) -> Path:
+        """An empty, observed directory to show at ``shown``."""
+        host = self.base / f"seen-{len(self.observed)}"
+        host.mkdir()
+        self.observed.append((host, shown))
+        return host
+
+    def outside(self) -> tuple[str, ...]:
+        """What the run wrote in HOME, ``/tmp`` or a hidden path (bubblewrap), besides the
+        mount points bubblewrap made there."""
+        found: list[str] = []
+        for host, shown in self.observed:
+            skeleton = {
+                host / p.relative_to(shown)
+                for m in self.mounts
+                for p in [m, *m.parents]
+                if p.is_relative_to(shown)
+            }
+            found += [str(shown / p.relative_to(host)) for p in _leaves(host) if p not in skeleton]
+        return tuple(sorted(found))
+
+    def remove(self) -> None:
+        for p in self.base.rglob("*"):  # a test may have taken its own write permission
+            with contextlib.suppress(OSError):
+                if p.is_dir() and not p.is_symlink():
+                    p.chmod(0o700)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _leaves(root: Path) -> list[Path]:
+    """Files, links and empty directories under ``root``."""
+    out: list[Path] = []
+    with contextlib.suppress(OSError):
+        for p in sorted(root.rglob("*")):
+            if not p.is_dir() or p.is_symlink() or not any(p.iterdir()):
+                out.append(p)
+    return out
+
+
+def bwrap_argv(bwrap: str, box: RunBox, view: View, cwd: Path, needs: list[Path]) -> list[str]:
+    argv = [bwrap, *BWRAP_BASE, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    tmp = Path("/tmp")
+    if tmp.is_dir() and not tmp.is_symlink():
+        argv += ["--bind", str(box.stand_in(tmp)), str(tmp)]
+    home = Path.home()
+    hidden = [*view.hidden, *([home] if home != Path("/") else [])]
+    binds: list[tuple[str, Path, Path]] = []
+    for p in _depth(h for h in hidden if not h.is_relative_to(tmp) and h.is_dir()):
+        binds.append(("--bind", box.stand_in(p), p))
+    shown = [p for p in [*view.readonly, *needs, cwd] if not _inside(p, view.writable)]
+    for p in _depth(shown):
+        binds.append(("--ro-bind", p, p))
+    for p in _depth([*view.writable, box.path("home"), box.path("tmp")]):
+        binds.append(("--bind", p, p))
+    for p in _depth(view.protected):
+        binds.append(("--ro-bind", p, p))
+    for flag, source, dest in binds:
+        argv += [flag, str(source), str(dest)]
+        box.mounts.append(dest)
+    return [*argv, "--chdir", str(cwd), "--"]

@@ -1,0 +1,279 @@
+"""The side-runner's objects: what a changed name is (function, method, property, static or
+class method, constructor), how an instance is built the way the project's tests build it,
+and how a value that is not plain data is observed (an iterator materialised with a
+bound, an object through ``str`` or its contents). Standard library only: it runs with
+the project's interpreter, next to ``probe.py`` (copied there as ``nova_probe_objects``).
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import itertools
+import sys
+import typing
+
+if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
+    from collections.abc import Callable
+
+    Args = tuple[list[object], dict[str, object]]  # one call's positional and named arguments
+
+LENT = [""]  # where Nova's own Hypothesis is linked (the probe's argv[3])
+
+OBJ = "_nova_obj"  # the instance's name in mined steps; a test gives it a readable one
+ITEMS = 20  # an iterator is materialised up to this many items
+_DUNDER_FORMS = {
+    "__len__",
+    "__iter__",
+    "__contains__",
+    "__getitem__",
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__str__",
+    "__repr__",
+    "__bool__",
+    "__call__",
+    "__add__",
+    "__sub__",
+    "__or__",
+    "__and__",
+}
+
+
+class Named(typing.NamedTuple):
+    """What a qualname of the plan is in the module."""
+
+    kind: str  # function | static | method | property | init
+    owner: object  # the class (None for a function)
+    attr: str
+    func: object  # what is called (for a method: the unbound function)
+
+
+def resolve(module: object, qualname: str) -> Named:
+    """Raises AttributeError when the name is not there (not on this side)."""
+    parts = qualname.split(".")
+    owner: object = module
+    for part in parts[:-1]:
+        owner = getattr(owner, part)
+    attr = parts[-1]
+    if owner is module:
+        return Named("function", None, attr, getattr(module, attr))
+    if not isinstance(owner, type):
+        raise AttributeError(f"{qualname}: not a class member")
+    static = inspect.getattr_static(owner, attr)
+    if attr == "__init__":
+        return Named("init", owner, attr, owner)
+    if isinstance(static, (staticmethod, classmethod)):
+        return Named("static", owner, attr, getattr(owner, attr))
+    if isinstance(static, property):
+        return Named("property", owner, attr, static)
+    return Named("method", owner, attr, getattr(owner, attr))
+
+
+def signature_of(named: Named) -> inspect.Signature | None:
+    target = named.owner.__init__ if named.kind == "init" else named.func  # type: ignore[misc]
+    if named.kind == "property":
+        return None
+    try:
+        sig = inspect.signature(target)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    if named.kind in ("method", "init"):  # drop self
+        params = list(sig.parameters.values())[1:]
+        sig = sig.replace(parameters=params)
+    return sig
+
+
+def drop_unplain(
+    sig: inspect.Signature | None, args: list[object], kwargs: dict[str, object]
+) -> tuple[list[object], dict[str, object]] | None:
+    """A mined call whose value for an optional parameter was not plain data (a helper of
+    the tests, a fixture) keeps the default instead; None when a required one was not."""
+    if any(a is None for a in args):
+        return None
+    out = {}
+    for key, value in kwargs.items():
+        if value is not None:
+            out[key] = value
+            continue
+        param = sig.parameters.get(key) if sig is not None else None
+        if param is None or param.default is param.empty:
+            return None
+    return args, out
+
+
+_SIZE_WORDS = ("size", "max", "count", "len", "limit", "num", "ttl", "capacity", "n")
+
+
+def guessed_args(sig: inspect.Signature | None) -> list[dict[str, str]]:
+    """Constructor arguments when nothing was mined: the defaults alone, or small numbers
+    for required parameters whose names say they count something (``maxsize``, ``ttl``)."""
+    if sig is None:
+        return []
+    required = [
+        p
+        for p in sig.parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    if not required:
+        return [{}]
+    if all(any(w in p.name.lower() for w in _SIZE_WORDS) for p in required):
+        return [{p.name: str(n) for p in required} for n in (2, 10)]
+    return []
+
+
+def is_iterator(value: object) -> bool:
+    return isinstance(value, collections.abc.Iterator) and not isinstance(value, (str, bytes, dict))
+
+
+def materialise(value: object) -> tuple[object, str]:
+    """(the value to render, how a test gets it from the call): ``list`` for an iterator
+    that ended within the bound, ``islice`` for one that goes on."""
+    if not is_iterator(value):
+        return value, ""
+    items = list(itertools.islice(typing.cast("typing.Iterator[object]", value), ITEMS + 1))
+    if len(items) <= ITEMS:
+        return items, "list"
+    return items[:ITEMS], "islice"
+
+
+def has_own_str(value: object) -> bool:
+    cls = type(value)
+    return cls.__str__ is not object.__str__ or cls.__repr__ is not object.__repr__
+
+
+def state_view(obj: object) -> tuple[str, object] | None:
+    """How a test sees an instance's state after a call that returned None: its contents
+    (a mapping as a dict, a sized iterable as a list), else None."""
+    try:
+        if isinstance(obj, collections.abc.Mapping):
+            return "dict", dict(obj)
+        if isinstance(obj, collections.abc.Iterable) and isinstance(obj, collections.abc.Sized):
+            if len(obj) <= ITEMS:
+                return "list", list(obj)
+    except Exception:  # the project's code: a broken __iter__ is no state to show
+        return None
+    return None
+
+
+def call_member(named: Named, obj: object, args: list[object], kwargs: dict[str, object]) -> object:
+    """Call the changed member on ``obj`` as a test would write it."""
+    if named.kind == "property":
+        return getattr(obj, named.attr)
+    if named.attr == "__iter__":
+        return list(typing.cast("typing.Iterable[object]", obj))
+    member: Callable[..., object] = getattr(obj, named.attr)
+    return member(*args, **kwargs)
+
+
+def dunder_form(attr: str) -> bool:
+    return attr in _DUNDER_FORMS
+
+
+# -- inputs drawn from type hints ------------------------------------------------------
+
+
+_SMALL: dict[typing.Any, list[typing.Any]] = {
+    int: [0, 1, -1, 2, 7, 10, 100, 1000, -1000, 10**6],
+    float: [0.0, 0.5, -1.5, 1e-05, 3.14159, 123.456, 1e20, -1e-20],
+    str: ["", "a", "hello world", "0", "-1", "ÄÖ", " x "],
+    bool: [True, False],
+    bytes: [b"", b"abc"],
+}
+
+
+def _strategy(hint: typing.Any) -> typing.Any:
+    from hypothesis import strategies as st
+
+    if hint in (int, float, str, bool, bytes):
+        small = {
+            int: st.integers(-10, 100),
+            float: st.floats(-1e6, 1e6, width=32),
+            str: st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=8),
+            bool: st.booleans(),
+            bytes: st.binary(max_size=8),
+        }
+        return small[hint]
+    return st.from_type(hint)
+
+
+def _drawable(
+    func: Callable[..., object], skip_self: bool = False
+) -> tuple[list[tuple[str, object]], list[tuple[str, object]]] | None:
+    """(required, optional) parameters with their type hints; None when a required
+    parameter has no hint (nothing can be drawn for it). Optional ones without a hint keep
+    their default."""
+    try:
+        hints = typing.get_type_hints(func)
+        params = [
+            p
+            for p in inspect.signature(func).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ][1 if skip_self else 0 :]
+    except Exception:
+        return None
+    required = [p for p in params if p.default is p.empty]
+    if any(p.name not in hints for p in required):
+        return None
+    return (
+        [(p.name, hints[p.name]) for p in required],
+        [
+            (p.name, hints[p.name])
+            for p in params
+            if p.default is not p.empty and p.name in hints and p.kind != p.POSITIONAL_ONLY
+        ],
+    )
+
+
+def _small_values(required: list[tuple[str, object]], count: int) -> list[Args]:
+    if not all(t in _SMALL for _, t in required):
+        return []
+    columns = [_SMALL[t] for _, t in required]
+    return [([c[(i + k) % len(c)] for k, c in enumerate(columns)], {}) for i in range(count)]
+
+
+def draw(func: Callable[..., object], count: int, skip_self: bool = False) -> list[Args]:
+    """Up to ``count`` argument lists from the signature's type hints (required
+    parameters positional, optional ones by keyword): Hypothesis' strategies when the
+    project has Hypothesis (derandomized: the same on every run), else a few small values
+    of the simple types."""
+    found: list[Args] = []
+    params = _drawable(func, skip_self) if count else None
+    if not params or not (params[0] or params[1]):
+        return found
+    required, optional = params
+    try:
+        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis import strategies as st
+    except ImportError:  # the project has no Hypothesis: Nova lends its own, if it can
+        if LENT[0] and LENT[0] not in sys.path:
+            sys.path.append(LENT[0])
+        try:
+            from hypothesis import HealthCheck, Phase, given, settings
+            from hypothesis import strategies as st
+        except (ImportError, SyntaxError):  # another Python version than Nova's
+            return _small_values(required, count)
+    try:
+        positional = st.tuples(*(_strategy(t) for _, t in required))
+        named = st.fixed_dictionaries({}, optional={n: _strategy(t) for n, t in optional})
+
+        @settings(
+            max_examples=count * 2,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(positional, named)
+        def collect(args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+            found.append((list(args), kwargs))
+
+        collect()
+    except Exception:  # a type Hypothesis cannot build: no drawn inputs
+        return found[:count]
+    return found[:count]

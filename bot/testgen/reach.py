@@ -1,0 +1,108 @@
+"""Which names a test can call to reach a changed piece of code, read from the module's
+source (never run): a method of a class stays a method; a nested function is reached
+through the function holding it; a private helper through the public functions and
+methods of its module that call it (the module's call graph, a few calls deep); a change
+in a class body outside its methods through the constructor."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+__all__ = ["Entry", "entries"]
+
+DEPTH = 3  # calls between a public name and the changed private one
+MAX_CALLERS = 6
+
+
+@dataclass(frozen=True)
+class Entry:
+    qualname: str  # what the test calls: "f", "Cls.method", "Cls.__init__"
+    via: str = ""  # the changed private name it reaches, when it is not that name
+
+
+def _private(qualname: str) -> bool:
+    return any(
+        p.startswith("_") and not (p.startswith("__") and p.endswith("__"))
+        for p in qualname.split(".")
+    )
+
+
+def _defs(tree: ast.Module) -> dict[str, tuple[ast.AST, bool]]:
+    """qualname -> (node, is a class) for functions and classes, nested ones too."""
+    out: dict[str, tuple[ast.AST, bool]] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qual = prefix + child.name
+                out[qual] = (child, isinstance(child, ast.ClassDef))
+                walk(child, qual + ".")
+
+    walk(tree, "")
+    return out
+
+
+def _callees(node: ast.AST, owner: str | None) -> set[str]:
+    """Qualnames a function's body refers to: ``name``, ``self.name`` / ``cls.name`` /
+    ``Owner.name`` (a member of its own class)."""
+    found = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            found.add(sub.id)
+        elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+            if owner and sub.value.id in ("self", "cls", owner.rsplit(".", 1)[-1]):
+                found.add(f"{owner}.{sub.attr}")
+            found.add(f"{sub.value.id}.{sub.attr}")
+    return found
+
+
+def _holder(qualname: str, defs: dict[str, tuple[ast.AST, bool]]) -> str:
+    """The outermost function holding a nested one (a method counts as outermost)."""
+    parts = qualname.split(".")
+    for i in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:i])
+        node = defs.get(prefix)
+        if node is not None and not node[1]:
+            return prefix
+    return qualname
+
+
+def entries(source: str, qualname: str) -> list[Entry]:
+    """The names to call for a changed ``qualname`` of this module (empty: none found)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    defs = _defs(tree)
+    if qualname in defs and defs[qualname][1]:  # the class body itself changed
+        target = f"{qualname}.__init__"
+        return [] if _private(qualname) else [Entry(target)]
+    target = _holder(qualname, defs)
+    if not _private(target):
+        return [Entry(target, "" if target == qualname else qualname)]
+    # a private helper: who calls it, up to DEPTH calls away
+    graph = {
+        q: _callees(
+            node,
+            q.rsplit(".", 1)[0]
+            if "." in q and defs.get(q.rsplit(".", 1)[0], (None, False))[1]
+            else None,
+        )
+        for q, (node, is_class) in defs.items()
+        if not is_class
+    }
+    frontier, seen, found = {target}, {target}, []
+    short = {target, target.rsplit(".", 1)[-1]}
+    for _ in range(DEPTH):
+        callers = {q for q, calls in graph.items() if calls & (frontier | short) and q not in seen}
+        for q in sorted(callers):
+            entry = _holder(q, defs)
+            if not _private(entry) and Entry(entry, target) not in found:
+                found.append(Entry(entry, target))
+        seen |= callers
+        frontier = callers
+        short = {q.rsplit(".", 1)[-1] for q in callers if "." not in q} | callers
+        if len(found) >= MAX_CALLERS:
+            break
+    return found[:MAX_CALLERS]

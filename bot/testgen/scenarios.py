@@ -1,0 +1,262 @@
+"""Instances built the way the project's tests and docstrings build them, read (never run)
+from their source: ``cache = TTLCache(maxsize=2, ttl=1)`` starts a scenario; the plain
+steps on ``cache`` that follow (``cache[1] = 1``, ``cache.pop(2)``) are kept in order; each
+use of the changed member (``cache.expire(3)``, ``cache.maxsize``) is a candidate with
+the constructor and the steps before it. A step the reader cannot replay (the instance
+handed to a helper of the tests) ends the scenario."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from bot.testgen.inputs import _PROMPT, Candidate, _imports, _plain, assignments, inline
+
+__all__ = ["OBJ", "scenarios_from_doctests", "scenarios_from_tests"]
+
+OBJ = "_nova_obj"  # the instance in a step (the side-runner binds it)
+MAX_STEPS = 10
+MAX_SCENARIOS = 40
+_SUBJECT_FORMS = {
+    "__len__": "len",
+    "__iter__": "list",
+    "__str__": "str",
+    "__repr__": "repr",
+    "__bool__": "bool",
+}
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, var: str) -> None:
+        self.var = var
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name(id=OBJ, ctx=node.ctx) if node.id == self.var else node
+
+
+def _step(node: ast.AST, var: str) -> str:
+    return ast.unparse(_Rename(var).visit(node))
+
+
+def _ctor_parts(
+    call: ast.Call, env: dict[str, ast.expr], bound: set[str]
+) -> tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]] | None:
+    args = [inline(a, env) for a in call.args]
+    if any(isinstance(a, ast.Starred) for a in args) or not all(_plain(a, bound) for a in args):
+        return None
+    named = []
+    for k in call.keywords:
+        if k.arg is None:
+            return None
+        value = inline(k.value, env)
+        named.append((k.arg, ast.unparse(value) if _plain(value, bound) else None))
+    return tuple(ast.unparse(a) for a in args), tuple(named)
+
+
+def _uses(stmt: ast.AST, var: str, member: str) -> list[ast.Call | None]:
+    """The member's uses on ``var`` in a statement: a call (its arguments are the
+    input), or None for an argument-free use (a property, ``len(var)``)."""
+    found: list[ast.Call | None] = []
+    for sub in ast.walk(stmt):
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr == member
+            and isinstance(sub.func.value, ast.Name)
+            and sub.func.value.id == var
+        ):
+            found.append(sub)
+        elif (
+            isinstance(sub, ast.Attribute)
+            and sub.attr == member
+            and isinstance(sub.value, ast.Name)
+            and sub.value.id == var
+            and isinstance(sub.ctx, ast.Load)
+        ):
+            found.append(None)
+        elif (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Name)
+            and sub.func.id == _SUBJECT_FORMS.get(member)
+            and len(sub.args) == 1
+            and isinstance(sub.args[0], ast.Name)
+            and sub.args[0].id == var
+        ):
+            found.append(None)
+    # a call's func is also an Attribute: count it once
+    calls: list[ast.Call | None] = [f for f in found if f is not None]
+    return calls or found[:1]
+
+
+def _mentions(stmt: ast.AST, var: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(stmt))
+
+
+def _replayable(
+    stmt: ast.stmt, var: str, bound: set[str], env: dict[str, ast.expr]
+) -> list[str] | None:
+    """The steps a statement takes on ``var`` (its plain method calls, item assignments),
+    [] when it only reads it, None when it cannot be replayed."""
+    if isinstance(stmt, ast.Assign) and any(
+        isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == var
+        for t in stmt.targets
+    ):
+        stmt = ast.Assign(targets=stmt.targets, value=inline(stmt.value, env), lineno=stmt.lineno)
+        ok = all(
+            _plain(n, bound | {var})
+            for n in [*stmt.targets, stmt.value]
+            if not isinstance(n, ast.Subscript)
+        ) and all(_plain(t.slice, bound) for t in stmt.targets if isinstance(t, ast.Subscript))
+        return [_step(stmt, var)] if ok else None
+    if isinstance(stmt, ast.Delete):
+        return None
+    steps = []
+    for sub in ast.walk(stmt):
+        if not _mentions(sub, var) or sub is stmt:
+            continue
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+            if isinstance(sub.func.value, ast.Name) and sub.func.value.id == var:
+                args = [inline(a, env) for a in sub.args]
+                kws = [inline(k.value, env) for k in sub.keywords]
+                if not all(_plain(a, bound) for a in [*args, *kws]):
+                    return None
+                call = ast.Call(
+                    func=sub.func,
+                    args=args,
+                    keywords=[
+                        ast.keyword(arg=k.arg, value=v)
+                        for k, v in zip(sub.keywords, kws, strict=True)
+                    ],
+                )
+                steps.append(_step(call, var))
+        elif isinstance(sub, ast.Call) and any(
+            isinstance(a, ast.Name) and a.id == var for a in sub.args
+        ):
+            callee = sub.func.id if isinstance(sub.func, ast.Name) else ""
+            if callee not in (
+                "len",
+                "list",
+                "str",
+                "repr",
+                "bool",
+                "sorted",
+                "dict",
+                "set",
+                "tuple",
+                "iter",
+                "isinstance",
+            ):
+                return None  # handed to something the reader cannot follow
+    return steps
+
+
+def _walk_body(
+    body: list[ast.stmt],
+    owner: str,
+    member: str,
+    bound: set[str],
+    env: dict[str, ast.expr],
+    imports: tuple[str, ...],
+    origin: str,
+) -> list[Candidate]:
+    found: list[Candidate] = []
+    live: dict[
+        str, tuple[tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]], list[str]]
+    ] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.With | ast.AsyncWith):
+            found += _walk_body(stmt.body, owner, member, bound, env, imports, origin)
+            continue
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)
+        ):
+            func = stmt.value.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if name == owner:
+                parts = _ctor_parts(stmt.value, env, bound)
+                var = stmt.targets[0].id
+                live.pop(var, None)
+                if parts is not None:
+                    live[var] = (parts, [])
+                continue
+        for var, (ctor, steps) in list(live.items()):
+            if not _mentions(stmt, var):
+                continue
+            for use in _uses(stmt, var, member):
+                args: tuple[str | None, ...] = ()
+                kwargs: tuple[tuple[str, str | None], ...] = ()
+                if use is not None:
+                    parts = _ctor_parts(use, env, bound)
+                    if parts is None:
+                        continue
+                    args, kwargs = parts
+                found.append(Candidate(args, kwargs, imports, origin, ctor, tuple(steps)))
+            more = _replayable(stmt, var, bound, env)
+            if more is None or len(steps) + len(more) > MAX_STEPS:
+                del live[var]
+            else:
+                steps += more
+    return found
+
+
+def scenarios_from_tests(files: dict[str, str], owner: str, member: str) -> list[Candidate]:
+    """Candidates for ``owner.member`` from the test files (path -> source)."""
+    out: list[Candidate] = []
+    word = re.compile(rf"\b{re.escape(owner)}\b")
+    for path, text in sorted(files.items()):
+        if not word.search(text):
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        imports, bound = _imports(tree)
+        env: dict[str, ast.expr] = {}
+        assignments(tree.body, bound, env)
+        for func in ast.walk(tree):
+            if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+                local = dict(env)
+                assignments(func.body, bound, local)
+                for name in [owner]:
+                    local.pop(name, None)
+                out += _walk_body(
+                    func.body, owner, member, bound, local, tuple(imports), f"{path}:{func.lineno}"
+                )
+    return list(dict.fromkeys(out))[:MAX_SCENARIOS]
+
+
+def scenarios_from_doctests(source: str, owner: str, member: str, path: str) -> list[Candidate]:
+    """Candidates from the ``>>>`` examples of the class's and its members' docstrings."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    out: list[Candidate] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ClassDef) and node.name == owner):
+            continue
+        docs = [ast.get_docstring(node) or ""] + [
+            ast.get_docstring(f) or ""
+            for f in node.body
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        for doc in docs:
+            lines = [m.group(1) for m in map(_PROMPT.match, doc.splitlines()) if m]
+            try:
+                parsed = ast.parse("\n".join(lines))
+            except SyntaxError:
+                continue
+            imports, bound = _imports(parsed)
+            out += _walk_body(
+                parsed.body, owner, member, bound | {owner}, {}, tuple(imports), f"{path} (doctest)"
+            )
+    return list(dict.fromkeys(out))[:MAX_SCENARIOS]

@@ -1,0 +1,112 @@
+"""The full-suite gate, honest about what was broken before Nova came.
+
+The project's suite runs with the kept tests. When it fails, it runs once more without
+Nova's tests (the baseline). Tests that fail in both runs already failed: they are named
+in the report and never blamed on Nova's tests. A kept test that fails only inside the
+whole suite is dropped; a project test that fails only when Nova's tests are there means
+Nova's tests disturb the suite, and nothing is proposed.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.etree import ElementTree
+
+from bot.testgen.frameworks import Framework
+from bot.testgen.workspace import Workspace
+
+__all__ = ["SuiteRun", "SuiteVerdict", "judge_suite", "run_suite", "test_id_module"]
+
+_UNITTEST_FAILURE = re.compile(r"^(?:FAIL|ERROR): (\S+) \(([\w.]+)\)", re.MULTILINE)
+SUITE_SECONDS = 1800
+
+
+@dataclass
+class SuiteRun:
+    passed: bool
+    failures: set[str]  # test ids ("path::Class::name" for pytest) that failed or errored
+    output: str
+    itemised: bool  # whether failures could be told apart (else only pass/fail is known)
+
+
+@dataclass
+class SuiteVerdict:
+    passed: bool  # nothing failed that the kept tests cause
+    preexisting: list[str] = field(default_factory=list)  # fail without Nova's tests too
+    blamed: list[str] = field(default_factory=list)  # project tests that fail only with them
+    nova_failed: list[str] = field(default_factory=list)  # Nova's tests failing in the suite
+    output: str = ""
+
+
+def _pytest_failures(report: Path) -> set[str]:
+    """``module.Class::name`` of each test that failed or errored (junit's own names)."""
+    root = ElementTree.parse(report).getroot()
+    return {
+        f"{case.get('classname', '')}::{case.get('name', '')}"
+        for case in root.iter("testcase")
+        if any(child.tag in ("failure", "error") for child in case)
+    }
+
+
+def test_id_module(path: str) -> str:
+    """How junit names a test file's module: ``tests/test_x.py`` -> ``tests.test_x``."""
+    return path[:-3].replace("/", ".") if path.endswith(".py") else path
+
+
+def run_suite(ws: Workspace, fw: Framework, hidden: Sequence[str] = ()) -> SuiteRun:
+    """The whole suite, with the ``hidden`` files (Nova's tests) absent for this run."""
+    with tempfile.TemporaryDirectory() as tmp, ws.replaced(dict.fromkeys(hidden)):
+        report = Path(tmp) / "suite.xml"
+        args = list(fw.run_suite)
+        pytest = "pytest" in args
+        if pytest:
+            args.append(f"--junitxml={report}")
+        run = ws.run(args, timeout=SUITE_SECONDS, limit_memory=False)
+        if pytest and report.is_file():
+            try:
+                failures = _pytest_failures(report)
+            except ElementTree.ParseError:
+                return SuiteRun(run.passed, set(), run.output, False)
+            return SuiteRun(run.passed, failures, run.output, True)
+    if fw.name == "unittest":
+        found = {f"{cls}.{name}" for name, cls in _UNITTEST_FAILURE.findall(run.output)}
+        return SuiteRun(run.passed, found, run.output, bool(found) or run.passed)
+    return SuiteRun(run.passed, set(), run.output, False)
+
+
+def _is_nova(test_id: str, files: list[str]) -> bool:
+    module = test_id.split("::", 1)[0]
+    return any(module == m or module.startswith(m + ".") for m in map(test_id_module, files))
+
+
+def judge_suite(ws: Workspace, fw: Framework, files: list[str]) -> SuiteVerdict:
+    """Run the suite with Nova's test ``files``; on failure, once more without them."""
+    with_tests = run_suite(ws, fw)
+    if with_tests.passed:
+        return SuiteVerdict(True, output=with_tests.output)
+    baseline = run_suite(ws, fw, files)
+    if not with_tests.itemised or not baseline.itemised:
+        # only pass/fail is known: the kept tests are blamed only if the suite passed
+        # without them
+        return SuiteVerdict(
+            not baseline.passed,
+            preexisting=["(the suite fails without Nova's tests too)"]
+            if not baseline.passed
+            else [],
+            blamed=[] if not baseline.passed else ["(the suite passes without Nova's tests)"],
+            output=with_tests.output,
+        )
+    nova = sorted(t for t in with_tests.failures if _is_nova(t, files))
+    others = with_tests.failures - set(nova)
+    blamed = sorted(others - baseline.failures)
+    return SuiteVerdict(
+        not blamed,
+        preexisting=sorted(baseline.failures),
+        blamed=blamed,
+        nova_failed=nova,
+        output=with_tests.output,
+    )

@@ -1,0 +1,68 @@
+"""ci/kubernetes/nova-serve.yaml agrees with the code: the least RBAC the Kubernetes
+executor needs, the server's and the jobs' secrets apart, settings Nova knows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from bot.config import all_settings
+from bot.serve.environment import NEVER
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _docs() -> dict[str, dict]:
+    text = (ROOT / "ci/kubernetes/nova-serve.yaml").read_text()
+    return {d["kind"]: d for d in yaml.safe_load_all(text) if d and d["kind"] != "Secret"} | {
+        f"Secret/{d['metadata']['name']}": d
+        for d in yaml.safe_load_all(text)
+        if d and d["kind"] == "Secret"
+    }
+
+
+def test_the_role_is_the_least_the_executor_needs() -> None:
+    docs = _docs()
+    assert "ClusterRole" not in docs and "ClusterRoleBinding" not in docs
+    (rule,) = docs["Role"]["rules"]
+    assert rule == {
+        "apiGroups": ["batch"],
+        "resources": ["jobs"],
+        "verbs": ["create", "get", "watch", "delete"],
+    }
+    binding = docs["RoleBinding"]
+    assert binding["subjects"][0]["name"] == docs["ServiceAccount"]["metadata"]["name"]
+
+
+def test_the_server_and_the_jobs_get_different_secrets() -> None:
+    docs = _docs()
+    pod = docs["Deployment"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["args"][:1] == ["serve"]
+    assert pod["securityContext"]["runAsUser"] == 10001
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    env = {e["name"]: e["value"] for e in container["env"]}
+    known = {s.env for s in all_settings()}
+    assert set(env) <= known, set(env) - known
+    assert [ref["secretRef"]["name"] for ref in container["envFrom"]] == ["nova-serve"]
+    assert env["NOVA_SERVE_JOB_SECRET"] == "nova-job"
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert env["NOVA_SERVE_DATA_DIR"] in mounts
+    jobs = docs["Secret/nova-job"]["stringData"]
+    assert not set(jobs) & NEVER and "NOVA_LLM_API_KEY" in jobs
+    assert "NOVA_LLM_API_KEY" not in docs["Secret/nova-serve"]["stringData"]
+
+
+def test_every_variable_docs_serve_names_is_a_setting() -> None:
+    import re
+
+    text = (ROOT / "docs/serve.md").read_text()
+    named = set(re.findall(r"\bNOVA_[A-Z_]+[A-Z]\b", text))
+    known = {s.env for s in all_settings()}
+    # NOVA_HANDLE is declared by the conversation's section (nova respond); until then
+    # nova serve reads it as "nova"
+    assert named and named - known <= {"NOVA_HANDLE"}, named - known
+    serve_vars = {s.env for s in all_settings() if s.name.startswith("serve_")}
+    missing = {v for v in serve_vars if v not in text and "NAMESPACE" not in v}
+    assert not missing - {"NOVA_SERVE_HOST", "NOVA_SERVE_PORT"}, missing
