@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,7 @@ def surfaces(repo: GitRepo, env: dict[str, str]) -> Iterator[tuple[str, str, int
             f"{REPO}#1", "--publish", "github", "-o", "json",
         )  # fmt: skip
         yield "GitHub summary", _only(gh.issue_comments, "body", run), _count(run)
+        _inline_agrees(gh.issue_comments[0]["body"], [c["body"] for c in gh.review_comments])
     with started(FakeGitLab(GL_TOKEN)) as gl:  # type: ignore[no-untyped-call]
         gl.add_merge_request(mr_from_repo(repo, base, head, title="requests 2.28 -> 2.32"))
         run = nova(
@@ -98,6 +100,8 @@ def surfaces(repo: GitRepo, env: dict[str, str]) -> Iterator[tuple[str, str, int
         )  # fmt: skip
         notes = [n for n in gl.notes if "nova:summary" in n["body"]]
         yield "GitLab note", _only(notes, "body", run), _count(run)
+        threads = [d["notes"][0]["body"] for d in gl.discussions]
+        _inline_agrees(notes[0]["body"], threads)
     with started(FakeConduit(extension=True)) as phab:
         changes = changes_from_git_diff(repo.git("diff", "-M", base, head))
         phab.add_revision(Revision(123, "requests 2.28 -> 2.32", "", {4567: changes}, base=base))
@@ -105,11 +109,10 @@ def surfaces(repo: GitRepo, env: dict[str, str]) -> Iterator[tuple[str, str, int
             {**env, "PHABRICATOR_URL": phab.url, "PHABRICATOR_API_TOKEN": PH_TOKEN},
             "D123", "--publish", "phabricator", "-o", "json",
         )  # fmt: skip
-        yield (
-            "Phabricator comment",
-            _only([{"t": c} for c in phab.comments(123)], "t", run),
-            (_count(run)),
-        )
+        comment = _only([{"t": c} for c in phab.comments(123)], "t", run)
+        yield "Phabricator comment", comment, _count(run)
+        inline = [i["content"] for i in phab.visible_inlines(123)]  # one finding each
+        _inline_agrees(comment, ["**info**"] * len(inline))
     text = nova(env, "HEAD", "--repo", str(repo.path))
     counted = nova(env, "HEAD", "--repo", str(repo.path), "-o", "json")
     yield "terminal", text.stdout, _count(counted)
@@ -119,6 +122,15 @@ def _only(items: list[dict[str, str]], key: str, run: subprocess.CompletedProces
     if len(items) != 1:
         raise SystemExit(f"expected one summary, got {len(items)}:\n{run.stderr[-3000:]}")
     return items[0][key]
+
+
+def _inline_agrees(summary: str, inline: list[str]) -> None:
+    """The summary's "N as new inline …" is the number of findings in the inline comments."""
+    said = int(re.search(r"(\d+) as new inline", summary)[1])  # type: ignore[index]
+    found = sum(len(re.findall(r"\*\*(?:error|warning|info)\*\*", b)) for b in inline)
+    print(f"  inline: the summary says {said} findings inline; the inline comments hold {found}")
+    if said != found:
+        raise SystemExit("the inline count does not add up")
 
 
 def _count(run: subprocess.CompletedProcess[str]) -> int:

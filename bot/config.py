@@ -38,9 +38,12 @@ __all__ = [
     "Settings",
     "SettingSpec",
     "all_settings",
+    "check_repo_config",
+    "decode_repo_config",
     "load_settings",
     "parse_repo_config",
     "settings_table",
+    "with_base_config",
     "with_repo_config",
 ]
 
@@ -233,11 +236,52 @@ def _read_repo_file(repo: Path | None) -> dict[str, Any]:
     path = repo / ".nova.toml"
     if not path.is_file():
         return {}
+    return parse_repo_config(decode_repo_config(path.read_bytes(), str(path)), str(path))
+
+
+def decode_repo_config(data: bytes, where: str) -> str:
+    """A ``.nova.toml``'s bytes as text; ConfigError when git would call it binary (a NUL
+    byte) or it is not UTF-8 (TOML is UTF-8)."""
+    if b"\x00" in data[:8000]:
+        raise ConfigError(f"{where}: a binary file (it holds a NUL byte), not TOML")
     try:
-        text = path.read_text(encoding="utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    return parse_repo_config(text, str(path))
+        raise ConfigError(
+            f"{where}: not UTF-8 (byte {exc.start}: {data[exc.start : exc.start + 1]!r}), not TOML"
+        ) from exc
+
+
+def with_base_config(settings: Settings, data: bytes | None, where: str) -> tuple[Settings, str]:
+    """``settings`` plus the BASE revision's ``.nova.toml`` (``data``; None: there is none).
+
+    A broken one (binary, not UTF-8, not TOML, a bad or refused value) is never silently
+    dropped and never blocks a change, nor lets the change configure its own review: the
+    review runs on flags, environment and defaults, and the second item says why (empty
+    when the file was used or absent). The change that repairs the file is reviewed the
+    same way; its settings apply once it is merged (docs/configuration.md)."""
+    if data is None:
+        return settings, ""
+    try:
+        return with_repo_config(settings, decode_repo_config(data, where), where), ""
+    except ConfigError as exc:
+        return settings, (
+            f"{exc} — this review ignored the whole file and used the environment, flags and "
+            "Nova's defaults (a change never configures its own review; fix the file on the "
+            "base branch, the fixing change is reviewed like this one)"
+        )
+
+
+def check_repo_config(text: str | None, where: str) -> str:
+    """Why a ``.nova.toml`` (its text; None: binary) could not be used, '' when it could.
+    Only checked, never applied: a change's own file says what it WILL do once merged."""
+    try:
+        if text is None:
+            raise ConfigError(f"{where}: a binary file, not TOML")
+        parse_repo_config(text, where)
+    except ConfigError as exc:
+        return str(exc)
+    return ""
 
 
 def with_repo_config(settings: Settings, text: str, where: str) -> Settings:

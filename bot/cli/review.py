@@ -237,11 +237,14 @@ def _can_ask(settings: Settings) -> bool:
 
 def _ask(result: ReviewResult) -> bool:
     """Show what will be posted and ask (``--confirm``)."""
+    from bot.report.digest import build_digest
     from bot.report.formats import summary_text
 
+    digest = build_digest(result, local=True)
     click.echo(
         f"About to publish the review of {result.change.id}: "
-        f"{len(result.placed)} inline, {len(result.unplaced)} in the summary only.",
+        f"{len(result.placed)} inline, {len(result.unplaced)} in the summary only.\n"
+        f"  {digest.verdict()}\n  {digest.counts()}",
         err=True,
     )
     for p in result.placed:

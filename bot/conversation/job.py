@@ -7,12 +7,13 @@ without, every command not answered yet. ``@nova review`` runs the review pipeli
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.config import Settings, with_repo_config
+from bot.config import Settings, with_base_config
 from bot.conversation.listen import Listening
-from bot.errors import NovaError, UsageError
+from bot.errors import NovaError, UsageError, one_line
 from bot.events import EventBus
 from bot.hosts.base import HostSession
 from bot.review.result import ReviewResult, exit_code_for
@@ -47,9 +48,12 @@ def run_respond(job: RespondJob) -> RespondOutcome:
     with job.tracker.step("fetch-change") as step:
         change = job.session.source.fetch(job.ref)
         base = job.session.source.read_base(change, CONFIG_FILE)
-        if base is not None:  # the base revision's settings (the handle, the model)
-            job.settings = with_repo_config(job.settings, base, f"{CONFIG_FILE} (base)")
-            job.session.settings = job.settings
+        # the base revision's settings (the handle, the model); a broken file is reported
+        # and left out, as in a review (bot.config.with_base_config)
+        job.settings, broken = with_base_config(job.settings, base, f"{CONFIG_FILE} (base)")
+        job.session.settings = job.settings
+        if broken:
+            print(f"nova: warning: {one_line(broken)}", file=sys.stderr, flush=True)
         step.note(change.id)
     listening = Listening.open(job.session, change, job.settings, job.bus, job.tracker)
     if listening is None:

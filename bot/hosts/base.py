@@ -97,10 +97,11 @@ class Source(Protocol):
     def tree(self, change: Change) -> TreeReader | None:
         """A reader of the change's head revision, or None when the files are not at hand."""
 
-    def read_base(self, change: Change, path: str) -> str | None:
-        """A file at the change's BASE revision (the target branch), None when it is not
-        there or the base is not at hand. The repository's own review settings come from
-        here: a change must not configure its own review."""
+    def read_base(self, change: Change, path: str) -> bytes | None:
+        """A file's bytes at the change's BASE revision (the target branch), None when it is
+        not there or the base is not at hand. The repository's own review settings come from
+        here: a change must not configure its own review. Bytes, undecoded: a file git
+        takes for binary is the reader's to report, not to drop."""
 
 
 class Publisher(Protocol):

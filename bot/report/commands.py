@@ -41,7 +41,9 @@ __all__ = [
 ]
 
 _BREAK = re.compile(r"\r\n|\r|\n")
-_PENDING_LIMIT = 1 << 16  # a partial line longer than this is let out (escaped as a whole line)
+# a partial line longer than this is let out, escaped, and ended (a line break is added: the
+# rest must start a line of its own, or a "#" at the cut and "#[" after it would meet)
+_PENDING_LIMIT = 1 << 16
 # Hangul fillers: letters (Lo) that collation ignores like format characters
 _IGNORED_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
 
@@ -94,7 +96,7 @@ def fence_commands(text: str) -> str:
 class CommandGuard(io.TextIOBase):
     """A text stream that escapes every line that could be a workflow command before it
     reaches ``stream``. A partial line is held until its end is known (a command can be
-    written in pieces), and let out, escaped, by ``close``/``release``."""
+    written in pieces), and let out, escaped, by ``release``."""
 
     def __init__(self, stream: IO[str]) -> None:
         super().__init__()
@@ -110,7 +112,11 @@ class CommandGuard(io.TextIOBase):
         if cut < 0 and len(text) < _PENDING_LIMIT:
             self._pending = text
             return len(s)
-        whole, self._pending = (text[: cut + 1], text[cut + 1 :]) if cut >= 0 else (text, "")
+        if cut < 0:
+            self._pending = ""
+            self.stream.write(guard_text(text) + "\n")
+            return len(s)
+        whole, self._pending = text[: cut + 1], text[cut + 1 :]
         self.stream.write(guard_text(whole))
         return len(s)
 
@@ -159,8 +165,8 @@ class CommandGuard(io.TextIOBase):
         return getattr(self.stream, "errors", None)
 
     def __getattr__(self, name: str) -> Any:
-        if name == "buffer":  # bytes written there would pass unescaped
-            raise AttributeError(name)
+        # the rest, ``buffer`` too: bytes pass unescaped (``nova mcp serve`` speaks JSON-RPC
+        # on stdout's buffer to its client; Nova writes its own text through ``write``)
         return getattr(self.stream, name)
 
 

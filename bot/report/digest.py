@@ -40,6 +40,15 @@ OUTSIDE = "outside the diff"
 AMBIGUOUS = "ambiguous"
 _SKIPPED = re.compile(r"^skipped (.+?): (.+)$", re.DOTALL)
 _UNCOVERED = "no analyzer configured"
+_FAILED = "Failed: "  # a host write that failed in this publish (it says so, visibly)
+# notes that change how the verdict reads: shown under it, never folded
+_LEAD = (
+    "was already reviewed",
+    "incremental review:",
+    "publishing was declined",
+    "the change is empty",
+    "no longer in this branch",
+)
 _FALLBACK = ("answered from then on", "answers were read from the text instead")
 _NOUN = {"error": ("error", "errors"), "warning": ("warning", "warnings"), "info": ("info",) * 2}
 
@@ -103,6 +112,7 @@ class Digest:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (files, why)
     uncovered: list[str] = field(default_factory=list)
     fallbacks: list[str] = field(default_factory=list)
+    lead: list[str] = field(default_factory=list)  # notes read with the verdict (not folded)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     facts: list[tuple[str, str]] = field(default_factory=list)  # model, calls, tokens, time
@@ -164,7 +174,10 @@ class Digest:
         return " · ".join(parts)
 
     def placement_line(self) -> str:
-        """Where this run's findings are: ``30 as inline comments, 131 listed below``."""
+        """Where this run's findings are: ``30 as inline comments, 131 listed below`` ('' when
+        this run has none)."""
+        if not self.findings and not self.outside:
+            return ""
         if self.local:
             on_line = sum(1 for item in self.outside if item.placement.placed)
             return (
@@ -208,7 +221,11 @@ def build_digest(
         standing += result.prior.severities
     severities = [p.comment.severity for p in result.placements] + standing
     origins = Counter(_origin(p.comment.origin) for p in result.placements)
-    skipped, uncovered, fallbacks, other = _sort_notes(result.notes if notes is None else notes)
+    notes = result.notes if notes is None else notes
+    failed = [n.removeprefix(_FAILED) for n in notes if n.startswith(_FAILED)]
+    skipped, uncovered, fallbacks, other = _sort_notes(
+        [n for n in notes if not n.startswith(_FAILED)]
+    )
     digest = Digest(
         title=result.change.title,
         fail_on=fail_on or result.fail_on,
@@ -222,7 +239,7 @@ def build_digest(
         walkthrough=list(result.walkthrough) or directory_walk(result.change.files),
         walk_by_model=bool(result.walkthrough),
         summary=result.summary.strip(),
-        errors=list(result.errors),
+        errors=list(dict.fromkeys([*result.errors, *failed])),
         facts=_facts(result),
         dismissed=list(result.dismissed),
         earlier=list(earlier),
@@ -230,7 +247,8 @@ def build_digest(
         skipped=skipped,
         uncovered=uncovered,
         fallbacks=fallbacks,
-        notes=other,
+        lead=[n for n in other if any(word in n for word in _LEAD)],
+        notes=[n for n in other if not any(word in n for word in _LEAD)],
         local=local,
     )
     return digest
@@ -274,11 +292,27 @@ def _facts(result: ReviewResult) -> list[tuple[str, str]]:
     return out
 
 
-def directory_walk(files: Sequence[FileDiff]) -> list[Walk]:
-    """Without a model: the files grouped by directory, with their status and size."""
+WALK_GROUPS = 12  # directory groups before they are merged into their parents
+
+
+def _group(files: Sequence[FileDiff], depth: int | None) -> dict[str, list[FileDiff]]:
     groups: dict[str, list[FileDiff]] = {}
     for f in files:
-        groups.setdefault(posixpath.dirname(f.path), []).append(f)
+        folder = posixpath.dirname(f.path)
+        if depth is not None:
+            folder = "/".join(folder.split("/")[:depth])
+        groups.setdefault(folder, []).append(f)
+    return groups
+
+
+def directory_walk(files: Sequence[FileDiff]) -> list[Walk]:
+    """Without a model: the files grouped by directory, with their status and size (by
+    their top directories when there are more than ``WALK_GROUPS`` directories)."""
+    groups = _group(files, None)
+    for depth in (3, 2, 1):
+        if len(groups) <= WALK_GROUPS:
+            break
+        groups = _group(files, depth)
     out = []
     for folder in sorted(groups):
         members = groups[folder]

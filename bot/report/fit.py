@@ -67,6 +67,8 @@ def fit(parts: Sequence[Part], limit: int, *, where: str, more: str = "- … {n}
             room -= len(row) + 1
         if len(rows) < len(p.rows):
             rows.append(more.format(n=len(p.rows) - len(rows)) + f" (cut at {where}'s limit)")
+        unclosed = sum(r.count("<details>") - r.count("</details>") for r in rows)
+        rows += ["</details>"] * max(0, unclosed)  # a cut inside a fold still closes it
         kept[i] = [*p.head, *rows, *p.tail]
         budget -= _size(kept[i])
     out = [line for i in range(len(parts)) if i in kept for line in kept[i]]

@@ -12,6 +12,8 @@ from bot.review.result import ReviewResult
 __all__ = ["FORMATS", "digest_to_dict", "format_result", "result_to_dict", "summary_text"]
 
 FORMATS = ("text", "markdown", "json", "sarif")
+# GitHub takes a job summary of at most 1 MiB per step: at most 4 UTF-8 bytes a character
+MARKDOWN_LIMIT = 262_000
 
 
 def summary_text(result: ReviewResult) -> str:
@@ -110,7 +112,11 @@ def _format_markdown(result: ReviewResult) -> str:
 
     c = result.change
     heading = f"## Nova review of `{c.id}`" + (f": {c.title}" if c.title else "")
-    return render_markdown(build_digest(result, local=True), clean=str, heading=heading) + "\n"
+    digest = build_digest(result, local=True)
+    body = render_markdown(
+        digest, clean=str, heading=heading, limit=MARKDOWN_LIMIT, where="the job summary"
+    )
+    return body + "\n"
 
 
 def _format_sarif(result: ReviewResult) -> str:

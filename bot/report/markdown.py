@@ -8,7 +8,9 @@ Every untrusted text (the model's, paths, people's reasons) goes through ``clean
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from functools import partial
 from itertools import groupby
 
 from bot.report.digest import Digest, Listed, plural, why_text
@@ -21,8 +23,14 @@ __all__ = ["ICON", "LISTED_HEADING", "render_markdown"]
 ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
 LISTED_HEADING = "### Not posted inline"
 _ROW_LIMIT = 1000  # one finding's text in a summary row (the inline comment has it whole)
+WALK_OPEN = 20  # walkthrough lines shown open; more are folded
 
 Clean = Callable[[str], str]
+_FOLD_TAG = re.compile(r"<(/?\s*(?:details|summary))", re.IGNORECASE)
+
+
+def _fold_safe(clean: Clean, text: str) -> str:
+    return _FOLD_TAG.sub(r"&lt;\1", clean(text))
 
 
 def _flat(text: str) -> str:
@@ -49,7 +57,9 @@ def dismissal_row(d: Dismissal, clean: Clean) -> str:
     (``earlier.py``)."""
     p, c = d.placement, d.placement.comment
     where = _code(f"{p.path or c.path}:{p.line or c.line or '?'}", clean)
-    who = clean(d.by) if d.kind == "ignored" else "@" + clean(d.by).lstrip("@")
+    # a login in a code span: the summary names who decided without mentioning them again
+    login = clean(d.by.lstrip("@")).replace("`", "'")
+    who = clean(d.by) if d.kind == "ignored" else f"`@{login}`"
     when = f", {clean(d.at)}" if d.at else ""
     why = f": {_flat(clean(d.reason))}" if d.reason else ""
     text = cap(_flat(clean(c.body)), _ROW_LIMIT, where="a summary row")
@@ -92,6 +102,17 @@ def _details(d: Digest, clean: Clean) -> Part:
     return Part(4, ["", f"<details><summary>Details: {summary}</summary>"], rows, ["</details>"])
 
 
+def _model_summary(summary: str, clean: Clean) -> Part:
+    """The model's words: one paragraph per batch of a big change, the first open."""
+    first, _, rest = clean(summary).partition("\n\n")
+    rows = first.splitlines()
+    if rest.strip():
+        more = rest.count("\n\n") + 1
+        rows += ["", f"<details><summary>{plural(more, 'more part')}</summary>", ""]
+        rows += [*rest.splitlines(), "", "</details>"]
+    return Part(3, ["", "**The model's summary**", ""], rows)
+
+
 def _dismissed(d: Digest, clean: Clean) -> Part:
     head = ["", f"<details><summary>Dismissed by people ({len(d.dismissed)})</summary>", ""]
     rows = [dismissal_row(x, clean) for x in d.dismissed]
@@ -101,26 +122,35 @@ def _dismissed(d: Digest, clean: Clean) -> Part:
 def render_markdown(
     d: Digest, *, clean: Clean, heading: str, limit: int = 1_000_000, where: str = "the host"
 ) -> str:
-    """The whole Markdown body (no markers), at most ``limit`` characters."""
-    top = [heading, "", f"**{clean(d.verdict())}**", "", d.counts() + "  ", d.placement_line()]
+    """The whole Markdown body (no markers), at most ``limit`` characters. Untrusted text
+    cannot open or close a fold (``<details>``): a model's answer must not hide findings."""
+    clean = partial(_fold_safe, clean)
+    top = [heading, "", f"**{clean(d.verdict())}**", "", d.counts() + "  "]
+    top += [line for line in [d.placement_line()] if line]
+    top += ["", *(f"_{clean(_flat(n))}_" for n in d.lead)] if d.lead else []
     parts = [Part(0, top)]
     if d.errors:
         parts.append(Part(0, ["", "**Errors**", ""], [f"- {clean(_flat(e))}" for e in d.errors]))
     if d.walkthrough:
         how = "by the model" if d.walk_by_model else "files by directory"
-        parts.append(
-            Part(
-                1,
-                ["", f"### Walkthrough ({how})", ""],
-                [f"- {_code(w.label, clean)} — {clean(w.text)}" for w in d.walkthrough],
-                name="walkthrough",
-            )
-        )
+        rows = [f"- {_code(w.label, clean)} — {clean(w.text)}" for w in d.walkthrough]
+        if len(rows) > WALK_OPEN:  # the rest folded: the findings stay near the top
+            more = len(rows) - WALK_OPEN + 1
+            rows[WALK_OPEN - 1 :] = [
+                "",
+                f"<details><summary>{plural(more, 'more file')}</summary>",
+                "",
+                *rows[WALK_OPEN - 1 :],
+                "",
+                "</details>",
+            ]
+        parts.append(Part(1, ["", f"### Walkthrough ({how})", ""], rows, name="walkthrough"))
     if d.summary:
-        parts.append(Part(3, ["", "**The model's summary**", ""], clean(d.summary).splitlines()))
+        parts.append(_model_summary(d.summary, clean))
     if d.outside:
         parts.append(_listed(d, clean))
-    standing = [row for row in d.earlier if row not in {r for p in parts for r in p.rows}]
+    shown = {r for p in parts for r in p.rows}
+    standing = [row for row in d.earlier if row not in shown]
     if standing:
         head = ["", f"### Earlier findings (reviews before `{d.since}`)", ""]
         parts.append(Part(3, head, standing, name="earlier findings"))

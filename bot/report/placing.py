@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from bot.report.digest import OVER_CAP, REFUSED, Listed
 from bot.report.fingerprint import Group
 
-__all__ = ["Placing", "placing"]
+__all__ = ["Placing", "placing", "refusal"]
 
 UNREAD = "Nova could not read its earlier comments, so it posted none (none twice)"
 
@@ -57,3 +57,12 @@ def placing(
         capped=frozenset(fp for fp, _g in overflow) if known else frozenset(),
         known=known,
     )
+
+
+def refusal(said: Sequence[str], default: str) -> str:
+    """The host's own words for what moved findings to the summary (the last note or error
+    saying so, up to its "; they are listed … instead"), else ``default``."""
+    for text in reversed(said):
+        if "instead" in text:
+            return text.split("; ")[0]
+    return default

@@ -14,6 +14,7 @@ from itertools import groupby
 
 from bot.report.digest import Digest, Listed, why_text
 from bot.report.fit import Part, fit
+from bot.report.markdown import WALK_OPEN
 from bot.report.untrusted import cap
 
 __all__ = ["render_remarkup"]
@@ -77,7 +78,9 @@ def render_remarkup(
     where: str = "Phabricator",
 ) -> str:
     """The whole Remarkup body (no markers), at most ``limit`` characters."""
-    top = [heading, "", f"**{clean(d.verdict())}**", "", d.counts(), d.placement_line()]
+    top = [heading, "", f"**{clean(d.verdict())}**", "", d.counts()]
+    top += [line for line in [d.placement_line()] if line]
+    top += ["", *(f"//{clean(_flat(n))}//" for n in d.lead)] if d.lead else []
     parts = [Part(0, top)]
     problems = [*d.errors, *warnings]
     if problems:
@@ -85,9 +88,17 @@ def render_remarkup(
     if d.walkthrough:
         how = "by the model" if d.walk_by_model else "files by directory"
         rows = [f"- {_mono(w.label, clean)} — {clean(w.text)}" for w in d.walkthrough]
+        if len(rows) > WALK_OPEN:  # the rest in a scrolling block: findings stay near the top
+            more = [f"{w.label} — {w.text}" for w in d.walkthrough[WALK_OPEN - 1 :]]
+            rows[WALK_OPEN - 1 :] = ["", *_folded("walkthrough", more, clean)]
         parts.append(Part(1, ["", f"== Walkthrough ({how}) ==", ""], rows, name="walkthrough"))
-    if d.summary:
-        parts.append(Part(3, ["", "**The model's summary**:", ""], clean(d.summary).splitlines()))
+    if d.summary:  # a big change: one paragraph per batch, the first open
+        first, _, later = clean(d.summary).partition("\n\n")
+        rows = first.splitlines()
+        if later.strip():
+            lines = [ln for ln in later.splitlines() if ln.strip()]
+            rows += ["", *_folded("summary", lines, clean)]
+        parts.append(Part(3, ["", "**The model's summary**:", ""], rows))
     if d.outside:
         title = "Findings" if d.local else "Not posted inline"
         part = Part(2, ["", f"== {title} ({len(d.outside)}) =="], name="findings")

@@ -43,7 +43,7 @@ def render_text(result: ReviewResult, d: Digest) -> str:
     scrub = Scrubber().scrub  # a committed key's line is shown, never the key (CI logs)
     c = result.change
     out = [f"Review of {c.id}: {c.title}".rstrip(": "), "", d.verdict(), d.counts()]
-    out += [d.placement_line(), ""]
+    out += [line for line in [d.placement_line(), *d.lead] if line] + [""]
     if d.errors:
         out += ["Errors:", *(f"  {_flat(e)}" for e in d.errors), ""]
     if d.walkthrough:

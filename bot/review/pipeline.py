@@ -5,6 +5,7 @@ Test generation has its own order: ``bot.testgen.pipeline``.
 
 from __future__ import annotations
 
+import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from bot.analyzers.merge import combine
 from bot.analyzers.secrets import scan_secrets
 from bot.change import Change, Comment
-from bot.config import Settings, with_repo_config
+from bot.config import Settings, check_repo_config, with_base_config
 from bot.diff.anchor import FileIndex, anchor, anchor_one, build_index
 from bot.errors import ModelError, NovaError, one_line, redact
 from bot.events import DoneEvent, EventBus
@@ -198,18 +199,38 @@ def _analyze_while_reviewing(
 
 def _repo_config(job: ReviewJob, change: Change) -> list[str]:
     """Apply the repository's ``.nova.toml`` from the change's BASE revision: a change must
-    not configure its own review (it could turn the analyzers off). Say when it edits it."""
+    not configure its own review (it could turn the analyzers off). Say when it edits it.
+    A broken base file is reported here and in the job log, and the review goes on without
+    it (``with_base_config``): it never blocks the change that repairs it."""
     base = job.source.read_base(change, CONFIG_FILE)
-    if base is not None:
-        job.settings = with_repo_config(job.settings, base, f"{CONFIG_FILE} (base)")
-        job.session.settings = job.settings
-    if not any(f.path == CONFIG_FILE or f.old_path == CONFIG_FILE for f in change.files):
-        return []
-    return [
-        f"this change edits {CONFIG_FILE}; its settings apply to later changes once it is "
-        f"merged: this review used the base revision's "
-        f"{CONFIG_FILE if base is not None else '(none)'}"
-    ]
+    job.settings, broken = with_base_config(job.settings, base, f"{CONFIG_FILE} (base)")
+    job.session.settings = job.settings
+    notes = [broken] if broken else []
+    if broken:
+        print(f"nova: warning: {one_line(broken)}", file=sys.stderr, flush=True)
+    if any(f.path == CONFIG_FILE or f.old_path == CONFIG_FILE for f in change.files):
+        used = "(none)" if base is None or broken else CONFIG_FILE
+        notes.append(
+            f"this change edits {CONFIG_FILE}; its settings apply to later changes once it "
+            f"is merged: this review used the base revision's {used}"
+            + _head_config_check(job, change)
+        )
+    return notes
+
+
+def _head_config_check(job: ReviewJob, change: Change) -> str:
+    """What the change's own ``.nova.toml`` would do once merged: checked, never applied
+    (so a broken one is caught before it lands, and a repair is seen to work)."""
+    edited = next((f for f in change.files if f.path == CONFIG_FILE), None)
+    tree = job.source.tree(change) if edited is not None and edited.status != "deleted" else None
+    if tree is None:
+        return ""
+    why = check_repo_config(tree.read_text(CONFIG_FILE), f"this change's {CONFIG_FILE}")
+    return (
+        f"; {why}: merged, it would be reported and ignored"
+        if why
+        else (f"; this change's {CONFIG_FILE} is valid")
+    )
 
 
 def _prior_review(

@@ -138,13 +138,39 @@ start_web() {
   wait_for "Phorge on $HOST:$PORT" curl -fsS "http://$HOST:$PORT/status/"
 }
 
+# `bin/phd status|stop` see every Phorge's daemons on the machine (they look processes up
+# host-wide): another Phorge's daemons would be taken for ours, or stopped. This instance's
+# daemons are told apart by their working directory, our copy's scripts/daemon/ (phd starts
+# them there), and their PIDs are kept in $STATE/phd.pids.
+own_daemons() {
+  local dir
+  dir="$(realpath "$ROOT/scripts/daemon" 2>/dev/null)" || return 0
+  find /proc/[0-9]*/cwd -maxdepth 0 -lname "$dir" 2>/dev/null | cut -d/ -f3
+  return 0
+}
+
+have_daemons() { [[ -n "$(own_daemons)" ]]; }
+
 start_daemons() {
   # Harbormaster builds, Herald's build requests and lint messages are daemon work.
-  local running
-  running="$("$ROOT/bin/phd" status 2>/dev/null || true)"
-  if grep -q "phd-daemon" <<<"$running"; then return 0; fi
+  if have_daemons; then return 0; fi
   say "starting Phorge daemons"
-  "$ROOT/bin/phd" start >"$STATE/phd-start.log" 2>&1 || die "bin/phd start failed" 3
+  # --force: phd would refuse to start while any other Phorge's daemons run
+  "$ROOT/bin/phd" start --force >"$STATE/phd-start.log" 2>&1 || die "bin/phd start failed" 3
+  wait_for "Phorge daemons" have_daemons
+  own_daemons >"$STATE/phd.pids"
+}
+
+stop_daemons() {  # only this instance's: SIGINT, then SIGTERM, then SIGKILL
+  local pids signal
+  for signal in INT TERM KILL; do
+    pids="$(own_daemons)"
+    [[ -z "$pids" ]] && break
+    # shellcheck disable=SC2086
+    kill "-$signal" $pids 2>/dev/null || true
+    for _ in $(seq 20); do [[ -z "$(own_daemons)" ]] && break; sleep 0.5; done
+  done
+  rm -f "$STATE/phd.pids"
 }
 
 up() {
@@ -169,7 +195,7 @@ up() {
 }
 
 down() {
-  [[ -x "$ROOT/bin/phd" ]] && "$ROOT/bin/phd" stop >/dev/null 2>&1 || true
+  stop_daemons
   if alive "$STATE/web.pid"; then kill "$(cat "$STATE/web.pid")"; fi
   rm -f "$STATE/web.pid"
   if alive "$STATE/mysql.pid"; then
@@ -180,7 +206,9 @@ down() {
 status() {
   alive "$STATE/mysql.pid" && echo "mariadb: running" || echo "mariadb: stopped"
   alive "$STATE/web.pid" && echo "web: http://$HOST:$PORT/" || echo "web: stopped"
-  [[ -x "$ROOT/bin/phd" ]] && "$ROOT/bin/phd" status 2>/dev/null | tail -n +1 || true
+  local pids
+  pids="$(own_daemons | tr '\n' ' ')"
+  [[ -n "$pids" ]] && echo "daemons: running (PIDs $pids)" || echo "daemons: stopped"
 }
 
 case "${1:-up}" in

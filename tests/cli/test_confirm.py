@@ -72,6 +72,7 @@ def test_confirm_shows_what_will_be_posted_and_asks(
     code, screen = _run_on_a_terminal(args, answer, env)
     assert code == 0, screen
     assert "About to publish the review of acme/shop#1: 1 inline" in screen
+    assert "Not blocking (fail-on: " in screen and "1 finding: 0 errors, 1 warning" in screen
     assert "shop/total.py:1 [warning] F401" in screen
     assert bool(gh.issue_comments) is posted and bool(gh.reviews) is posted
 

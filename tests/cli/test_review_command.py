@@ -264,8 +264,11 @@ def test_repo_config_cannot_redirect_the_model(repo: GitRepo, llm_env: FakeOpenA
     repo.commit("config in the base")
     repo.write("pkg/a.py", "import os\n")
     repo.commit("change")
+    llm_env.enqueue(text(answer([])))
     result = run("review", "--repo", str(repo.path), "-q")
-    assert result.exit_code == 2 and "cannot be set in the repository" in result.stderr
+    # reported, and the review ran without the file (issue 27): the model was not redirected
+    assert result.exit_code == 0 and "cannot be set in the repository" in result.stderr
+    assert len(llm_env.requests) == 1
     repo.write(".nova.toml", 'fail_on = "info"\nextra_instructions = "Be terse."\n')
     repo.commit("config in the base")
     repo.write("pkg/b.py", "import sys\n")

@@ -44,7 +44,7 @@ def test_a_maintainers_dismissal_opens_the_gate_on_the_record(
     )
     assert second.exit_code == 0, second.stderr
     summary = gh.issue_comments[0]["body"]
-    assert "Dismissed" in summary and "dismissed by @alice" in summary and "not a bug" in summary
+    assert "Dismissed" in summary and "dismissed by `@alice`" in summary and "not a bug" in summary
     assert "nova:verdict:error=0,warning=1" in summary
     (ack,) = nova_replies(gh)
     assert (

@@ -76,7 +76,7 @@ def test_a_developers_dismissal_opens_the_gate_a_reporters_does_not(
     third = review(tmp_path, "--fail-on", "error")
     assert third.exit_code == 0, third.stderr
     summary = next(n for n in gl.notes if "nova:summary" in n["body"])["body"]
-    assert "dismissed by @dev" in summary and "the fee is 30% by contract" in summary
+    assert "dismissed by `@dev`" in summary and "the fee is 30% by contract" in summary
     assert len(nova_replies(gl)) == 2  # the refusal, the acknowledgement
     fourth = review(tmp_path, "--fail-on", "error")
     assert fourth.exit_code == 0, fourth.stderr

@@ -75,7 +75,8 @@ def test_over_stdio_the_real_client_gets_the_refusal_then_an_answer(repo: GitRep
     repo.commit("one")
     params = StdioServerParameters(
         command=sys.executable,
-        env={**os.environ, "USE_MOCK_CLIENT": "true"},
+        # in GitHub Actions too: the command guard on stdout must leave JSON-RPC alone
+        env={**os.environ, "USE_MOCK_CLIENT": "true", "GITHUB_ACTIONS": "true"},
         args=["-m", "bot", "mcp", "serve", "--transport", "stdio", "--repo", str(repo.path)],
     )
 

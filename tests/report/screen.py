@@ -90,7 +90,8 @@ class Screen:
             out.append(f"'skipped' outside the folded details: {skipped[:2]}")
         where = re.search(r"Of (\d+) findings?: (.*)\.", "\n".join(self.open))
         if not where:
-            out.append("no line saying where the findings are")
+            if findings:
+                out.append("no line saying where the findings are")
         else:
             parts = [int(n) for n in re.findall(r"(\d+) [a-z]", where[2])]
             if sum(parts) != int(where[1]):

@@ -16,7 +16,7 @@ from bot.report.digest import OVER_CAP, REFUSED, Listed
 from bot.report.formats import format_result
 from bot.report.summary import render_summary
 from bot.report.untrusted import clean_text
-from bot.review.result import ReviewResult
+from bot.review.result import Dismissal, ReviewResult
 from tests.report.screen import read_markdown, read_remarkup, read_text
 
 _WORDS = st.text(st.characters(exclude_characters="⟦⟧\x00", codec="utf-8"), max_size=40).filter(
@@ -49,12 +49,27 @@ def results(draw: st.DrawFn) -> tuple[ReviewResult, list[int]]:
     files = tuple(FileDiff(p, p, "modified") for p in ["a.py", "src/b.py", "src/c/d.py", "e f.md"])
     change = Change("o/r#1", "github", head_ref="a" * 40, url="http://x/D1", files=files)
     fail_on = draw(st.sampled_from(["error", "warning", "info", "never"]))
-    result = ReviewResult(change, draw(_WORDS), placements, fail_on=fail_on)
+    dismissed = [
+        Dismissal(
+            Placement(Comment("a.py", 3, f"⟦d{i}⟧ {draw(_WORDS)}"), path="a.py", line=3),
+            draw(st.sampled_from(["dismissed", "ignored"])),
+            draw(_WORDS),
+            draw(_WORDS),
+        )
+        for i in range(draw(st.integers(0, 3)))
+    ]
+    result = ReviewResult(change, draw(_WORDS), placements, fail_on=fail_on, dismissed=dismissed)
     return result, where
 
 
 def _tags(text: str) -> list[int]:
     return [int(t) for t in re.findall(r"⟦(\d+)⟧", text)]
+
+
+def _dismissed_once(result: ReviewResult, text: str) -> None:
+    """Each dismissed finding listed once, counted beside the verdict, never in it."""
+    assert sorted(re.findall(r"⟦d(\d+)⟧", text)) == [str(i) for i in range(len(result.dismissed))]
+    assert (f"· {len(result.dismissed)} dismissed" in text) == bool(result.dismissed)
 
 
 def _counts_agree(result: ReviewResult, text: str) -> None:
@@ -74,7 +89,7 @@ def _counts_agree(result: ReviewResult, text: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(results())
 def test_host_summary_lists_each_finding_not_inline_once(case) -> None:  # type: ignore[no-untyped-def]
     result, where = case
@@ -92,6 +107,7 @@ def test_host_summary_lists_each_finding_not_inline_once(case) -> None:  # type:
         limit=65_536,
     )
     _counts_agree(result, body)
+    _dismissed_once(result, body)
     listed = {int(_tags(p.comment.body)[0]) for p in [*(x.placement for x in outside)]}
     listed |= {_tags(p.comment.body)[0] for p in result.unplaced}
     assert sorted(_tags(body)) == sorted(listed)  # once each; none of the inline ones
@@ -99,7 +115,7 @@ def test_host_summary_lists_each_finding_not_inline_once(case) -> None:  # type:
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(results(), st.sampled_from(["inline", "lint", "summary"]))
 def test_phabricator_comment_lists_each_finding_once(case, mode: str) -> None:  # type: ignore[no-untyped-def]
     result, _where = case
@@ -115,18 +131,20 @@ def test_phabricator_comment_lists_each_finding_once(case, mode: str) -> None:  
     )
     body = summary.text()
     _counts_agree(result, body)
+    _dismissed_once(result, body)
     shown = [p for p in result.placements if mode != "inline" or not p.placed]
     assert sorted(_tags(body)) == sorted(_tags(p.comment.body)[0] for p in shown)
     assert read_remarkup(body).problems(len(result.placements)) == []
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(results())
 def test_terminal_and_json_list_every_finding_once(case) -> None:  # type: ignore[no-untyped-def]
     result, _where = case
     text = format_result(result, "text")
     _counts_agree(result, text)
+    _dismissed_once(result, text)
     assert sorted(_tags(text)) == list(range(len(result.placements)))
     assert read_text(text).problems(len(result.placements)) == []
     data = json.loads(format_result(result, "json"))

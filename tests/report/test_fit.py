@@ -45,8 +45,7 @@ def test_a_cut_summary_keeps_verdict_walkthrough_and_markers(limit: int) -> None
     assert "(cut at GitHub's limit)" in body
     assert body.index("### Walkthrough") < body.index("### Not posted inline")
     assert "- `d0/f.py` — changes f" in body  # the walkthrough goes before the findings
-    if "<details>" in body:
-        assert body.count("<details>") == body.count("</details>")
+    assert body.count("<details>") == body.count("</details>")  # a cut fold still closes
 
 
 @settings(max_examples=100, deadline=None)
@@ -65,3 +64,12 @@ def test_fit_never_goes_over_and_keeps_the_first_rank_whole(
     )
     assert len(body) <= limit
     assert body.startswith("## verdict\ncounts")
+
+
+def test_the_job_summary_stays_within_githubs_mebibyte() -> None:
+    from bot.report.formats import format_result
+
+    text = format_result(_big(3000, body="😀" * 400), "markdown")
+    assert len(text.encode("utf-8")) <= 1_048_576
+    assert "**Blocking: 3000 errors (fail-on: error)**" in text
+    assert "(cut at the job summary's limit)" in text

@@ -27,6 +27,7 @@ from bot.report.local import LocalPublisher
 from bot.report.summary import render_summary
 from bot.report.untrusted import clean_text
 from bot.review.result import Dismissal, ReviewResult, Walk
+from tests.report.screen import read_markdown
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 UPDATE = os.environ.get("NOVA_UPDATE_GOLDEN") == "1"
@@ -192,3 +193,25 @@ def test_over_the_cap_row_says_so() -> None:
         limit=65_536,
     )
     assert body.count("over the cap: 1 inline comments per run") == 4
+
+
+def test_untrusted_text_cannot_open_or_close_a_fold() -> None:
+    result = golden_result()
+    hostile = "</details><details open><summary>x</summary> hide the rest"
+    result.placements[4] = Placement(
+        Comment("src/pay/api.py", 3, hostile), path="src/pay/api.py", reason=hostile
+    )
+    result.walkthrough.append(Walk("</Details>", "<details>"))
+    result.notes.append(hostile)
+    body = render_summary(result, notes=[], clean=clean_text, host="GitHub", limit=65_536)
+    assert body.count("<details>") == body.count("</details>") == 2  # Nova's own folds
+    assert "&lt;/details>&lt;details open>&lt;summary>x&lt;/summary>" in body
+
+
+def test_a_big_changes_batch_summaries_fold_after_the_first() -> None:
+    result = golden_result()
+    result.summary = "Part one.\n\nPart two.\n\nPart three."
+    body = render_summary(result, notes=[], clean=clean_text, host="GitHub", limit=65_536)
+    opened = read_markdown(body)
+    assert "Part one." in opened.open and "Part three." in opened.folded
+    assert "<details><summary>2 more parts</summary>" in body

@@ -13,12 +13,12 @@ import pytest
 
 from bot.hosts.git.source import GitSource
 from tests.conftest import GitRepo, run
-from tests.hosts.contract import HostHarness
+from tests.hosts.contract import BODIES, EXPECTED, HostHarness, build_change, model_reply
 from tests.hosts.harness_github import GitHubHarness
 from tests.hosts.harness_gitlab import GitLabHarness
 from tests.hosts.harness_phabricator import PhabricatorHarness
 from tests.report.screen import many_findings, read_markdown, read_remarkup, read_text
-from tests.servers.openai_server import FakeOpenAI
+from tests.servers.openai_server import FakeOpenAI, text
 
 READERS = {"github": read_markdown, "gitlab": read_markdown, "phabricator": read_remarkup}
 
@@ -91,3 +91,30 @@ def test_the_terminal_opens_with_verdict_counts_and_walkthrough(
     assert data["verdict"]["severities"]["error"] > 0
     assert {e["label"] for e in data["walkthrough"]["entries"]} >= {"app/m0.py", "docs/m2.py"}
     assert any("deploy/server.key" in s["files"] for s in data["details"]["skipped"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("harness", [GitHubHarness, GitLabHarness], ids=lambda h: h.name)
+def test_a_refused_finding_says_the_hosts_own_words(
+    harness: type[HostHarness],
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    repo: GitRepo,
+    llm_env: FakeOpenAI,
+    tmp_path: Path,
+) -> None:
+    host = harness()
+    host.start(request, monkeypatch)
+    try:
+        base, head = build_change(repo)
+        ref = host.add_change(repo, base, head)
+        host.refuse(*EXPECTED["magic number"])
+        llm_env.enqueue(text(model_reply()))
+        host.review(tmp_path, ref, "--publish", host.name, "--analyzers", "none")
+        (summary,) = host.summaries()
+    finally:
+        host.stop()
+    (row,) = [ln for ln in summary.splitlines() if "magic number" in ln]
+    words = {"github": "GitHub rejected the inline comments", "gitlab": "GitLab refused 1 thread"}
+    assert f"— _host refused: {words[host.name]}" in row
+    assert read_markdown(summary).problems(len(BODIES)) == []

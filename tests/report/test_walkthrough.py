@@ -81,3 +81,13 @@ def test_the_models_walkthrough_comes_from_its_one_call(repo: GitRepo, llm_env: 
     assert at < 8 and lines[at + 1].split() == ["pkg/calc.py", *walk[0]["change"].split()]
     prompt = llm_env.requests[0]["messages"][0]["content"]
     assert '"walkthrough"' in prompt
+
+
+def test_many_directories_merge_into_their_parents() -> None:
+    files = [_file(f"tests/certs/c{i}/d/x.pem", "added", 2, 0) for i in range(20)]
+    files.append(_file("src/a.py", "modified", 1, 1))
+    walk = directory_walk(files)
+    assert walk == [
+        Walk("src/a.py", "modified, +1 −1"),
+        Walk("tests/certs/", "20 files: 20 added; +40 −0"),
+    ]

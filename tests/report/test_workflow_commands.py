@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -80,6 +83,7 @@ def _actions(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- the guard itself: arbitrary text in arbitrary pieces ---------------------------------
 
 
+@pytest.mark.slow
 @given(
     pieces=st.lists(
         st.one_of(
@@ -131,6 +135,7 @@ def _stdin_diff(path: str, added: str) -> str:
     )
 
 
+@pytest.mark.slow
 @given(path=hostile_text, added=hostile_text)
 def test_nova_diff_in_actions_prints_no_command(path: str, added: str) -> None:
     diff = _stdin_diff(path, added)
@@ -206,3 +211,28 @@ def test_read_only_publish_prints_only_novas_annotations(
         assert runner_commands(result.stderr) == []
         llm_env.enqueue(text(json.dumps(answer)))
     assert "pwned" in summary.read_text()  # the job summary is a file, not the log
+
+
+def test_a_line_too_long_to_hold_is_let_out_without_joining_a_command() -> None:
+    out = io.StringIO()
+    guard = CommandGuard(out)
+    guard.write("a" * 70_000 + "#")  # held no longer: let out, ended
+    guard.write("#[error]joined\n")
+    guard.release()
+    assert runner_commands(out.getvalue()) == []
+    assert out.getvalue().replace("\n", "").replace("\\", "") == "a" * 70_000 + "##[error]joined"
+
+
+def test_the_nova_process_itself_is_guarded_to_its_last_byte() -> None:
+    """``nova`` (``bot.cli.main``) guards the whole process, a last unended line too."""
+    diff = _stdin_diff("##[error]p.py", "x = 1\r::error title=CR::pwned")
+    run = subprocess.run(
+        [sys.executable, "-c", "from bot.cli import main; main(['diff', '-'])"],
+        input=diff,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GITHUB_ACTIONS": "true"},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "title=CR::pwned" in run.stdout and runner_commands(run.stdout) == []

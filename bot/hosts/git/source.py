@@ -176,7 +176,7 @@ class GitSource:
             return None
         return replace(self.fetch(f"{since}..{head}"), id=change.id, source=change.source)
 
-    def read_base(self, change: Change, path: str) -> str | None:
+    def read_base(self, change: Change, path: str) -> bytes | None:
         """At the base commit; a diff on stdin is taken to be against HEAD."""
         base = change.base_ref if change.source != "stdin" else "HEAD"
         if base is None or base == EMPTY_TREE:
@@ -185,7 +185,7 @@ class GitSource:
             commit = self.commit(base)
         except SourceError:
             return None
-        return GitTree(self.repo, commit.hexsha).read_text(path)
+        return GitTree(self.repo, commit.hexsha).read_bytes(path)
 
 
 def checkout_with(path: Path | None, *shas: str) -> GitSource | None:
@@ -235,6 +235,13 @@ class GitTree:
             return None
 
     def read_text(self, path: str) -> str | None:
+        data = self.read_bytes(path)
+        if data is None or b"\x00" in data[:8192]:
+            return None
+        return decode_diff(data)
+
+    def read_bytes(self, path: str) -> bytes | None:
+        """The file's first ``MAX_READ_BYTES`` bytes, None when it is not there."""
         rel = _safe_relpath(path)
         if rel is None:
             return None
@@ -255,9 +262,7 @@ class GitTree:
             if shown is None:
                 return None
             data = shown[:MAX_READ_BYTES]
-        if b"\x00" in data[:8192]:
-            return None
-        return decode_diff(data)
+        return data
 
     def prefetch(self, paths: list[str]) -> None:
         """Read many files at ``rev`` with one ``git cat-file --batch`` (a ``git show`` each

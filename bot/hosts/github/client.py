@@ -120,13 +120,15 @@ def _write_safe_retry() -> type:
             return bool(super().is_retry(method, status_code, has_retry_after))
 
         def get_retry_after(self, response: Any) -> float | None:
-            """urllib3 sleeps out any ``Retry-After``: more than ``MAX_WAIT`` fails now."""
+            """urllib3 sleeps out any ``Retry-After``: more than ``MAX_WAIT`` fails now, as
+            a 429 (GitHub answers a secondary rate limit 403 or 429; a 403 would be taken
+            for a token that may not write)."""
             wait = requested_wait({"Retry-After": response.headers.get("Retry-After", "")})
             if response.headers.get("Retry-After") is None or wait is None:
                 return None
             if wait > MAX_WAIT:
                 raise RateLimitExceededExceedsMaxWait(
-                    response.status, too_long_to_wait(wait), dict(response.headers), wait=wait
+                    429, too_long_to_wait(wait), dict(response.headers), wait=wait
                 )
             return wait
 

@@ -38,7 +38,7 @@ from bot.report.commands import write_command
 from bot.report.earlier import OUTDATED, earlier_rows
 from bot.report.earlier import carried as carry
 from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
-from bot.report.placing import Placing, placing
+from bot.report.placing import Placing, placing, refusal
 from bot.report.summary import SUMMARY_MARK, render_summary
 from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
@@ -336,7 +336,11 @@ class GitHubPublisher:
     ) -> str:
         """The summary; ``failed`` (what failed on GitHub so far) is said in it and marks
         the review degraded, so the next run on this head completes it."""
-        refused = "read-only token" if self.fallback else "GitHub did not take the review"
+        refused = (
+            "read-only token"
+            if self.fallback
+            else refusal([*failed, *notes], "GitHub did not take the review")
+        )
         return render_summary(
             result,
             posted=self._placing.inline,

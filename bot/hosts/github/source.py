@@ -164,7 +164,7 @@ class GitHubSource:
         raw = decode_diff("\n".join(parts) + ("\n" if parts else ""))
         return replace(change, base_ref=since, files=tuple(parse_diff(raw)), raw_diff=raw, notes=())
 
-    def read_base(self, change: Change, path: str) -> str | None:
+    def read_base(self, change: Change, path: str) -> bytes | None:
         if change.base_ref is None:
             return None
         local = self._local_checkout(change.base_ref)
@@ -172,7 +172,7 @@ class GitHubSource:
             return local.read_base(change, path)
         if self.session.repo is None:
             return None
-        return GitHubTree(self.session.repo, change.base_ref, []).read_text(path)
+        return GitHubTree(self.session.repo, change.base_ref, []).fetch(path)
 
 
 class GitHubTree(ApiTree):

@@ -40,7 +40,7 @@ from bot.hosts.timeouts import timed_out
 from bot.report.earlier import OUTDATED, carried, earlier_rows
 from bot.report.fingerprint import Group, LineIds, group_findings, line_ids, line_key
 from bot.report.joblog import job_log_lines
-from bot.report.placing import Placing, placing
+from bot.report.placing import Placing, placing, refusal
 from bot.report.summary import SUMMARY_MARK, render_summary
 from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
@@ -368,7 +368,9 @@ class GitLabPublisher:
             posted=self._placing.inline,
             inline_before=self._placing.before,
             outside=self._placing.listed(
-                overflow, "GitLab refused the thread", self.settings.review.max_inline_comments
+                overflow,
+                refusal([*failed, *notes], "GitLab refused the thread"),
+                self.settings.review.max_inline_comments,
             ),
             notes=notes,
             clean=inert,

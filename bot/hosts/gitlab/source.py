@@ -241,7 +241,7 @@ class GitLabSource:
             raise gitlab_error(exc, what) from exc
         return found if isinstance(found, dict) else None
 
-    def read_base(self, change: Change, path: str) -> str | None:
+    def read_base(self, change: Change, path: str) -> bytes | None:
         """At the merge request's base (the target branch): the checkout, else the API."""
         if change.base_ref is None:
             return None
@@ -250,7 +250,7 @@ class GitLabSource:
             return local.read_base(change, path)
         if self.session.project is None or self.session.mr is None:
             return None
-        return GitLabTree(self.session.project, change.base_ref, []).read_text(path)
+        return GitLabTree(self.session.project, change.base_ref, []).fetch(path)
 
     def tree(self, change: Change) -> TreeReader | None:
         if change.head_ref is None:

@@ -49,9 +49,16 @@ from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_ve
 if TYPE_CHECKING:
     from bot.hosts.phabricator.session import PhabricatorSession
 
-__all__ = ["EXTENSION_METHOD", "REFUSED", "PhabricatorPublisher"]
+__all__ = ["EXTENSION_METHOD", "NO_EXTENSION", "REFUSED", "PhabricatorPublisher"]
 
 EXTENSION_METHOD = "nova.differential.publish"
+# said once, in the summary and the job log, when findings could have been inline comments
+NO_EXTENSION = (
+    f"inline comments need Nova's Conduit extension ({EXTENSION_METHOD}), which this server "
+    "does not have: the findings are listed in this summary instead. To install it, see "
+    "docs/phabricator.md#the-conduit-extension-novadifferentialpublish-contract-version-2 "
+    "in Nova's repository."
+)
 REFUSED = "the Phabricator token cannot"
 # a PhabricatorPolicyException ("[You Shall Not Pass: D1] (Can Interact) You do not have
 # permission to interact with this object. // …") and ConduitCall's refusal of an
@@ -91,6 +98,7 @@ class PhabricatorPublisher:
         self.mode = "summary"
         self.fallback = False  # the server refused a write: findings go to the job log
         self._refused: str | None = None  # the server's words when it refused the summary
+        self._notes: list[str] = []  # Nova's own notes for the report (NO_EXTENSION)
         self._build: BuildReporter | None = None
         self._before = 0  # Nova's summaries like this run's before it posted (see _landed)
 
@@ -157,6 +165,7 @@ class PhabricatorPublisher:
             posted, summary_posted = self._post(change, summary, failures)
         refused = [f"{REFUSED} comment on {change.id} ({self._refused})"] if self._refused else []
         notes, lint_sent = self._finish_build(result, failures, refused)
+        notes[:0] = self._notes
         if refused:
             lint = ", and those on lines as lint messages on the build" if lint_sent else ""
             notes.insert(0, f"{refused[0]}: every finding is in the job log{lint}")
@@ -208,7 +217,12 @@ class PhabricatorPublisher:
         """Inlines and summary in one call when possible; else (or on failure) the summary.
         Returns (inline comments posted, summary posted)."""
         refused_inline = None
-        if summary.placed and self._has_extension():
+        has_extension = bool(summary.placed) and self._has_extension()
+        if summary.placed and not has_extension:  # say so once: summary, job log, report
+            summary.notes.append(NO_EXTENSION)
+            self._notes.append(NO_EXTENSION)
+            print(f"nova: note: {NO_EXTENSION}", file=self.log, flush=True)
+        if has_extension:
             summary.mode = self.mode = "inline"
             try:
                 self.conduit.call(

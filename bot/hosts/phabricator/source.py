@@ -147,7 +147,7 @@ class PhabricatorSource:
 
         return GitTree(source.repo, commit.hexsha)
 
-    def read_base(self, change: Change, path: str) -> str | None:
+    def read_base(self, change: Change, path: str) -> bytes | None:
         """From the CI checkout, when it has the diff's base commit."""
         if self.session.repo_path is None or change.base_ref is None:
             return None

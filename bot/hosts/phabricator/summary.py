@@ -53,6 +53,7 @@ class Summary:
     unplaced: list[tuple[str, Placement]] = field(default_factory=list)
     all_fps: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # what could not be posted, and why
+    notes: list[str] = field(default_factory=list)  # Nova's own (trusted) remarks
 
     def text(self) -> str:
         """The digest in Remarkup (``bot.report.remarkup``), then the markers."""
@@ -80,8 +81,9 @@ class Summary:
             heading=f"= Nova review of diff {self.diff_id} =",
             link=link,
             warnings=self.failures,
-            limit=BODY_LIMIT - 200 - 17 * len(self.all_fps),
+            limit=BODY_LIMIT - 200 - 17 * len(self.all_fps) - sum(len(n) + 9 for n in self.notes),
         )
+        body += "".join(f"\n\n(NOTE) {note}" for note in self.notes)  # Nova's own words
         verdict = verdict_marker(self.result, failed=len(self.failures))  # degraded if any
         return (
             f"{body}\n\n"

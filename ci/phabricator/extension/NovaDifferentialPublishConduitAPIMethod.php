@@ -19,7 +19,12 @@
  *   inlines        optional list  of {"path": string, "line": int >= 1,
  *                                 "length": int >= 0 (extra lines, default 0),
  *                                 "content": non-empty string,
- *                                 "isNewFile": bool (default true)}
+ *                                 "isNewFile": bool (default true)}; the
+ *                                 lines line..line+length must lie in one
+ *                                 hunk of that file's changeset, on the side
+ *                                 isNewFile names (a line past the end of
+ *                                 the file, or outside the changeset, is
+ *                                 refused like an unknown path)
  *   comment        optional string  the summary comment (remarkup)
  *   discardDrafts  optional bool  first delete the CALLER's own unpublished
  *                                 inline drafts on this revision (leftovers of
@@ -30,7 +35,8 @@
  * Returns {"version": 2, "revisionID", "diffID", "published": N,
  *          "discarded": M, "inlines": [{"id", "phid", "path", "line"}]}.
  * Errors: ERR-BAD-REVISION, ERR-BAD-DIFF, ERR-BAD-INLINE (the message names the
- * inline by its index and what is wrong; nothing was written), ERR-EMPTY.
+ * inline by its index and what is wrong: an unknown key or path, a bad line,
+ * a line outside the changeset, empty content; nothing was written), ERR-EMPTY.
  *
  * Install: copy this file into <phorge>/src/extensions/ and restart the web
  * server (and the daemons, bin/phd restart). Files in src/extensions/ are
@@ -93,6 +99,7 @@ final class NovaDifferentialPublishConduitAPIMethod
 
     // Check every inline before anything is written.
     $inlines = $this->buildInlines(
+      $viewer,
       $revision,
       $diff,
       $request->getValue('inlines', array()));
@@ -171,6 +178,7 @@ final class NovaDifferentialPublishConduitAPIMethod
   }
 
   private function buildInlines(
+    PhabricatorUser $viewer,
     DifferentialRevision $revision,
     DifferentialDiff $diff,
     $specs) {
@@ -179,7 +187,12 @@ final class NovaDifferentialPublishConduitAPIMethod
       throw $this->badInline(pht('"inlines" must be a list.'));
     }
 
-    $changesets = $diff->loadChangesets();
+    // With their hunks: a line must lie inside the changeset.
+    $changesets = id(new DifferentialChangesetQuery())
+      ->setViewer($viewer)
+      ->withDiffs(array($diff))
+      ->needHunks(true)
+      ->execute();
     $by_path = array();
     foreach ($changesets as $changeset) {
       $by_path[$changeset->getFilename()] = $changeset;
@@ -218,6 +231,13 @@ final class NovaDifferentialPublishConduitAPIMethod
       if (!is_bool($is_new)) {
         throw $this->badInline(pht('inline %d: "isNewFile" must be a bool.',
           $index));
+      }
+      $ranges = self::hunkRanges($by_path[$path]->getHunks(), $is_new);
+      if (!self::rangesCover($ranges, $line, $length)) {
+        throw $this->badInline(
+          pht('inline %d: line %d%s of "%s" is not in diff %d (%s).',
+            $index, $line, $length ? '+'.$length : '', $path, $diff->getID(),
+            self::describeRanges($ranges, $is_new)));
       }
 
       // Not saved here: the editor saves it inside its database transaction.
@@ -259,6 +279,45 @@ final class NovaDifferentialPublishConduitAPIMethod
       $count++;
     }
     return $count;
+  }
+
+  /**
+   * The [first, last] line numbers each hunk shows on one side of the file
+   * (new: isNewFile, else old); a hunk with no lines on that side shows none.
+   */
+  public static function hunkRanges(array $hunks, $is_new) {
+    $ranges = array();
+    foreach ($hunks as $hunk) {
+      $offset = (int)($is_new ? $hunk->getNewOffset() : $hunk->getOldOffset());
+      $len = (int)($is_new ? $hunk->getNewLen() : $hunk->getOldLen());
+      if ($len > 0) {
+        $ranges[] = array($offset, $offset + $len - 1);
+      }
+    }
+    return $ranges;
+  }
+
+  /**
+   * Whether lines $line..$line+$length all lie in one of $ranges.
+   */
+  public static function rangesCover(array $ranges, $line, $length) {
+    foreach ($ranges as $range) {
+      if ($line >= $range[0] && $line + $length <= $range[1]) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  public static function describeRanges(array $ranges, $is_new) {
+    if (!$ranges) {
+      return $is_new ? 'no new lines' : 'no old lines';
+    }
+    $parts = array();
+    foreach ($ranges as $range) {
+      $parts[] = $range[0].'-'.$range[1];
+    }
+    return ($is_new ? 'new' : 'old').' lines '.implode(', ', $parts);
   }
 
   private function badInline($message) {

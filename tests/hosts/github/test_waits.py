@@ -18,10 +18,12 @@ def _review_posts(gh: FakeGitHub) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("kind", ["429", "secondary"])  # secondary: 403 + retry-after
 def test_a_huge_retry_after_fails_at_once(
-    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path, kind: str
 ) -> None:
-    gh.rate_limited_writes, gh.retry_after = 50, "3600"
+    """Not slept out, and not taken for a read-only token (annotations, exit 0)."""
+    gh.rate_limited_writes, gh.rate_limit_kind, gh.retry_after = 50, kind, "3600"
     llm_env.enqueue(text(model_reply()))
     result = review(tmp_path, f"{REPO}#1", "--publish", "github")  # no sleep: it would not end
     assert result.exit_code == 3, result.stderr
