@@ -44,7 +44,13 @@ from bot.hosts.phabricator.conduit import ConduitClient, ConduitError
 from bot.hosts.phabricator.summary import FP_MARK, VERDICT_MARK, Summary
 from bot.report.fingerprint import fingerprint, line_ids
 from bot.report.untrusted import clean_suggestion, clean_text
-from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
+from bot.review.result import (
+    PriorReview,
+    PublishReport,
+    ReviewResult,
+    parse_verdict,
+    verdict_marker,
+)
 
 if TYPE_CHECKING:
     from bot.hosts.phabricator.session import PhabricatorSession
@@ -159,6 +165,9 @@ class PhabricatorPublisher:
         )
         self._before = self._matching(previous, summary)
         first_time = not any(f"nova:diff:{self.session.diff_id}" in t for t in previous)
+        # a new verdict (a finding dismissed in the conversation) is news too
+        verdict = f"nova:diff:{self.session.diff_id} nova:verdict:{verdict_marker(result)} "
+        first_time = first_time or not any(verdict in t for t in previous)
         failures: list[str] = []
         posted, summary_posted = False, True  # nothing new: the summary there still holds
         if summary.placed or summary.unplaced or first_time:
