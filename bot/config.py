@@ -143,6 +143,10 @@ def _index() -> dict[str, tuple[str | type[Section] | None, SettingSpec]]:
         "review",
         SettingSpec("declared_analyzers", "", "", (), field="declared_analyzers"),
     )
+    index["ignore_rules"] = (
+        "review",
+        SettingSpec("ignore_rules", "", "", (), field="ignore_rules"),
+    )
     return index
 
 
@@ -206,9 +210,12 @@ def parse_repo_config(text: str, where: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: not valid TOML: {exc}") from exc
     declared = data.pop("analyzer", None)
+    ignores = data.pop("ignore", None)  # [[ignore]] (bot.conversation.ignore)
     data = data.get("nova", data)
     if declared is None and isinstance(data, dict):
         declared = data.pop("analyzer", None)
+    if ignores is None and isinstance(data, dict):
+        ignores = data.pop("ignore", None)
     specs = _specs()
     unknown = sorted(k for k in data if k not in specs)
     if unknown:
@@ -227,6 +234,10 @@ def parse_repo_config(text: str, where: str) -> dict[str, Any]:
         from bot.analyzers.declared import parse_declared
 
         values["declared_analyzers"] = parse_declared(declared, where)
+    if ignores is not None:
+        from bot.conversation.ignore import parse_ignores
+
+        values["ignore_rules"] = parse_ignores(ignores, where)
     return values
 
 

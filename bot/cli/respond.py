@@ -33,7 +33,7 @@ Exit codes: 0 ok (or nothing to do), 1 `@nova review` found something reaching
     help="Write every execution event as a JSON line to this file.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-@setting_options
+@setting_options(names=("llm_model", "llm_base_url", "fail_on", "extra_instructions"))
 def respond(
     change: str | None,
     repo: Path,

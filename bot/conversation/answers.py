@@ -31,9 +31,13 @@ _RULE = re.compile(
 _COMMAND_LINE = re.compile(r"^(\s*)::", re.MULTILINE)
 
 
+_REPLY_MARK = re.compile(r"nova:(?=re:|fp:)", re.IGNORECASE)
+
+
 def safe(text: str) -> str:
-    """Untrusted text as Nova may post it."""
-    return _COMMAND_LINE.sub(r"\1 ::", clean_text(text))
+    """Untrusted text as Nova may post it (no forged "answered" or finding marks either)."""
+    text = _REPLY_MARK.sub("nova\u200b:", clean_text(text))
+    return _COMMAND_LINE.sub("\\1:\u200b:", text)  # the runner trims, then looks for "::"
 
 
 def finding_rule(thread: Thread) -> tuple[str | None, str | None]:
@@ -84,7 +88,7 @@ def _toml(text: str) -> str:
     return json.dumps(text.replace("`", "'"), ensure_ascii=False)
 
 
-def reply_text(decision: Decision, handle: str, head: str = "") -> str:
+def reply_text(decision: Decision, handle: str, head: str = "", already: bool = False) -> str:
     """Nova's answer to every command but a question (``asked``)."""
     who = f"`{safe(decision.note.author)}`"
     reason = safe(decision.command.text) if decision.command.text else ""
@@ -111,6 +115,8 @@ def reply_text(decision: Decision, handle: str, head: str = "") -> str:
             f"To dismiss a finding, reply `@{handle} dismiss [reason]` under Nova's comment on "
             "it: a dismissal is about one finding."
         )
+    if decision.outcome == "review" and already:
+        return f"`{head[:12]}` is reviewed already: no new commits to review."
     if decision.outcome == "review":
         return f"Reviewing the new commits{' up to `' + head[:12] + '`' if head else ''}."
     return help_text(handle)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.change import Comment, Placement
 from bot.conversation.ledger import Ledger
 from bot.conversation.model import Record, Thread
+from bot.report.earlier import severities
 from bot.report.fingerprint import fingerprint, line_ids, line_key
 from bot.review.result import Dismissal, ReviewResult
 
-__all__ = ["apply_dismissals", "fixed_threads"]
+__all__ = ["apply_dismissals", "fixed_threads", "standing_dismissals"]
 
 
 def apply_dismissals(result: ReviewResult, ledger: Ledger) -> list[Dismissal]:
@@ -61,3 +63,40 @@ def fixed_threads(record: Record, result: ReviewResult, reported: Sequence[str])
         and t.fingerprint not in found
         and (t.line_key is None or t.line_key not in current)
     ]
+
+
+def standing_dismissals(ledger: Ledger, result: ReviewResult) -> list[Dismissal]:
+    """Dismissed findings this run did not see again (an incremental review) whose line is
+    still in the change: listed in ``result.dismissed`` too, so the summary keeps naming
+    them. Built from Nova's own comment (path, line, severity, its first line)."""
+    seen = {d.fingerprint for d in result.dismissed}
+    current = {
+        line_key(path or "", text, nth)
+        for (path, _n), (text, nth) in line_ids(result.change).items()
+    }
+    added = []
+    for fp, decision in ledger.dismissed.items():
+        thread = decision.thread
+        if fp in seen or thread is None or thread.line_key not in current:
+            continue
+        text = thread.root.body.split("<!-- nova:", 1)[0].split("//nova:", 1)[0].strip()
+        found = severities(text)
+        comment = Comment(
+            path=thread.path,
+            line=thread.line,
+            body=(text.splitlines() or [""])[0][:500],
+            severity=found[0] if found else "warning",
+        )
+        placement = Placement(comment, thread.path, thread.line)
+        added.append(
+            Dismissal(
+                placement,
+                "dismissed",
+                decision.note.author,
+                decision.command.text,
+                decision.note.at,
+                fp,
+            )
+        )
+    result.dismissed += added
+    return added

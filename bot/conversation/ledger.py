@@ -41,7 +41,7 @@ class Decision:
 class Ledger:
     decisions: list[Decision] = field(default_factory=list)  # oldest first
     answered: set[str] = field(default_factory=set)  # comment ids Nova answered already
-    heard: int = 0  # the newest comment (host order) this ledger read
+    heard: int = 0  # the newest dismissal (host order) this ledger took in
 
     @property
     def dismissed(self) -> dict[str, Decision]:
@@ -62,10 +62,8 @@ class Ledger:
         return any(d.outcome == "dismissed" and d.note.seq > seq for d in self.decisions)
 
 
-def _is_command_note(note: Note, thread: Thread | None) -> bool:
-    if note.mine or note.bot or note.edited:
-        return False
-    return thread is None or note is not thread.root
+def _is_command_note(note: Note) -> bool:
+    return not (note.mine or note.bot or note.edited)
 
 
 def build_ledger(
@@ -77,18 +75,20 @@ def build_ledger(
     asked: dict[str, Authority] = {}
     notes = sorted(record.all_notes(), key=lambda tn: tn[1].seq)
     for thread, note in notes:
-        ledger.heard = max(ledger.heard, note.seq)
         if note.mine:
             target = replied_to(note.body)
             if target is not None:
                 ledger.answered.add(target)
             continue
-        if not _is_command_note(note, thread):
+        if not _is_command_note(note):
             continue
         command = parse_command(note.body, wanted)
         if command is None:
             continue
-        ledger.decisions.append(_decide(thread, note, command, asked, authority))
+        decision = _decide(thread, note, command, asked, authority)
+        ledger.decisions.append(decision)
+        if decision.outcome == "dismissed":
+            ledger.heard = max(ledger.heard, note.seq)
     return ledger
 
 

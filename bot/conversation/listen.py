@@ -8,24 +8,47 @@ review of a new head, resolves the threads whose finding was fixed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from bot.change import Change
 from bot.config import Settings
 from bot.conversation.answers import no_model_answer
 from bot.conversation.commands import mention_names
-from bot.conversation.gate import apply_dismissals, fixed_threads
+from bot.conversation.gate import apply_dismissals, fixed_threads, standing_dismissals
 from bot.conversation.ledger import Decision, Ledger, build_ledger
 from bot.conversation.model import Conversation, ConversationHost, Record
 from bot.conversation.respond import Responder, pending
-from bot.errors import ModelError
+from bot.errors import ModelError, NovaError
 from bot.events import EventBus
-from bot.hosts.base import HostSession, TreeReader
+from bot.hosts.base import (
+    HostSession,
+    Publisher,
+    RerunGuard,
+    ReviewHistory,
+    Source,
+    TreeReader,
+)
 from bot.report.fingerprint import group_findings, line_ids
 from bot.review.result import PriorReview, ReviewResult
 from bot.steps import StepTracker
 
-__all__ = ["Listening", "conversation_of"]
+__all__ = ["Listening", "conversation_of", "listen_for_review"]
+
+
+class ReviewJob(Protocol):
+    """What this module needs of ``bot.review.pipeline.ReviewJob`` (no import back)."""
+
+    settings: Settings
+    session: HostSession
+    bus: EventBus
+    tracker: StepTracker
+    full: bool
+    listening: Listening | None
+
+    @property
+    def source(self) -> Source: ...
 
 
 def conversation_of(session: HostSession) -> Conversation | None:
@@ -102,12 +125,28 @@ class Listening:
         """A dismissal came after the review ``prior`` recorded: its verdict is out of date."""
         return self.ledger.dismissed_since(prior.heard)
 
+    def dismissed_since_last_review(self, change: Change, publishers: Sequence[Publisher]) -> bool:
+        """On a new head: a dismissal came after the verdict of Nova's last review. That
+        verdict still counts the finding, and an incremental review would carry it on: the
+        whole change is reviewed instead (the finding is then found, and dismissed)."""
+        if not self.ledger.dismissed:
+            return False
+        history = next((p for p in publishers if isinstance(p, ReviewHistory)), None)
+        guard = next((p for p in publishers if isinstance(p, RerunGuard)), None)
+        last = history.last_reviewed_head(change) if history is not None else None
+        if guard is None or not last or last == change.head_ref:
+            return False
+        earlier = guard.prior_review(replace(change, head_ref=last))
+        return earlier is None or self.stale(earlier)
+
     def apply(self, result: ReviewResult) -> None:
         apply_dismissals(result, self.ledger)
+        standing_dismissals(self.ledger, result)
         result.heard = max(result.heard, self.ledger.heard)
 
     def finish(self, result: ReviewResult, *, reviewed: bool, only: str | None = None) -> None:
         """Answer what is pending; after a review, resolve the fixed threads."""
+        self.responder.already_reviewed = result.prior is not None
         self.responder.answer(pending(self.ledger, only))
         if reviewed:
             reported = [fp for fp, _g in group_findings(result, line_ids(result.change))]
@@ -117,3 +156,42 @@ class Listening:
         result.notes += self.responder.notes
         self.responder.errors.clear()
         self.responder.notes.clear()
+
+
+def listen_for_review(
+    job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher], prior: PriorReview | None
+) -> PriorReview | None:
+    """Read the host's conversation for a review that publishes there. A dismissal newer
+    than the verdict of a reviewed head makes the run review that head again (``None``); one
+    newer than the last review of an earlier head makes it review the whole change."""
+    if job.listening is None:  # (nova respond opens it before it runs a review)
+        try:
+            job.listening = Listening.open(
+                job.session, result.change, job.settings, job.bus, job.tracker
+            )
+        except NovaError as exc:  # fails safe: nothing is dismissed, the gate is as posted
+            result.notes.append(
+                f"could not read the conversation ({exc}): no dismissal was applied and "
+                "no comment answered in this run"
+            )
+            return prior
+    listening = job.listening
+    if listening is None:
+        return prior
+    listening.tree = job.source.tree(result.change)
+    if prior is not None:
+        if not listening.stale(prior):
+            return prior
+        result.notes.append("a finding was dismissed since the last review: reviewed again")
+        return None
+    try:
+        whole = not job.full and listening.dismissed_since_last_review(result.change, publishers)
+    except NovaError as exc:
+        result.notes.append(f"could not read the last review ({exc}): reviewed incrementally")
+        return None
+    if whole:
+        job.full = True
+        result.notes.append(
+            "a finding was dismissed since the last review: the whole change was reviewed"
+        )
+    return None

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from bot.change import Change
+from bot.errors import ServiceError
 
 __all__ = [
     "Authority",
+    "CannotDelete",
     "Conversation",
     "ConversationHost",
     "Note",
@@ -27,9 +29,10 @@ __all__ = [
     "replied_to",
 ]
 
-_FP = re.compile(r"<!-- nova:fp:([0-9a-f]{16}) -->")
+# Nova's hidden marks: HTML comments on GitHub and GitLab, ``//nova:…//`` in Phorge's Remarkup
+_FP = re.compile(r"(?:<!-- |//)nova:fp:([0-9a-f]{16})(?: -->|//)")
 _LINE = re.compile(r"<!-- nova:line:([0-9a-f]{12}) -->")
-_RE = re.compile(r"<!-- nova:re:([A-Za-z0-9_=-]{1,80}) -->")
+_RE = re.compile(r"(?:<!-- |//)nova:re:([A-Za-z0-9_=-]{1,80})(?: -->|//)")
 
 
 def reply_marker(note_id: str) -> str:
@@ -52,6 +55,10 @@ def line_key_of(body: str) -> str | None:
     return m.group(1) if m else None
 
 
+class CannotDelete(ServiceError):
+    """The host keeps every comment (Phorge): a duplicate answer cannot be taken back."""
+
+
 @dataclass(frozen=True, slots=True)
 class Note:
     """One comment. ``seq`` orders a host's comments (GitHub and GitLab ids, Phorge times)."""
@@ -68,7 +75,8 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class Thread:
-    """One of Nova's inline findings and the replies under it (``notes[0]`` is Nova's)."""
+    """An inline thread and its replies: one of Nova's findings (``notes[0]`` is Nova's and
+    carries the fingerprint), or a person's line comment that may ask Nova something."""
 
     id: str  # the host's thread id (GitHub node id, GitLab discussion id, Phorge inline PHID)
     notes: tuple[Note, ...]

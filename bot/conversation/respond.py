@@ -10,12 +10,21 @@ POST timed out may have landed: the re-read finds it instead of posting again.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from bot.change import Change
 from bot.conversation.answers import fixed_text, reply_text
 from bot.conversation.ledger import Decision, Ledger
-from bot.conversation.model import Conversation, Note, Record, Thread, replied_to, reply_marker
+from bot.conversation.model import (
+    CannotDelete,
+    Conversation,
+    Note,
+    Record,
+    Thread,
+    replied_to,
+    reply_marker,
+)
 from bot.errors import NovaError
 from bot.events import DecisionEvent, EventBus
 from bot.steps import StepTracker
@@ -48,7 +57,8 @@ def post_once(
             raise NovaError(f"posting the answer to comment {key} failed")
         return False
     if landed and landed[0].id != note.id and any(n.id == note.id for n in landed):
-        conversation.delete(note)  # another run answered first: one answer stays
+        with suppress(CannotDelete):  # Phorge cannot remove a comment: the twin stays
+            conversation.delete(note)  # another run answered first: one answer stays
         return False
     return True
 
@@ -68,6 +78,7 @@ class Responder:
     posted: int = 0
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    already_reviewed: bool = False  # this head was reviewed before (a skipped re-run)
 
     def _event(self, d: Decision, posted: bool) -> None:
         self.bus.emit(
@@ -99,7 +110,7 @@ class Responder:
             step.note(f"{len(decisions)} command(s), {self.posted} answer(s) posted")
 
     def _text(self, d: Decision) -> str:
-        return reply_text(d, self.handle, self.change.head_ref or "")
+        return reply_text(d, self.handle, self.change.head_ref or "", self.already_reviewed)
 
     def resolve(self, threads: list[Thread]) -> int:
         """Reply "fixed in <head>" once in each thread and resolve it."""

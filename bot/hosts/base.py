@@ -17,7 +17,9 @@ Optional abilities are named protocols, checked with ``isinstance`` (never ``get
 
 Trust rules every host keeps: only comments authored by Nova's own identity count (markers
 from anyone else are ignored); a write that timed out may have landed (re-read, never blindly
-re-POST); the summary is always attempted whatever failed before it; bodies are capped to
+re-POST); a publish that fell back because the host failed is an error, marked in the
+summary's verdict (``failed=N``) so the next run completes it; the summary is always
+attempted whatever failed before it; bodies are capped to
 the host's limit; a re-run on a reviewed head exits as the first run did.
 """
 

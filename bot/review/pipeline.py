@@ -21,7 +21,7 @@ from bot.change import Change, Comment
 from bot.config import Settings, check_repo_config, with_base_config
 from bot.diff.anchor import FileIndex, anchor, anchor_one, build_index
 from bot.errors import ModelError, NovaError, one_line, redact
-from bot.events import DoneEvent, EventBus
+from bot.events import DecisionEvent, DoneEvent, EventBus
 from bot.hosts.base import (
     BuildStatus,
     HostSession,
@@ -253,32 +253,6 @@ def _prior_review(
     return None
 
 
-def _listen(
-    job: ReviewJob, result: ReviewResult, publishers: Sequence[Publisher], prior: PriorReview | None
-) -> PriorReview | None:
-    """Read the host's conversation when Nova publishes there (bot.conversation); a
-    dismissal newer than the verdict of a reviewed head makes it review that head again."""
-    if not publishers:
-        return prior
-    if job.listening is None:  # (nova respond opens it before it runs a review)
-        from bot.conversation.listen import Listening
-
-        try:
-            job.listening = Listening.open(
-                job.session, result.change, job.settings, job.bus, job.tracker
-            )
-        except NovaError as exc:
-            result.errors.append(f"reading the conversation failed: {exc}")
-            return prior
-    if job.listening is None:
-        return prior
-    job.listening.tree = job.source.tree(result.change)
-    if prior is not None and job.listening.stale(prior):
-        result.notes.append("a finding was dismissed since the last review: reviewed again")
-        return None
-    return prior
-
-
 def run_review(
     job: ReviewJob, publishers: Sequence[Publisher], outputs: Sequence[Output] = ()
 ) -> ReviewResult:
@@ -300,7 +274,10 @@ def run_review(
         raise
     result = ReviewResult(change=change, summary="", notes=[*change.notes, *config_notes])
     result.fail_on = job.settings.review.fail_on  # the .nova.toml of the base may set it
-    prior = _listen(job, result, publishers, prior)
+    if publishers:  # the host's conversation: dismissals, answers (bot.conversation)
+        from bot.conversation.listen import listen_for_review
+
+        prior = listen_for_review(job, result, publishers, prior)
     try:
         if prior is not None:
             _skip_reviewed(job, result, prior, publishers)
@@ -371,12 +348,26 @@ def _review_and_publish(
             result.notes.append(f"could not tell the build it started: {exc}")
     try:
         _review(job, result, publishers)
+        if job.settings.review.ignore_rules:  # [[ignore]] of the base .nova.toml
+            from bot.conversation.ignore import apply_ignores
+
+            apply_ignores(result, job.settings.review.ignore_rules)
         if job.listening is not None:  # dismissed findings leave the gate before publishing
             job.listening.apply(result)
         result.stats.seconds = round(time.monotonic() - started, 3)
-        if publishers and job.confirm is not None and not job.confirm(result):
-            result.notes.append("publishing was declined (--confirm): nothing was posted")
-            publishers = []
+        if publishers and job.confirm is not None:  # human in the loop: the terminal handler
+            approved = job.confirm(result)
+            job.bus.emit(
+                DecisionEvent(
+                    handler="terminal",
+                    action="publish",
+                    allowed=approved,
+                    outcome="approved" if approved else "declined",
+                )
+            )
+            if not approved:
+                result.notes.append("publishing was declined (--confirm): nothing was posted")
+                publishers = []
         with job.tracker.step("publish"):
             for publisher in publishers:
                 try:

@@ -65,7 +65,7 @@ class PriorReview:
     head: str
     severities: tuple[Severity, ...] = ()  # one per finding, placed or not
     errors: int = 0  # services that failed in that run (then it is not a finished review)
-    heard: int = 0  # the newest comment of the conversation that review took in
+    heard: int = 0  # the newest dismissal in the conversation that review took in
 
     @property
     def complete(self) -> bool:
@@ -131,7 +131,7 @@ class ReviewResult:
     since: str | None = None  # incremental review: only what changed after this head
     # findings taken out of the gate by people (replies, [[ignore]] rules): listed, not counted
     dismissed: list[Dismissal] = field(default_factory=list)
-    heard: int = 0  # the newest comment of the host's conversation this review took in
+    heard: int = 0  # the newest dismissal (host order) this review took in (bot.conversation)
     walkthrough: list[Walk] = field(default_factory=list)  # the model's, one line a file
     fail_on: str = "error"  # the gate the verdict is read against (exit_code_for's)
     model: str = ""  # the model that reviewed, when one did

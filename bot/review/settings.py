@@ -10,6 +10,7 @@ from bot.sections import Section, boolean, globs, setting
 
 if TYPE_CHECKING:
     from bot.analyzers.declared import DeclaredAnalyzer
+    from bot.conversation.ignore import IgnoreRule
     from bot.diff.render import Style
 
 __all__ = ["FAIL_ON", "ReviewSettings"]
@@ -142,3 +143,5 @@ class ReviewSettings(Section):
     )
     # [[analyzer]] tables of the base revision's .nova.toml (bot.analyzers.declared)
     declared_analyzers: tuple[DeclaredAnalyzer, ...] = ()
+    # [[ignore]] tables of the base revision's .nova.toml (bot.conversation.ignore)
+    ignore_rules: tuple[IgnoreRule, ...] = ()

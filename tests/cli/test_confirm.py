@@ -68,13 +68,17 @@ ARGS = ["review", f"{REPO}#1", "--publish", "github", "--confirm", "-q"]
 def test_confirm_shows_what_will_be_posted_and_asks(
     pr: PullSpec, gh: FakeGitHub, env: dict[str, str], tmp_path: Path, answer: str, posted: bool
 ) -> None:
-    args = [*ARGS, "--repo", str(tmp_path)]
+    events = tmp_path / "events.jsonl"
+    args = [*ARGS, "--repo", str(tmp_path), "--events-file", str(events)]
     code, screen = _run_on_a_terminal(args, answer, env)
     assert code == 0, screen
     assert "About to publish the review of acme/shop#1: 1 inline" in screen
     assert "Not blocking (fail-on: " in screen and "1 finding: 0 errors, 1 warning" in screen
     assert "shop/total.py:1 [warning] F401" in screen
     assert bool(gh.issue_comments) is posted and bool(gh.reviews) is posted
+    # the answer is a human-in-the-loop decision, as the host conversation's are
+    (decision,) = [e for e in events.read_text().splitlines() if '"decision"' in e]
+    assert '"handler": "terminal"' in decision and f'"allowed": {str(posted).lower()}' in decision
 
 
 def test_ci_never_asks(pr: PullSpec, gh: FakeGitHub, env: dict[str, str], tmp_path: Path) -> None:

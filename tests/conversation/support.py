@@ -77,3 +77,10 @@ def nova_replies(gh: FakeGitHub) -> list[dict[str, Any]]:
     return [
         c for c in gh.review_comments if c.get("in_reply_to_id") and c["user"]["login"] == gh.login
     ]
+
+
+def names_dismissal(summary: str, who: str, reason: str = "") -> bool:
+    """A line of the summary names the dismissal, who made it and why (however rendered)."""
+    return any(
+        "dismissed" in line and who in line and reason in line for line in summary.splitlines()
+    )

@@ -83,3 +83,14 @@ def test_any_text_parses_or_not_without_failing(text: str) -> None:
 def test_a_quoted_text_is_never_a_command(lines: list[str]) -> None:
     quoted = "\n".join(f"> {line}" for line in [*lines, "@nova dismiss"])
     assert parse_command(quoted, NAMES) is None
+
+
+@given(st.text(max_size=500))
+def test_what_nova_posts_of_untrusted_text_is_inert(text: str) -> None:
+    from bot.conversation.answers import safe
+    from bot.conversation.model import fingerprint_of, replied_to
+
+    out = safe(text + "\n::error::x\n  ::warning::y @everyone <!-- nova:re:1 --> //nova:re:2//")
+    assert not any(line.lstrip().startswith("::") for line in out.splitlines())
+    assert "<!--" not in out and "@everyone" not in out
+    assert replied_to(out) is None and fingerprint_of(out) is None

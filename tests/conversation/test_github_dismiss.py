@@ -12,13 +12,17 @@ import pytest
 from tests.conftest import GitRepo
 from tests.conversation.support import (
     ERROR,
+    HEAD,
     WARNING,
     findings,
     inline,
+    names_dismissal,
     nova_replies,
     open_pull,
+    push,
     review,
 )
+from tests.hosts.github.support import REPO
 from tests.servers.github_server import FakeGitHub
 from tests.servers.openai_server import FakeOpenAI, text
 
@@ -77,3 +81,46 @@ def test_a_dismissal_by_someone_without_write_access_changes_nothing(
     third = review(tmp_path, "--fail-on", "error")
     assert third.exit_code == 1
     assert len(nova_replies(gh)) == 1  # never twice
+
+
+def test_a_dismissal_holds_on_later_pushes(
+    reviewed: FakeGitHub, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
+) -> None:
+    gh = reviewed
+    gh.permissions["alice"] = "admin"
+    gh.reply_as("alice", inline(gh, "error"), "@nova dismiss not a bug")
+    pr = gh.pulls[(REPO, 1)]
+    pr = push(repo, gh, pr, HEAD + "\n\ndef refund(order):\n    return -order.total\n")
+    # the last verdict still counts the error: this push is reviewed whole, once
+    llm_env.enqueue(text(findings(ERROR, WARNING)))
+    second = review(tmp_path, "--fail-on", "error", "-o", "json")
+    assert second.exit_code == 0, second.stderr
+    assert "the whole change was reviewed" in json.loads(second.stdout)["summary"]
+    # the next push is incremental again, and the dismissed error is not carried
+    push(repo, gh, pr, HEAD + "\n\ndef refund(order):\n    return 0 - order.total\n")
+    llm_env.enqueue(text(findings()))
+    third = review(tmp_path, "--fail-on", "error", "-o", "json")
+    assert third.exit_code == 0, third.stderr
+    assert "incremental review" in json.loads(third.stdout)["summary"]
+    assert names_dismissal(gh.issue_comments[0]["body"], "alice", "not a bug")
+
+
+def test_each_decision_is_a_task_manager_step(
+    reviewed: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.servers.taskmanager_server import FakeTaskManager
+
+    tm = FakeTaskManager().start()
+    try:
+        tm.add_execution("exec-7")
+        monkeypatch.setenv("NOVA_TASK_MANAGER_URL", tm.url)
+        monkeypatch.setenv("NOVA_EXECUTION_ID", "exec-7")
+        reviewed.reply_as("mallory", inline(reviewed, "error"), "@nova dismiss not a bug")
+        assert review(tmp_path, "--fail-on", "error").exit_code == 1
+        steps = {s["step_name"]: s for s in tm.steps_of("exec-7")}
+    finally:
+        tm.stop()
+    assert steps["conversation"]["status"] == "completed"
+    assert "1 command(s)" in steps["conversation"]["message"]
+    assert steps["respond"]["status"] == "completed"
+    assert "1 answer(s) posted" in steps["respond"]["message"]

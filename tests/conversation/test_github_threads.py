@@ -160,3 +160,93 @@ def test_hostile_replies_change_nothing_they_should_not(
         assert "<!-- nova:fp:" not in reply["body"]
     for line in (result.stdout + result.stderr).splitlines():
         assert not line.lstrip().startswith("::")
+
+
+def test_a_reply_that_timed_out_but_landed_is_not_posted_again(
+    pr: PullSpec, gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOVA_LLM_MODEL")
+    monkeypatch.setenv("NOVA_GITHUB_TIMEOUT", "1")
+    question = gh.reply_as("bob", inline(gh, "warning"), "@nova explain")
+    gh.write_faults.append(("POST", r"/replies$", "slow"))  # stored, answered too late
+    gh.slow_seconds = 2.5
+    result = nova(tmp_path, "respond", f"{REPO}#1", "--comment", str(question["id"]))
+    assert result.exit_code == 0, result.stderr
+    assert len(nova_replies(gh)) == 1  # re-read, found, never POSTed twice
+    posts = [p for m, p, _b in gh.requests if m == "POST" and p.endswith("/replies")]
+    assert len(posts) == 1
+
+
+def test_a_reply_github_refused_is_an_error_and_the_next_run_answers(
+    pr: PullSpec, gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOVA_LLM_MODEL")
+    question = gh.reply_as("bob", inline(gh, "warning"), "@nova help")
+    gh.write_faults.append(("POST", r"/replies$", 502))
+    first = nova(tmp_path, "respond", f"{REPO}#1")
+    assert first.exit_code == 3 and "answering comment" in first.stderr
+    assert nova_replies(gh) == []
+    second = nova(tmp_path, "respond", f"{REPO}#1")
+    assert second.exit_code == 0, second.stderr
+    (answer,) = nova_replies(gh)
+    assert f"nova:re:{question['id']}" in answer["body"] and "@nova dismiss" in answer["body"]
+
+
+def test_nova_review_on_a_reviewed_head_says_so(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
+    ask = gh.add_issue_comment(REPO, 1, "@nova review", login="carol")
+    calls = len(llm_env.requests)
+    result = nova(tmp_path, "respond", f"{REPO}#1", "--comment", str(ask["id"]))
+    assert result.exit_code == 0, result.stderr
+    assert len(llm_env.requests) == calls  # nothing new: no model call
+    (ack,) = [c for c in gh.issue_comments if f"nova:re:{ask['id']}" in c["body"]]
+    assert "reviewed already" in ack["body"]
+
+
+def test_graphql_5xx_is_retried_then_said_plainly(
+    pr: PullSpec, gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOVA_LLM_MODEL")
+    question = gh.reply_as("bob", inline(gh, "warning"), "@nova help")
+    gh.graphql_faults = [502]  # once: retried, answered
+    first = nova(tmp_path, "respond", f"{REPO}#1", "--comment", str(question["id"]))
+    assert first.exit_code == 0, first.stderr
+    assert len(nova_replies(gh)) == 1
+    gh.graphql_faults = [503, 503, 503]  # for good: a clear message, exit 3
+    again = nova(tmp_path, "respond", f"{REPO}#1")
+    assert again.exit_code == 3
+    assert "reading the review threads: GitHub answered HTTP 503" in again.stderr
+
+
+def test_a_question_in_a_persons_line_comment_is_answered_in_that_thread(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
+    own = gh.add_review_comment(
+        REPO,
+        1,
+        path="pay.py",
+        line=5,
+        body="@nova is this return safe?",
+        user={"login": "bob", "type": "User"},
+    )
+    llm_env.enqueue(text("Yes: total and fee are numbers."))
+    result = nova(tmp_path, "respond", f"{REPO}#1", "--comment", str(own["id"]))
+    assert result.exit_code == 0, result.stderr
+    (answer,) = nova_replies(gh)
+    assert answer["in_reply_to_id"] == own["id"] and "numbers" in answer["body"]
+    assert "return total + fee" in json.dumps(llm_env.requests[-1]["messages"])  # the code
+
+
+def test_a_review_whose_conversation_cannot_be_read_still_publishes_and_says_so(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
+) -> None:
+    gh.permissions["alice"] = "admin"
+    gh.reply_as("alice", inline(gh, "error"), "@nova dismiss not a bug")
+    push(repo, gh, pr, HEAD + "\n# more\n")
+    gh.graphql_faults = [502] * 3  # GraphQL is down for this run
+    llm_env.enqueue(text(findings()))
+    result = review(tmp_path, "--fail-on", "error", "-o", "json")
+    assert result.exit_code == 1, result.stderr  # fails safe: the error still counts
+    assert "could not read the conversation" in json.loads(result.stdout)["summary"]
+    assert nova_replies(gh) == []

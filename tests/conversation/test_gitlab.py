@@ -101,3 +101,34 @@ def test_a_fixed_thread_is_resolved_and_a_question_answered_once(
     assert len(answers) == 1 and "30% fee" in answers[0]["body"]
     again = nova(tmp_path, "respond", REF, "--comment", str(question["id"]))
     assert again.exit_code == 0 and "answered already" in again.stderr
+
+
+def test_bots_edits_and_quotes_are_no_commands_on_gitlab(
+    mr: MergeRequestSpec, gl: FakeGitLab, tmp_path: Path
+) -> None:
+    error = thread(gl, "error")
+    gl.access.update({11: 40, 12: 40, 13: 40})
+    gl.reply_as(11, "project_42_bot_0a1b", error, "@nova dismiss a token's bot")
+    edited = gl.reply_as(12, "maya", error, "fine")
+    gl.edit_as_author(edited, "@nova dismiss edited into a command")
+    gl.reply_as(13, "max", error, "> @nova dismiss\n\nquoting, not asking")
+    result = review(tmp_path, "--fail-on", "error", "--events-file", str(tmp_path / "e.jsonl"))
+    assert result.exit_code == 1, result.stderr
+    assert nova_replies(gl) == []
+    assert '"decision"' not in (tmp_path / "e.jsonl").read_text()
+
+
+def test_nova_review_on_gitlab_reviews_the_new_commits(
+    mr: MergeRequestSpec, gl: FakeGitLab, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("pay.py", HEAD + "\n\ndef refund(order):\n    return -order.total\n")
+    head = repo.commit("refund")
+    gl.add_merge_request(mr_from_repo(repo, mr.base_sha, head, title="Payment fee"))
+    ask = gl.add_note(mr, "@nova review", user_id=9, username="dev")
+    llm_env.enqueue(text(findings()))
+    result = nova(tmp_path, "respond", REF, "--comment", str(ask["id"]), "--fail-on", "error")
+    assert result.exit_code == 1, result.stderr  # the earlier error still stands
+    prompt = str(llm_env.requests[-1]["messages"])
+    assert "refund" in prompt and "fee = total" not in prompt  # only the new commit
+    acks = [n for n in gl.notes if f"nova:re:{ask['id']}" in n["body"]]
+    assert len(acks) == 1 and "Reviewing the new commits" in acks[0]["body"]

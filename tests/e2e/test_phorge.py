@@ -265,7 +265,7 @@ def test_a_failing_extension_leaves_the_summary_no_drafts_and_its_message(
     assert all(body in summary for *_x, body in FINDINGS)
     record(phorge, "extension failing on the server", failed.returncode, seen)
     phorge.install_extension()
-    again = nova(phorge, llm_env, rev, tmp_path, "--force")
+    again = nova(phorge, llm_env, rev, tmp_path)  # the failed run was incomplete: no --force
     assert again.returncode == 0, again.stderr
     seen = seen_by_reader(phorge, rev)
     # the repair posts the inline comments the failed run could not, each once (issue 27,

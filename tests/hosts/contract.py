@@ -83,6 +83,7 @@ class HostChange:
 class HostHarness(Protocol):
     name: str  # the host's name in bot.hosts (and the test id)
     refusal: str  # what the run's output says when the credentials cannot write
+    edits_summary: bool  # one summary edited in place (else each posting run adds one)
 
     def start(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
         """Start the local server and point Nova's environment at it."""

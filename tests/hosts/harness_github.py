@@ -23,6 +23,7 @@ class GitHubHarness:
     name = "github"
     # read-only credentials: a fork's token: annotations and the job summary instead
     refusal = "the GitHub token is read-only"
+    edits_summary = True  # one summary comment, edited in place
 
     def start(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
         self.gh: FakeGitHub = request.getfixturevalue("gh")

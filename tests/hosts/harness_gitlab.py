@@ -20,6 +20,7 @@ class GitLabHarness:
     name = "gitlab"
     # read-only credentials: CI_JOB_TOKEN: the job log and the Code Quality report instead
     refusal = "the GitLab token cannot post"
+    edits_summary = True  # one summary note, edited in place
 
     def start(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
         self.gl = FakeGitLab(TOKEN, job_token=JOB_TOKEN).start()

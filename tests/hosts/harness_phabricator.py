@@ -31,6 +31,7 @@ class PhabricatorHarness:
     name = "phabricator"
     # read-only credentials: a policy refusal: the job log (and the build's lint) instead
     refusal = "the Phabricator token cannot comment"
+    edits_summary = False  # a revision's comments cannot be edited: each run that posts adds one
 
     def start(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
         self.phab = FakeConduit(extension=True).start()

@@ -72,6 +72,7 @@ def test_a_host_failure_once_exits_3_and_the_next_run_posts_what_is_missing_once
     assert _count(host.inline_comments()) == Counter(EXPECTED.keys())  # each once, none twice
     assert {(c.path, c.line) for c in host.inline_comments()} == set(EXPECTED.values())
     _nothing_lost(host)
+    assert len(host.summaries()) == (1 if host.edits_summary else 2)
 
     writes = host.writes()
     third = _run(host, change, tmp_path, llm_env)  # now complete: skipped, as the first
@@ -92,6 +93,7 @@ def test_a_host_that_always_fails_exits_3_every_run_and_loses_nothing(
         assert host.inline_comments() == []
         summary = _nothing_lost(host)
         assert "500" in summary
+        assert len(host.summaries()) == (1 if host.edits_summary else run)
 
 
 @given(

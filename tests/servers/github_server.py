@@ -88,6 +88,7 @@ class FakeGitHub(ThreadsMixin, LocalHTTPServer):
         self.graphql_viewer = True  # False: GraphQL refuses `viewer` (an older GHE, say)
         # Fault modes for writes (POST/PATCH), consumed one per matching write:
         # (method, path regex, kind) with kind "slow" (stored, answered after slow_seconds),
+        # "lost" (nothing stored, answered after slow_seconds: the client times out),
         # or an HTTP status (answered without storing anything).
         self.write_faults: list[tuple[str, str, str | int]] = []
         self.slow_seconds = 3.0
@@ -201,6 +202,8 @@ class FakeGitHub(ThreadsMixin, LocalHTTPServer):
                 fault = self._take_fault(method, path)
                 if isinstance(fault, int):
                     return fault, {"message": "Server Error"}, {}
+                if fault == "lost":  # issue 27: times out, and GitHub stored nothing
+                    return 502, {"message": "lost"}, {"x-test-delay": str(self.slow_seconds)}
                 if fault == "slow":
                     status, payload, headers = self._dispatch(method, path, query, body)
                     return status, payload, {**headers, "x-test-delay": str(self.slow_seconds)}
@@ -301,13 +304,20 @@ class FakeGitHub(ThreadsMixin, LocalHTTPServer):
         self, method: str, path: str, body: Any
     ) -> tuple[int, Any, dict[str, str]] | None:
         """``POST /graphql`` (``/api/graphql`` on GitHub Enterprise) asking only for
-        ``viewer``: its login, for every token kind (a read, whatever the token may write).
+        ``viewer``: its login, for every token kind (a read, whatever the token may write);
+        ``GET /installation/repositories``, which only an installation token may read.
         None for any other request."""
+        if method == "GET" and path == "/installation/repositories":
+            if not (self.actions_token or self.app_slug):  # a PAT: not an installation's
+                return 403, {"message": "This endpoint requires an installation token"}, {}
+            repos = sorted({self._repo_json(r)["full_name"] for r, _n in self.pulls})
+            listed = [self._repo_json(r) for r in repos]
+            return 200, {"total_count": len(listed), "repositories": listed}, {}
         query = body.get("query") if isinstance(body, dict) else None
         if method != "POST" or not path.endswith("/graphql") or not isinstance(query, str):
             return None
-        if "viewer" not in query or re.search(r"\b(repository|node|mutation)\b", query):
-            return None
+        if not re.fullmatch(r"\s*(?:query\s*\w*\s*)?\{\s*viewer\s*\{\s*login\s*\}\s*\}\s*", query):
+            return None  # any other query: the GraphQL schema of github_threads.py
         if not self.graphql_viewer:
             error = {"type": "FORBIDDEN", "message": "Resource not accessible by integration"}
             return 200, {"data": {"viewer": None}, "errors": [error]}, {}

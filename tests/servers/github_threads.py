@@ -138,6 +138,7 @@ class ThreadsMixin:
         self.permissions: dict[str, str] = {}
         self.strangers: set[str] = set()
         self.graphql_queries: list[str] = []
+        self.graphql_faults: list[int] = []  # HTTP statuses for the next GraphQL calls
         self.deleted: list[int] = []
         # hold each matching write until ``hold_count`` of them arrived (two runs at once)
         self.hold_pattern: str | None = None
@@ -284,6 +285,8 @@ class ThreadsMixin:
         if not isinstance(body, dict) or not isinstance(body.get("query"), str):
             return 400, {"message": "Problems parsing JSON"}, {}
         self.graphql_queries.append(body["query"])
+        if self.graphql_faults:
+            return self.graphql_faults.pop(0), {"message": "Server Error"}, {}
         result = graphql_sync(
             _schema(),
             body["query"],

@@ -16,6 +16,7 @@ ever matches an app login.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
@@ -51,7 +52,9 @@ _COMMENTS = (
 _RESOLVE = (
     "mutation($id: ID!) { resolveReviewThread(input: {threadId: $id}) { thread { isResolved } } }"
 )
+_SHARED_BOT = "github-actions[bot]"
 _PAGES = 20  # at most 1,000 threads and 2,000 comments are read
+_ATTEMPTS, _BACKOFF, _TRANSIENT = 3, 0.5, (500, 502, 503, 504)
 
 
 class _Session(Protocol):
@@ -81,14 +84,24 @@ class GitHubConversation:
         return owner, name, pull.number
 
     def _query(self, query: str, variables: dict[str, Any], what: str) -> dict[str, Any]:
+        """One GraphQL call. Every one Nova sends is safe to repeat (reads, and resolving,
+        which is idempotent), so a 5xx or a timeout is retried with backoff: PyGithub's
+        retry never repeats a POST GitHub may have taken, and GraphQL is all POST."""
         from github import GithubException
         from requests import RequestException
 
-        try:
-            _headers, data = self._client.requester.graphql_query(query, variables)
-        except (GithubException, RequestException) as exc:
-            raise github_error(exc, what) from exc
-        return data.get("data") or {}
+        for attempt in range(_ATTEMPTS):
+            try:
+                _headers, data = self._client.requester.graphql_query(query, variables)
+                return data.get("data") or {}
+            except GithubException as exc:
+                if exc.status not in _TRANSIENT or attempt == _ATTEMPTS - 1:
+                    raise github_error(exc, what) from exc
+            except RequestException as exc:
+                if attempt == _ATTEMPTS - 1:
+                    raise github_error(exc, what) from exc
+            time.sleep(_BACKOFF * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def _pages(self, query: str, key: str, what: str) -> Iterator[dict[str, Any]]:
         owner, name, number = self._where()
@@ -132,8 +145,8 @@ class GitHubConversation:
         for node in self._pages(_THREADS, "reviewThreads", "reading the review threads"):
             nodes = ((node.get("comments") or {}).get("nodes")) or []
             notes = tuple(self._note(n, "review") for n in nodes if n)
-            if not notes or not notes[0].mine:
-                continue  # only Nova's own threads carry findings
+            if not notes:
+                continue  # (Nova's own threads carry findings; a person's may ask Nova)
             threads.append(
                 Thread(
                     id=str(node.get("id")),
@@ -148,7 +161,10 @@ class GitHubConversation:
             self._note(n, "issue")
             for n in self._pages(_COMMENTS, "comments", "reading the pull request's comments")
         )
-        return Record(threads=tuple(threads), top=top, login=self.session.login())
+        me = self.session.login()
+        # the Actions token writes as the shared github-actions[bot]: "@github-actions" is
+        # no name of Nova's (only NOVA_HANDLE is, then)
+        return Record(threads=tuple(threads), top=top, login="" if me == _SHARED_BOT else me)
 
     # -- writing -------------------------------------------------------------------------
     def reply(self, thread: Thread | None, body: str) -> Note:

@@ -72,8 +72,22 @@ def resolve_login(client: Github, configured: str | None) -> tuple[str, list[str
         return told, []
     if configured is not None:
         return configured, []
+    kind = "a GitHub App's installation token" if _installation(client) else "this token"
     raise ConfigError(
-        "GitHub does not say which login this token writes as (GET /user and GraphQL's "
+        f"GitHub does not say which login {kind} writes as (GET /user and GraphQL's "
         "viewer refused), so Nova cannot tell its own comments: set NOVA_GITHUB_LOGIN "
         "(the Action's github-login input), e.g. my-app[bot]; nothing was posted"
     )
+
+
+def _installation(client: Github) -> bool:
+    """Whether the token is an installation's: only one may list the installation's
+    repositories. (Its App's slug is in ``GET /app``, which needs the App's JWT.)"""
+    from github import GithubException
+    from requests import RequestException
+
+    try:
+        client.requester.requestJsonAndCheck("GET", "/installation/repositories")
+    except (GithubException, RequestException):
+        return False
+    return True

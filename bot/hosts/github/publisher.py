@@ -13,8 +13,11 @@ never deleted.
 
 Failures lose nothing: a 422 or 5xx on the review moves its comments into the summary; a
 write that timed out may have landed, so Nova re-reads its own comments instead of posting
-again; the summary is attempted whatever failed before it; bodies are capped at GitHub's
-65,536 characters; a 403 on a read-only token (fork pull requests) falls back to workflow
+again. When GitHub failed (5xx, a lost timeout, a rate limit past the waits; not a 422 or
+a read-only 403) that is an error: exit 3, the summary says it, and its verdict marker
+counts it, so the re-run guard does the review again and posts only what is missing; the
+summary is attempted whatever failed before it; bodies are capped at GitHub's 65,536
+characters; a 403 on a read-only token (fork pull requests) falls back to workflow
 annotations and the job summary.
 """
 
@@ -41,6 +44,7 @@ from bot.report.untrusted import cap, clean_suggestion, clean_text, rule_label
 from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
 
 if TYPE_CHECKING:
+    from github import GithubException
     from github.IssueComment import IssueComment
     from github.PullRequest import PullRequest, ReviewComment
     from github.PullRequestComment import PullRequestComment
@@ -68,6 +72,13 @@ def _inline_body(group: list[Placement], fp: str, key: str) -> str:
             parts.append(f"```suggestion\n{suggestion}\n```")
     marks = f"\n\n<!-- nova:fp:{fp} --><!-- nova:line:{key} -->"
     return cap("\n\n".join(parts), BODY_LIMIT - len(marks), where="GitHub") + marks
+
+
+def _rate_limited(exc: GithubException) -> bool:
+    """A 403 of GitHub's rate limits (still there after the client's waits): GitHub
+    failed, the token may write (not the read-only fallback)."""
+    data = exc.data if isinstance(exc.data, dict) else {"message": exc.data}
+    return "rate limit" in str(data.get("message") or "").lower()
 
 
 class GitHubPublisher:
@@ -246,10 +257,10 @@ class GitHubPublisher:
             commit = self.session.repo.get_commit(result.change.head_ref)
             self._pr.create_review(commit=commit, body=body, event=event, comments=comments)
         except GithubException as exc:
-            if exc.status == 403:
+            if exc.status == 403 and not _rate_limited(exc):
                 self._fall_back(result)
                 return 0, inline
-            data = exc.data if isinstance(exc.data, dict) else {}
+            data = exc.data if isinstance(exc.data, dict) else {"message": exc.data}
             why = redact(str((data.get("errors") or [data.get("message")])[0]))
             if exc.status == 422:
                 notes.append(
@@ -372,7 +383,7 @@ class GitHubPublisher:
                     comment.edit(body)
                 return True
             except GithubException as exc:
-                if exc.status == 403:
+                if exc.status == 403 and not _rate_limited(exc):
                     self._fall_back(result)
                     return False
                 failure = str(github_error(exc, f"posting the summary on {result.change.id}"))

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from bot.sections import Section, boolean, setting
 
-__all__ = ["GitHubSettings"]
+__all__ = ["GitHubSettings", "github_login"]
+
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+
+
+def github_login(text: str) -> str:
+    """A GitHub login (``octocat``, ``my-app[bot]``); empty means none."""
+    login = text.strip()
+    if login and not _LOGIN.fullmatch(login):
+        raise ValueError(f"not a GitHub login: {login!r}")
+    return login
 
 
 @dataclass(frozen=True)
@@ -28,6 +39,7 @@ class GitHubSettings(Section):
         "NOVA_GITHUB_LOGIN",
         "The GitHub login Nova writes as, for a token the API does not name (it is asked "
         "first: GET /user, then GraphQL's viewer), e.g. my-app[bot] for a GitHub App.",
+        parse=github_login,
     )
     request_changes: bool = setting(
         "NOVA_REQUEST_CHANGES",

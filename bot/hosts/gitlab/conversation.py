@@ -1,10 +1,10 @@
 """The conversation on a GitLab merge request (``bot.conversation.Conversation``).
 
-Reads the merge request's discussions (Nova's own diff threads: the first note is its own
-and carries a fingerprint) and its other notes (top-level comments; system notes are
-skipped). Writes a note in a discussion (``POST …/discussions/:id/notes``) or on the merge
-request, deletes Nova's own duplicate, and resolves a discussion (``PUT
-…/discussions/:id`` with ``resolved=true``).
+Reads the merge request's diff discussions (Nova's own carry a fingerprint in their first
+note; a person's may ask Nova something about a line) and its other notes (top-level
+comments; system notes are skipped). Writes a note in a discussion (``POST
+…/discussions/:id/notes``) or on the merge request, deletes Nova's own duplicate, and
+resolves a discussion (``PUT …/discussions/:id`` with ``resolved=true``).
 
 Authority is the project membership (``GET /projects/:id/members/all/:user_id``): at least
 ``NOVA_GITLAB_DISMISS_LEVEL`` (default 30, Developer). A note counts as edited when its
@@ -19,7 +19,7 @@ import re
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.change import Change
-from bot.conversation.model import Authority, Note, Record, Thread, fingerprint_of
+from bot.conversation.model import Authority, Note, Record, Thread
 from bot.hosts.gitlab.client import gitlab_error
 
 if TYPE_CHECKING:
@@ -113,11 +113,9 @@ class GitLabConversation:
         try:
             for discussion in self._mr.discussions.list(iterator=True):
                 raw = [n for n in discussion.attributes.get("notes") or [] if not n.get("system")]
-                if not raw or not fingerprint_of(str(raw[0].get("body") or "")):
-                    continue
+                if not raw or not raw[0].get("position"):
+                    continue  # a plain note or thread: read below as top-level notes
                 notes = tuple(self._note(n) for n in raw)
-                if not notes[0].mine:
-                    continue
                 in_threads.update(int(n.get("id") or 0) for n in raw)
                 position = raw[0].get("position") or {}
                 threads.append(

@@ -17,10 +17,12 @@ records). Earlier findings still stand after it: listed in the summary and count
 its line's identity too, and a thread whose line left the diff is marked outdated.
 
 Failures lose nothing: a write that timed out or got a 5xx may have landed, so Nova reads
-its own threads back instead of posting again; a 429 is waited out (python-gitlab honours
-``Retry-After``); the summary is attempted whatever failed before it; bodies are capped at
-GitLab's 1,000,000 characters. A token that cannot write (403: ``CI_JOB_TOKEN``) is not a
-failure: every finding goes to the job log and the Code Quality report.
+its own threads back instead of posting again; what did not land is an error (exit 3, in
+the summary and its verdict marker), and the next run on the head posts it; a 429 is
+waited out (python-gitlab honours ``Retry-After``); the summary is attempted whatever
+failed before it; bodies are capped at GitLab's 1,000,000 characters. A token that cannot
+write (403: ``CI_JOB_TOKEN``) is not a failure: every finding goes to the job log and the
+Code Quality report.
 """
 
 from __future__ import annotations
@@ -221,7 +223,9 @@ class GitLabPublisher:
             limit = max(0, self.settings.review.max_inline_comments)
             inline, overflow = fresh[:limit], fresh[limit:]
         earlier = self._earlier(result, errors)
-        posted, moved = self._post_threads(result.change, ids, inline, notes, errors)
+        posted, moved, lost = self._post_threads(result.change, ids, inline, notes)
+        if lost:
+            errors.append(lost)
         self._placing = placing(groups, inline, moved, overflow, own is not None)
         outdated = self._mark_outdated(own, ids, errors) if own and not self.fallback else []
         still = carried(
@@ -232,6 +236,9 @@ class GitLabPublisher:
         summary_posted = self._upsert_summary(
             result, posted, moved + overflow, notes, errors, still, earlier[0] if earlier else ""
         )
+        if lost and not summary_posted and errors[-1] != lost:  # one outage: one line
+            errors.remove(lost)
+            errors[-1] += f"; {lost}"
         return posted, summary_posted, still
 
     def _earlier(self, result: ReviewResult, errors: list[str]) -> tuple[str, PriorReview] | None:
@@ -277,14 +284,14 @@ class GitLabPublisher:
         ids: LineIds,
         inline: list[Group],
         notes: list[str],
-        errors: list[str],
-    ) -> tuple[int, list[Group]]:
+    ) -> tuple[int, list[Group], str | None]:
         """One thread per group; return (threads now on the merge request, groups moved to
-        the summary). A refused, failed or timed-out thread is never lost or doubled."""
+        the summary, the error when GitLab failed some: one line). A refused, failed or
+        timed-out thread is never lost or doubled."""
         from gitlab.exceptions import GitlabError
         from requests import RequestException
 
-        posted, moved, refused = 0, [], []
+        posted, moved, refused, lost = 0, [], [], []
         for i, (fp, group) in enumerate(inline):
             pos = position(change, group[0].path, group[0].line, self.session.diff_refs)
             if pos is None:
@@ -301,40 +308,48 @@ class GitLabPublisher:
                 code = exc.response_code
                 if code == 403:
                     self.fallback = True
-                    return posted, moved + inline[i:]
-                if code is not None and code < 500:  # not stored: 400 position, 429 …
+                    return posted, moved + inline[i:], None
+                if code is not None and code < 500 and code != 429:  # refused: 400 position
                     refused.append(f"HTTP {code}: {redact(str(exc.error_message))[:200]}")
                     moved.append((fp, group))
                     continue
-                what = f"posting a thread got HTTP {code}"
+                what = f"posting a thread got HTTP {code} ({redact(str(exc.error_message))[:200]})"
             except RequestException as exc:
                 what = "posting a thread " + (
                     "timed out" if timed_out(exc) else f"failed ({type(exc).__name__})"
                 )
-            if self._landed(fp, what, notes, errors):
+            failure = self._landed(fp, what, notes)
+            if failure is None:
                 posted += 1
             else:
+                lost.append(failure)
                 moved.append((fp, group))
         if refused:
             notes.append(
                 f"GitLab refused {len(refused)} thread(s) ({refused[0]}); they are "
                 "listed below instead"
             )
-        return posted, moved
+        if not lost:
+            return posted, moved, None
+        # GitLab failed, not the token: an error, and the next run posts them
+        return (
+            posted,
+            moved,
+            f"{len(lost)} thread(s) were not posted ({lost[0]}); they are listed in the "
+            "summary instead, and the next run posts them",
+        )
 
-    def _landed(self, fp: str, what: str, notes: list[str], errors: list[str]) -> bool:
+    def _landed(self, fp: str, what: str, notes: list[str]) -> str | None:
         """A write that failed in a way that may still have stored it: read back (never
-        POST again blindly)."""
+        POST again blindly). None when it landed, else what failed."""
         try:
             landed = fp in self._own_fingerprints()
         except NovaError as exc:
-            errors.append(f"{what}, and reading it back failed: {exc}")
-            return False
+            return f"{what}, and reading it back failed: {exc}"
         if landed:
             notes.append(f"{what}, but GitLab had stored it")
-        else:  # GitLab failed, not the token: an error, and the next run posts it
-            errors.append(f"{what}; it is listed in the summary instead, and the next run posts it")
-        return landed
+            return None
+        return what
 
     def _summary_body(
         self,

@@ -16,7 +16,9 @@ only its author sees, and nothing stock publishes it. So Nova never calls it. In
 Re-runs post nothing new: the summary carries the diff ID and the findings' fingerprints
 (from file, line text, origin and rule, never the model's words), and Nova reads its own
 earlier comments with ``transaction.search``. A diff already reviewed is skipped unless
-``--force``.
+``--force``; a review whose publishing failed (its verdict marker counts the failures) is
+done again, and the fingerprints of its degraded summary do not count as posted, so the
+inline comments the extension could not publish then are published once.
 
 Failures lose nothing and are listed, never raised: a failure to post the inlines or the
 summary (a Conduit error, an HTTP 5xx, a timeout whose write did not land) goes into
@@ -42,7 +44,13 @@ from bot.hosts.phabricator.conduit import ConduitClient, ConduitError
 from bot.hosts.phabricator.summary import FP_MARK, VERDICT_MARK, Summary
 from bot.report.fingerprint import fingerprint, line_ids
 from bot.report.untrusted import clean_suggestion, clean_text
-from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_verdict
+from bot.review.result import (
+    PriorReview,
+    PublishReport,
+    ReviewResult,
+    parse_verdict,
+    verdict_marker,
+)
 
 if TYPE_CHECKING:
     from bot.hosts.phabricator.session import PhabricatorSession
@@ -157,6 +165,9 @@ class PhabricatorPublisher:
         )
         self._before = self._matching(previous, summary)
         first_time = not any(f"nova:diff:{self.session.diff_id}" in t for t in previous)
+        # a new verdict (a finding dismissed in the conversation) is news too
+        verdict = f"nova:diff:{self.session.diff_id} nova:verdict:{verdict_marker(result)} "
+        first_time = first_time or not any(verdict in t for t in previous)
         failures: list[str] = []
         posted, summary_posted = False, True  # nothing new: the summary there still holds
         if summary.placed or summary.unplaced or first_time:
@@ -234,15 +245,18 @@ class PhabricatorPublisher:
                 )
                 return True, True
             except ConduitError as exc:  # the server answered: nothing was written
+                again = "" if _refusal(exc) else ", and the next run posts them"
                 failures.append(
-                    f"inline comments were not posted ({exc}); the findings are listed here instead"
+                    f"inline comments were not posted ({exc}); the findings are listed here "
+                    f"instead{again}"
                 )
                 refused_inline = failures[-1] if _refusal(exc) else None
             except ServiceError as exc:  # no answer: it may have landed
                 if self._landed(change, summary):
                     return True, True
                 failures.append(
-                    f"inline comments were not posted ({exc}); the findings are listed here instead"
+                    f"inline comments were not posted ({exc}); the findings are listed here "
+                    "instead, and the next run posts them"
                 )
             summary.mode = "lint" if self.target else "summary"
         self.mode = summary.mode

@@ -14,6 +14,7 @@ from bot.hosts.phabricator.settings import PhabricatorSettings
 from bot.hosts.phabricator.source import PhabricatorSource
 
 if TYPE_CHECKING:  # the publisher imports this module
+    from bot.hosts.phabricator.conversation import PhabricatorConversation
     from bot.hosts.phabricator.publisher import PhabricatorPublisher
 
 __all__ = ["PhabricatorSession"]
@@ -49,6 +50,12 @@ class PhabricatorSession:
         if self._me is None:
             self._me = str(self.conduit.call("user.whoami").get("phid", ""))
         return self._me
+
+    def conversation(self) -> PhabricatorConversation:
+        """The revision's inline threads and comments (``bot.conversation``)."""
+        from bot.hosts.phabricator.conversation import PhabricatorConversation
+
+        return PhabricatorConversation(self)
 
     def publisher(self, *, force: bool) -> PhabricatorPublisher:
         from bot.hosts.phabricator.publisher import PhabricatorPublisher

@@ -34,6 +34,11 @@ class PhabricatorSettings(Section):
         "and its findings as lint messages to it.",
         key="harbormaster_target",
     )
+    dismiss_project: str | None = setting(
+        "NOVA_PHABRICATOR_DISMISS_PROJECT",
+        "PHID of a project (PHID-PROJ-…) whose members may dismiss findings with "
+        "`@nova dismiss`, besides the revision's reviewers.",
+    )
     timeout: float = setting(
         "NOVA_PHABRICATOR_TIMEOUT",
         "Seconds per Conduit call.",

@@ -100,6 +100,7 @@ def test_when_nothing_tells_who_nova_is_it_says_so_in_one_line_and_posts_nothing
     assert result.exit_code == 2, result.stderr
     said = [ln for ln in result.stderr.splitlines() if "NOVA_GITHUB_LOGIN" in ln]
     assert len(said) == 1 and "github-login" in said[0], result.stderr
+    assert "a GitHub App's installation token" in said[0]
     assert _writes(app) == 0 and _nova(app) == (0, 0)
     assert llm_env.requests == []  # stopped before the model was asked
 
@@ -193,3 +194,12 @@ def test_doctor_says_who_the_token_writes_as(
     (line,) = [ln for ln in out.splitlines() if ln.split()[1:2] == ["github"]]
     assert re.match(said, " ".join(line.split())), line
     assert TOKEN not in out
+
+
+@pytest.mark.parametrize("bad", ["my app[bot]", "-dash", "x" * 40, "a[bot]]", "@octocat"])
+def test_a_login_that_is_not_one_is_a_clear_error(
+    bad: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOVA_GITHUB_LOGIN", bad)
+    with pytest.raises(ConfigError, match="NOVA_GITHUB_LOGIN"):
+        load_settings()

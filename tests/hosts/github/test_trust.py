@@ -175,6 +175,24 @@ def test_a_slow_review_post_that_landed_is_not_posted_again(
     assert len(gh.reviews) == 1 and len(_nova_inline(gh)) == 5
 
 
+def test_a_review_post_that_timed_out_and_was_lost_exits_3_and_the_next_run_posts_it(
+    pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("NOVA_GITHUB_TIMEOUT", "1")
+    gh.slow_seconds = 2.5
+    gh.write_faults = [("POST", r"/reviews$", "lost")]
+    llm_env.enqueue(text(model_reply()))
+    first = review(tmp_path, f"{REPO}#1", "--publish", "github")
+    assert first.exit_code == 3, first.stderr
+    assert "posting the review timed out" in first.stderr and gh.reviews == []
+    assert "posting the review timed out" in _summary(gh) and "failed=1" in _summary(gh)
+    llm_env.enqueue(text(model_reply()))
+    second = review(tmp_path, f"{REPO}#1", "--publish", "github")  # no --force
+    assert second.exit_code == 0, second.stderr
+    assert len(gh.reviews) == 1 and len(_nova_inline(gh)) == 5 and len(gh.issue_comments) == 1
+    assert "failed=0" in _summary(gh)
+
+
 def test_a_500_on_the_review_still_posts_every_finding_in_the_summary(
     pr: PullSpec, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path
 ) -> None:
@@ -340,3 +358,23 @@ def test_after_any_faults_one_plain_rerun_puts_every_finding_inline_once(
         assert inline[str(n)] + listed[str(n)] == 1, (n, inline, listed, faults)
         assert refused or inline[str(n)] == 1, (n, inline, listed, faults)
     assert "failed=0" in _summary(server)  # the re-run left a complete review
+
+
+@pytest.mark.parametrize(
+    ("message", "throttled"),
+    [
+        ("You have exceeded a secondary rate limit. Please wait a few minutes.", True),
+        ("API rate limit exceeded for installation ID 1.", True),
+        ("Resource not accessible by integration", False),  # a fork's read-only token
+    ],
+)
+def test_a_rate_limit_403_is_github_failing_not_a_read_only_token(
+    message: str, throttled: bool
+) -> None:
+    """A 403 still there after PyGithub's waits is throttling of a token that may write:
+    an error the next run repairs, never the read-only fallback (annotations only)."""
+    from github import GithubException
+
+    from bot.hosts.github.publisher import _rate_limited
+
+    assert _rate_limited(GithubException(403, {"message": message}, None)) is throttled

@@ -1,0 +1,227 @@
+"""The conversation on a Differential revision (``bot.conversation.Conversation``).
+
+Reads ``transaction.search``: inline comments (``fields.replyToCommentPHID`` threads them
+under Nova's inline, ``fields.isDone`` is the done state) and plain comments; every comment
+with its PHID, id (the order), ``version`` (above 1: edited) and ``removed``. Authors are
+PHIDs, shown by username (``user.search``; a user with the ``bot`` role is a bot).
+
+Writes through Nova's Conduit extension ``nova.differential.respond``
+(``ci/phabricator/extension``): a threaded reply, the done state, a comment. Without it,
+answers go to the revision as plain comments (``differential.revision.edit``) naming the
+inline they answer, and nothing is marked done. Phorge has no way to remove a published
+comment, so a duplicate answer from two runs at once stays (``CannotDelete``).
+
+Authority: the revision's reviewers (``differential.revision.search`` with the
+``reviewers`` attachment) and the members of ``NOVA_PHABRICATOR_DISMISS_PROJECT``
+(``project.search``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bot.change import Change
+from bot.conversation.model import Authority, CannotDelete, Note, Record, Thread
+from bot.errors import NovaError
+
+if TYPE_CHECKING:
+    from bot.hosts.phabricator.conduit import ConduitClient
+    from bot.hosts.phabricator.settings import PhabricatorSettings
+
+__all__ = ["RESPOND_METHOD", "PhabricatorConversation"]
+
+RESPOND_METHOD = "nova.differential.respond"
+_HTML_MARK = re.compile(r"<!-- (nova:[a-z]+:[A-Za-z0-9_=,-]+) -->")
+_PAGES = 20
+
+
+class _Session(Protocol):
+    """What this module needs of ``PhabricatorSession`` (no import back: no circle)."""
+
+    revision: dict[str, Any]
+
+    @property
+    def conduit(self) -> ConduitClient: ...
+
+    @property
+    def phabricator(self) -> PhabricatorSettings: ...
+
+    def whoami(self) -> str: ...
+
+
+def _iso(epoch: object) -> str:
+    """Conduit's epoch seconds as ISO 8601 (what ``Note.at`` holds on every host)."""
+    if not isinstance(epoch, int | str) or not str(epoch).isdigit():
+        return ""
+    return datetime.fromtimestamp(int(epoch), UTC).isoformat().replace("+00:00", "Z")
+
+
+def remarkup(body: str) -> str:
+    """Nova's hidden HTML marks as Phorge shows them: ``//nova:re:…//`` (Remarkup has no
+    comments; the publisher's inlines carry ``//nova:fp:…//`` the same way)."""
+    return _HTML_MARK.sub(r"//\1//", body)
+
+
+class PhabricatorConversation:
+    def __init__(self, session: _Session) -> None:
+        self.session = session
+        self._phids: dict[str, str] = {}  # username -> user PHID
+        self._names: dict[str, tuple[str, bool]] = {}  # PHID -> (username, bot)
+
+    def _revision_id(self, change: Change) -> int:
+        return int(str(change.id).split(":")[0].lstrip("D"))
+
+    def _transactions(self, change: Change) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        after = None
+        for _ in range(_PAGES):
+            params: dict[str, Any] = {"objectIdentifier": f"D{self._revision_id(change)}"}
+            params["limit"] = 100
+            if after:
+                params["after"] = after
+            page = self.session.conduit.call("transaction.search", **params) or {}
+            found += [tx for tx in page.get("data") or [] if isinstance(tx, dict)]
+            after = (page.get("cursor") or {}).get("after")
+            if not after:
+                break
+        return found
+
+    def _learn_users(self, phids: set[str]) -> None:
+        wanted = sorted(p for p in phids if p and p not in self._names)
+        if not wanted:
+            return
+        page = self.session.conduit.call("user.search", constraints={"phids": wanted}) or {}
+        for row in page.get("data") or []:
+            fields = row.get("fields") or {}
+            name = str(fields.get("username") or row.get("phid"))
+            self._names[str(row.get("phid"))] = (name, "bot" in (fields.get("roles") or []))
+            self._phids[name] = str(row.get("phid"))
+
+    def _note(self, comment: dict[str, Any], me: str) -> Note:
+        author = str(comment.get("authorPHID") or "")
+        name, bot = self._names.get(author, (author, False))
+        self._phids.setdefault(name, author)
+        return Note(
+            id=str(comment.get("phid") or comment.get("id")),
+            author=name,
+            body=str((comment.get("content") or {}).get("raw") or ""),
+            seq=int(comment.get("id") or 0),
+            at=_iso(comment.get("dateCreated")),
+            edited=int(comment.get("version") or 1) > 1,
+            bot=bot,
+            mine=bool(me) and author == me,
+        )
+
+    def read(self, change: Change) -> Record:
+        me = self.session.whoami()
+        txs = [
+            tx
+            for tx in self._transactions(change)
+            if tx.get("type") in ("inline", "comment")
+            and (tx.get("comments") or [{}])[0].get("phid")
+            and not (tx.get("comments") or [{}])[0].get("removed")
+        ]
+        self._learn_users({str(tx["comments"][0].get("authorPHID") or "") for tx in txs})
+        txs.sort(key=lambda tx: int(tx["comments"][0].get("id") or 0))  # oldest first
+        threads: dict[str, list[Note]] = {}
+        info: dict[str, dict[str, Any]] = {}
+        root_of: dict[str, str] = {}
+        top: list[Note] = []
+        for tx in txs:
+            note, fields = self._note(tx["comments"][0], me), tx.get("fields") or {}
+            if tx.get("type") == "comment":
+                top.append(note)
+                continue
+            parent = fields.get("replyToCommentPHID")
+            root = root_of.get(str(parent), str(parent)) if parent else note.id
+            root_of[note.id] = root
+            if parent is None:
+                info[root] = fields
+            threads.setdefault(root, []).append(note)
+        out = [
+            Thread(
+                id=root,
+                notes=tuple(notes),
+                path=str(info[root].get("path") or ""),
+                line=info[root].get("line"),
+                resolved=bool(info[root].get("isDone")),
+            )
+            for root, notes in threads.items()
+            if root in info
+        ]
+        return Record(threads=tuple(out), top=tuple(top), login=self._login())
+
+    def _login(self) -> str:
+        return str(self.session.conduit.call("user.whoami").get("userName") or "")
+
+    def _has_extension(self) -> bool:
+        try:
+            return RESPOND_METHOD in self.session.conduit.methods()
+        except NovaError:
+            return False
+
+    def reply(self, thread: Thread | None, body: str) -> Note:
+        body = remarkup(body)
+        revision = int(self.session.revision.get("id") or 0)
+        if not self._has_extension():
+            where = f"(on `{thread.path}:{thread.line}`) " if thread is not None else ""
+            self.session.conduit.call(
+                "differential.revision.edit",
+                write=True,
+                objectIdentifier=f"D{revision}",
+                transactions=[{"type": "comment", "value": where + body}],
+            )
+            return Note("", self._login(), body, 0, bot=True, mine=True)
+        params: dict[str, Any] = {"revisionID": revision}
+        if thread is None:
+            params["comment"] = body
+        else:
+            params["replies"] = [{"replyTo": thread.id, "content": body}]
+        made = self.session.conduit.call(RESPOND_METHOD, write=True, **params) or {}
+        replies = made.get("replies") or [{}]
+        ident, seq = str(replies[0].get("phid") or ""), int(replies[0].get("id") or 0)
+        return Note(ident, self._login(), body, seq, bot=True, mine=True)
+
+    def delete(self, note: Note) -> None:
+        raise CannotDelete("Phorge keeps every published comment: a duplicate answer stays")
+
+    def resolve(self, thread: Thread) -> None:
+        if not self._has_extension():
+            raise NovaError(
+                f"marking an inline done needs Nova's Conduit extension ({RESPOND_METHOD}, "
+                "ci/phabricator/extension)"
+            )
+        revision = int(self.session.revision.get("id") or 0)
+        self.session.conduit.call(RESPOND_METHOD, write=True, revisionID=revision, done=[thread.id])
+
+    def authority(self, login: str) -> Authority:
+        project = self.session.phabricator.dismiss_project
+        who_may = "the revision's reviewers" + (f" and the members of {project}" if project else "")
+        phid = self._phids.get(login)
+        if not phid:
+            return Authority(False, "unknown", who_may)
+        rid = int(self.session.revision.get("id") or 0)
+        found = (
+            self.session.conduit.call(
+                "differential.revision.search",
+                constraints={"ids": [rid]},
+                attachments={"reviewers": True},
+            )
+            or {}
+        )
+        for row in found.get("data") or []:
+            reviewers = ((row.get("attachments") or {}).get("reviewers") or {}).get("reviewers")
+            if any(r.get("reviewerPHID") == phid for r in reviewers or []):
+                return Authority(True, "reviewer", who_may)
+        if project:
+            members = (
+                self.session.conduit.call(
+                    "project.search", constraints={"phids": [project], "members": [phid]}
+                )
+                or {}
+            )
+            if members.get("data"):
+                return Authority(True, f"member of {project}", who_may)
+        return Authority(False, "not a reviewer", who_may)
