@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -269,7 +270,9 @@ def test_node_tests_that_misbehave_are_dropped_too(repo: GitRepo) -> None:
 
 
 # -- Nova's own git ------------------------------------------------------------------------
-def test_nova_runs_no_git_in_a_repository_whose_hooks_changed(repo: GitRepo) -> None:
+def test_nova_runs_no_git_in_a_repository_whose_hooks_changed(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo.write("a.py", "A = 1\n")
     head = repo.commit("base")
     user = UserRepo.open(repo.path)
@@ -279,8 +282,12 @@ def test_nova_runs_no_git_in_a_repository_whose_hooks_changed(repo: GitRepo) -> 
     hook.chmod(0o755)
     with pytest.raises(SourceError, match="changed while generated tests ran"):
         user.show(head, "a.py")
+    mine = tmp_path / "tmp"
+    mine.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(mine))
     with pytest.raises(SourceError, match="changed while generated tests ran"):
         Store(user)
+    assert list(mine.iterdir()) == []  # a refused store leaves nothing behind
     assert not (repo.path / "ran").exists()
 
 
