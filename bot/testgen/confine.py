@@ -106,24 +106,45 @@ def _leaves(root: Path) -> list[Path]:
 def bwrap_argv(
     bwrap: str, proc: list[str], box: RunBox, view: View, cwd: Path, needs: list[Path]
 ) -> list[str]:
-    """``proc``: how the run gets /proc (``--proc /proc``: its own)."""
+    """``proc``: how the run gets /proc (``--proc /proc``: its own).
+
+    Every bind is made at the path its source resolves to (bubblewrap cannot mount onto
+    a symlink whose target is not there yet, e.g. a ``.venv`` linked elsewhere), and the
+    binds of all kinds are made outermost first: a path inside a read-only one is made
+    after it, and its mount point is created beforehand in a writable place when it lies
+    in ``/tmp``'s stand-in. A shown symlink that no other bind shows is made again."""
     argv = [bwrap, *BWRAP_BASE, "--ro-bind", "/", "/", "--dev", "/dev", *proc]
     tmp = Path("/tmp")
     if tmp.is_dir() and not tmp.is_symlink():
         argv += ["--bind", str(box.stand_in(tmp)), str(tmp)]
     home = Path.home()
     hidden = [*view.hidden, *([home] if home != Path("/") else [])]
-    binds: list[tuple[str, Path, Path]] = []
-    for p in _depth(h for h in hidden if not h.is_relative_to(tmp) and h.is_dir()):
-        binds.append(("--bind", box.stand_in(p), p))
-    shown = [p for p in [*view.readonly, *needs, cwd] if not _inside(p, view.writable)]
-    for p in _depth(shown):
-        binds.append(("--ro-bind", p, p))
-    for p in _depth([*view.writable, box.path("home"), box.path("tmp")]):
-        binds.append(("--bind", p, p))
-    for p in _depth(view.protected):
-        binds.append(("--ro-bind", p, p))
-    for flag, source, dest in binds:
-        argv += [flag, str(source), str(dest)]
+    writable = [*view.writable, box.path("home"), box.path("tmp")]
+    shown = [
+        p for p in [*view.readonly, *needs, cwd] if not _inside(_real(p), map(_real, writable))
+    ]
+    groups: list[tuple[str, list[Path]]] = [
+        ("hide", [h for h in hidden if not _real(h).is_relative_to(tmp) and h.is_dir()]),
+        ("--ro-bind", shown),
+        ("--bind", writable),
+        ("--ro-bind", list(view.protected)),
+    ]
+    binds = [(flag, p) for flag, paths in groups for p in _depth(map(_real, paths))]
+    binds.sort(key=lambda b: len(b[1].parts))  # stable: same depth keeps the group order
+    for flag, dest in binds:
+        source = box.stand_in(dest) if flag == "hide" else dest
+        argv += ["--bind" if flag == "hide" else flag, str(source), str(dest)]
         box.mounts.append(dest)
+    real = {dest for _, dest in binds}
+    for link in _depth(p for p in shown if p.is_symlink()):
+        if not any(link.is_relative_to(d) for d in real) and link.parent.exists():
+            argv += ["--symlink", str(_real(link)), str(link)]
+            box.mounts.append(link)
     return [*argv, "--chdir", str(cwd), "--"]
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a loop of links: bubblewrap names it
+        return path

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.errors import ConfigError
-from bot.testgen.sandbox import RunResult, run_sandboxed
+from bot.testgen.sandbox import Isolation, RunResult, run_sandboxed
 
 __all__ = ["TestEnvironment", "import_failures", "python_environment"]
 
@@ -89,17 +89,24 @@ def _candidates(
 
 
 def python_environment(
-    repo: Path, configured: str | None, virtual_env: str | None, on_path: str | None
+    repo: Path,
+    configured: str | None,
+    virtual_env: str | None,
+    on_path: str | None,
+    isolation: Isolation | None = None,
 ) -> TestEnvironment:
     """The first candidate (see the module) that has pytest and coverage; else Nova's own
-    Python, with a note that names what the first one lacks."""
+    Python, with a note that names what the first one lacks. The candidate is asked under
+    ``isolation``, the one the tests run under (the strongest here when None)."""
     candidates = _candidates(repo, configured, virtual_env, on_path)
     if not candidates:
         return TestEnvironment(sys.executable, "Nova's own (no project Python was found)")
     python, why = candidates[0]
     if python == sys.executable:  # (not resolved: every venv's python links to one binary)
         return TestEnvironment(python, why)
-    probe = run_sandboxed([python, "-c", _PROBE_TOOLS, *_TOOLS], repo, timeout=60)
+    probe = run_sandboxed(
+        [python, "-c", _PROBE_TOOLS, *_TOOLS], repo, timeout=60, isolation=isolation
+    )
     missing = probe.output.split() if probe.passed else list(_TOOLS)
     if not missing:
         return TestEnvironment(python, why)

@@ -105,7 +105,11 @@ def _test_environment(job: TestgenJob, ws: Workspace, result: TestgenResult) -> 
     assert fw is not None
     if fw.language == "python":
         env = python_environment(
-            job.repo, job.settings.testgen.python, job.virtual_env, job.path_python
+            job.repo,
+            job.settings.testgen.python,
+            job.virtual_env,
+            job.path_python,
+            ws.isolation,
         )
         ws.framework = result.framework = with_python(fw, env.python)
         ws.bin_dirs = env.bin_dirs
