@@ -112,7 +112,8 @@ def bwrap_argv(
     a symlink whose target is not there yet, e.g. a ``.venv`` linked elsewhere), and the
     binds of all kinds are made outermost first: a path inside a read-only one is made
     after it, and its mount point is created beforehand in a writable place when it lies
-    in ``/tmp``'s stand-in. A shown symlink that no other bind shows is made again."""
+    in ``/tmp``'s stand-in. A shown symlink that no other bind shows (in a stand-in, say)
+    is made again."""
     argv = [bwrap, *BWRAP_BASE, "--ro-bind", "/", "/", "--dev", "/dev", *proc]
     tmp = Path("/tmp")
     if tmp.is_dir() and not tmp.is_symlink():
@@ -135,7 +136,7 @@ def bwrap_argv(
         source = box.stand_in(dest) if flag == "hide" else dest
         argv += ["--bind" if flag == "hide" else flag, str(source), str(dest)]
         box.mounts.append(dest)
-    real = {dest for _, dest in binds}
+    real = {dest for flag, dest in binds if flag != "hide"}  # a stand-in shows nothing
     for link in _depth(p for p in shown if p.is_symlink()):
         if not any(link.is_relative_to(d) for d in real) and link.parent.exists():
             argv += ["--symlink", str(_real(link)), str(link)]

@@ -29,12 +29,14 @@ RECORDS_PREFIX = (
 )
 
 
-@pytest.fixture(params=["dir", "link"])
+@pytest.fixture(params=["dir", "link", "link-var-tmp"])
 def checkout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitRepo]:
     """A repository under the real /tmp (not pytest's base dir) with a changed function,
-    and its .venv: a directory in it, or a link to one beside it."""
+    and its .venv: a directory in it, or a link to one beside it; or both under /var/tmp,
+    where bubblewrap hides the checkout behind an empty stand-in (as for a CI checkout)."""
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)  # the repository's .venv is chosen
-    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="nova-venv-"))
+    where = "/var/tmp" if request.param.endswith("var-tmp") else "/tmp"
+    base = Path(tempfile.mkdtemp(dir=where, prefix="nova-venv-"))
     repo = GitRepo(base / "repo")
     repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     repo.write("calc.py", "def double(x: int) -> int:\n    return 2 * x\n")
