@@ -9,7 +9,7 @@ comment, deleting Nova's own duplicate, and ``resolveReviewThread``.
 
 Authority is the collaborator-permission API: ``write``, ``maintain`` or ``admin`` may
 change the gate (``author_association`` is not a permission: a private org member shows as
-CONTRIBUTOR). Nova's own identity is the session's (``GitHubSession.login``); GraphQL names
+CONTRIBUTOR). Nova's own identity is the session's (``PullState.login``); GraphQL names
 an app ``nova`` where REST says ``nova[bot]``, so both spellings are matched, and a Bot only
 ever matches an app login.
 """
@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from bot.change import Change
 from bot.conversation.model import Authority, Note, Record, Thread
 from bot.errors import ServiceError
-from bot.hosts.github.client import github_error
+from bot.hosts.github.client import PullState, github_error
 
 if TYPE_CHECKING:
     from github import Github
-    from github.PullRequest import PullRequest
-    from github.Repository import Repository
 
 __all__ = ["GitHubConversation", "WHO_MAY"]
 
@@ -57,18 +55,8 @@ _PAGES = 20  # at most 1,000 threads and 2,000 comments are read
 _ATTEMPTS, _BACKOFF, _TRANSIENT = 3, 0.5, (500, 502, 503, 504)
 
 
-class _Session(Protocol):
-    """What this module needs of ``GitHubSession`` (no import back: no circle)."""
-
-    client: Github | None
-    repo: Repository | None
-    pull: PullRequest | None
-
-    def login(self) -> str: ...
-
-
 class GitHubConversation:
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: PullState) -> None:
         self.session = session
         self._kind: dict[str, str] = {}  # comment id -> "review" | "issue"
 

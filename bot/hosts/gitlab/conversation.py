@@ -16,17 +16,15 @@ access token's user (``project_<id>_bot…``) or an author marked ``bot``.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from bot.change import Change
 from bot.conversation.model import Authority, Note, Record, Thread
-from bot.hosts.gitlab.client import gitlab_error
+from bot.hosts.gitlab.client import MergeState, gitlab_error
 
 if TYPE_CHECKING:
-    from gitlab import Gitlab
-    from gitlab.v4.objects import Project, ProjectMergeRequest
+    from gitlab.v4.objects import ProjectMergeRequest
 
-    from bot.hosts.gitlab.settings import GitLabSettings
 
 __all__ = ["GitLabConversation"]
 
@@ -41,28 +39,12 @@ _LEVELS = {
 _BOT_USER = re.compile(r"^(project|group)_\d+_bot")
 
 
-class _Session(Protocol):
-    """What this module needs of ``GitLabSession`` (no import back: no circle)."""
-
-    client: Gitlab | None
-    project: Project | None
-    mr: ProjectMergeRequest | None
-
-    @property
-    def gitlab(self) -> GitLabSettings: ...
-
-    @property
-    def job_token_only(self) -> bool: ...
-
-    def is_mine(self, note: dict[str, Any]) -> bool: ...
-
-
 def _level(level: int) -> str:
     return _LEVELS.get(level, str(level))
 
 
 class GitLabConversation:
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: MergeState) -> None:
         self.session = session
         self._ids: dict[str, int] = {}  # username -> user id (the members API wants ids)
         self._login: str | None = None

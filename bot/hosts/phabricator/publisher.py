@@ -53,7 +53,7 @@ from bot.review.result import (
 )
 
 if TYPE_CHECKING:
-    from bot.hosts.phabricator.session import PhabricatorSession
+    from bot.hosts.phabricator.conduit import RevisionState
 
 __all__ = ["EXTENSION_METHOD", "NO_EXTENSION", "REFUSED", "PhabricatorPublisher"]
 
@@ -95,7 +95,7 @@ def _known(texts: list[str]) -> set[str]:
 
 class PhabricatorPublisher:
     def __init__(
-        self, session: PhabricatorSession, *, force: bool = False, log: IO[str] | None = None
+        self, session: RevisionState, *, force: bool = False, log: IO[str] | None = None
     ) -> None:
         self.session = session
         self.force = force
