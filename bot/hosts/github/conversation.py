@@ -33,7 +33,12 @@ __all__ = ["GitHubConversation", "WHO_MAY"]
 
 WHO_MAY = "people with write, maintain or admin permission on the repository"
 _ALLOWED = {"admin", "maintain", "write"}
-_NOTE = "fullDatabaseId author { login __typename } body createdAt lastEditedAt"
+_NOTE = (
+    "fullDatabaseId author { login __typename } body createdAt lastEditedAt"
+    " reactionGroups { content reactors { totalCount } }"
+)
+# GraphQL's ReactionContent as REST (and ``Note.reactions``) names it
+_REACTION = {"THUMBS_UP": "+1", "THUMBS_DOWN": "-1"}
 _THREADS = (
     "query($owner: String!, $name: String!, $number: Int!, $after: String) {"
     " repository(owner: $owner, name: $name) { pullRequest(number: $number) {"
@@ -53,6 +58,17 @@ _RESOLVE = (
 _SHARED_BOT = "github-actions[bot]"
 _PAGES = 20  # at most 1,000 threads and 2,000 comments are read
 _ATTEMPTS, _BACKOFF, _TRANSIENT = 3, 0.5, (500, 502, 503, 504)
+
+
+def _reactions(groups: Any) -> tuple[tuple[str, int], ...]:
+    """The emoji on a comment, from the ``reactionGroups`` read with it (no extra call)."""
+    out = []
+    for group in groups if isinstance(groups, list) else []:
+        content = str((group or {}).get("content") or "")
+        count = ((group or {}).get("reactors") or {}).get("totalCount")
+        if content and isinstance(count, int) and count > 0:
+            out.append((_REACTION.get(content, content.lower()), count))
+    return tuple(out)
 
 
 class GitHubConversation:
@@ -126,6 +142,7 @@ class GitHubConversation:
             edited=bool(node.get("lastEditedAt")),
             bot=author.get("__typename") == "Bot",
             mine=self._is_me(author),
+            reactions=_reactions(node.get("reactionGroups")),
         )
 
     def read(self, change: Change) -> Record:
