@@ -1,8 +1,9 @@
 """The conversation on a GitHub pull request (``bot.conversation.Conversation``).
 
 Reads with one GraphQL query per page: the review threads (``reviewThreads``: resolved and
-outdated state, every comment with its author, body, creation and last edit) and the
-top-level comments. REST's review comments are lazy objects that cost a request each to
+outdated state, every comment with its author, body, creation, last edit and reactions —
+``reactionGroups``, so 👍 / 👎 on a finding cost no call of their own) and the top-level
+comments. REST's review comments are lazy objects that cost a request each to
 tell a reply from a thread; GraphQL names the thread. Writes: a reply under a thread's first
 comment (``…/comments/{id}/replies``; GitHub refuses replies to replies), a top-level
 comment, deleting Nova's own duplicate, and ``resolveReviewThread``.

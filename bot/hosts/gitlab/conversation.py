@@ -2,9 +2,11 @@
 
 Reads the merge request's diff discussions (Nova's own carry a fingerprint in their first
 note; a person's may ask Nova something about a line) and its other notes (top-level
-comments; system notes are skipped). Writes a note in a discussion (``POST
-…/discussions/:id/notes``) or on the merge request, deletes Nova's own duplicate, and
-resolves a discussion (``PUT …/discussions/:id`` with ``resolved=true``).
+comments; system notes are skipped), and the award emoji on the first note of each of
+Nova's threads (``…/notes/:id/award_emoji``, one call a thread: 👍 / 👎 rate a
+finding). Writes a note in a discussion (``POST …/discussions/:id/notes``) or on the merge
+request, deletes Nova's own duplicate, and resolves a discussion (``PUT …/discussions/:id``
+with ``resolved=true``).
 
 Authority is the project membership (``GET /projects/:id/members/all/:user_id``): at least
 ``NOVA_GITLAB_DISMISS_LEVEL`` (default 30, Developer). A note counts as edited when its
@@ -16,6 +18,8 @@ access token's user (``project_<id>_bot…``) or an author marked ``bot``.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bot.change import Change
@@ -37,6 +41,7 @@ _LEVELS = {
     50: "Owner",
 }
 _BOT_USER = re.compile(r"^(project|group)_\d+_bot")
+_AWARD = {"thumbsup": "+1", "thumbsdown": "-1"}  # as ``Note.reactions`` names them
 
 
 def _level(level: int) -> str:
@@ -98,6 +103,8 @@ class GitLabConversation:
                 if not raw or not raw[0].get("position"):
                     continue  # a plain note or thread: read below as top-level notes
                 notes = tuple(self._note(n) for n in raw)
+                if notes[0].mine:  # how people rate Nova's finding: one call per thread
+                    notes = (replace(notes[0], reactions=self._awards(notes[0].id)), *notes[1:])
                 in_threads.update(int(n.get("id") or 0) for n in raw)
                 position = raw[0].get("position") or {}
                 threads.append(
@@ -118,6 +125,16 @@ class GitLabConversation:
         except (GitlabError, RequestException) as exc:
             raise gitlab_error(exc, "reading the merge request's discussions") from exc
         return Record(threads=tuple(threads), top=top, login=self._me())
+
+    def _awards(self, note_id: str) -> tuple[tuple[str, int], ...]:
+        """The award emoji on a note, counted by name (``thumbsup`` is ``+1``)."""
+        counts: Counter[str] = Counter()
+        note = self._mr.notes.get(int(note_id), lazy=True)
+        for award in note.awardemojis.list(iterator=True):
+            name = str(award.attributes.get("name") or "")
+            if name:
+                counts[_AWARD.get(name, name)] += 1
+        return tuple(counts.items())
 
     def reply(self, thread: Thread | None, body: str) -> Note:
         from gitlab.exceptions import GitlabError
