@@ -103,8 +103,11 @@ def _leaves(root: Path) -> list[Path]:
     return out
 
 
-def bwrap_argv(bwrap: str, box: RunBox, view: View, cwd: Path, needs: list[Path]) -> list[str]:
-    argv = [bwrap, *BWRAP_BASE, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+def bwrap_argv(
+    bwrap: str, proc: list[str], box: RunBox, view: View, cwd: Path, needs: list[Path]
+) -> list[str]:
+    """``proc``: how the run gets /proc (``--proc /proc``: its own)."""
+    argv = [bwrap, *BWRAP_BASE, "--ro-bind", "/", "/", "--dev", "/dev", *proc]
     tmp = Path("/tmp")
     if tmp.is_dir() and not tmp.is_symlink():
         argv += ["--bind", str(box.stand_in(tmp)), str(tmp)]

@@ -198,11 +198,16 @@ class Store:
     """A fresh bare repository for the proposal, made after the generated tests ran."""
 
     user: UserRepo
-    path: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="nova-store-")))
+    path: Path = field(init=False)
 
     def __post_init__(self) -> None:
-        self.user.verify()
-        run_git(self.path, "init", "--quiet", "--bare", str(self.path))
+        self.user.verify()  # before anything is made: a refused store leaves nothing behind
+        self.path = Path(tempfile.mkdtemp(prefix="nova-store-"))
+        try:
+            run_git(self.path, "init", "--quiet", "--bare", str(self.path))
+        except SourceError:
+            self.remove()
+            raise
         alternates = self.path / "objects" / "info" / "alternates"
         alternates.write_text(str(self.user.common_dir / "objects") + "\n", encoding="utf-8")
 

@@ -48,6 +48,19 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
+def _own_pid(pid: int) -> int:
+    """``pid`` as /proc numbers it, in this process's own PID namespace (they differ when
+    /proc belongs to an outer namespace: bubblewrap in a container)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return pid
+
+
 def _name(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -73,14 +86,14 @@ def kill_tree(me: int) -> list[str]:
         for pid in left:
             named.setdefault(pid, _name(pid))
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+                os.kill(_own_pid(pid), signal.SIGKILL)
         _reap()
     return list(named.values())
 
 
 def main(argv: list[str]) -> int:
     report, cmd = int(argv[1]), argv[2:]
-    me = os.getpid()
+    me = int(os.readlink("/proc/self"))  # as /proc numbers it (see _own_pid)
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 

@@ -66,8 +66,9 @@ class Isolation:
 
 _WHY = {
     "bubblewrap": "bubblewrap: user, mount, PID and network namespaces; read-only root, "
-    "only the workspace and the run's own HOME and TMPDIR writable; the checkout and "
-    "Nova's HOME hidden; every process dies with the run",
+    "only the workspace and the run's own HOME and TMPDIR writable; /tmp, the checkout "
+    "and Nova's HOME are empty stand-ins Nova looks into afterwards; every process dies "
+    "with the run",
     "unshare": "unshare: PID and network namespaces; every process dies with the run; the "
     "filesystem is not confined (install bubblewrap for that)",
     "none": "none: no namespaces are allowed here; a process group and Nova's reaper end "
@@ -83,6 +84,7 @@ class RunResult:
     left: tuple[str, ...] = ()  # command lines of the processes the run left behind
     outside: tuple[str, ...] = ()  # files the run wrote outside its workspace
     left_count: int = 0
+    planted: tuple[str, ...] = ()  # files that change how tests run, added to the tree
 
     @property
     def passed(self) -> bool:
@@ -97,6 +99,8 @@ class RunResult:
             why.append(f"left {self.left_count} process(es) running after its run ({names})")
         if self.outside:
             why.append(f"wrote outside its workspace: {', '.join(self.outside[:3])}")
+        if self.planted:
+            why.append(f"changed how tests run: wrote {', '.join(self.planted[:3])}")
         return "; ".join(why) or None
 
 
@@ -108,12 +112,18 @@ def _works(cmd: list[str]) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _bwrap() -> str | None:
+def _bwrap() -> tuple[str, ...]:
+    """bwrap and how the run gets ``/proc``: its own, or (where a container runtime masks
+    parts of ``/proc``, so a new one cannot be mounted) the container's, read-only, with
+    Nova's process made non-dumpable; empty when bwrap does not work here."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return None
-    probe = [bwrap, *BWRAP_BASE, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    return bwrap if _works([*probe, "--", "true"]) else None
+        return ()
+    for proc in (("--proc", "/proc"), ("--ro-bind", "/proc", "/proc")):
+        probe = [bwrap, *BWRAP_BASE, "--ro-bind", "/", "/", "--dev", "/dev", *proc]
+        if _works([*probe, "--", "true"]):
+            return (bwrap, *proc)
+    return ()
 
 
 @lru_cache(maxsize=1)
@@ -131,7 +141,7 @@ def _unshare() -> tuple[str, ...]:
 def network_isolation() -> list[str]:
     """The command prefix that removes network access here, if any (``nova doctor``)."""
     if _bwrap():
-        return [str(_bwrap()), "--unshare-net"]
+        return [_bwrap()[0], "--unshare-net"]
     return list(_unshare())
 
 
@@ -145,14 +155,20 @@ def choose_isolation(wanted: str = "auto") -> Isolation:
         for name, ok in (("bubblewrap", _bwrap()), ("unshare", _unshare()), ("none", True))
         if ok
     ]
+    why = dict(_WHY)
+    if _bwrap()[1:] == ("--ro-bind", "/proc", "/proc"):
+        why["bubblewrap"] += (
+            "; /proc is the container's (a new one cannot be mounted here), and Nova's "
+            "process is non-dumpable, so its environment there is not readable"
+        )
     if wanted == "auto":
-        return Isolation(available[0], _WHY[available[0]])
+        return Isolation(available[0], why[available[0]])
     if wanted not in available:
         raise ConfigError(
             f"test isolation {wanted!r} does not work on this machine "
             f"(available: {', '.join(available)}); see docs/testgen.md, Isolation"
         )
-    return Isolation(wanted, _WHY[wanted])
+    return Isolation(wanted, why[wanted])
 
 
 def clean_env(
@@ -211,13 +227,16 @@ def run_sandboxed(
         for exe in [cmd[0], sys.executable, *(str(Path(b) / "x") for b in bin_dirs)]
         for p in install_prefixes(Path(exe))
     ] + [Path(sys.prefix), Path(sys.base_prefix)]
+    own_proc = True  # the run sees only its own processes in /proc
     if tier.name == "bubblewrap" and _bwrap():
-        prefix = bwrap_argv(str(_bwrap()), box, view, cwd, needs)
+        bwrap, *proc = _bwrap()
+        prefix = bwrap_argv(bwrap, proc, box, view, cwd, needs)
+        own_proc = proc[0] == "--proc"
     elif tier.name in ("bubblewrap", "unshare") and _unshare():
         prefix = list(_unshare())
     else:
-        prefix = []
-    if not prefix:
+        prefix, own_proc = [], False
+    if not own_proc:
         _undumpable()
     run_env = clean_env(env, bin_dirs)
     tmp = box.path("tmp")

@@ -38,7 +38,7 @@ def test_hostile_tests_are_dropped_in_the_container(
             "write_test_file",
             {
                 "path": "tests/test_nova_hostile.py",
-                "content": hostile_tests(Path("/out"), [], "3099.5"),
+                "content": hostile_tests(Path("/tmp/nova-loot"), [], "3099.5"),
             },
         ),
         tool_call(
@@ -65,14 +65,16 @@ def test_hostile_tests_are_dropped_in_the_container(
     data = json.loads(result.stdout)
     assert data["isolation"]["name"] in ("bubblewrap", "unshare", "none")
     print("isolation in the container:", data["isolation"])
-    assert [c["name"] for c in data["kept"]] == ["test_good"]
     reasons = {c["name"]: c["reason"] for c in data["dropped"]}
+    print("dropped:", json.dumps(reasons, indent=1))
+    assert [c["name"] for c in data["kept"]] == ["test_good"]
     assert "left 40 process(es)" in reasons["test_leaves_processes"]
     assert "~/.bashrc" in reasons["test_writes_home"]
     assert "changed while tests ran" in reasons["test_rewrites_itself"]
     patch = Path(data["patch"].replace("/out", str(shared), 1)).read_text()
     branch = repo.git("log", "-p", "-1", data["branch"])
-    loot = [f.read_text(errors="replace") for f in shared.rglob("*") if f.is_file()]
+    written = [f for f in shared.rglob("*") if f.is_file() and not f.is_relative_to(repo.path)]
+    loot = [f.read_text(errors="replace") for f in written]
     for where in (patch, branch, result.stdout, result.stderr, *loot):
         for secret in [*SECRETS.values(), "glpat-incontainer00001", "sk-container-secret"]:
             assert secret not in where and secret.encode().hex() not in where

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,27 @@ def test_the_test_that_left_processes_is_the_one_dropped(ws: Workspace) -> None:
 
 
 @pytest.mark.slow
+def test_a_test_that_plants_a_conftest_is_dropped_and_the_file_removed(ws: Workspace) -> None:
+    body = (
+        "import pathlib\n\n\n"
+        "def test_plants():\n"
+        "    here = pathlib.Path(__file__).parent\n"
+        "    (here / 'conftest.py').write_text('import pytest\\n')\n\n\n"
+        "def test_fine():\n    assert True\n"
+    )
+    rel = ws.write_test("tests/test_plant.py", body)
+    runner = PytestRunner(ws.framework)  # type: ignore[arg-type]
+    assert runner.outcomes(ws, rel, ["test_plants", "test_fine"]) == {
+        "test_plants": False,
+        "test_fine": True,
+    }
+    assert "changed how tests run: wrote tests/conftest.py" in ws.escapes[f"{rel}::test_plants"]
+    assert not (ws.root / "tests" / "conftest.py").exists()
+    with ws.replaced({"pyproject.toml": "[tool.pytest.ini_options]\n# the parent's\n"}):
+        assert ws.run([sys.executable, "-c", "pass"]).planted == ()  # Nova's own change
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(node_binary() is None, reason="node is not installed")
 def test_node_tests_that_misbehave_are_dropped_too(repo: GitRepo) -> None:
     repo.write("package.json", '{"name": "p", "scripts": {"test": "node --test"}}\n')
@@ -248,7 +270,9 @@ def test_node_tests_that_misbehave_are_dropped_too(repo: GitRepo) -> None:
 
 
 # -- Nova's own git ------------------------------------------------------------------------
-def test_nova_runs_no_git_in_a_repository_whose_hooks_changed(repo: GitRepo) -> None:
+def test_nova_runs_no_git_in_a_repository_whose_hooks_changed(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo.write("a.py", "A = 1\n")
     head = repo.commit("base")
     user = UserRepo.open(repo.path)
@@ -258,8 +282,12 @@ def test_nova_runs_no_git_in_a_repository_whose_hooks_changed(repo: GitRepo) -> 
     hook.chmod(0o755)
     with pytest.raises(SourceError, match="changed while generated tests ran"):
         user.show(head, "a.py")
+    mine = tmp_path / "tmp"
+    mine.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(mine))
     with pytest.raises(SourceError, match="changed while generated tests ran"):
         Store(user)
+    assert list(mine.iterdir()) == []  # a refused store leaves nothing behind
     assert not (repo.path / "ran").exists()
 
 
@@ -332,3 +360,21 @@ def test_a_push_sends_the_token_as_a_header_and_never_shows_it(
     assert seen and seen[0][0].endswith("/info/refs?service=git-receive-pack")
     assert {auth for _, auth in seen} == {basic}  # the URL's stale credentials are not sent
     assert token not in str(failed.value) and "stale-job-token" not in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("remote", "pushed"),
+    [
+        ("git@github.com:acme/shop.git", "https://github.com/acme/shop.git"),
+        ("ssh://git@gitlab.example:2222/g/p.git", "https://gitlab.example/g/p.git"),
+        ("https://gitlab-ci-token:job@gitlab.example/g/p.git", "https://gitlab.example/g/p.git"),
+        ("https://github.com/acme/shop", "https://github.com/acme/shop"),
+        ("/srv/git/shop.git", None),
+    ],
+)
+def test_a_token_pushes_over_https_without_the_urls_credentials(
+    remote: str, pushed: str | None
+) -> None:
+    from bot.testgen.workspace import token_url
+
+    assert token_url(remote) == pushed

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.testgen.sandbox import choose_isolation
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 from tests.testgen.test_testgen import GOOD, HEADER, build_python_sample, nova_testgen
@@ -162,13 +163,16 @@ def running(marker: str) -> list[str]:
     return found
 
 
+# the strongest isolation here, in the test's id (.ci/run installs bubblewrap when it can)
 @pytest.mark.slow
+@pytest.mark.parametrize("isolation", [choose_isolation().name])
 def test_hostile_generated_tests_are_dropped_and_nothing_leaks(
-    repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    isolation: str,
+    repo: GitRepo,
+    llm_env: FakeOpenAI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from bot.testgen.sandbox import choose_isolation
-
-    isolation = choose_isolation().name  # the strongest here (CI installs bubblewrap)
     sample = build_python_sample(repo)
     # the token where CI templates used to put it: origin's URL and actions/checkout's header
     sample.git("remote", "add", "origin", f"https://oauth2:{ORIGIN_TOKEN}@gitlab.invalid/a/b.git")
@@ -206,10 +210,18 @@ def test_hostile_generated_tests_are_dropped_and_nothing_leaks(
     assert data["isolation"]["name"] == isolation
     assert data["isolation"]["why"].startswith(isolation)
 
-    assert [(c["path"], c["name"]) for c in data["kept"]] == [
-        ("tests/test_nova_good.py", "test_good")
-    ]
+    kept = {c["name"] for c in data["kept"]}
     reasons = {c["name"]: c["reason"] for c in data["dropped"]}
+    if isolation == "bubblewrap":
+        assert kept == {"test_good"}
+    else:  # what they wrote outside is not looked at (and holds no secret: below)
+        assert "test_good" in kept
+        assert kept <= {
+            "test_good",
+            "test_reads_git_config",
+            "test_reads_the_parents_environment",
+            "test_writes_tmp",
+        }
     assert "left 40 process(es)" in reasons["test_leaves_processes"]
     assert "wrote outside its workspace: ~/.bashrc" in reasons["test_writes_home"]
     assert "the test file changed while tests ran" in reasons["test_rewrites_itself"]
@@ -236,8 +248,8 @@ def test_hostile_generated_tests_are_dropped_and_nothing_leaks(
     for where, content in places.items():
         for secret in [*secrets, *encoded]:
             assert secret not in content, f"{secret[:12]}… in {where}"
-    assert "def test_good" in places["patch"] and "hostile" not in places["patch"]
-    assert "test_rewrites_itself" not in places["patch"]
+    assert "def test_good" in places["patch"] and "test_rewrites_itself" not in places["patch"]
+    assert ("hostile" in places["patch"]) == (kept != {"test_good"})
 
     # the checkout is as it was; nothing of the run is left
     assert snapshot(sample.path) == before
