@@ -240,7 +240,10 @@ def _stages(events: Path) -> dict[str, float]:
 
 
 def run_one(name: str) -> dict[str, object]:
-    with tempfile.TemporaryDirectory() as tmp:
+    # not under /tmp: the sandbox mounts its own /tmp, and the repository's .venv must
+    # be reachable inside it
+    (CACHE / "runs").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE / "runs") as tmp:
         repo = Path(tmp) / name
         python = build(name, repo)
         env = {

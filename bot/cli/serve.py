@@ -81,6 +81,7 @@ def _run(settings: Settings) -> None:
 
     import uvicorn
 
+    from bot.errors import ConfigError
     from bot.serve.app import build_app
 
     # the server's own lines only (libraries' request logs stay out), on stderr
@@ -96,7 +97,12 @@ def _run(settings: Settings) -> None:
     # without it every answer waits ~40 ms for the client's delayed ACK
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((settings.serve.host, settings.serve.port))
+    try:
+        sock.bind((settings.serve.host, settings.serve.port))
+    except OSError as exc:
+        sock.close()
+        where = f"{settings.serve.host}:{settings.serve.port}"
+        raise ConfigError(f"cannot listen on {where}: {exc.strerror}") from exc
     sock.listen(2048)  # connections wait in the backlog while the app starts
     host, port = sock.getsockname()[:2]
     click.echo(f"nova serve: listening on http://{host}:{port}", err=True)

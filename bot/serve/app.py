@@ -29,7 +29,7 @@ from bot.hosts.phabricator import webhook as phabricator
 from bot.serve import metrics
 from bot.serve.classify import Context
 from bot.serve.dispatch import Dispatcher
-from bot.serve.jobs import Ignored, JobRequest
+from bot.serve.jobs import Cancel, Ignored, JobRequest
 from bot.serve.queue import Queue
 from bot.serve.settings import ServeSettings
 
@@ -148,11 +148,15 @@ class Server:
             return b"", self._answer(endpoint, 401, {"error": "bad or missing signature"})
         return body, None
 
-    async def _submit(self, endpoint: str, found: JobRequest | Ignored) -> Response:
+    async def _submit(self, endpoint: str, found: JobRequest | Cancel | Ignored) -> Response:
         if isinstance(found, Ignored):
             return self._answer(endpoint, 200, {"status": "ignored", "reason": found.reason})
         try:
-            submitted = self.queue.submit(found)
+            submitted = (
+                self.queue.cancel(found.change)
+                if isinstance(found, Cancel)
+                else self.queue.submit(found)
+            )
         except sqlite3.Error as exc:  # a full or read-only disk: nothing was queued
             log.error("queue: %s", exc)
             return self._answer(endpoint, 503, {"error": "the queue cannot take the job now"})
@@ -162,6 +166,9 @@ class Server:
             self.dispatcher.cancel(submitted.cancel)
             self.dispatcher.dropped(submitted.dropped)
             self.dispatcher.wake.set()
+        if isinstance(found, Cancel):
+            stopped = len(submitted.cancel) + len(submitted.dropped)
+            return self._answer(endpoint, 200, {"status": "cancelled", "jobs": stopped})
         body = {
             "status": "queued",
             "job": submitted.job,

@@ -59,8 +59,8 @@ class Dispatcher:
                 task.cancel()
 
     def dropped(self, requests: tuple[JobRequest, ...]) -> None:
-        """Queued jobs a newer head replaced: their hooks hear they ended (a Harbormaster
-        target of an older diff fails instead of waiting forever)."""
+        """Queued jobs a newer head replaced (or their change closed): their hooks hear they
+        ended (a Harbormaster target of an older diff fails instead of waiting forever)."""
         if self.hooks is None:
             return
         for request in requests:
@@ -103,7 +103,7 @@ class Dispatcher:
         except asyncio.CancelledError:
             if self.stopping:
                 return  # left running: re-queued at the next start
-            outcome = Outcome("superseded", None, "a newer head came")
+            outcome = Outcome("superseded", None, "stopped: a newer head, or the change closed")
         except (NovaError, OSError, ValueError) as exc:
             outcome = Outcome("failed", None, redact(str(exc)))
         finally:

@@ -43,6 +43,19 @@ NEVER = frozenset(
         "NOVA_GITHUB_APP_PRIVATE_KEY",
     }
 )
+# One run's own values: a server started inside a CI job must not hand its run to every job
+# (a job's own come from its request: its build target, its repository for testgen).
+_PER_RUN = frozenset(
+    {
+        "NOVA_HARBORMASTER_TARGET",
+        "NOVA_EXECUTION_ID",
+        "GITHUB_ACTIONS",
+        "GITHUB_EVENT_PATH",
+        "GITHUB_OUTPUT",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_REPOSITORY",
+    }
+)
 _HOSTS = {
     "github": ("GITHUB_",),
     "gitlab": ("GITLAB_", "CI_SERVER_URL", "CI_API_V4_URL"),
@@ -58,7 +71,7 @@ def _model_keys() -> frozenset[str]:
 
 
 def _wanted(name: str, host: str) -> bool:
-    if name in NEVER or name.startswith("NOVA_SERVE_"):
+    if name in NEVER or name in _PER_RUN or name.startswith("NOVA_SERVE_"):
         return False
     if name.startswith("NOVA_"):
         return True

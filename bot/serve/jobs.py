@@ -1,5 +1,5 @@
-"""What a webhook asks for: a ``JobRequest`` (plain data, stored in the queue) or
-``Ignored`` with the reason the server answers."""
+"""What a webhook asks for: a ``JobRequest`` (plain data, stored in the queue), ``Cancel``
+(the change was closed) or ``Ignored`` with the reason the server answers."""
 
 from __future__ import annotations
 
@@ -8,13 +8,21 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["KINDS", "Ignored", "JobRequest", "same_secret"]
+__all__ = ["KINDS", "Cancel", "Ignored", "JobRequest", "same_secret"]
 
 KINDS = ("review", "respond", "testgen")
 
 
 @dataclass(frozen=True)
 class Ignored:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """The change was closed: its queued and running jobs stop."""
+
+    change: str
     reason: str
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 __all__ = ["render"]
 
-_OUTCOMES = ("done", "failed", "timeout", "killed")
+_OUTCOMES = ("done", "failed", "timeout", "killed", "cancelled")
 
 
 def render(stats: Mapping[str, int], requests: Mapping[tuple[str, str], int]) -> str:

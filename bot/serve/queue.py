@@ -2,9 +2,9 @@
 
 - A delivery id is stored once: a redelivery is a no-op (counted as a duplicate).
 - One job per change runs at a time. A request for the same head as a queued or running
-  job of its key (kind + change) is a duplicate; a newer head replaces a queued job of the
-  key (``superseded``) and marks a running one ``cancelling`` (the caller stops it; it
-  ends ``superseded``).
+  job of its key (kind + change), or as its last job that ended ``done``, is a
+  duplicate; a newer head replaces a queued job of the key (``superseded``) and marks a
+  running one ``cancelling`` (the caller stops it; it ends ``superseded``).
 - ``recover`` (at start): what was running is queued again until ``max_attempts``
   starts, then ``failed``. A job is marked running in the same transaction that claims
   it, so a crash can re-run a job but never lose one.
@@ -56,7 +56,7 @@ class Job:
 
 @dataclass(frozen=True)
 class Submitted:
-    status: str  # queued | duplicate
+    status: str  # queued | duplicate | cancelled
     job: int | None = None
     cancel: tuple[int, ...] = ()  # running jobs the caller must stop (a newer head came)
     dropped: tuple[JobRequest, ...] = ()  # queued jobs replaced by the newer head
@@ -97,38 +97,62 @@ class Queue:
             seen = db.execute(
                 "INSERT OR IGNORE INTO deliveries VALUES (?, ?)", (request.delivery, now)
             )
-            if seen.rowcount == 0:
-                self._count(db, "duplicates")
-                return Submitted("duplicate")
             active = db.execute(
                 "SELECT id, head, state FROM jobs WHERE key = ? AND state IN (?, ?, ?)",
                 (request.key, *ACTIVE),
             ).fetchall()
-            if any(head == request.head and state != "cancelling" for _, head, state in active):
+            if seen.rowcount == 0 or self._known_head(db, request, active):
                 self._count(db, "duplicates")
                 return Submitted("duplicate")
-            cancel: list[int] = []
-            dropped: list[JobRequest] = []
-            for job_id, _, state in active:
-                if state == "queued":
-                    text = db.execute("SELECT request FROM jobs WHERE id = ?", (job_id,)).fetchone()
-                    dropped.append(JobRequest.from_json(text[0]))
-                    db.execute(
-                        "UPDATE jobs SET state = 'superseded', outcome = 'superseded', "
-                        "finished = ? WHERE id = ?",
-                        (now, job_id),
-                    )
-                    self._count(db, "superseded")
-                elif state == "running":
-                    db.execute("UPDATE jobs SET state = 'cancelling' WHERE id = ?", (job_id,))
-                    cancel.append(job_id)
+            cancel, dropped = self._supersede(db, active, now)
             self._count(db, "submitted")
             cur = db.execute(
                 "INSERT INTO jobs (key, change, head, request, state, created) "
                 "VALUES (?, ?, ?, ?, 'queued', ?)",
                 (request.key, request.change, request.head, request.to_json(), now),
             )
-            return Submitted("queued", cur.lastrowid, tuple(cancel), tuple(dropped))
+            return Submitted("queued", cur.lastrowid, cancel, dropped)
+
+    @staticmethod
+    def _known_head(
+        db: sqlite3.Connection, request: JobRequest, active: list[tuple[int, str, str]]
+    ) -> bool:
+        """The head is queued or running already, or the key's last job ran it to its end
+        (a Herald webhook for a comment on an unchanged diff, a reopened pull request). A
+        build target always runs: it waits for its own verdict."""
+        if request.target:
+            return False
+        if any(head == request.head and state != "cancelling" for _, head, state in active):
+            return True
+        if not request.head:
+            return False
+        last = db.execute(
+            "SELECT head, state FROM jobs WHERE key = ? ORDER BY id DESC LIMIT 1",
+            (request.key,),
+        ).fetchone()
+        return last is not None and tuple(last) == (request.head, "done")
+
+    def _supersede(
+        self, db: sqlite3.Connection, active: list[tuple[int, str, str]], now: float
+    ) -> tuple[tuple[int, ...], tuple[JobRequest, ...]]:
+        """A newer head came: queued jobs of the key end ``superseded`` (returned, for their
+        hooks), running ones are marked ``cancelling`` (returned: the caller stops them)."""
+        cancel: list[int] = []
+        dropped: list[JobRequest] = []
+        for job_id, _, state in active:
+            if state == "queued":
+                text = db.execute("SELECT request FROM jobs WHERE id = ?", (job_id,)).fetchone()
+                dropped.append(JobRequest.from_json(text[0]))
+                db.execute(
+                    "UPDATE jobs SET state = 'superseded', outcome = 'superseded', "
+                    "finished = ? WHERE id = ?",
+                    (now, job_id),
+                )
+                self._count(db, "superseded")
+            elif state == "running":
+                db.execute("UPDATE jobs SET state = 'cancelling' WHERE id = ?", (job_id,))
+                cancel.append(job_id)
+        return tuple(cancel), tuple(dropped)
 
     def claim(self, limit: int) -> list[Job]:
         """Up to ``limit`` queued jobs, oldest first, none of a change that has a job
@@ -160,12 +184,14 @@ class Queue:
             return jobs
 
     def finish(self, job_id: int, outcome: str, exit_code: int | None) -> str:
-        """Record a job's end; a job stopped for a newer head ends ``superseded``."""
+        """Record a job's end; a job stopped for a newer head ends ``superseded``, one
+        whose change was closed ``cancelled``."""
         with self._tx() as db:
-            row = db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            row = db.execute("SELECT state, outcome FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None or row[0] not in ("running", "cancelling"):
                 return row[0] if row else "unknown"
-            state = "superseded" if row[0] == "cancelling" else outcome
+            # stopped on purpose: for a newer head, or (outcome set) its change was closed
+            state = (row[1] or "superseded") if row[0] == "cancelling" else outcome
             db.execute(
                 "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, finished = ? WHERE id = ?",
                 (state, state, exit_code, time.time(), job_id),
@@ -173,18 +199,48 @@ class Queue:
             self._count(db, "superseded" if state == "superseded" else f"outcome:{state}")
             return state
 
+    def cancel(self, change: str) -> Submitted:
+        """The change was closed: its queued jobs end ``cancelled``, its running ones are
+        marked to stop (``Submitted.cancel``; they end ``cancelled``)."""
+        now = time.time()
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT id, state, request FROM jobs WHERE change = ? AND state IN (?, ?)",
+                (change, "queued", "running"),
+            ).fetchall()
+            running = tuple(job_id for job_id, state, _ in rows if state == "running")
+            dropped = tuple(
+                JobRequest.from_json(text) for _, state, text in rows if state == "queued"
+            )
+            db.execute(
+                "UPDATE jobs SET state = 'cancelled', outcome = 'cancelled', finished = ? "
+                "WHERE change = ? AND state = 'queued'",
+                (now, change),
+            )
+            if dropped:
+                self._count(db, "outcome:cancelled", len(dropped))
+            db.execute(
+                "UPDATE jobs SET state = 'cancelling', outcome = 'cancelled' "
+                "WHERE change = ? AND state = 'running'",
+                (change,),
+            )
+            return Submitted("cancelled", None, running, dropped)
+
     def recover(self, max_attempts: int) -> tuple[int, int]:
         """After a restart: running jobs queued again (or failed past ``max_attempts``).
         Returns (requeued, failed)."""
         now = time.time()
         with self._tx() as db:
-            stopped = db.execute(
-                "UPDATE jobs SET state = 'superseded', outcome = 'superseded', finished = ? "
+            for (outcome,) in db.execute(
+                "SELECT outcome FROM jobs WHERE state = 'cancelling'"
+            ).fetchall():
+                self._count(db, f"outcome:{outcome}" if outcome else "superseded")
+            db.execute(
+                "UPDATE jobs SET state = COALESCE(outcome, 'superseded'), "
+                "outcome = COALESCE(outcome, 'superseded'), finished = ? "
                 "WHERE state = 'cancelling'",
                 (now,),
-            ).rowcount
-            if stopped:
-                self._count(db, "superseded", stopped)
+            )
             # what is kept: deliveries and ended jobs of the last RETENTION seconds (the
             # counters keep the totals)
             db.execute("DELETE FROM deliveries WHERE received < ?", (now - RETENTION,))

@@ -55,8 +55,8 @@ def make_server(settings: Settings, server_env: Mapping[str, str]) -> Server:
     serve = settings.serve
     data_dir = Path(serve.data_dir).resolve()
     try:
-        for sub in ("", "jobs", "logs"):
-            (data_dir / sub).mkdir(parents=True, exist_ok=True)
+        for sub in ("", "jobs", "logs"):  # the jobs' output: for the server's user only
+            (data_dir / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot use NOVA_SERVE_DATA_DIR {data_dir}: {exc.strerror}") from exc
     env = dict(server_env)

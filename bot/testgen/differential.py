@@ -31,11 +31,12 @@ from bot.testgen.workspace import Workspace, WriteRefused
 __all__ = ["DifferentialPlan", "generate_differential", "static_side_effect"]
 
 PROBE = Path(__file__).with_name("probe.py")
-DRAWN = 50  # inputs drawn from type hints per function
+DRAWN = 100  # inputs drawn from type hints per function
 MAX_CHANGED = 8  # tests per function pinning a changed behaviour
 MAX_AGREED = 3  # and guarding an unchanged one
 CALL_SECONDS = 1.0
 RUN_SECONDS = 40.0  # all calls of one side-runner run
+SLOW_MS = 250  # a call slower than this is not made a test: the gates run each test often
 MAX_FILES = 3  # test files written (each costs several runs of the gates)
 _DRAW_PACKAGES = (
     "hypothesis",
@@ -153,12 +154,18 @@ class DifferentialPlan:
     module: str
     functions: dict[str, list[dict[str, object]]] = field(default_factory=dict)
     via: dict[str, list[str]] = field(default_factory=dict)  # name -> private names it reaches
+    strings: dict[str, list[str]] = field(default_factory=dict)  # words of its tests, to draw
 
     def spec(self, draw: int) -> dict[str, object]:
         return {
             "module": self.module,
             "functions": [
-                {"qualname": q, "inputs": inputs, "draw": draw}
+                {
+                    "qualname": q,
+                    "inputs": inputs,
+                    "draw": draw,
+                    "strings": self.strings.get(q, []),
+                }
                 for q, inputs in self.functions.items()
             ],
         }
@@ -254,13 +261,25 @@ def _candidates(
     short = owner.rsplit(".", 1)[-1]
     if member == "__init__":
         return found.get(short, [])
+    calls = [c for c in found.get(member, []) if c.ctor is None or c.receiver == short]
     return list(
         dict.fromkeys(
             scenarios_from_tests(tests, short, member)
             + scenarios_from_doctests(source, short, member, path)
-            + found.get(member, [])
+            + sorted(calls, key=lambda c: c.ctor is None)  # built in place first
         )
     )
+
+
+def _words(tests: dict[str, str], name: str) -> list[str]:
+    """Short string literals of the test files that mention ``name``: what a drawn
+    string argument is chosen from, so a unit is ``'V'`` and not ``'&L/l+'``."""
+    out = []
+    for c in literal_pool(tests, name, limit=200):
+        value = ast.literal_eval(c.args[0] or "0")
+        if isinstance(value, str) and len(value) <= 12 and value.isprintable():
+            out.append(value)
+    return sorted(set(out))[:40]
 
 
 def _one_parameter(source: str, name: str) -> bool:
@@ -295,6 +314,7 @@ def _plans(
             candidates = _candidates(name, source, path, tests, found)
             plan.functions[name] = [c.to_dict() for c in candidates]
             plan.via[name] = group[name]
+            plan.strings[name] = _words(tests, name.rsplit(".", 1)[-1])
         if plan.functions:
             plans.append(plan)
     return plans
@@ -321,7 +341,8 @@ def _describe(outcome: str) -> str:
         return "did not exist"
     data = json.loads(outcome)
     if data.get("kind") == "raises":
-        return f"raised {data['type']}"
+        message = data.get("message")
+        return f"raised {data['type']}" + (f"({message!r})" if message else "")
     if data.get("kind") == "value":
         shown = data.get("state", {}).get("value") if data["value"] == "None" else None
         value = str(data["value"]) if shown is None else f"None, leaving {shown}"
@@ -357,12 +378,15 @@ def _compare(
     parent_runs = [_outcomes(d, name) for d in parent]
     changed: list[Example] = []
     agreed: list[Example] = []
-    unstable = unusable = 0
+    unstable = unusable = slow = 0
     for result in entry["results"]:
         key, outcome = _key(result), result["outcome"]
         ours = {json.dumps(outcome, sort_keys=True), *(r.get(key, "?") for r in head_runs)}
         if outcome["kind"] not in ("value", "raises"):
             unusable += 1
+            continue
+        if int(result.get("ms", 0)) > SLOW_MS:  # each run of the test would pay it again
+            slow += 1
             continue
         if len(ours) > 1:
             unstable += 1
@@ -381,7 +405,9 @@ def _compare(
     if unstable:
         note += f", {unstable} non-deterministic (dropped)"
     if unusable:
-        note += f", {unusable} unusable (too slow, or a value that does not render)"
+        note += f", {unusable} unusable (past the time of a call, or a value that does not render)"
+    if slow:
+        note += f", {slow} slower than {SLOW_MS} ms a call (not written)"
 
     def rank(e: Example) -> tuple[int, int]:  # the project's own inputs, then the simplest
         size = sum(map(len, e.args)) + sum(len(k) + len(v) for k, v in e.kwargs.items())

@@ -80,7 +80,10 @@ class TestCase:
         }
 
     def dropped_dict(self) -> dict[str, object]:
-        return {"path": self.path, "name": self.name, "reason": self.reason}
+        out: dict[str, object] = {"path": self.path, "name": self.name, "reason": self.reason}
+        if self.evidence.get("calls"):
+            out["calls"] = self.evidence["calls"]  # what it called, head and parent
+        return out
 
 
 def mutants(line: str, language: str = "python") -> Iterator[tuple[str, str]]:

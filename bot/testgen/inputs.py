@@ -72,6 +72,7 @@ class Candidate:
     origin: str = field(default="", compare=False)
     ctor: tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]] | None = None
     steps: tuple[str, ...] = ()
+    receiver: str = field(default="", compare=False)  # the class ``ctor`` builds
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -327,6 +328,33 @@ def _candidate(
     return Candidate(tuple(ast.unparse(a) for a in args), tuple(named), tuple(imports), origin)
 
 
+def _on_instance(
+    found: Candidate,
+    call: ast.Call,
+    row: dict[str, ast.expr],
+    env: dict[str, ast.expr],
+    bound: set[str],
+) -> Candidate:
+    """``Cls(a).member(b)``: the member's call on an instance built in place; the
+    constructor's arguments go with it (with the same table row put in)."""
+    inner = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if not isinstance(inner, ast.Call):
+        return found
+    name = _callee(inner)
+    built = _candidate(inner, row, env, bound, list(found.imports), found.origin)
+    if built is None or not name:
+        return found
+    return Candidate(
+        found.args,
+        found.kwargs,
+        found.imports,
+        found.origin,
+        (built.args, built.kwargs),
+        (),
+        name,
+    )
+
+
 def inputs_from_tests(files: dict[str, str], names: set[str]) -> dict[str, list[Candidate]]:
     """Each function name's candidate inputs from the test files (path -> source): its
     calls, with parametrize rows and table loops followed into them, and names bound to
@@ -358,7 +386,7 @@ def inputs_from_tests(files: dict[str, str], names: set[str]) -> dict[str, list[
                 for row in here:
                     found = _candidate(call, row, env, bound, imports, f"{path}:{call.lineno}")
                     if found is not None:
-                        out[callee].append(found)
+                        out[callee].append(_on_instance(found, call, row, env, bound))
     return {n: list(dict.fromkeys(c))[:MAX_PER_FUNCTION] for n, c in out.items()}
 
 

@@ -196,9 +196,15 @@ def covered_count(targets: list[Target], executed: Lines) -> int:
 def measure_baseline(
     targets: list[Target], ws: Workspace, runner: Runner
 ) -> tuple[str | None, int | None]:
-    """Fill ``uncovered`` from a coverage run of the existing suite. Returns (a note when it
-    could not, the number of changed lines the suite runs)."""
-    measured = runner.line_coverage(ws, [])
+    """Fill ``uncovered`` from one coverage run of the existing tests that mention a
+    changed name (the whole suite when none does: a big suite is not run under coverage
+    for changes its other files never name). Returns (a note when it could not, the
+    number of changed lines those tests run)."""
+    mentioning = sorted({p for t in targets for p in t.existing_tests})
+    # a test file that no longer imports (an old test of a removed name) must not stop
+    # the others from running
+    keep_going = ["--continue-on-collection-errors"] if runner.language == "python" else []
+    measured = runner.line_coverage(ws, [*keep_going, *mentioning])
     if measured is None:
         return "the existing suite could not be run under coverage", None
     executed, missing = measured

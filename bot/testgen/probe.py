@@ -285,6 +285,7 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
         else:
             loose.append((values, scope))
     count = int(spec.get("draw", 0))
+    strings = [str(w) for w in spec.get("strings", [])]
     if needs_obj and count:
         scope = _scope([], named)
         guessed = objects.guessed_args(init)
@@ -293,11 +294,14 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
     if named.kind == "property":
         loose = [(([], {}), _scope([], named))]
     elif needs_obj and count:
-        loose += [(d, {}) for d in objects.draw(named.func, count, True)]  # type: ignore[arg-type]
-        if sig is not None and all(p.default is not p.empty for p in sig.parameters.values()):
+        loose += [(d, {}) for d in objects.draw(named.func, count, True, strings)]  # type: ignore[arg-type]
+        if sig is not None and objects.no_arguments_needed(sig):
             loose.append((([], {}), {}))
     elif count:
-        cases += [_Case(None, [], d, {}, "drawn") for d in objects.draw(named.func, count)]  # type: ignore[arg-type]
+        drawn = objects.draw(named.func, count, strings=strings)  # type: ignore[arg-type]
+        cases += [_Case(None, [], d, {}, "drawn") for d in drawn]
+        if sig is not None and objects.no_arguments_needed(sig):
+            cases.append(_Case(None, [], ([], {}), {}, "defaults"))  # every default
     pairs = itertools.islice(itertools.product(pool[:6], loose[:12]), 72)
     for (built, scope), (values, _) in pairs:
         cases.append(_Case(built, [], values, scope, "drawn"))
@@ -382,8 +386,9 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
 def _message(exc: BaseException) -> str:
     """The exception's message when a test can match it (short, one line, no address)."""
     try:
-        text = str(exc)
-    except Exception:
+        group = getattr(exc, "message", None) if hasattr(exc, "exceptions") else None
+        text = group if isinstance(group, str) else str(exc)  # pytest matches a group's
+    except Exception:  # message, not its str (which counts the sub-exceptions)
         return ""
     return text if 0 < len(text) <= 100 and "\n" not in text and "0x" not in text else ""
 
@@ -417,10 +422,12 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         if key in seen:
             continue
         seen.add(key)
+        started = time.monotonic()
         outcome = call(named, case, seconds)
         if outcome["kind"] == "side effect":
             return {"skipped": outcome["why"], "params": params, "results": []}
-        results.append({**shown, "outcome": outcome, "origin": case.origin})
+        ms = round((time.monotonic() - started) * 1000)
+        results.append({**shown, "outcome": outcome, "origin": case.origin, "ms": ms})
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
 
 

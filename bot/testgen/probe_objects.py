@@ -126,6 +126,14 @@ def guessed_args(sig: inspect.Signature | None) -> list[dict[str, str]]:
     return []
 
 
+def no_arguments_needed(sig: inspect.Signature) -> bool:
+    """Whether a call with no arguments is a call with every default."""
+    return all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in sig.parameters.values()
+    )
+
+
 def is_iterator(value: object) -> bool:
     return isinstance(value, collections.abc.Iterator) and not isinstance(value, (str, bytes, dict))
 
@@ -186,9 +194,11 @@ _SMALL: dict[typing.Any, list[typing.Any]] = {
 }
 
 
-def _strategy(hint: typing.Any) -> typing.Any:
+def _strategy(hint: typing.Any, strings: list[str] = ()) -> typing.Any:  # type: ignore[assignment]
     from hypothesis import strategies as st
 
+    if hint is str and len(strings) >= 2:  # the project's own words, not random ones
+        return st.sampled_from(sorted({"", *strings}))  # and the empty string, always
     if hint in (int, float, str, bool, bytes):
         small = {
             int: st.integers(-10, 100),
@@ -236,7 +246,12 @@ def _small_values(required: list[tuple[str, object]], count: int) -> list[Args]:
     return [([c[(i + k) % len(c)] for k, c in enumerate(columns)], {}) for i in range(count)]
 
 
-def draw(func: Callable[..., object], count: int, skip_self: bool = False) -> list[Args]:
+def draw(
+    func: Callable[..., object],
+    count: int,
+    skip_self: bool = False,
+    strings: list[str] = (),  # type: ignore[assignment]
+) -> list[Args]:
     """Up to ``count`` argument lists from the signature's type hints (required
     parameters positional, optional ones by keyword): Hypothesis' strategies when the
     project has Hypothesis (derandomized: the same on every run), else a few small values
@@ -258,8 +273,8 @@ def draw(func: Callable[..., object], count: int, skip_self: bool = False) -> li
         except (ImportError, SyntaxError):  # another Python version than Nova's
             return _small_values(required, count)
     try:
-        positional = st.tuples(*(_strategy(t) for _, t in required))
-        named = st.fixed_dictionaries({}, optional={n: _strategy(t) for n, t in optional})
+        positional = st.tuples(*(_strategy(t, strings) for _, t in required))
+        named = st.fixed_dictionaries({}, optional={n: _strategy(t, strings) for n, t in optional})
 
         @settings(
             max_examples=count * 2,

@@ -105,4 +105,15 @@ def entries(source: str, qualname: str) -> list[Entry]:
         short = {q.rsplit(".", 1)[-1] for q in callers if "." not in q} | callers
         if len(found) >= MAX_CALLERS:
             break
+    owner = target.rsplit(".", 1)[0] if "." in target else ""
+    if not found and owner in defs and defs[owner][1] and not _private(owner):
+        # a private method no code names (reached by getattr, a descriptor): through the
+        # public methods of its class
+        members = [
+            q
+            for q, (_node, is_class) in defs.items()
+            if q.rsplit(".", 1)[0] == owner and not is_class and not _private(q)
+        ]
+        members.sort(key=lambda q: q.rsplit(".", 1)[-1].startswith("__"))  # named ones first
+        found = [Entry(q, target) for q in members]
     return found[:MAX_CALLERS]

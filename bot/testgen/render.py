@@ -40,7 +40,7 @@ class Example:
             len(self.args),
             tuple(sorted(self.kwargs)),
             self.outcome.get("view"),
-            "message" in self.outcome,
+            self.outcome.get("message"),  # one pattern for the rows of one test
             bool(self.outcome.get("state")),
             self.new,
         )
@@ -286,8 +286,9 @@ def _groups(func: str, examples: list[Example]) -> list[_Group]:
 
 def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
     setup, call = setup_and_call(func, e, e.args, e.kwargs)
+    message = e.outcome.get("message")
     head = (
-        f"raises {e.outcome['type']}"
+        f"raises {e.outcome['type']}" + (f"({message!r})" if message else "")
         if e.outcome["kind"] == "raises"
         else str(e.outcome.get("value"))
     )

@@ -115,7 +115,8 @@ def _replayable(
         if not _mentions(sub, var) or sub is stmt:
             continue
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
-            if isinstance(sub.func.value, ast.Name) and sub.func.value.id == var:
+            acting = isinstance(stmt, ast.Expr) and stmt.value is sub  # not a read in an assert
+            if acting and isinstance(sub.func.value, ast.Name) and sub.func.value.id == var:
                 args = [inline(a, env) for a in sub.args]
                 kws = [inline(k.value, env) for k in sub.keywords]
                 if not all(_plain(a, bound) for a in [*args, *kws]):

@@ -1,16 +1,15 @@
 """The full-suite gate, honest about what was broken before Nova came.
 
-The project's suite runs with the kept tests. When it fails, it runs once more without
-Nova's tests (the baseline). Tests that fail in both runs already failed: they are named
-in the report and never blamed on Nova's tests. A kept test that fails only inside the
-whole suite is dropped; a project test that fails only when Nova's tests are there means
-Nova's tests disturb the suite, and nothing is proposed.
+The project's suite runs with the kept tests. When it fails, the test files that failed
+run once more without Nova's tests (the baseline). Tests that fail in both runs already
+failed: they are named in the report and never blamed on Nova's tests. A kept test that
+fails only inside the whole suite is dropped; a project test that fails only when Nova's
+tests are there means Nova's tests disturb the suite, and nothing is proposed.
 """
 
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +45,7 @@ def _pytest_failures(report: Path) -> set[str]:
     """``module.Class::name`` of each test that failed or errored (junit's own names)."""
     root = ElementTree.parse(report).getroot()
     return {
-        f"{case.get('classname', '')}::{case.get('name', '')}"
+        (f"{case.get('classname')}::" if case.get("classname") else "") + case.get("name", "")
         for case in root.iter("testcase")
         if any(child.tag in ("failure", "error") for child in case)
     }
@@ -57,14 +56,37 @@ def test_id_module(path: str) -> str:
     return path[:-3].replace("/", ".") if path.endswith(".py") else path
 
 
-def run_suite(ws: Workspace, fw: Framework, hidden: Sequence[str] = ()) -> SuiteRun:
-    """The whole suite, with the ``hidden`` files (Nova's tests) absent for this run."""
-    with tempfile.TemporaryDirectory() as tmp, ws.replaced(dict.fromkeys(hidden)):
-        report = Path(tmp) / "suite.xml"
+def _files_of(ws: Workspace, failures: set[str]) -> list[str] | None:
+    """The test files of junit ids (``tests.test_x.TestY::name``), or None when one
+    cannot be told."""
+    files = set()
+    for test_id in failures:
+        parts = test_id.split("::", 1)[0].split(".")
+        found = next(
+            (
+                "/".join(parts[:i]) + ".py"
+                for i in range(len(parts), 0, -1)
+                if (ws.root / ("/".join(parts[:i]) + ".py")).is_file()
+            ),
+            None,
+        )
+        if found is None:
+            return None
+        files.add(found)
+    return sorted(files)
+
+
+def run_suite(
+    ws: Workspace, fw: Framework, hidden: Sequence[str] = (), only: Sequence[str] = ()
+) -> SuiteRun:
+    """The whole suite (or the test files ``only``, with pytest), with the ``hidden``
+    files (Nova's tests) absent for this run."""
+    with ws.outputs() as tmp, ws.replaced(dict.fromkeys(hidden)):
+        report = tmp / "suite.xml"
         args = list(fw.run_suite)
         pytest = "pytest" in args
-        if pytest:
-            args.append(f"--junitxml={report}")
+        if pytest:  # a file that does not import must not stop the rest of the suite
+            args += [f"--junitxml={report}", "--continue-on-collection-errors", *only]
         run = ws.run(args, timeout=SUITE_SECONDS, limit_memory=False)
         if pytest and report.is_file():
             try:
@@ -88,7 +110,14 @@ def judge_suite(ws: Workspace, fw: Framework, files: list[str]) -> SuiteVerdict:
     with_tests = run_suite(ws, fw)
     if with_tests.passed:
         return SuiteVerdict(True, output=with_tests.output)
-    baseline = run_suite(ws, fw, files)
+    # the baseline: the files that failed, again without Nova's tests (the whole suite
+    # when they cannot be told, or it is not pytest)
+    failed_files = _files_of(ws, with_tests.failures) if with_tests.itemised else None
+    project_files = [f for f in failed_files or [] if f not in files]
+    if failed_files is not None and not project_files:
+        baseline = SuiteRun(True, set(), "", True)  # only Nova's own tests failed
+    else:
+        baseline = run_suite(ws, fw, files, project_files if failed_files is not None else ())
     if not with_tests.itemised or not baseline.itemised:
         # only pass/fail is known: the kept tests are blamed only if the suite passed
         # without them

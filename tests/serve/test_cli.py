@@ -54,3 +54,32 @@ def test_bad_values_name_their_variable(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("NOVA_SERVE_MAX_JOBS", "0")
     code, out = serve("--data-dir", str(tmp_path))
     assert code == 2 and "NOVA_SERVE_MAX_JOBS" in out
+
+
+def test_a_port_in_use(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        result = CliRunner().invoke(cli, ["serve", "--port", port, "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in result.output
+
+
+def test_old_job_logs_are_pruned_at_start(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from bot.serve.executors.local import LocalExecutor
+    from bot.serve.queue import RETENTION
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    old, new = logs / "1.log", logs / "2.log"
+    old.write_text("old")
+    new.write_text("new")
+    past = time.time() - RETENTION - 60
+    os.utime(old, (past, past))
+    LocalExecutor(tmp_path, 10.0)
+    assert not old.exists() and new.exists()

@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from bot.errors import ServiceError
+from bot.serve.executors import Outcome
+from bot.serve.executors.kubernetes import KubernetesExecutor, job_name
+from bot.serve.jobs import JobRequest
+from bot.serve.queue import Job
 from tests.serve.support import SECRETS, ServeProcess, base_env, github_post, pull_request
 from tests.serve.test_server import _wait
 from tests.servers.kubernetes_server import FakeKubernetes
@@ -103,3 +109,100 @@ def test_a_newer_head_deletes_the_running_job(k8s: FakeKubernetes, tmp_path: Pat
         assert m["nova_serve_superseded_total"] == 1
     finally:
         server.stop()
+
+
+def test_a_testgen_job_clones_in_an_init_container(k8s: FakeKubernetes, tmp_path: Path) -> None:
+    env = base_env(tmp_path, KUBECONFIG=str(_kubeconfig(tmp_path, k8s)), NOVA_SERVE_TESTGEN="1")
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    server = ServeProcess(tmp_path / "a", env, "--executor", "kubernetes").start()
+    try:
+        push = {
+            "ref": "refs/heads/main",
+            "after": "d" * 40,
+            "repository": {
+                "full_name": "acme/shop",
+                "default_branch": "main",
+                "clone_url": "https://github.example/acme/shop.git",
+            },
+            "sender": {"login": "ada", "type": "User"},
+        }
+        assert github_post(server.client, "push", push, "p-1").status_code == 202
+        _wait(lambda: len(k8s.jobs) == 1)
+        (job,) = k8s.jobs.values()
+        pod = job["spec"]["template"]["spec"]
+        (init,) = pod["initContainers"]
+        assert init["command"][:2] == ["sh", "-c"]
+        init_env = {e["name"]: e["value"] for e in init["env"]}
+        assert init_env["NOVA_CLONE_URL"] == "https://github.example/acme/shop.git"
+        assert init_env["NOVA_HEAD"] == "d" * 40
+        (main,) = pod["containers"]
+        assert main["args"] == ["testgen", "d" * 40, "--repo", "checkout", "--publish", "github"]
+        assert main["workingDir"] == init["workingDir"] == "/work"
+        assert {m["mountPath"] for m in main["volumeMounts"]} >= {"/work", "/tmp"}
+        assert {e["name"]: e["value"] for e in main["env"]}["GITHUB_REPOSITORY"] == "acme/shop"
+    finally:
+        server.stop()
+
+
+def _executor(k8s: FakeKubernetes) -> KubernetesExecutor:
+    from kubernetes import client
+
+    config = client.Configuration()
+    config.host = k8s.url
+    config.api_key = {"authorization": k8s.token}
+    config.api_key_prefix = {"authorization": "Bearer"}
+    executor = KubernetesExecutor(
+        client.BatchV1Api(client.ApiClient(config)), "nova", "img", "nova-job", 60
+    )
+    executor.backoff = 0.01
+    return executor
+
+
+def _job(n: int) -> Job:
+    ref = f"acme/shop#{n}"
+    return Job(n, JobRequest("github", "review", f"github:{ref}", ref, "a" * 40, f"d{n}"), 1)
+
+
+def test_a_busy_api_is_retried_then_the_job_runs(k8s: FakeKubernetes) -> None:
+    k8s.create_faults = [503, 429]
+    executor = _executor(k8s)
+
+    async def run() -> Outcome:
+        task = asyncio.create_task(executor.run(_job(1), {}))
+        while not k8s.jobs:
+            await asyncio.sleep(0.02)
+        k8s.finish(job_name(_job(1)))
+        return await task
+
+    assert asyncio.run(run()) == Outcome("done", 0)
+    assert len(k8s.creates) == 3
+
+
+def test_a_refused_create_is_one_clear_error(k8s: FakeKubernetes) -> None:
+    k8s.create_faults = [403]
+    with pytest.raises(ServiceError, match="Kubernetes refused Job nova-review-.*403"):
+        asyncio.run(_executor(k8s).run(_job(2), {}))
+    assert len(k8s.creates) == 1 and not k8s.jobs  # a 403 is not retried
+
+
+def test_a_head_whose_job_failed_runs_again_one_that_passed_does_not(
+    k8s: FakeKubernetes,
+) -> None:
+    executor = _executor(k8s)
+    failed, passed = _job(3), _job(4)
+
+    async def run(job: Job, ok: bool) -> Outcome:
+        task = asyncio.create_task(executor.run(job, {}))
+        name = job_name(job)
+        while ("nova", name) not in k8s.jobs or k8s.jobs[("nova", name)]["status"]:
+            await asyncio.sleep(0.02)
+        k8s.finish(name, ok=ok)
+        return await task
+
+    assert asyncio.run(run(failed, ok=False)).state == "failed"
+    assert asyncio.run(run(failed, ok=True)) == Outcome("done", 0)  # a new Job for the retry
+    # creates: the first, the retry's 409, the retry's after the old Job was deleted
+    assert k8s.deleted == [job_name(failed)] and len(k8s.creates) == 3
+    assert asyncio.run(run(passed, ok=True)) == Outcome("done", 0)
+    assert asyncio.run(executor.run(passed, {})) == Outcome("done", 0)  # 409: done already
+    assert len(k8s.creates) == 5 and len(k8s.deleted) == 1  # the last was a 409

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from bot.serve.jobs import JobRequest
 from bot.serve.queue import RETENTION, Queue
 
-FINAL = {"done", "failed", "superseded"}
+FINAL = {"done", "failed", "superseded", "cancelled"}
 
 
 def request(change: int, head: int, delivery: int, respond: bool = False) -> JobRequest:
@@ -44,6 +45,7 @@ steps = st.lists(
         st.tuples(st.just("claim"), st.integers(1, 3)),
         st.tuples(st.just("finish"), st.integers(0, 20)),
         st.tuples(st.just("restart"), st.integers(1, 3)),
+        st.tuples(st.just("close"), st.integers(0, 3)),
     ),
     max_size=40,
 )
@@ -76,6 +78,11 @@ def test_queue_invariants(actions: list[tuple]) -> None:  # type: ignore[type-ar
                 job_id = sorted(running)[action[1] % len(running)]
                 assert queue.finish(job_id, "done", 0) in FINAL
                 running.discard(job_id)
+            elif action[0] == "close":
+                out = queue.cancel(f"github:acme/shop#{action[1]}")
+                for job_id in out.cancel:
+                    assert queue.finish(job_id, "done", 0) == "cancelled"
+                    running.discard(job_id)
             elif action[0] == "restart":
                 queue.close()
                 queue = Queue(Path(tmp))
@@ -133,3 +140,40 @@ def test_old_deliveries_and_ended_jobs_are_pruned_but_still_counted(tmp_path: Pa
     stats = queue.stats()
     assert "state:done" not in stats and stats["outcome:done"] == stats["submitted"] == 1
     assert queue.submit(request(1, 1, 1)).status == "queued"  # forgotten after RETENTION
+
+
+def test_a_head_already_reviewed_is_not_reviewed_again_but_a_build_target_is(
+    tmp_path: Path,
+) -> None:
+    queue = Queue(tmp_path)
+    queue.submit(request(1, 1, 1))
+    (job,) = queue.claim(1)
+    queue.finish(job.id, "done", 0)
+    assert queue.submit(request(1, 1, 2)).status == "duplicate"  # e.g. reopened, same head
+    target = replace(request(1, 1, 3), target="PHID-HMBT-1")
+    assert queue.submit(target).status == "queued"  # a build restarted: it needs a verdict
+    (job,) = queue.claim(1)
+    queue.finish(job.id, "failed", 2)
+    assert queue.submit(request(1, 1, 4)).status == "queued"  # after a failure: again
+
+
+def test_closing_a_change_stops_its_jobs_of_every_kind(tmp_path: Path) -> None:
+    queue = Queue(tmp_path)
+    queue.submit(request(1, 1, 1))
+    (running,) = queue.claim(1)
+    queue.submit(request(1, 2, 2, respond=True))  # waits: one job per change
+    queue.submit(request(2, 1, 3))  # another change
+    closed = queue.cancel("github:acme/shop#1")
+    assert closed.cancel == (running.id,) and [r.kind for r in closed.dropped] == ["respond"]
+    assert queue.finish(running.id, "done", 0) == "cancelled"
+    assert [job.request.ref for job in queue.claim(5)] == ["acme/shop#2"]
+    assert queue.stats()["outcome:cancelled"] == 2
+
+
+def test_a_restarted_build_of_the_same_diff_replaces_the_running_one(tmp_path: Path) -> None:
+    queue = Queue(tmp_path)
+    first = replace(request(1, 1, 1), target="PHID-HMBT-1")
+    queue.submit(first)
+    (job,) = queue.claim(1)
+    again = queue.submit(replace(request(1, 1, 2), target="PHID-HMBT-2"))
+    assert again.status == "queued" and again.cancel == (job.id,)  # the old target fails

@@ -9,6 +9,7 @@ import os
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,8 @@ def test_bad_or_missing_signatures_leave_no_row_and_no_process(
         c.post("/webhooks/gitlab", content=b"[1", headers={"X-Gitlab-Token": GL_TOKEN}).status_code
         == 400
     )
+    ping = github_post(c, "ping", {"zen": "Keep it logically awesome."}, "x3")
+    assert ping.status_code == 200 and ping.json() == {"status": "pong"}
     m = server.metrics()
     assert m["nova_serve_jobs_submitted_total"] == 0 and rows(tmp_path) == 0
     assert started(tmp_path) == []
@@ -148,11 +151,13 @@ def test_a_burst_of_50_never_runs_more_than_n_and_runs_each_once(
     server = start(
         serve, tmp_path, "--max-jobs", "3", NOVA_SERVE_JOB_COMMAND=FAKE_JOB, NOVA_FAKE_SECONDS="0.1"
     )
-    for n in range(1, 51):
-        answer = github_post(
-            server.client, "pull_request", pull_request("acme/shop", n, f"{n:040x}"), f"b-{n}"
-        )
-        assert answer.status_code == 202
+
+    def post(n: int) -> int:
+        event = pull_request("acme/shop", n, f"{n:040x}")
+        return github_post(server.client, "pull_request", event, f"b-{n}").status_code
+
+    with ThreadPoolExecutor(50) as pool:  # all at once
+        assert list(pool.map(post, range(1, 51))) == [202] * 50
     m = server.wait_for(lambda m: ended(m) >= 50, "50 jobs")
     assert m['nova_serve_jobs_total{outcome="done"}'] == 50
     records = ended_records(tmp_path)
@@ -371,3 +376,54 @@ def test_a_gitlab_merge_request_is_reviewed_once_by_a_real_job(
         assert any("F401" in str(d) for d in gl.discussions)
     finally:
         gl.stop()
+
+
+def test_a_job_past_its_deadline_is_killed(serve: list[ServeProcess], tmp_path: Path) -> None:
+    server = start(
+        serve,
+        tmp_path,
+        NOVA_SERVE_JOB_COMMAND=FAKE_JOB,
+        NOVA_FAKE_HOLD=str(tmp_path / "never"),
+        NOVA_SERVE_JOB_TIMEOUT="0.5",
+    )
+    event = pull_request("acme/shop", 1, "a" * 40)
+    assert github_post(server.client, "pull_request", event, "t-1").status_code == 202
+    m = server.wait_for(lambda m: ended(m) >= 1, "the deadline")
+    assert m['nova_serve_jobs_total{outcome="timeout"}'] == 1
+    (job,) = started(tmp_path)
+    _wait(lambda: not _alive(job["pid"]))
+    assert ended_records(tmp_path) == []
+
+
+def test_closing_a_pull_request_stops_its_job(serve: list[ServeProcess], tmp_path: Path) -> None:
+    hold = tmp_path / "never"
+    server = start(serve, tmp_path, NOVA_SERVE_JOB_COMMAND=FAKE_JOB, NOVA_FAKE_HOLD=str(hold))
+    event = pull_request("acme/shop", 4, "a" * 40)
+    assert github_post(server.client, "pull_request", event, "c-1").status_code == 202
+    _wait(lambda: len(started(tmp_path)) == 1)
+    closed = github_post(server.client, "pull_request", {**event, "action": "closed"}, "c-2")
+    assert closed.json() == {"status": "cancelled", "jobs": 1}
+    m = server.wait_for(lambda m: m['nova_serve_jobs_total{outcome="cancelled"}'] == 1, "stop")
+    (job,) = started(tmp_path)
+    _wait(lambda: not _alive(job["pid"]))
+    assert ended_records(tmp_path) == [] and adds_up(m)
+
+
+def test_a_stopped_server_runs_its_interrupted_job_again_after_the_restart(
+    serve: list[ServeProcess], tmp_path: Path
+) -> None:
+    hold = tmp_path / "go"
+    env = {"NOVA_SERVE_JOB_COMMAND": FAKE_JOB, "NOVA_FAKE_HOLD": str(hold)}
+    first = start(serve, tmp_path, **env)
+    event = pull_request("acme/shop", 8, "a" * 40)
+    assert github_post(first.client, "pull_request", event, "s-1").status_code == 202
+    _wait(lambda: len(started(tmp_path)) == 1)
+    first.stop()  # SIGTERM: uvicorn's shutdown stops the job and leaves it queued
+    # (uvicorn raises the signal again once it has shut down: the exit status is -15)
+    assert "Traceback" not in "".join(first.lines)
+    assert not _alive(started(tmp_path)[0]["pid"])
+    hold.touch()
+    second = start(serve, tmp_path, **env)
+    m = second.wait_for(lambda m: ended(m) >= 1, "the job, again")
+    assert m['nova_serve_jobs_total{outcome="done"}'] == 1
+    assert [r["argv"][1] for r in ended_records(tmp_path)] == ["acme/shop#8"]

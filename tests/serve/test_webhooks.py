@@ -15,7 +15,7 @@ from bot.hosts.github import webhook as github
 from bot.hosts.gitlab import webhook as gitlab
 from bot.hosts.phabricator import webhook as phabricator
 from bot.serve.classify import Context, addresses
-from bot.serve.jobs import Ignored, JobRequest
+from bot.serve.jobs import Cancel, Ignored, JobRequest
 
 CTX = Context(handle="nova", own_logins=("nova-bot[bot]",))
 
@@ -61,7 +61,9 @@ def _pr(action: str, **pull: Any) -> dict[str, Any]:
     }
 
 
-def _github(event: str, payload: dict[str, Any], ctx: Context = CTX) -> JobRequest | Ignored:
+def _github(
+    event: str, payload: dict[str, Any], ctx: Context = CTX
+) -> JobRequest | Cancel | Ignored:
     return github.classify({"x-github-event": event}, payload, "github:d", ctx)
 
 
@@ -76,8 +78,11 @@ def test_github_pull_requests() -> None:
             42,
         )
         assert job.argv() == ["review", "acme/shop#7", "--publish", "github", "-q"]
-    for action in ("closed", "labeled", "edited", "assigned"):
+    for action in ("labeled", "edited", "assigned", "review_requested"):
         assert isinstance(_github("pull_request", _pr(action)), Ignored)
+    assert _github("pull_request", _pr("closed")) == Cancel(
+        "github:acme/shop#7", "the pull request was closed"
+    )
     assert _github("pull_request", _pr("opened", draft=True)) == Ignored("a draft pull request")
     bot = {**_pr("synchronize"), "sender": {"login": "dependabot[bot]", "type": "Bot"}}
     assert isinstance(_github("pull_request", bot), Ignored)
@@ -154,7 +159,7 @@ def _mr(action: str, **attrs: Any) -> dict[str, Any]:
 
 
 def test_gitlab_merge_requests_and_notes() -> None:
-    def classify(payload: dict[str, Any], ctx: Context = CTX) -> JobRequest | Ignored:
+    def classify(payload: dict[str, Any], ctx: Context = CTX) -> JobRequest | Cancel | Ignored:
         return gitlab.classify({}, payload, "gitlab:u", ctx)
 
     for payload in (_mr("open"), _mr("reopen"), _mr("update", oldrev="a" * 40)):
@@ -167,6 +172,7 @@ def test_gitlab_merge_requests_and_notes() -> None:
         _mr("merge"),  # testgen not enabled
     ):
         assert isinstance(classify(payload), Ignored), payload
+    assert classify(_mr("close")) == Cancel("gitlab:group/app!4", "the merge request was closed")
     merged = classify(_mr("merge", merge_commit_sha="f" * 40), Context(testgen_on_merge=True))
     assert isinstance(merged, JobRequest) and merged.kind == "testgen"
     note = {
@@ -299,12 +305,41 @@ def test_any_verified_payload_is_classified_never_raises(
         gitlab.classify({}, payload, "gitlab:d", CTX),
         phabricator.classify_herald(payload),
     ):
-        assert isinstance(found, JobRequest | Ignored)
+        assert isinstance(found, JobRequest | Cancel | Ignored)
     for key in ("pull_request", "issue", "object_attributes", "comment", "object"):
         nested = {**payload, key: extra}
         assert isinstance(
             github.classify({"x-github-event": event}, nested, "github:d", CTX),
-            JobRequest | Ignored,
+            JobRequest | Cancel | Ignored,
         )
-        assert isinstance(gitlab.classify({}, nested, "gitlab:d", CTX), JobRequest | Ignored)
+        found = gitlab.classify({}, nested, "gitlab:d", CTX)
+        assert isinstance(found, JobRequest | Cancel | Ignored)
         assert isinstance(phabricator.classify_herald(nested), JobRequest | Ignored)
+
+
+def test_a_jobs_environment_takes_only_what_it_needs() -> None:
+    from bot.serve.environment import job_environment
+
+    server = {
+        "PATH": "/bin",
+        "GITHUB_TOKEN": "t",
+        "GITLAB_TOKEN": "g",
+        "NOVA_LLM_MODEL": "openai:x",
+        "OPENAI_API_KEY": "sk",
+        "NOVA_GITHUB_WEBHOOK_SECRET": "w",
+        "NOVA_SERVE_MAX_JOBS": "2",
+        "NOVA_HARBORMASTER_TARGET": "PHID-HMBT-server",
+        "GITHUB_EVENT_PATH": "/x.json",
+        "AWS_SECRET_ACCESS_KEY": "unrelated",
+    }
+    job = JobRequest("github", "review", "c", "a/b#1", "h", "d")
+    env = job_environment(job, server, {"GITHUB_TOKEN": "minted"})
+    assert env == {
+        "PATH": "/bin",
+        "GITHUB_TOKEN": "minted",
+        "NOVA_LLM_MODEL": "openai:x",
+        "OPENAI_API_KEY": "sk",
+        "CI": "true",
+    }
+    build = JobRequest("phabricator", "review", "c", "D1", "2", "d", target="PHID-HMBT-1")
+    assert job_environment(build, server, {})["NOVA_HARBORMASTER_TARGET"] == "PHID-HMBT-1"

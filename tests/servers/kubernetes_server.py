@@ -47,6 +47,7 @@ class FakeKubernetes(LocalHTTPServer):
         self.creates: list[dict[str, Any]] = []  # every POST body, accepted or not
         self.deleted: list[str] = []
         self.rv = 100
+        self.create_faults: list[int] = []  # statuses for the next creates (503, 429, 403)
         self.cond = threading.Condition()
 
     @property
@@ -136,6 +137,16 @@ class FakeKubernetes(LocalHTTPServer):
 
     def _create(self, ns: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self.creates.append(body)
+        if self.create_faults:
+            code = self.create_faults.pop(0)
+            reason = {403: "Forbidden", 429: "TooManyRequests"}.get(code, "ServiceUnavailable")
+            message = (
+                'jobs.batch is forbidden: User "system:serviceaccount:nova:nova-serve" cannot '
+                'create resource "jobs"'
+                if code == 403
+                else "the server is currently unable to handle the request"
+            )
+            return code, status(code, reason, message, group="batch", kind="jobs")
         name = str((body.get("metadata") or {}).get("name") or "")
         if not _DNS1123.match(name) or len(name) > 63:
             message = f'Job.batch "{name}" is invalid: metadata.name: Invalid value'

@@ -190,6 +190,19 @@ def test_scenarios_replay_the_tests_steps_on_the_instance() -> None:
     ]
 
 
+def test_an_instance_built_in_place_comes_with_the_call() -> None:
+    source = (
+        "import pytest\nfrom spec import Spec\n\n\n"
+        "@pytest.mark.parametrize(('s', 'v'), [('eq', 1), ('ne', 2)])\n"
+        "def test_contains(s, v):\n    assert Spec(s).contains(v)\n"
+    )
+    found = inputs_from_tests({"tests/test_spec.py": source}, {"contains"})["contains"]
+    assert [(c.receiver, c.ctor, c.args) for c in found] == [
+        ("Spec", (("'eq'",), ()), ("1",)),
+        ("Spec", (("'ne'",), ()), ("2",)),
+    ]
+
+
 def test_table_loops_and_names_bound_to_literals_give_inputs() -> None:
     found = inputs_from_tests({"tests/test_cart.py": CART_TESTS}, {"price"})
     assert [c.args for c in found["price"]] == [("'a'", "1"), ("'b'", "2")]
@@ -222,6 +235,16 @@ class Box:
     assert entries(source, "Box._size") == [Entry("Box.volume", "Box._size")]
     assert entries(source, "Box") == [Entry("Box.__init__")]
     assert entries("def _unused():\n    return 1\n", "_unused") == []
+    # dispatched by name (getattr(self, f"_compare_{op}")): through the class's methods
+    dispatch = (
+        "class Spec:\n    def __init__(self, s):\n        self.s = s\n"
+        "    def contains(self, v):\n        return getattr(self, '_compare_' + self.s)(v)\n"
+        "    def _compare_eq(self, v):\n        return v == 1\n"
+    )
+    assert entries(dispatch, "Spec._compare_eq") == [
+        Entry("Spec.contains", "Spec._compare_eq"),
+        Entry("Spec.__init__", "Spec._compare_eq"),
+    ]
 
 
 def test_method_calls_named_like_file_operations_are_not_side_effects() -> None:
@@ -328,3 +351,34 @@ def test_every_row_of_a_table_loop_becomes_an_input(rows: list[tuple[object, obj
     source = f"TABLE = {rows!r}\n\ndef test_t():\n    for a, b in TABLE:\n        assert f(a, b)\n"
     found = inputs_from_tests({"tests/test_t.py": source}, {"f"})["f"]
     assert [tuple(ast.literal_eval(a) for a in c.args) for c in found] == list(dict.fromkeys(rows))
+
+
+@pytest.mark.slow
+def test_the_suite_gate_blames_only_failures_the_kept_tests_cause(repo: GitRepo) -> None:
+    from bot.testgen.frameworks import detect_framework
+    from bot.testgen.suite import judge_suite
+    from bot.testgen.workspace import Workspace
+
+    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    repo.write("flags.py", "FLAG = 0\n")
+    repo.write("tests/test_a.py", "import flags\n\n\ndef test_a():\n    assert flags.FLAG == 0\n")
+    repo.write("tests/test_pre.py", "def test_pre():\n    assert False\n")
+    repo.commit("a suite with a test that already fails")
+    with Workspace(repo.path, "HEAD", None) as ws:
+        fw = ws.framework = detect_framework(ws.root)
+        assert fw is not None
+        ws.write_test("tests/test_nova_ok.py", "def test_ok():\n    assert True\n")
+        fine = judge_suite(ws, fw, ["tests/test_nova_ok.py"])
+        assert (fine.passed, fine.preexisting, fine.blamed) == (
+            True,
+            ["tests.test_pre::test_pre"],
+            [],
+        )
+        # a test file that changes the state another test reads is blamed
+        ws.write_test(
+            "tests/test_nova_bad.py",
+            "import flags\n\nflags.FLAG = 1\n\n\ndef test_bad():\n    pass\n",
+        )
+        bad = judge_suite(ws, fw, ["tests/test_nova_ok.py", "tests/test_nova_bad.py"])
+        assert not bad.passed and bad.blamed == ["tests.test_a::test_a"]
+        assert bad.preexisting == ["tests.test_pre::test_pre"]

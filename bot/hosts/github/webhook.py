@@ -2,7 +2,7 @@
 into a job request (or ``Ignored``).
 
 Reviewed: ``pull_request`` opened / reopened / ready_for_review / synchronize (not drafts,
-not from bots). Answered: an ``issue_comment`` on a pull request or a
+not from bots); ``closed`` stops its jobs. Answered: an ``issue_comment`` on a pull request or a
 ``pull_request_review_comment`` that addresses Nova (never Nova's own, never a bot's).
 Test generation: a ``push`` to the default branch, when enabled. A payload of any shape is
 classified without raising (``dig``, ``text``, ``number``)."""
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.serve.classify import Context, addresses, body_digest, dig, number, text
-from bot.serve.jobs import Ignored, JobRequest
+from bot.serve.jobs import Cancel, Ignored, JobRequest
 
 __all__ = ["classify", "delivery_id", "verify"]
 
@@ -36,7 +36,7 @@ def delivery_id(headers: Mapping[str, str], body: bytes) -> str:
 
 def classify(
     headers: Mapping[str, str], payload: Mapping[str, Any], delivery: str, ctx: Context
-) -> JobRequest | Ignored:
+) -> JobRequest | Cancel | Ignored:
     event = headers.get("x-github-event", "")
     repo = text(dig(payload, "repository", "full_name"))
     if not repo:
@@ -67,8 +67,11 @@ def _is_bot(user: Any, ctx: Context) -> str | None:
 
 def _pull_request(
     payload: Mapping[str, Any], repo: str, ctx: Context, common: dict[str, Any]
-) -> JobRequest | Ignored:
+) -> JobRequest | Cancel | Ignored:
     action = text(payload.get("action"))
+    pr = number(payload.get("number")) or number(dig(payload, "pull_request", "number"))
+    if action == "closed" and pr:
+        return Cancel(f"github:{repo}#{pr}", "the pull request was closed")
     if action not in _REVIEWED:
         return Ignored(f"pull_request {action} starts no job")
     if dig(payload, "pull_request", "draft") is True:
@@ -76,7 +79,6 @@ def _pull_request(
     who = _is_bot(payload.get("sender"), ctx)
     if who:
         return Ignored(f"{who} pull request event")
-    pr = number(payload.get("number")) or number(dig(payload, "pull_request", "number"))
     head = text(dig(payload, "pull_request", "head", "sha"))
     if not pr or not head:
         return Ignored("pull_request without a number or head")
@@ -86,7 +88,7 @@ def _pull_request(
 
 def _comment(
     event: str, payload: Mapping[str, Any], repo: str, ctx: Context, common: dict[str, Any]
-) -> JobRequest | Ignored:
+) -> JobRequest | Cancel | Ignored:
     if payload.get("action") != "created":
         return Ignored(f"{event} {text(payload.get('action'))} starts no job")
     comment = payload.get("comment")
@@ -116,7 +118,7 @@ def _comment(
 
 def _push(
     payload: Mapping[str, Any], repo: str, ctx: Context, common: dict[str, Any]
-) -> JobRequest | Ignored:
+) -> JobRequest | Cancel | Ignored:
     default = text(dig(payload, "repository", "default_branch"))
     if not default or payload.get("ref") != f"refs/heads/{default}":
         return Ignored("a push to a branch other than the default")

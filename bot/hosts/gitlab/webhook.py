@@ -2,9 +2,9 @@
 before the body is parsed, then turn a delivery into a job request (or ``Ignored``).
 
 Reviewed: a merge request opened, reopened, or updated with a new head (``oldrev``), not a
-draft. Answered: a note on a merge request that addresses Nova (never Nova's own, never a
-bot's). Test generation: a merge or push to the default branch, when enabled. A payload of
-any shape is classified without raising."""
+draft; closed: its jobs stop. Answered: a note on a merge request that addresses Nova
+(never Nova's own, never a bot's). Test generation: a merge or push to the default branch,
+when enabled. A payload of any shape is classified without raising."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.serve.classify import Context, addresses, body_digest, dig, number, text
-from bot.serve.jobs import Ignored, JobRequest, same_secret
+from bot.serve.jobs import Cancel, Ignored, JobRequest, same_secret
 
 __all__ = ["classify", "delivery_id", "verify"]
 
@@ -38,7 +38,7 @@ def delivery_id(headers: Mapping[str, str], body: bytes) -> str:
 
 def classify(
     headers: Mapping[str, str], payload: Mapping[str, Any], delivery: str, ctx: Context
-) -> JobRequest | Ignored:
+) -> JobRequest | Cancel | Ignored:
     kind = text(payload.get("object_kind")) or headers.get("x-gitlab-event", "")
     path = text(dig(payload, "project", "path_with_namespace"))
     if not path:
@@ -62,7 +62,7 @@ def classify(
 
 def _merge_request(
     payload: Mapping[str, Any], path: str, default: str, ctx: Context, common: dict[str, Any]
-) -> JobRequest | Ignored:
+) -> JobRequest | Cancel | Ignored:
     attrs = payload.get("object_attributes")
     action = text(dig(attrs, "action"))
     if ctx.is_self(text(dig(payload, "user", "username"))):
@@ -73,13 +73,15 @@ def _merge_request(
             return Ignored("a merge into a branch other than the default")
         sha = text(dig(attrs, "merge_commit_sha")) or head
         return _testgen(path, default, sha, ctx, common)
+    iid = number(dig(attrs, "iid"))
+    if action == "close" and iid:
+        return Cancel(f"gitlab:{path}!{iid}", "the merge request was closed")
     if action == "update" and not dig(attrs, "oldrev"):
         return Ignored("a merge request update without a new head")
     if action not in ("open", "reopen", "update"):
         return Ignored(f"merge request {action} starts no job")
     if dig(attrs, "draft") is True or dig(attrs, "work_in_progress") is True:
         return Ignored("a draft merge request")
-    iid = number(dig(attrs, "iid"))
     if not iid or not head:
         return Ignored("a merge request without an iid or head")
     ref = f"{path}!{iid}"
@@ -88,7 +90,7 @@ def _merge_request(
 
 def _note(
     payload: Mapping[str, Any], path: str, ctx: Context, common: dict[str, Any]
-) -> JobRequest | Ignored:
+) -> JobRequest | Cancel | Ignored:
     attrs = payload.get("object_attributes")
     if dig(attrs, "noteable_type") != "MergeRequest":
         return Ignored("a note on something other than a merge request")
@@ -116,7 +118,7 @@ def _note(
 
 def _testgen(
     path: str, branch: str, sha: str, ctx: Context, common: dict[str, Any]
-) -> JobRequest | Ignored:
+) -> JobRequest | Cancel | Ignored:
     if not ctx.testgen_on_merge:
         return Ignored("test generation on merge is not enabled (NOVA_SERVE_TESTGEN)")
     if not sha or set(sha) == {"0"}:

@@ -28,7 +28,7 @@ from bot.serve.queue import Job
 if TYPE_CHECKING:
     from bot.serve.settings import ServeSettings
 
-__all__ = ["KubernetesExecutor", "job_name", "job_manifest"]
+__all__ = ["CLONE_SCRIPT", "KubernetesExecutor", "job_name", "job_manifest"]
 
 UID = 10001  # the image's user
 TTL_AFTER_FINISHED = 3600
@@ -49,10 +49,66 @@ def _label(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:63].strip("_.-") or "none"
 
 
+# A testgen Job clones first (an init container, same image): the token becomes git's
+# Authorization header in git's environment, never in a URL, an argument or .git/config.
+CLONE_SCRIPT = """set -eu
+export GIT_TERMINAL_PROMPT=0
+case "$NOVA_HOST" in
+  github) user=x-access-token token="${GITHUB_TOKEN:-}" ;;
+  *) user=oauth2 token="${GITLAB_TOKEN:-}" ;;
+esac
+if [ -n "$token" ]; then
+  basic=$(printf '%s:%s' "$user" "$token" | base64 | tr -d '\\n')
+  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraHeader
+  export GIT_CONFIG_VALUE_0="Authorization: Basic $basic"
+fi
+work="${NOVA_WORK:-/work}"
+git clone --quiet --no-tags "$NOVA_CLONE_URL" "$work/checkout"
+git -C "$work/checkout" checkout --quiet --detach "$NOVA_HEAD"
+"""
+_MOUNTS = [
+    {"name": "tmp", "mountPath": "/tmp"},
+    {"name": "home", "mountPath": "/home/nova"},
+    {"name": "work", "mountPath": "/work"},
+]
+
+
+def _container(name: str, image: str, secret: str, env: dict[str, str]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "image": image,
+        "workingDir": "/work",
+        "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
+        "envFrom": [{"secretRef": {"name": secret}}],
+        "securityContext": {
+            "readOnlyRootFilesystem": True,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": _MOUNTS,
+    }
+
+
 def job_manifest(
     job: Job, env: dict[str, str], image: str, secret: str, deadline: float
 ) -> dict[str, Any]:
     request = job.request
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "securityContext": {"runAsUser": UID, "runAsNonRoot": True},
+        "containers": [{**_container("nova", image, secret, env), "args": request.argv()}],
+        "volumes": [{"name": m["name"], "emptyDir": {}} for m in _MOUNTS],
+    }
+    if request.kind == "testgen":
+        clone_env = {
+            **env,
+            "NOVA_HOST": request.host,
+            "NOVA_CLONE_URL": request.clone_url or "",
+            "NOVA_HEAD": request.head,
+        }
+        clone = _container("checkout", image, secret, clone_env)
+        pod["initContainers"] = [{**clone, "command": ["sh", "-c", CLONE_SCRIPT]}]
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -67,27 +123,7 @@ def job_manifest(
             "ttlSecondsAfterFinished": TTL_AFTER_FINISHED,
             "template": {
                 "metadata": {"labels": {"app.kubernetes.io/name": "nova-job"}},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "automountServiceAccountToken": False,
-                    "securityContext": {"runAsUser": UID, "runAsNonRoot": True},
-                    "containers": [
-                        {
-                            "name": "nova",
-                            "image": image,
-                            "args": request.argv(),
-                            "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
-                            "envFrom": [{"secretRef": {"name": secret}}],
-                            "securityContext": {
-                                "readOnlyRootFilesystem": True,
-                                "allowPrivilegeEscalation": False,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
-                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
-                        }
-                    ],
-                    "volumes": [{"name": "tmp", "emptyDir": {}}],
-                },
+                "spec": pod,
             },
         },
     }
@@ -109,6 +145,7 @@ class KubernetesExecutor:
         self.secret = secret
         self.deadline = deadline
         self.detached = False
+        self.backoff = 1.0  # seconds before the first retry of a 429/5xx create; doubles
         # one thread per watched Job, apart from asyncio's default pool (the handlers'
         # lookups and /readyz must never wait behind a long watch)
         self.threads = ThreadPoolExecutor(max_jobs + 1, thread_name_prefix="nova-k8s")
@@ -154,28 +191,42 @@ class KubernetesExecutor:
             raise
 
     def _run(self, job: Job, env: dict[str, str], stop: threading.Event) -> Outcome:
-        if job.request.kind == "testgen":
-            return Outcome("failed", None, "testgen needs a checkout: the local executor")
         name = job_name(job)
         body = job_manifest(job, env, self.image, self.secret, self.deadline)
-        self._create(name, body)
+        if not self._create(name, body) and self._failed(name):
+            # this head's Job failed before (and waits for its TTL): a new request for
+            # the head is a retry, so the old Job goes and a new one runs
+            self._delete(name)
+            self._create(name, body)
         return self._watch(name, stop)
 
-    def _create(self, name: str, body: dict[str, Any]) -> None:
+    def _failed(self, name: str) -> bool:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            current = self.api.read_namespaced_job(name, self.namespace)
+        except ApiException:
+            return False  # gone or unreadable: the watch says what happened
+        done = _ended(current.status)
+        return done is not None and done.state != "done"
+
+    def _create(self, name: str, body: dict[str, Any]) -> bool:
+        """Create the Job; False when this head's Job exists already (409)."""
         from kubernetes.client.exceptions import ApiException
 
         for attempt in range(_RETRIES):
             try:
                 self.api.create_namespaced_job(self.namespace, body)
-                return
+                return True
             except ApiException as exc:
                 if exc.status == 409:
-                    return  # this head's Job exists (a redelivery, another replica): watch it
+                    return False  # a redelivery, another replica, a restart: watch it
                 if exc.status not in (429, 500, 502, 503, 504) or attempt == _RETRIES - 1:
                     raise ServiceError(
                         f"Kubernetes refused Job {name}: HTTP {exc.status} {exc.reason}"
                     ) from exc
-            time.sleep(2**attempt)
+            time.sleep(self.backoff * 2**attempt)
+        return True  # not reached: the last attempt returns or raises
 
     def _watch(self, name: str, stop: threading.Event) -> Outcome:
         from kubernetes import watch

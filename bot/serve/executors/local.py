@@ -9,12 +9,13 @@ import os
 import shutil
 import signal
 import sys
+import time
 from contextlib import suppress
 from pathlib import Path
 
 from bot.serve.checkout import checkout
 from bot.serve.executors import Outcome, outcome_of
-from bot.serve.queue import Job
+from bot.serve.queue import RETENTION, Job
 
 __all__ = ["LocalExecutor"]
 
@@ -41,6 +42,15 @@ class LocalExecutor:
         self.timeout = timeout
         self.command = command or [sys.executable, "-m", "bot"]
         self.pids: dict[int, int] = {}  # job id -> pid of the running process
+        self._prune_logs()
+
+    def _prune_logs(self) -> None:
+        """Job logs are kept as long as the queue keeps the job (``RETENTION``)."""
+        cutoff = time.time() - RETENTION
+        for log in (self.work_root / "logs").glob("*.log"):
+            with suppress(OSError):
+                if log.stat().st_mtime < cutoff:
+                    log.unlink()
 
     def detach(self) -> None:
         """Local jobs die with the server (and run again after the restart)."""
