@@ -45,7 +45,7 @@ def served(image: Image, shared: Path) -> Iterator[tuple[str, list[str], Path]]:
         yield url, log, data
     finally:
         subprocess.run([*PODMAN, "rm", "-f", name], capture_output=True, timeout=60)
-        proc.wait(60)
+        log.append(proc.communicate(timeout=60)[1] or "")  # the rest, and the pipe closed
 
 
 def test_the_image_serves_webhooks_on_a_read_only_root(
