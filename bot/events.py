@@ -108,6 +108,9 @@ class DecisionEvent(ExecutionEvent):
     finding: str = ""  # the finding's fingerprint, when it is about one
     allowed: bool = True
     detail: str = ""
+    # 👍 / 👎 people put on Nova's comment of the finding ({"up": n, "down": m}), where the
+    # host has reactions: how the team rates it, also when nobody wrote a command
+    reactions: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

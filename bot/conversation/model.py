@@ -71,6 +71,15 @@ class Note:
     edited: bool = False
     bot: bool = False  # written by a bot account (Nova's own included)
     mine: bool = False  # written by Nova's own identity (the host checked)
+    # (name, count) of the emoji people put on it, where the host has them: "+1", "-1",
+    # else the host's own name ("heart", "rocket", …); read for Nova's own comments
+    reactions: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def thumbs(self) -> dict[str, int]:
+        """👍 / 👎 on this comment: how people rate a finding without a command."""
+        counts = dict(self.reactions)
+        return {"up": counts.get("+1", 0), "down": counts.get("-1", 0)}
 
 
 @dataclass(frozen=True, slots=True)

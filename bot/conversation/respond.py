@@ -63,6 +63,11 @@ def post_once(
     return True
 
 
+def _thumbs(thread: Thread | None) -> dict[str, int]:
+    """👍 / 👎 on Nova's comment that opened the thread (none on a person's thread)."""
+    return thread.root.thumbs if thread is not None and thread.root.mine else {}
+
+
 @dataclass
 class Responder:
     """Answers pending commands and resolves fixed threads on one change, as events and a
@@ -90,6 +95,7 @@ class Responder:
                 finding=d.fingerprint or "",
                 allowed=d.outcome != "refused",
                 detail=("answered" if posted else "already answered") + f" comment {d.note.id}",
+                reactions=_thumbs(d.thread),
             )
         )
 
@@ -137,6 +143,7 @@ class Responder:
                         outcome="fixed",
                         finding=t.fingerprint or "",
                         detail=f"fixed in {head[:12]}",
+                        reactions=_thumbs(t),
                     )
                 )
             step.note(f"{done} thread(s) resolved as fixed")

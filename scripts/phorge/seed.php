@@ -94,18 +94,28 @@ function nova_build_plan(PhabricatorUser $admin, $base_url) {
   $plans = id(new HarbormasterBuildPlanQuery())
     ->setViewer($admin)
     ->execute();
+  // The CI job's URL in real life (Jenkins' buildWithParameters); here a page of
+  // Phorge itself, so the step succeeds and the target waits for Nova's message.
+  $uri = rtrim($base_url, '/').'/status/?TARGET_PHID=${target.phid}'.
+    '&REVISION_ID=${buildable.revision}&DIFF_ID=${buildable.diff}';
   foreach ($plans as $plan) {
     if ($plan->getName() === $name) {
+      // Seeded before on another port (PHORGE_PORT): the step follows the server.
+      $steps = id(new HarbormasterBuildStepQuery())
+        ->setViewer($admin)
+        ->withBuildPlanPHIDs(array($plan->getPHID()))
+        ->execute();
+      foreach ($steps as $step) {
+        if ($step->getDetail('uri') !== $uri) {
+          $step->setDetail('uri', $uri)->save();
+        }
+      }
       return $plan;
     }
   }
   $plan = HarbormasterBuildPlan::initializeNewBuildPlan($admin)
     ->setName($name);
   $plan->save();
-  // The CI job's URL in real life (Jenkins' buildWithParameters); here a page of
-  // Phorge itself, so the step succeeds and the target waits for Nova's message.
-  $uri = rtrim($base_url, '/').'/status/?TARGET_PHID=${target.phid}'.
-    '&REVISION_ID=${buildable.revision}&DIFF_ID=${buildable.diff}';
   id(new HarbormasterBuildStep())
     ->setName('Nova review (HTTP)')
     ->setDescription('')

@@ -124,3 +124,30 @@ def test_each_decision_is_a_task_manager_step(
     assert "1 command(s)" in steps["conversation"]["message"]
     assert steps["respond"]["status"] == "completed"
     assert "1 answer(s) posted" in steps["respond"]["message"]
+
+
+def test_reactions_on_novas_comment_are_read_into_the_decision_event(
+    reviewed: FakeGitHub, tmp_path: Path
+) -> None:
+    """👍 / 👎 on Nova's finding come with the threads query (GraphQL ``reactionGroups``,
+    no extra call) and are counted in the JSONL decision about that finding."""
+    gh = reviewed
+    error = inline(gh, "error")
+    gh.react_as("alice", error, "THUMBS_UP")
+    gh.react_as("bob", error, "THUMBS_DOWN")
+    gh.react_as("carol", error, "THUMBS_DOWN")
+    gh.react_as("carol", error, "HEART")
+    gh.react_as("alice", inline(gh, "warning"), "THUMBS_UP")  # another finding's comment
+    gh.permissions["mallory"] = "read"
+    reply = gh.reply_as("mallory", error, "@nova dismiss not a bug")
+    gh.react_as("alice", reply, "THUMBS_UP")  # on a person's reply: not Nova's rating
+    graphql = sum(p.endswith("/graphql") for _m, p, _b in gh.requests)
+    events_file = tmp_path / "ev.jsonl"
+    assert review(tmp_path, "--fail-on", "error", "--events-file", str(events_file)).exit_code == 1
+    events = [json.loads(line) for line in events_file.read_text().splitlines()]
+    (decision,) = [e for e in events if e["event_type"] == "decision"]
+    assert decision["outcome"] == "refused" and decision["actor"] == "mallory"
+    assert decision["reactions"] == {"up": 1, "down": 2}
+    reads = [p for m, p, _b in gh.requests if m == "GET" and "reactions" in p]
+    assert reads == []  # read with the threads, not one REST call per comment
+    assert sum(p.endswith("/graphql") for _m, p, _b in gh.requests) > graphql

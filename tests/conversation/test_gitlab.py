@@ -132,3 +132,26 @@ def test_nova_review_on_gitlab_reviews_the_new_commits(
     assert "refund" in prompt and "fee = total" not in prompt  # only the new commit
     acks = [n for n in gl.notes if f"nova:re:{ask['id']}" in n["body"]]
     assert len(acks) == 1 and "Reviewing the new commits" in acks[0]["body"]
+
+
+def test_award_emoji_on_novas_note_are_counted_in_the_decision_event(
+    mr: MergeRequestSpec, gl: FakeGitLab, tmp_path: Path
+) -> None:
+    """👍 / 👎 (award emoji on the thread's first note) are read for Nova's threads and
+    counted in the JSONL decision about that finding; emoji on a person's note are not."""
+    import json
+
+    error = thread(gl, "error")
+    gl.award_as(8, "rita", error["notes"][0], "thumbsup")
+    gl.award_as(9, "dev", error["notes"][0], "thumbsdown")
+    gl.award_as(9, "dev", error["notes"][0], "thumbsdown")  # once each, as GitLab
+    gl.award_as(9, "dev", error["notes"][0], "rocket")
+    gl.access[8] = 20  # Reporter
+    reply = gl.reply_as(8, "rita", error, "@nova dismiss not a bug")
+    gl.award_as(9, "dev", reply, "thumbsdown")
+    events_file = tmp_path / "e.jsonl"
+    assert review(tmp_path, "--fail-on", "error", "--events-file", str(events_file)).exit_code == 1
+    events = [json.loads(line) for line in events_file.read_text().splitlines()]
+    (decision,) = [e for e in events if e["event_type"] == "decision"]
+    assert decision["outcome"] == "refused" and decision["actor"] == "rita"
+    assert decision["reactions"] == {"up": 1, "down": 1}

@@ -71,3 +71,36 @@ def test_loading_the_settings_loads_only_the_sections() -> None:
     assert extra == []
     heavy = ("click", "httpx", "langchain_core", "langgraph", "github", "gitlab", "git")
     assert [m for m in loaded if m.split(".")[0] in heavy] == []
+
+
+def _session_importers(host: Path) -> list[str]:
+    """The modules of a host package that import its session module, however spelled
+    (``bot.hosts.h.session``, ``from bot.hosts.h import session``, ``from .session``),
+    at run time, under TYPE_CHECKING or in a function."""
+    package = f"bot.hosts.{host.name}"
+    found = []
+    for path in sorted(host.glob("*.py")):
+        if path.name in ("__init__.py", "session.py"):  # ``open`` wires the session
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = package if node.level else (node.module or "")
+                if node.level and node.module:
+                    base = f"{package}.{node.module}"
+                names = {base} | {f"{base}.{a.name}" for a in node.names}
+            else:
+                continue
+            if f"{package}.session" in names:
+                found.append(path.name)
+    return found
+
+
+@pytest.mark.parametrize("host", ["github", "gitlab", "phabricator"])
+def test_no_part_of_a_host_imports_its_session(host: str) -> None:
+    """The session wires the source, publisher and conversation to the state they share
+    (in ``client.py`` / ``conduit.py``); a part that imported the session back would close
+    the import circle STYLE.md names."""
+    assert (BOT / "hosts" / host / "session.py").exists()
+    assert _session_importers(BOT / "hosts" / host) == []

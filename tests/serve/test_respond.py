@@ -49,7 +49,8 @@ def test_a_question_to_nova_gets_one_answer(
         again = github_post(server.client, "pull_request_review_comment", event, "q-1")
         assert again.json() == {"status": "duplicate"}
         m = server.wait_for(lambda m: ended(m) >= 1, "the respond job")
-        assert m['nova_serve_jobs_total{outcome="done"}'] == 1, "".join(server.lines)
+        logs = [p.read_text(errors="replace") for p in (tmp_path / "data").rglob("*.log")]
+        assert m['nova_serve_jobs_total{outcome="done"}'] == 1, "".join([*server.lines, *logs])
         (reply,) = nova_replies(gh)
         assert reply["in_reply_to_id"] == inline(gh, "warning")["id"]
         assert "NOVA_LLM_MODEL" in reply["body"]

@@ -23,6 +23,8 @@ Semantics that matter to Nova (checked against a real Phorge, see tests/e2e):
   answer what Conduit says then (the sentence is the error code, "Unknown Error" the info);
   ``refused_lines`` makes the extension refuse an inline on those ``(path, line)`` (as a
   line outside the diff);
+- ``transaction.search`` answers oldest first unless ``newest_first=True``: a live Phorge
+  answers newest first (its default order, transaction id descending);
 - errors: ERR-INVALID-AUTH, ERR-BAD-FILE for an ``a/``/``b/``-prefixed or unknown path,
   ERR-CONDUIT-CORE for bad parameters; ``fail_next_http`` / ``fail_methods`` answer HTTP
   500 (``fail_times``: the next N calls of a method); ``crash_methods`` (method ->
@@ -139,6 +141,7 @@ class FakeConduit(LocalHTTPServer):
     slow_methods: set[str] = field(default_factory=set)  # applied, answered after `delay`
     read_only: bool = False  # the token's user may read but not comment (a policy error)
     harbormaster_denied: bool = False  # the token's user may not use Harbormaster
+    newest_first: bool = False  # transaction.search in a live Phorge's order (id desc)
     refused_lines: set[tuple[str, int]] = field(default_factory=set)  # bad inline (path, line)
     # -- fault injection (issue 27): the next N calls of a method answer HTTP 500 --------
     fail_times: dict[str, int] = field(default_factory=dict)  # method -> calls left to fail
@@ -437,6 +440,8 @@ class FakeConduit(LocalHTTPServer):
             }
             for i in self.visible_inlines(rev_id)
         ]
+        if self.newest_first:
+            data.sort(key=lambda tx: -int(tx["id"]))
         return {"data": data, "cursor": {"after": None}}
 
     def _m_harbormaster_sendmessage(self, params: dict[str, Any]) -> dict[str, Any]:

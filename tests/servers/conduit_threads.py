@@ -85,9 +85,9 @@ class FakePhorge(FakeConduit):
         data += [
             self._inline_tx(i) for i in self.inlines if i["revisionID"] == rev_id and not i["draft"]
         ]
-        # oldest first, as FakeConduit answers (and Nova's publisher reads); a live Phorge
-        # answers newest first: Nova's conversation reader sorts by comment id itself
-        data.sort(key=lambda tx: tx["comments"][0]["id"])
+        # newest first, as a live Phorge answers (checked in tests/e2e): Nova's readers
+        # (the conversation, the publisher's re-run guard) order by id themselves
+        data.sort(key=lambda tx: tx["comments"][0]["id"], reverse=True)
         return {"data": data, "cursor": {"after": None}}
 
     def _comment(self, entry: dict[str, Any], author: str, text: str) -> dict[str, Any]:

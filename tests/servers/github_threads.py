@@ -31,16 +31,25 @@ interface Actor { login: String! url: URI }
 type User implements Actor { login: String! url: URI }
 type Bot implements Actor { login: String! url: URI }
 type PageInfo { hasNextPage: Boolean! endCursor: String }
+enum ReactionContent { THUMBS_UP THUMBS_DOWN LAUGH HOORAY CONFUSED HEART ROCKET EYES }
+type ReactorConnection { totalCount: Int! }
+type ReactionGroup {
+  content: ReactionContent! createdAt: DateTime viewerHasReacted: Boolean!
+  reactors(first: Int, last: Int, after: String): ReactorConnection!
+}
+interface Reactable { reactionGroups: [ReactionGroup!] }
 interface Comment {
   author: Actor body: String! createdAt: DateTime! lastEditedAt: DateTime
 }
-type IssueComment implements Comment {
+type IssueComment implements Comment & Reactable {
   id: ID! databaseId: Int fullDatabaseId: BigInt author: Actor body: String!
   createdAt: DateTime! lastEditedAt: DateTime isMinimized: Boolean!
+  reactionGroups: [ReactionGroup!]
 }
-type PullRequestReviewComment implements Comment {
+type PullRequestReviewComment implements Comment & Reactable {
   id: ID! databaseId: Int fullDatabaseId: BigInt author: Actor body: String!
   createdAt: DateTime! lastEditedAt: DateTime path: String! line: Int isMinimized: Boolean!
+  reactionGroups: [ReactionGroup!]
 }
 type PullRequestReviewCommentConnection {
   nodes: [PullRequestReviewComment] pageInfo: PageInfo! totalCount: Int!
@@ -71,6 +80,7 @@ type Mutation {
 }
 """
 EPOCH = "2026-01-01T00:00:00Z"
+_CONTENTS = ("THUMBS_UP", "THUMBS_DOWN", "LAUGH", "HOORAY", "CONFUSED", "HEART", "ROCKET", "EYES")
 
 
 class GraphQLFailure(Exception):
@@ -186,6 +196,12 @@ class ThreadsMixin:
         }
         self.review_comments.append(comment)
         return comment
+
+    def react_as(self, login: str, comment: dict[str, Any], content: str) -> None:
+        """A person puts an emoji (GraphQL's ``ReactionContent``) on a comment; once each."""
+        who = comment.setdefault("reactions", {}).setdefault(content, [])
+        if login not in who:
+            who.append(login)
 
     def edit_as_author(self, comment: dict[str, Any], body: str) -> None:
         comment["body"], comment["edited_at"] = body, now()
@@ -358,6 +374,18 @@ class ThreadsMixin:
             "path": c.get("path") or "",
             "line": c.get("line"),
             "isMinimized": False,
+            # as GitHub: a group for every emoji, counted over who reacted (only reactors'
+            # totalCount may be asked without a page size)
+            "reactionGroups": [
+                {
+                    "content": content,
+                    "createdAt": None,
+                    "viewerHasReacted": self.login in who,
+                    "reactors": {"totalCount": len(who)},
+                }
+                for content in _CONTENTS
+                for who in [(c.get("reactions") or {}).get(content, [])]
+            ],
         }
 
     def _gql_thread(self, root: dict[str, Any]) -> dict[str, Any]:

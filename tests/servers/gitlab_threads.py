@@ -1,5 +1,6 @@
 """The conversation part of the local GitLab server: replies in a discussion, resolving it,
-deleting a note, and project members' access levels (``/members/all/:user_id``).
+deleting a note, project members' access levels (``/members/all/:user_id``) and a note's
+award emoji (``/notes/:note_id/award_emoji``).
 
 As GitLab: a reply is ``POST …/discussions/:id/notes``; ``PUT …/discussions/:id`` with
 ``resolved=true`` resolves a diff thread (a Developer, or the merge request's author) and
@@ -31,12 +32,16 @@ class GitLabThreadsMixin:
     def init_threads(self) -> None:
         self.access: dict[int, int] = {}  # user id -> access level (30 Developer, 40 …)
         self.deleted: list[int] = []
+        self.awards: dict[int, list[dict[str, Any]]] = {}  # note id -> its award emoji
         self._clock = 0
 
     def _mr(self, pid: str, iid: str) -> Any:  # FakeGitLab's
         raise NotImplementedError
 
     def _id(self) -> int:  # FakeGitLab's
+        raise NotImplementedError
+
+    def _page(self, items: list[Any], query: dict[str, str], path: str) -> Any:  # FakeGitLab's
         raise NotImplementedError
 
     def stamp(self) -> str:
@@ -50,6 +55,7 @@ class GitLabThreadsMixin:
             ("PUT", mr + r"/discussions/([0-9a-f]+)$", self._resolve),
             ("DELETE", mr + r"/notes/(\d+)$", self._delete_note),
             ("GET", r"^/projects/([^/]+)/members/all/(\d+)$", self._member),
+            ("GET", mr + r"/notes/(\d+)/award_emoji$", self._award_emoji),
         ]
 
     # -- test set-up -------------------------------------------------------------------
@@ -59,6 +65,24 @@ class GitLabThreadsMixin:
         note = self._new_note(discussion, body, {"id": user_id, "username": username})
         discussion["notes"].append(note)
         return note
+
+    def award_as(self, user_id: int, username: str, note: dict[str, Any], name: str) -> None:
+        """A person puts an emoji (``thumbsup``, ``thumbsdown``, …) on a note; once each."""
+        awards = self.awards.setdefault(note["id"], [])
+        if any(a["name"] == name and a["user"]["id"] == user_id for a in awards):
+            return  # GitLab: 404 "Award Emoji has already been taken"
+        at = self.stamp()
+        awards.append(
+            {
+                "id": self._id(),
+                "name": name,
+                "user": {"id": user_id, "username": username},
+                "created_at": at,
+                "updated_at": at,
+                "awardable_id": note["id"],
+                "awardable_type": "Note",
+            }
+        )
 
     def edit_as_author(self, note: dict[str, Any], body: str) -> None:
         note["body"], note["updated_at"] = body, self.stamp()
@@ -136,6 +160,17 @@ class GitLabThreadsMixin:
                     self.deleted.append(int(nid))
                     return 204, None, {}
         return 404, {"message": "404 Note Not Found"}, {}
+
+    def _award_emoji(
+        self, pid: str, iid: str, nid: str, query: dict[str, str], path: str, **_: Any
+    ):
+        spec = self._mr(pid, iid)
+        notes = [n for d in self.discussions for n in d["notes"]] + self.notes
+        if spec is None or not any(
+            n["id"] == int(nid) and n["mr"] == (spec.project, spec.iid) for n in notes
+        ):
+            return 404, {"message": "404 Not found"}, {}
+        return self._page(self.awards.get(int(nid), []), query, path)
 
     def _member(self, pid: str, uid: str, **_: Any):
         level = self.access.get(int(uid))

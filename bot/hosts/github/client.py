@@ -1,12 +1,14 @@
-"""GitHub's reference grammar, its client (PyGithub) and its errors, wrapped once here."""
+"""GitHub's reference grammar, its client (PyGithub) and its errors, wrapped once here; and
+``PullState``, what the source, publisher and conversation of one pull request share."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.errors import (
     ConfigError,
@@ -20,9 +22,14 @@ from bot.hosts.timeouts import MAX_WAIT, requested_wait, too_long_to_wait
 
 if TYPE_CHECKING:
     from github import Github
+    from github.PullRequest import PullRequest
+    from github.Repository import Repository
+
+    from bot.config import Settings
 
 __all__ = [
     "PUBLIC_API",
+    "PullState",
     "github_client",
     "github_error",
     "is_pr_ref",
@@ -156,3 +163,39 @@ def github_error(exc: BaseException, what: str) -> Exception:
     if isinstance(exc, RequestException):
         return ServiceError(redact(f"{what}: GitHub API unreachable ({type(exc).__name__})"))
     return ServiceError(redact(f"{what}: {exc}"))
+
+
+@dataclass
+class PullState:
+    """One pull request on GitHub: the client and the fetched objects its source, publisher
+    and conversation share, and Nova's own identity there. Plain data: the parts import
+    this, and only the session (``session.py``, which wires them) imports the parts."""
+
+    settings: Settings
+    repo_path: Path | None = None
+    annotations: IO[str] | None = None  # where the read-only fallback prints (stdout)
+    client: Github | None = None
+    repo: Repository | None = None  # of the pull request
+    pull: PullRequest | None = None  # set by fetch
+    _login: str | None = field(default=None, repr=False)
+    identity_notes: list[str] = field(default_factory=list)  # what the publisher tells
+
+    @property
+    def github(self) -> GitHubSettings:
+        return self.settings.section(GitHubSettings)
+
+    def login(self) -> str:
+        """Nova's own login, asked of the API for every token kind, else configured
+        (``bot.hosts.github.identity``); a ``ConfigError`` when nothing tells. Only
+        comments by this login are Nova's."""
+        if self._login is None:
+            from bot.hosts.github.identity import resolve_login
+
+            assert self.client is not None, "open the client first"
+            self._login, self.identity_notes = resolve_login(self.client, self.github.login)
+        return self._login
+
+    def is_mine(self, comment: Any) -> bool:
+        user = getattr(comment, "user", None)
+        login = getattr(user, "login", None)
+        return isinstance(login, str) and login.lower() == self.login().lower()

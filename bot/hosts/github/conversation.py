@@ -1,15 +1,16 @@
 """The conversation on a GitHub pull request (``bot.conversation.Conversation``).
 
 Reads with one GraphQL query per page: the review threads (``reviewThreads``: resolved and
-outdated state, every comment with its author, body, creation and last edit) and the
-top-level comments. REST's review comments are lazy objects that cost a request each to
+outdated state, every comment with its author, body, creation, last edit and reactions —
+``reactionGroups``, so 👍 / 👎 on a finding cost no call of their own) and the top-level
+comments. REST's review comments are lazy objects that cost a request each to
 tell a reply from a thread; GraphQL names the thread. Writes: a reply under a thread's first
 comment (``…/comments/{id}/replies``; GitHub refuses replies to replies), a top-level
 comment, deleting Nova's own duplicate, and ``resolveReviewThread``.
 
 Authority is the collaborator-permission API: ``write``, ``maintain`` or ``admin`` may
 change the gate (``author_association`` is not a permission: a private org member shows as
-CONTRIBUTOR). Nova's own identity is the session's (``GitHubSession.login``); GraphQL names
+CONTRIBUTOR). Nova's own identity is the session's (``PullState.login``); GraphQL names
 an app ``nova`` where REST says ``nova[bot]``, so both spellings are matched, and a Bot only
 ever matches an app login.
 """
@@ -18,24 +19,27 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from bot.change import Change
 from bot.conversation.model import Authority, Note, Record, Thread
 from bot.errors import ServiceError
-from bot.hosts.github.client import github_error
+from bot.hosts.github.client import PullState, github_error
 
 if TYPE_CHECKING:
     from github import Github
-    from github.PullRequest import PullRequest
-    from github.Repository import Repository
 
 __all__ = ["GitHubConversation", "WHO_MAY"]
 
 WHO_MAY = "people with write, maintain or admin permission on the repository"
 _ALLOWED = {"admin", "maintain", "write"}
-_NOTE = "fullDatabaseId author { login __typename } body createdAt lastEditedAt"
+_NOTE = (
+    "fullDatabaseId author { login __typename } body createdAt lastEditedAt"
+    " reactionGroups { content reactors { totalCount } }"
+)
+# GraphQL's ReactionContent as REST (and ``Note.reactions``) names it
+_REACTION = {"THUMBS_UP": "+1", "THUMBS_DOWN": "-1"}
 _THREADS = (
     "query($owner: String!, $name: String!, $number: Int!, $after: String) {"
     " repository(owner: $owner, name: $name) { pullRequest(number: $number) {"
@@ -57,18 +61,19 @@ _PAGES = 20  # at most 1,000 threads and 2,000 comments are read
 _ATTEMPTS, _BACKOFF, _TRANSIENT = 3, 0.5, (500, 502, 503, 504)
 
 
-class _Session(Protocol):
-    """What this module needs of ``GitHubSession`` (no import back: no circle)."""
-
-    client: Github | None
-    repo: Repository | None
-    pull: PullRequest | None
-
-    def login(self) -> str: ...
+def _reactions(groups: Any) -> tuple[tuple[str, int], ...]:
+    """The emoji on a comment, from the ``reactionGroups`` read with it (no extra call)."""
+    out = []
+    for group in groups if isinstance(groups, list) else []:
+        content = str((group or {}).get("content") or "")
+        count = ((group or {}).get("reactors") or {}).get("totalCount")
+        if content and isinstance(count, int) and count > 0:
+            out.append((_REACTION.get(content, content.lower()), count))
+    return tuple(out)
 
 
 class GitHubConversation:
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: PullState) -> None:
         self.session = session
         self._kind: dict[str, str] = {}  # comment id -> "review" | "issue"
 
@@ -138,6 +143,7 @@ class GitHubConversation:
             edited=bool(node.get("lastEditedAt")),
             bot=author.get("__typename") == "Bot",
             mine=self._is_me(author),
+            reactions=_reactions(node.get("reactionGroups")),
         )
 
     def read(self, change: Change) -> Record:

@@ -32,7 +32,7 @@ from bot.change import Change, Placement, Severity, severity_rank
 from bot.config import Settings
 from bot.errors import NovaError, redact
 from bot.hosts.github.actions import workflow_annotations
-from bot.hosts.github.client import github_error
+from bot.hosts.github.client import PullState, github_error
 from bot.hosts.timeouts import timed_out
 from bot.report.commands import write_command
 from bot.report.earlier import OUTDATED, earlier_rows
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from github.PullRequest import PullRequest, ReviewComment
     from github.PullRequestComment import PullRequestComment
 
-    from bot.hosts.github.session import GitHubSession
 
 __all__ = ["BODY_LIMIT", "GitHubPublisher"]
 
@@ -83,7 +82,7 @@ def _rate_limited(exc: GithubException) -> bool:
 
 class GitHubPublisher:
     def __init__(
-        self, session: GitHubSession, *, force: bool = False, annotations: IO[str] | None = None
+        self, session: PullState, *, force: bool = False, annotations: IO[str] | None = None
     ) -> None:
         self.session = session
         self.force = force

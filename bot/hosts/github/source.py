@@ -15,11 +15,10 @@ from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
 from bot.hosts.api_tree import ApiTree
 from bot.hosts.base import TreeReader
-from bot.hosts.github.client import github_client, github_error, parse_pr_ref
+from bot.hosts.github.client import PullState, github_client, github_error, parse_pr_ref
 
 if TYPE_CHECKING:
     from bot.hosts.git.source import GitSource
-    from bot.hosts.github.session import GitHubSession
 
 __all__ = ["GitHubSource", "GitHubTree"]
 
@@ -50,7 +49,7 @@ def _file_diff(f: Any) -> tuple[str, bool]:
 class GitHubSource:
     name = "github"
 
-    def __init__(self, session: GitHubSession) -> None:
+    def __init__(self, session: PullState) -> None:
         self.session = session
 
     def fetch(self, ref: str) -> Change:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from bot.errors import ConfigError, HostChangeNotFound, ServiceError, UsageError, redact
@@ -27,9 +27,15 @@ from bot.hosts.gitlab.settings import GitLabSettings
 from bot.hosts.timeouts import MAX_WAIT, requested_wait, timed_out, too_long_to_wait
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from gitlab import Gitlab
+    from gitlab.v4.objects import Project, ProjectMergeRequest
+
+    from bot.config import Settings
 
 __all__ = [
+    "MergeState",
     "PUBLIC_URL",
     "MergeRequestRef",
     "Credentials",
@@ -224,3 +230,51 @@ def gitlab_error(exc: BaseException, what: str) -> Exception:
         how = "timed out" if timed_out(exc) else f"unreachable ({type(exc).__name__})"
         return ServiceError(redact(f"{what}: GitLab {how}"))
     return ServiceError(redact(f"{what}: {exc}"))
+
+
+@dataclass
+class MergeState:
+    """One merge request on GitLab: the client and the fetched objects its source,
+    publisher and conversation share, and Nova's own identity there. Plain data: the parts
+    import this, and only the session (``session.py``, which wires them) imports the parts."""
+
+    settings: Settings
+    repo_path: Path | None = None
+    log: IO[str] | None = None  # the job log: where findings go when Nova cannot post
+    ref: MergeRequestRef | None = None  # set by fetch
+    client: Gitlab | None = None
+    project: Project | None = None  # lazy: no GET
+    mr: ProjectMergeRequest | None = None  # set by fetch (None: diffed from the checkout)
+    diff_refs: dict[str, str] = field(default_factory=dict)  # base_sha, start_sha, head_sha
+    _me: int | None = field(default=None, repr=False)
+    _me_known: bool = field(default=False, repr=False)
+
+    @property
+    def gitlab(self) -> GitLabSettings:
+        return self.settings.section(GitLabSettings)
+
+    @property
+    def job_token_only(self) -> bool:
+        return credentials(self.gitlab).job_only
+
+    def me(self) -> int | None:
+        """Nova's own user id: the token's user (a project or group token's bot user).
+        None when it cannot be known (CI_JOB_TOKEN): then no note counts as Nova's."""
+        if not self._me_known:
+            self._me_known = True
+            if self.client is None or self.job_token_only:
+                return None
+            from gitlab.exceptions import GitlabError
+            from requests import RequestException
+
+            try:
+                user = self.client.http_get("/user")
+            except (GitlabError, RequestException) as exc:
+                raise gitlab_error(exc, "reading the token's user (GET /user)") from exc
+            self._me = int(user["id"]) if isinstance(user, dict) and "id" in user else None
+        return self._me
+
+    def is_mine(self, note: dict[str, Any]) -> bool:
+        me = self.me()
+        author = note.get("author") or {}
+        return me is not None and author.get("id") == me

@@ -2,9 +2,11 @@
 
 Reads the merge request's diff discussions (Nova's own carry a fingerprint in their first
 note; a person's may ask Nova something about a line) and its other notes (top-level
-comments; system notes are skipped). Writes a note in a discussion (``POST
-…/discussions/:id/notes``) or on the merge request, deletes Nova's own duplicate, and
-resolves a discussion (``PUT …/discussions/:id`` with ``resolved=true``).
+comments; system notes are skipped), and the award emoji on the first note of each of
+Nova's threads (``…/notes/:id/award_emoji``, one call a thread: 👍 / 👎 rate a
+finding). Writes a note in a discussion (``POST …/discussions/:id/notes``) or on the merge
+request, deletes Nova's own duplicate, and resolves a discussion (``PUT …/discussions/:id``
+with ``resolved=true``).
 
 Authority is the project membership (``GET /projects/:id/members/all/:user_id``): at least
 ``NOVA_GITLAB_DISMISS_LEVEL`` (default 30, Developer). A note counts as edited when its
@@ -16,17 +18,17 @@ access token's user (``project_<id>_bot…``) or an author marked ``bot``.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Protocol
+from collections import Counter
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from bot.change import Change
 from bot.conversation.model import Authority, Note, Record, Thread
-from bot.hosts.gitlab.client import gitlab_error
+from bot.hosts.gitlab.client import MergeState, gitlab_error
 
 if TYPE_CHECKING:
-    from gitlab import Gitlab
-    from gitlab.v4.objects import Project, ProjectMergeRequest
+    from gitlab.v4.objects import ProjectMergeRequest
 
-    from bot.hosts.gitlab.settings import GitLabSettings
 
 __all__ = ["GitLabConversation"]
 
@@ -39,22 +41,7 @@ _LEVELS = {
     50: "Owner",
 }
 _BOT_USER = re.compile(r"^(project|group)_\d+_bot")
-
-
-class _Session(Protocol):
-    """What this module needs of ``GitLabSession`` (no import back: no circle)."""
-
-    client: Gitlab | None
-    project: Project | None
-    mr: ProjectMergeRequest | None
-
-    @property
-    def gitlab(self) -> GitLabSettings: ...
-
-    @property
-    def job_token_only(self) -> bool: ...
-
-    def is_mine(self, note: dict[str, Any]) -> bool: ...
+_AWARD = {"thumbsup": "+1", "thumbsdown": "-1"}  # as ``Note.reactions`` names them
 
 
 def _level(level: int) -> str:
@@ -62,7 +49,7 @@ def _level(level: int) -> str:
 
 
 class GitLabConversation:
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: MergeState) -> None:
         self.session = session
         self._ids: dict[str, int] = {}  # username -> user id (the members API wants ids)
         self._login: str | None = None
@@ -116,6 +103,8 @@ class GitLabConversation:
                 if not raw or not raw[0].get("position"):
                     continue  # a plain note or thread: read below as top-level notes
                 notes = tuple(self._note(n) for n in raw)
+                if notes[0].mine:  # how people rate Nova's finding: one call per thread
+                    notes = (replace(notes[0], reactions=self._awards(notes[0].id)), *notes[1:])
                 in_threads.update(int(n.get("id") or 0) for n in raw)
                 position = raw[0].get("position") or {}
                 threads.append(
@@ -136,6 +125,16 @@ class GitLabConversation:
         except (GitlabError, RequestException) as exc:
             raise gitlab_error(exc, "reading the merge request's discussions") from exc
         return Record(threads=tuple(threads), top=top, login=self._me())
+
+    def _awards(self, note_id: str) -> tuple[tuple[str, int], ...]:
+        """The award emoji on a note, counted by name (``thumbsup`` is ``+1``)."""
+        counts: Counter[str] = Counter()
+        note = self._mr.notes.get(int(note_id), lazy=True)
+        for award in note.awardemojis.list(iterator=True):
+            name = str(award.attributes.get("name") or "")
+            if name:
+                counts[_AWARD.get(name, name)] += 1
+        return tuple(counts.items())
 
     def reply(self, thread: Thread | None, body: str) -> Note:
         from gitlab.exceptions import GitlabError

@@ -33,7 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from bot.change import Change, Placement, Severity
 from bot.errors import NovaError, redact
-from bot.hosts.gitlab.client import gitlab_error
+from bot.hosts.gitlab.client import MergeState, gitlab_error
 from bot.hosts.gitlab.codequality import DEFAULT_REPORT, write_code_quality
 from bot.hosts.gitlab.position import position
 from bot.hosts.timeouts import timed_out
@@ -47,7 +47,6 @@ from bot.review.result import PriorReview, PublishReport, ReviewResult, parse_ve
 
 if TYPE_CHECKING:
     from bot.config import Settings
-    from bot.hosts.gitlab.session import GitLabSession
 
 __all__ = ["BODY_LIMIT", "GitLabPublisher", "inert"]
 
@@ -83,7 +82,7 @@ def _thread_body(group: list[Placement], fp: str, key: str) -> str:
 
 class GitLabPublisher:
     def __init__(
-        self, session: GitLabSession, *, force: bool = False, log: IO[str] | None = None
+        self, session: MergeState, *, force: bool = False, log: IO[str] | None = None
     ) -> None:
         self.session = session
         self.force = force

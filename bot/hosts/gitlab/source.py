@@ -25,11 +25,16 @@ from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import ServiceError
 from bot.hosts.api_tree import ApiTree
 from bot.hosts.base import TreeReader
-from bot.hosts.gitlab.client import MergeRequestRef, gitlab_client, gitlab_error, parse_mr_ref
+from bot.hosts.gitlab.client import (
+    MergeRequestRef,
+    MergeState,
+    gitlab_client,
+    gitlab_error,
+    parse_mr_ref,
+)
 
 if TYPE_CHECKING:
     from bot.hosts.git.source import GitSource
-    from bot.hosts.gitlab.session import GitLabSession
 
 __all__ = ["GitLabSource", "GitLabTree", "file_diff"]
 
@@ -65,7 +70,7 @@ def file_diff(entry: dict[str, Any]) -> tuple[str, bool]:
 class GitLabSource:
     name = "gitlab"
 
-    def __init__(self, session: GitLabSession) -> None:
+    def __init__(self, session: MergeState) -> None:
         self.session = session
 
     def fetch(self, ref: str) -> Change:

@@ -15,13 +15,26 @@ Phorge's Conduit exception handler answers JSON, ``{"error_code": "Error", "erro
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.errors import ConfigError, ServiceError, SourceError, redact
 from bot.hosts.phabricator.settings import PhabricatorSettings
 from bot.hosts.timeouts import timed_out
 
-__all__ = ["ConduitClient", "ConduitError", "api_url", "is_revision_ref", "parse_revision_ref"]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from bot.config import Settings
+
+__all__ = [
+    "ConduitClient",
+    "ConduitError",
+    "RevisionState",
+    "api_url",
+    "is_revision_ref",
+    "parse_revision_ref",
+]
 
 _REF = re.compile(r"^D(\d+)(?::(\d+))?$")
 
@@ -131,3 +144,36 @@ def _conduit_adapter(retry: Any) -> Any:
             return super().send(request, *args, **kwargs)
 
     return ConduitAdapter(max_retries=retry)
+
+
+@dataclass
+class RevisionState:
+    """One Differential revision: the Conduit client and the fetched revision and diff that
+    its source, publisher and conversation share, and Nova's own identity there. Plain
+    data: the parts import this, and only the session (``session.py``, which wires them)
+    imports the parts."""
+
+    settings: Settings
+    repo_path: Path | None = None
+    revision: dict[str, Any] = field(default_factory=dict)  # differential.revision.search row
+    diff_id: int | None = None  # the diff under review, set by fetch
+    changesets: dict[str, int] = field(default_factory=dict)  # new path -> changeset ID
+    log: IO[str] | None = None  # the job log: where findings go when Nova cannot post
+    _conduit: ConduitClient | None = field(default=None, repr=False)
+    _me: str | None = field(default=None, repr=False)
+
+    @property
+    def phabricator(self) -> PhabricatorSettings:
+        return self.settings.section(PhabricatorSettings)
+
+    @property
+    def conduit(self) -> ConduitClient:
+        if self._conduit is None:
+            self._conduit = ConduitClient(self.phabricator)
+        return self._conduit
+
+    def whoami(self) -> str:
+        """Nova's own user PHID: only its comments count."""
+        if self._me is None:
+            self._me = str(self.conduit.call("user.whoami").get("phid", ""))
+        return self._me

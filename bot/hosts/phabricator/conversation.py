@@ -20,35 +20,20 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from bot.change import Change
 from bot.conversation.model import Authority, CannotDelete, Note, Record, Thread
 from bot.errors import NovaError
 
 if TYPE_CHECKING:
-    from bot.hosts.phabricator.conduit import ConduitClient
-    from bot.hosts.phabricator.settings import PhabricatorSettings
+    from bot.hosts.phabricator.conduit import RevisionState
 
 __all__ = ["RESPOND_METHOD", "PhabricatorConversation"]
 
 RESPOND_METHOD = "nova.differential.respond"
 _HTML_MARK = re.compile(r"<!-- (nova:[a-z]+:[A-Za-z0-9_=,-]+) -->")
 _PAGES = 20
-
-
-class _Session(Protocol):
-    """What this module needs of ``PhabricatorSession`` (no import back: no circle)."""
-
-    revision: dict[str, Any]
-
-    @property
-    def conduit(self) -> ConduitClient: ...
-
-    @property
-    def phabricator(self) -> PhabricatorSettings: ...
-
-    def whoami(self) -> str: ...
 
 
 def _iso(epoch: object) -> str:
@@ -65,7 +50,7 @@ def remarkup(body: str) -> str:
 
 
 class PhabricatorConversation:
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: RevisionState) -> None:
         self.session = session
         self._phids: dict[str, str] = {}  # username -> user PHID
         self._names: dict[str, tuple[str, bool]] = {}  # PHID -> (username, bot)

@@ -53,7 +53,7 @@ from bot.review.result import (
 )
 
 if TYPE_CHECKING:
-    from bot.hosts.phabricator.session import PhabricatorSession
+    from bot.hosts.phabricator.conduit import RevisionState
 
 __all__ = ["EXTENSION_METHOD", "NO_EXTENSION", "REFUSED", "PhabricatorPublisher"]
 
@@ -95,7 +95,7 @@ def _known(texts: list[str]) -> set[str]:
 
 class PhabricatorPublisher:
     def __init__(
-        self, session: PhabricatorSession, *, force: bool = False, log: IO[str] | None = None
+        self, session: RevisionState, *, force: bool = False, log: IO[str] | None = None
     ) -> None:
         self.session = session
         self.force = force
@@ -315,9 +315,11 @@ class PhabricatorPublisher:
         return int(change.id.lstrip("D"))
 
     def _own_comments(self, change: Any) -> list[str]:
-        """Raw text of the comments (summaries and inlines) Nova's user published."""
+        """Raw text of the comments (summaries and inlines) Nova's user published, oldest
+        first: ``transaction.search`` answers newest first (Phorge's default order, id
+        descending), so the transactions are sorted by their id here."""
         me = self.session.whoami()
-        texts: list[str] = []
+        texts: list[tuple[int, str]] = []
         after = None
         for _page in range(20):
             params: dict[str, Any] = {"objectIdentifier": change.id, "limit": 100}
@@ -327,12 +329,13 @@ class PhabricatorPublisher:
             for tx in page.get("data") or []:
                 if tx.get("authorPHID") != me:
                     continue
+                order = int(tx.get("id") or 0)
                 for comment in tx.get("comments") or []:
-                    texts.append(((comment.get("content") or {}).get("raw")) or "")
+                    texts.append((order, ((comment.get("content") or {}).get("raw")) or ""))
             after = (page.get("cursor") or {}).get("after")
             if not after:
                 break
-        return texts
+        return [raw for _order, raw in sorted(texts, key=lambda pair: pair[0])]
 
     @staticmethod
     def _inline(p: Placement, fp: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from bot.hosts.base import TreeReader
 from bot.hosts.phabricator.conduit import ConduitClient, parse_revision_ref
 
 if TYPE_CHECKING:
-    from bot.hosts.phabricator.session import PhabricatorSession
+    from bot.hosts.phabricator.conduit import RevisionState
 
 __all__ = ["STAGING_REF", "PhabricatorSource"]
 STAGING_REF = "refs/tags/phabricator/diff/{}"
@@ -76,7 +76,7 @@ def _change_text(change: dict[str, Any]) -> str | None:
 class PhabricatorSource:
     name = "phabricator"
 
-    def __init__(self, session: PhabricatorSession) -> None:
+    def __init__(self, session: RevisionState) -> None:
         self.session = session
 
     @property

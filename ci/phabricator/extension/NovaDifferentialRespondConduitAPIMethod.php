@@ -125,7 +125,7 @@ final class NovaDifferentialRespondConduitAPIMethod
         ->setLineLength($parent->getLineLength())
         ->setReplyToCommentPHID($parent->getPHID())
         ->setContent($content)
-        ->attachReplyToComment($parent->getStorageObject());
+        ->attachReplyToComment($parent);
       $made[] = array($reply, $parent->getPHID());
       $xactions[] = id(new DifferentialTransaction())
         ->setTransactionType(DifferentialTransaction::TYPE_INLINE)
@@ -135,13 +135,20 @@ final class NovaDifferentialRespondConduitAPIMethod
     if ($done) {
       $old = array();
       $new = array();
+      $details = array();
       foreach ($done as $phid) {
         $old[$phid] = $inlines[$phid]->getFixedState();
         $new[$phid] = PhabricatorInlineComment::STATE_DONE;
+        // As Phorge's own editor records it (PHI995): the timeline then hides a
+        // story of Nova marking its own inlines done.
+        $details[$phid] = array(
+          'authorPHID' => $inlines[$phid]->getAuthorPHID(),
+        );
       }
       $xactions[] = id(new DifferentialTransaction())
         ->setTransactionType(PhabricatorTransactions::TYPE_INLINESTATE)
         ->setIgnoreOnNoEffect(true)
+        ->setMetadataValue('inline.details', $details)
         ->setOldValue($old)
         ->setNewValue($new);
     }
@@ -188,6 +195,8 @@ final class NovaDifferentialRespondConduitAPIMethod
       ->withIsDeleted(false)
       ->withHasTransaction(true)
       ->execute();
+    // The query returns DifferentialTransactionComment storage objects (not the
+    // DifferentialInlineComment wrappers): they are attached to replies as is.
     $inlines = mpull($inlines, null, 'getPHID');
     foreach ($phids as $phid) {
       if (!isset($inlines[$phid])) {
