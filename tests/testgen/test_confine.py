@@ -72,6 +72,7 @@ def test_bubblewrap_runs_the_tests_with_the_checkouts_venv(checkout: GitRepo) ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted({"bubblewrap", "none"} & set(AVAILABLE)))
+@pytest.mark.parametrize("checkout", ["link", "link-var-tmp"], indirect=True)
 def test_nova_testgen_uses_the_checkouts_venv_on_every_isolation(
     name: str, checkout: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
