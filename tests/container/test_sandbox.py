@@ -29,7 +29,7 @@ def test_hostile_tests_are_dropped_in_the_container(
     image: Image, repo: GitRepo, llm: FakeOpenAI, shared: Path
 ) -> None:
     build_python_sample(repo)
-    repo.git("remote", "add", "origin", "https://oauth2:glpat-incontainer00001@gl.invalid/a/b")
+    repo.git("remote", "add", "origin", "https://oauth2:fake-gl-token-box-0001@gl.invalid/a/b")
     open_to_all(repo.path)
     before = snapshot(repo.path)
     llm.enqueue(
@@ -76,6 +76,6 @@ def test_hostile_tests_are_dropped_in_the_container(
     written = [f for f in shared.rglob("*") if f.is_file() and not f.is_relative_to(repo.path)]
     loot = [f.read_text(errors="replace") for f in written]
     for where in (patch, branch, result.stdout, result.stderr, *loot):
-        for secret in [*SECRETS.values(), "glpat-incontainer00001", "sk-container-secret"]:
+        for secret in [*SECRETS.values(), "fake-gl-token-box-0001", "sk-container-secret"]:
             assert secret not in where and secret.encode().hex() not in where
     assert snapshot(repo.path) == before

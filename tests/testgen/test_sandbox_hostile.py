@@ -23,12 +23,12 @@ from tests.servers.openai_server import FakeOpenAI, text, tool_call
 from tests.testgen.test_testgen import GOOD, HEADER, build_python_sample, nova_testgen
 
 SECRETS = {
-    "GITLAB_TOKEN": "glpat-hostiletestsecret00001",
+    "GITLAB_TOKEN": "fake-gitlab-token-hostile-0001",
     "GITHUB_TOKEN": "ghs_hostiletestsecret0000000000000000001",
     "AWS_SECRET_ACCESS_KEY": "aws-hostile-secret-0000000000000000000001",
     "NOVA_TASK_MANAGER_TOKEN": "tm-hostile-secret-00000000001",
 }
-ORIGIN_TOKEN = "glpat-origintokeninconfig0001"
+ORIGIN_TOKEN = "fake-origin-token-in-config-0001"
 
 
 def hostile_tests(loot: Path, known: list[str], marker: str) -> str:
