@@ -205,7 +205,7 @@ def _node(s: Settings) -> Check:
 
 def _sandbox(s: Settings) -> Check:
     """Whether generated tests run without network on this machine."""
-    from bot.testgen.sandbox import network_isolation
+    from bot.sandbox.run import network_isolation
 
     prefix = network_isolation()
     if prefix:

@@ -10,9 +10,9 @@ from bot.events import EventBus
 from bot.llm.settings import LLMSettings
 from bot.llm.usage import Stats
 from bot.prompts import render_prompt
+from bot.sandbox.run import RunResult
 from bot.testgen.frameworks import Framework
 from bot.testgen.matrix import Target
-from bot.testgen.sandbox import RunResult
 from bot.testgen.settings import TestgenSettings
 from bot.testgen.workspace import Workspace, WriteRefused
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.errors import ConfigError
-from bot.testgen.sandbox import Isolation, RunResult, run_sandboxed
+from bot.sandbox.run import Isolation, RunResult, run_sandboxed
 
 __all__ = ["TestEnvironment", "import_failures", "python_environment"]
 

@@ -53,9 +53,9 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
     check-tests → run-full-suite → propose."""
     from bot.extras import require_extra, testgen_modules
     from bot.hosts.git.source import GitSource
+    from bot.sandbox.run import choose_isolation
     from bot.testgen.frameworks import detect_framework
     from bot.testgen.report import TestgenResult
-    from bot.testgen.sandbox import choose_isolation
     from bot.testgen.workspace import Workspace
 
     started = time.monotonic()

@@ -22,9 +22,9 @@ from typing import Protocol
 
 from bot.errors import SourceError
 from bot.hosts.base import GrepHit
+from bot.sandbox.run import Isolation, RunResult, View, choose_isolation, run_sandboxed
 from bot.testgen.frameworks import Framework
 from bot.testgen.gitstore import Store, UserRepo
-from bot.testgen.sandbox import Isolation, RunResult, View, choose_isolation, run_sandboxed
 
 __all__ = ["Workspace", "WriteRefused", "token_url"]
 

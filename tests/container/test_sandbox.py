@@ -13,13 +13,13 @@ import pytest
 from tests.conftest import GitRepo
 from tests.container.conftest import Image, open_to_all
 from tests.container.test_image import model_env
-from tests.servers.openai_server import FakeOpenAI, text, tool_call
-from tests.testgen.test_sandbox_hostile import (
+from tests.sandbox.test_sandbox_hostile import (
     SECRETS,
     SELF_MODIFYING,
     hostile_tests,
     snapshot,
 )
+from tests.servers.openai_server import FakeOpenAI, text, tool_call
 from tests.testgen.test_testgen import GOOD, HEADER, build_python_sample
 
 pytestmark = pytest.mark.container

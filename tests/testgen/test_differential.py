@@ -18,12 +18,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.errors import ConfigError
+from bot.sandbox.run import run_sandboxed
 from bot.testgen import probe
 from bot.testgen.differential import static_side_effect
 from bot.testgen.environment import python_environment
 from bot.testgen.inputs import inputs_from_doctests, inputs_from_tests
 from bot.testgen.render import Example, render_module, tidy
-from bot.testgen.sandbox import run_sandboxed
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 from tests.testgen.test_testgen import nova_testgen

@@ -279,7 +279,7 @@ def test_framework_detection(tmp_path: Path, files: dict[str, str], expected: st
 
 
 def test_sandbox_hides_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bot.testgen.sandbox import run_sandboxed
+    from bot.sandbox.run import run_sandboxed
 
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_sandboxsecret0000000000000000000")
     monkeypatch.setenv("NOVA_LLM_API_KEY", "sk-sandbox-secret-000000000000")
@@ -345,7 +345,7 @@ def test_sandbox_timeout_kills_what_the_test_run_started(tmp_path: Path) -> None
     import sys
     import time
 
-    from bot.testgen.sandbox import run_sandboxed
+    from bot.sandbox.run import run_sandboxed
 
     marker = f"120.{os.getpid()}"  # a pid inside a PID namespace is not the host's: match
     script = f"import subprocess; p = subprocess.Popen(['sleep', '{marker}']); p.wait()"

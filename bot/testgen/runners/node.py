@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.sandbox.run import RunResult
 from bot.testgen.jsscan import JsScanError, statement_end
 from bot.testgen.runners.base import Lines, PruneFailed, Runner, relative
-from bot.testgen.sandbox import RunResult
 from bot.testgen.workspace import Workspace
 
 __all__ = ["REPORTER", "SEPARATOR", "NodeTestRunner"]

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from xml.etree import ElementTree
 
+from bot.sandbox.run import RunResult
 from bot.testgen.runners.base import Lines, Runner, relative
-from bot.testgen.sandbox import RunResult
 from bot.testgen.workspace import Workspace
 
 __all__ = ["PytestRunner", "prune_python"]

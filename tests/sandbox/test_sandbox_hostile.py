@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.testgen.sandbox import choose_isolation
+from bot.sandbox.run import choose_isolation
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 from tests.testgen.test_testgen import GOOD, HEADER, build_python_sample, nova_testgen

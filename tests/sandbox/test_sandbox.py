@@ -14,17 +14,17 @@ from pathlib import Path
 import pytest
 
 from bot.errors import ConfigError, ServiceError, SourceError
-from bot.testgen import gates
-from bot.testgen.frameworks import detect_framework, node_binary
-from bot.testgen.gitstore import Store, UserRepo
-from bot.testgen.runners import NodeTestRunner, PytestRunner
-from bot.testgen.sandbox import (
+from bot.sandbox.run import (
     ISOLATIONS,
     Isolation,
     View,
     choose_isolation,
     run_sandboxed,
 )
+from bot.testgen import gates
+from bot.testgen.frameworks import detect_framework, node_binary
+from bot.testgen.gitstore import Store, UserRepo
+from bot.testgen.runners import NodeTestRunner, PytestRunner
 from bot.testgen.workspace import Workspace
 from tests.conftest import GitRepo
 

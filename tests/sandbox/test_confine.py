@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.sandbox.run import choose_isolation
 from bot.testgen.environment import python_environment
-from bot.testgen.sandbox import choose_isolation
 from bot.testgen.workspace import Workspace
 from tests.conftest import GitRepo
+from tests.sandbox.test_sandbox import AVAILABLE
 from tests.testgen.test_differential import project_venv
-from tests.testgen.test_sandbox import AVAILABLE
 from tests.testgen.test_testgen import nova_testgen
 
 RECORDS_PREFIX = (

@@ -13,7 +13,7 @@ chosen at run time (``choose_isolation``) and named in the report:
 
 On every tier: a scrubbed environment (no token), a fresh HOME and TMPDIR per run (removed
 after it), a time limit, an output cap and a memory limit (``RLIMIT_AS``). The reaper
-(``bot/testgen/reaper.py``) is the run's first process; it names the processes a run left
+(``bot/sandbox/reaper.py``) is the run's first process; it names the processes a run left
 behind, and files written to HOME (or, under bubblewrap, to ``/tmp``) are named too: the
 runners drop the test that did it.
 """
@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bot.errors import ConfigError
-from bot.testgen.confine import BWRAP_BASE, RunBox, View, bwrap_argv, install_prefixes
+from bot.sandbox.confine import BWRAP_BASE, RunBox, View, bwrap_argv, install_prefixes
 
 __all__ = [
     "ISOLATIONS",
