@@ -18,12 +18,11 @@ from bot.cli.common import (
     setting_options,
 )
 from bot.config import Settings
-from bot.errors import NovaError, UsageError
+from bot.errors import NovaError
 from bot.hosts import hosts, publish_choices
 from bot.report.formats import FORMATS
 
 if TYPE_CHECKING:
-    from bot.hosts.base import HostSession, Publisher
     from bot.review.pipeline import Output
     from bot.review.result import ReviewResult
 
@@ -145,6 +144,7 @@ def review(
     **flags: object,
 ) -> None:
     from bot.hosts import open_session, ref_from_ci
+    from bot.review.api import publishers_for
     from bot.review.pipeline import ReviewJob, run_review
     from bot.review.result import exit_code_for
     from bot.taskmanager.backend import tracker_for
@@ -166,7 +166,7 @@ def review(
     outputs = _outputs(settings, output, output_file, sarif_file)
     try:
         session = open_session(ref, repo=repo, settings=settings)
-        publishers = _publishers(session, publish, force)
+        publishers = publishers_for(session, publish, force)
     except NovaError as exc:
         _error_output(outputs, ref, exc)
         raise
@@ -215,20 +215,6 @@ def _error_output(outputs: list[Output], ref: str, exc: NovaError) -> None:
     from bot.review.pipeline import write_error_outputs
 
     write_error_outputs(outputs, ref, exc)
-
-
-def _publishers(session: HostSession, publish: str, force: bool) -> list[Publisher]:
-    from bot.hosts import host_named
-
-    if publish == "local":
-        return []
-    host = host_named(publish)
-    publisher: Publisher | None = session.publisher(force=force)
-    if publisher is None or session.source.name != host.name:
-        raise UsageError(
-            f"--publish {publish} needs a {host.title} {host.noun} ({host.references})"
-        )
-    return [publisher]
 
 
 def _can_ask(settings: Settings) -> bool:

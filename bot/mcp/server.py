@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from bot.change import Change
     from bot.hosts.base import Source
+    from bot.mcp.nova import ServeOptions
 
 __all__ = ["ProposedComment", "build_server", "serve_http"]
 
@@ -41,7 +42,11 @@ INSTRUCTIONS = (
     "Nova's tools. Task Manager: call update_execution_session once at the start, then "
     "create_step / update_step for each stage; the execution_id is in the NOVA_EXECUTION_ID "
     "environment variable. Code review: fetch_change gives a change as a diff numbered with "
-    "NEW-file line numbers; anchor_comments checks proposed comments against it."
+    "NEW-file line numbers; anchor_comments checks proposed comments against it; "
+    "review_change and analyze_change review it as `nova review` does. Tests: "
+    "detect_test_framework and analyze_test_matrix say what to test; run_tests checks your "
+    "test files in a sandbox and says whether each catches the change; generate_tests writes "
+    "Nova's own; propose_tests opens a pull request with yours (needs --allow-writes)."
 )
 
 
@@ -72,17 +77,21 @@ LIMITS = {
     "code": 65_536,
     "suggestion": 65_536,
     "severity": 64,
+    "publish": 64,
+    "content": 100_000,  # a test file: the testgen write guard's limit (MAX_TEST_BYTES)
 }
-MAX_COMMENTS = 1000
+MAX_ITEMS = {"comments": 1000, "files": 20}  # list arguments; any other list: 1000
+MAX_COMMENTS = MAX_ITEMS["comments"]
 
 
 def _too_long(arguments: dict[str, Any]) -> Envelope | None:
     """The error envelope for the first argument over its limit, else None."""
     for name, value in arguments.items():
         if isinstance(value, list):
-            if len(value) > MAX_COMMENTS:
+            most = MAX_ITEMS.get(name, MAX_COMMENTS)
+            if len(value) > most:
                 return fail(
-                    f"{name}: {len(value):,} items; at most {MAX_COMMENTS:,}",
+                    f"{name}: {len(value):,} items; at most {most:,}",
                     error_code="ARGUMENT_TOO_LONG",
                 )
             for item in value:
@@ -117,8 +126,11 @@ def build_server(
     client: TaskManagerClientBase | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
+    options: ServeOptions | None = None,
 ) -> FastMCP:
     from mcp.server.fastmcp import FastMCP
+
+    from bot.mcp.nova import ServeOptions, register_nova_tools
 
     mcp = FastMCP("nova", instructions=INSTRUCTIONS, log_level="WARNING", host=host, port=port)
     # FastMCP 1.x takes no version, and its low-level server then reports the mcp package's
@@ -196,6 +208,7 @@ def build_server(
         return _guard(tm.health_check)
 
     _register_change_tools(mcp, repo, settings)
+    register_nova_tools(mcp, repo, settings, options or ServeOptions())
     _keep_string_arguments(mcp)
     return mcp
 

@@ -46,6 +46,10 @@ class TestgenJob:
     session_id: str = field(default_factory=lambda: f"nova-{uuid.uuid4().hex[:12]}")
     virtual_env: str | None = None  # VIRTUAL_ENV of the caller (the CLI reads it)
     path_python: str | None = None  # `python` on the caller's PATH
+    # tests written by the caller (path -> text; MCP's run_tests / propose_tests): written
+    # in place of generated ones, then through the same gates
+    given: dict[str, str] | None = None
+    until: str | None = None  # the last stage to run (MCP: an answer before the rest)
 
 
 def run_testgen(job: TestgenJob) -> TestgenResult:
@@ -90,7 +94,8 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
             )
             _test_environment(job, ws, result)
             step.note(f"{ws.framework.name}, {result.environment.get('why')}")
-        _testgen_stages(job, ws, result)
+        if job.until != "detect-test-framework":
+            _testgen_stages(job, ws, result)
     result.stats.seconds = round(time.monotonic() - started, 3)
     job.bus.emit(DoneEvent(token_usage=result.stats.token_usage()))
     return result
@@ -174,6 +179,8 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
             if note:
                 result.notes.append(note)
         step.note(f"{len(result.matrix)} changed targets")
+    if job.until == "analyze-test-matrix":
+        return
     if not result.matrix:
         result.notes.append("nothing to test: the change adds no lines to source files")
         return
@@ -188,6 +195,8 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
     with job.tracker.step("check-tests") as step:
         _check_tests(job, ws, runner, result)
         step.note(f"{len(result.kept)} kept, {len(result.dropped)} dropped")
+    if job.until == "check-tests":
+        return
     with job.tracker.step("run-full-suite") as step:
         if not result.kept:
             step.skip("no test was kept")
@@ -203,6 +212,9 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
 
 def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     assert ws.framework is not None
+    if job.given is not None:
+        _write_given(ws, job.given, result)
+        return
     if job.generator in ("ghostwriter", "differential"):
         if ws.framework.language != "python":
             result.notes.append(
@@ -244,6 +256,18 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         return
     if summary:
         result.notes.append(f"model: {summary[:500]}")
+
+
+def _write_given(ws: Workspace, files: dict[str, str], result: TestgenResult) -> None:
+    """The caller's test files, under the same write guard as a generator's."""
+    from bot.testgen.gates import TestCase
+    from bot.testgen.workspace import WriteRefused
+
+    for path, text in files.items():
+        try:
+            ws.write_test(path, text)
+        except WriteRefused as exc:
+            result.dropped.append(TestCase(path, "*", reason=f"not written: {exc}"))
 
 
 def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenResult) -> None:
