@@ -26,15 +26,6 @@ from tests.servers.github_server import FakeGitHub
 
 TOKEN = "ghs_mcpsecrettoken000000000000000000"
 REPO = "acme/shop"
-NOVA_TOOLS = {
-    "review_change",
-    "analyze_change",
-    "detect_test_framework",
-    "analyze_test_matrix",
-    "run_tests",
-    "generate_tests",
-    "propose_tests",
-}
 OLD = '''def discount(price: int, percent: int) -> int:
     """Price after a percentage discount."""
     return price - price * percent // 100
@@ -50,10 +41,12 @@ def discount(price: int, percent: int) -> int:
 '''
 HEADER = "from shop.prices import discount\n\n\n"
 # fails on the parent (it returns -50 there): it catches the change
-CATCHES = HEADER + "def test_clamped():\n    assert discount(100, 150) == 0\n"
+CATCHES = "def test_clamped():\n    assert discount(100, 150) == 0\n"
 # passes on the parent too: it runs the changed line but does not tell the change apart
-SAME = HEADER + "def test_half():\n    assert discount(100, 50) == 50\n"
-WRONG = HEADER + "def test_wrong():\n    assert discount(100, 50) == 51\n"
+SAME = "def test_half():\n    assert discount(100, 50) == 50\n"
+WRONG = "def test_wrong():\n    assert discount(100, 50) == 51\n"
+# one file: the gates run a file's tests together
+AGENTS = HEADER + "\n\n".join([CATCHES, SAME, WRONG])
 
 
 @pytest.fixture
@@ -63,7 +56,7 @@ def shop(repo: GitRepo) -> tuple[GitRepo, str, str]:
     repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     repo.write("shop/__init__.py", "")
     repo.write("shop/prices.py", OLD)
-    repo.write("tests/test_prices.py", SAME.replace("test_half", "test_existing"))
+    repo.write("tests/test_prices.py", HEADER + SAME.replace("test_half", "test_existing"))
     base = repo.commit("base")
     repo.write("shop/prices.py", NEW)
     head = repo.commit("Discounts never go below zero")
@@ -109,10 +102,10 @@ class Calls:
         return data.get("result", data) if set(data) == {"result"} else data
 
 
-async def _exercise(session: Any, gh: FakeGitHub, allow_writes: bool) -> None:
+async def _exercise(session: Any, gh: FakeGitHub, allow_writes: bool, runs: int = 3) -> None:
     await session.initialize()
     tools = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(tools) == ALL_TOOLS | NOVA_TOOLS
+    assert set(tools) == ALL_TOOLS
     schema = tools["run_tests"].inputSchema
     assert schema["required"] == ["files"]
     assert schema["$defs"]["TestFile"]["required"] == ["path", "content"]
@@ -140,16 +133,16 @@ async def _exercise(session: Any, gh: FakeGitHub, allow_writes: bool) -> None:
         "run_tests",
         {
             "files": [
-                {"path": "tests/test_catches.py", "content": CATCHES},
-                {"path": "tests/test_same.py", "content": SAME},
-                {"path": "tests/test_wrong.py", "content": WRONG},
-                {"path": "shop/test_outside.py", "content": CATCHES},
-            ]
+                {"path": "tests/test_agents.py", "content": AGENTS},
+                {"path": "shop/test_outside.py", "content": AGENTS},
+            ],
+            "runs": runs,
         },
     )
     assert ran["success"], ran
     tests = {t["name"]: t for t in ran["data"]["tests"]}
     catches, same, wrong = tests["test_clamped"], tests["test_half"], tests["test_wrong"]
+    assert catches["runs_passed"] == runs
     assert (catches["status"], catches["fails_on_parent"], catches["catches_change"]) == (
         "passed",
         True,
@@ -227,7 +220,7 @@ def test_over_streamable_http_with_writes(shop: tuple[GitRepo, str, str], gh: Fa
                 streamable_http_client(url, http_client=http) as (read, write, _),
                 ClientSession(read, write) as session,
             ):
-                await _exercise(session, gh, allow_writes=True)
+                await _exercise(session, gh, allow_writes=True, runs=1)
 
         asyncio.run(go())
     finally:
@@ -258,7 +251,7 @@ def _call(server: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def test_propose_tests_is_refused_on_a_read_only_server(shop: tuple[GitRepo, str, str]) -> None:
     server = _in_process(shop[0].path)
-    files = [{"path": "tests/test_catches.py", "content": CATCHES}]
+    files = [{"path": "tests/test_agents.py", "content": AGENTS}]
     answer = _call(server, "propose_tests", {"files": files, "publish": "github"})
     assert answer["success"] is False and answer["error_code"] == "WRITES_DISABLED"
     assert "propose_tests" in answer["error"] and "--allow-writes" in answer["error"]

@@ -32,6 +32,13 @@ ALL_TOOLS = {
     "list_change_files",
     "read_file",
     "anchor_comments",
+    "review_change",
+    "analyze_change",
+    "detect_test_framework",
+    "analyze_test_matrix",
+    "run_tests",
+    "generate_tests",
+    "propose_tests",
 }
 
 
