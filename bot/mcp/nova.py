@@ -151,8 +151,7 @@ def _review_data(result: ReviewResult) -> dict[str, Any]:
     from bot.report.formats import result_to_dict
     from bot.review.result import exit_code_for
 
-    data = result_to_dict(result)
-    data["notes"], data["errors"] = result.notes, result.errors
+    data = result_to_dict(result)  # as `nova review -o json`, plus what each host posted
     data["published"] = [
         {
             "host": r.host,

@@ -292,3 +292,57 @@ def test_the_servers_token_never_reaches_the_client(repo: GitRepo) -> None:
     answer = _call(server, "analyze_change", {"change": "HEAD"})
     assert answer["success"] and answer["data"]["change"]["title"] == "rotate ***"
     assert TOKEN not in json.dumps(answer)
+
+
+@pytest.mark.slow
+def test_generate_tests_returns_the_kept_tests_and_the_patch_without_pushing(
+    shop: tuple[GitRepo, str, str], tmp_path: Path
+) -> None:
+    repo = shop[0]
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    repo.git("remote", "add", "origin", str(origin))
+    answer = _call(_in_process(repo.path), "generate_tests", {"change": "HEAD"})
+    assert answer["success"], answer
+    data = answer["data"]
+    assert data["kept"] and data["stats"]["catching"] >= 1, data
+    assert all(k["path"].startswith("tests/") for k in data["kept"])
+    assert data["patch"].startswith("From ") and f"+++ b/{data['kept'][0]['path']}" in data["patch"]
+    assert data["mr_url"] is None
+    assert repo.git("branch", "--list", "nova/*").strip() == data["branch"]  # as the CLI
+    assert (
+        subprocess.run(  # nothing was pushed
+            ["git", "-C", str(origin), "branch", "--list"], capture_output=True, text=True
+        ).stdout
+        == ""
+    )
+
+
+@pytest.mark.slow
+def test_propose_tests_opens_a_pull_request_with_the_tests_that_pass_the_gates(
+    shop: tuple[GitRepo, str, str], gh: FakeGitHub, tmp_path: Path
+) -> None:
+    repo = shop[0]
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    repo.git("remote", "add", "origin", str(origin))
+    env = {k: v for k, v in _env(gh).items() if k.startswith(("GITHUB_", "NOVA_"))}
+    settings = load_settings(env={**env, "GITHUB_REPOSITORY": REPO})
+    server = build_server(
+        settings, repo.path, client=RecordingClient(), options=ServeOptions(allow_writes=True)
+    )
+    files = [{"path": "tests/test_agents.py", "content": AGENTS}]
+    answer = _call(server, "propose_tests", {"files": files, "publish": "github"})
+    assert answer["success"], answer
+    (pull,) = gh.created_pulls
+    assert answer["data"]["url"] == pull["html_url"]
+    assert "test_clamped" in pull["body"] and "test_wrong" in pull["body"]  # kept, dropped
+    verdicts = {t["name"]: t for t in answer["data"]["tests"]}
+    assert verdicts["test_clamped"]["kept"] and verdicts["test_wrong"]["reason"] == "fails"
+    pushed = subprocess.run(
+        ["git", "-C", str(origin), "show", f"{answer['data']['branch']}:tests/test_agents.py"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "def test_clamped" in pushed and "def test_wrong" not in pushed
+    assert TOKEN not in json.dumps(answer)
