@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bot.config import load_settings
-from bot.mcp.server import LIMITS, build_server
+from bot.mcp.server import LIMITS, MAX_ITEMS, build_server
 from tests.conftest import GitRepo
 from tests.mcp.test_mcp_server import RecordingClient, _call, _payload
 
@@ -102,5 +102,6 @@ def test_limits_name_real_parameters() -> None:
     params: set[str] = set()
     for tool in asyncio.run(server.list_tools()):
         params |= set(tool.inputSchema.get("properties", {}))
-    params |= {"body", "code", "suggestion", "severity", "path"}  # ProposedComment's fields
-    assert set(LIMITS) <= params
+        for model in tool.inputSchema.get("$defs", {}).values():  # ProposedComment, TestFile
+            params |= set(model.get("properties", {}))
+    assert set(LIMITS) <= params and set(MAX_ITEMS) <= params

@@ -23,6 +23,7 @@ from tests.conftest import GitRepo
 from tests.hosts.github.support import pull_from_repo
 from tests.mcp.test_mcp_server import ALL_TOOLS, RecordingClient, _wait_for_url
 from tests.servers.github_server import FakeGitHub
+from tests.servers.openai_server import FakeOpenAI, text
 
 TOKEN = "ghs_mcpsecrettoken000000000000000000"
 REPO = "acme/shop"
@@ -346,3 +347,35 @@ def test_propose_tests_opens_a_pull_request_with_the_tests_that_pass_the_gates(
     ).stdout
     assert "def test_clamped" in pushed and "def test_wrong" not in pushed
     assert TOKEN not in json.dumps(answer)
+
+
+@pytest.mark.slow
+def test_review_change_asks_the_model_and_analyze_change_never_does(
+    shop: tuple[GitRepo, str, str], llm_env: FakeOpenAI
+) -> None:
+    reply = {
+        "summary": "Discounts are clamped.",
+        "comments": [
+            {
+                "path": "shop/prices.py",
+                "line": 7,
+                "code": 'raise ValueError("negative percent")',
+                "body": "Say which percent was refused.",
+            },
+            {"path": "shop/nowhere.py", "line": 1, "body": "not in the change"},
+        ],
+    }
+    llm_env.enqueue(text(json.dumps(reply)))
+    server = build_server(load_settings(), shop[0].path, client=RecordingClient())
+    analyzed = _call(server, "analyze_change", {})
+    assert analyzed["success"] and llm_env.requests == []  # the analyzers only
+    assert {c["origin"] for c in analyzed["data"]["comments"]} == {"ruff"}
+    reviewed = _call(server, "review_change", {})
+    assert reviewed["success"] and len(llm_env.requests) >= 1
+    placed = {(c["path"], c["line"], c["origin"]) for c in reviewed["data"]["comments"]}
+    assert ("shop/prices.py", 7, "llm") in placed and ("shop/prices.py", 1, "ruff") in placed
+    (unplaced,) = reviewed["data"]["unplaced"]
+    assert (
+        unplaced["path"] == "shop/nowhere.py" and "not a file of this change" in unplaced["reason"]
+    )
+    assert "sk-test-secret-key-1234567890" not in json.dumps([analyzed, reviewed])
