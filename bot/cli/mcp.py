@@ -48,7 +48,7 @@ def serve(transport: str, host: str, port: int, allow_writes: bool, repo: Path) 
     \b
     Tokens (GITHUB_TOKEN, NOVA_LLM_API_KEY, ...) come from this server's environment, never
     from a tool's arguments, and never appear in a result. Tests an agent gives run_tests
-    run in Nova's sandbox with its limits (--test-timeout, --test-memory-mb of testgen).
+    run in Nova's sandbox with its limits (NOVA_TEST_TIMEOUT, NOVA_TEST_MEMORY_MB).
     Task Manager: NOVA_TASK_MANAGER_URL (+ NOVA_TASK_MANAGER_TOKEN), or USE_MOCK_CLIENT=true
     for the in-memory client. Agents take execution_id from NOVA_EXECUTION_ID.
     """
