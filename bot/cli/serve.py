@@ -101,13 +101,17 @@ def _run(settings: Settings) -> None:
         sock.bind((settings.serve.host, settings.serve.port))
     except OSError as exc:
         sock.close()
+        server.close()
         where = f"{settings.serve.host}:{settings.serve.port}"
         raise ConfigError(f"cannot listen on {where}: {exc.strerror}") from exc
     sock.listen(2048)  # connections wait in the backlog while the app starts
     host, port = sock.getsockname()[:2]
     click.echo(f"nova serve: listening on http://{host}:{port}", err=True)
     config = uvicorn.Config(build_app(server), log_level="warning", access_log=False)
-    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    try:
+        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    finally:
+        server.close()
 
 
 def _server(settings: Settings) -> Server:

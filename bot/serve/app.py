@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -55,6 +55,12 @@ class Server:
     herald: Resolver | None = None  # looks a revision up over Conduit
     dispatcher: Dispatcher | None = None
     requests: Counter[tuple[str, str]] = field(default_factory=Counter)
+    lock: IO[str] | None = None  # the data directory's lock (``queue.hold``)
+
+    def close(self) -> None:
+        self.queue.close()
+        if self.lock is not None:
+            self.lock.close()
 
     # -- the endpoints -------------------------------------------------------------
     async def github(self, request: Request) -> Response:
@@ -117,9 +123,11 @@ class Server:
         return PlainTextResponse("ok\n")
 
     async def readyz(self, request: Request) -> Response:
-        ok = await asyncio.to_thread(self.queue.writable)
-        if not ok:
-            return PlainTextResponse("the queue's storage is not writable\n", status_code=503)
+        fault = self.dispatcher.fault if self.dispatcher is not None else None
+        if fault is None and not await asyncio.to_thread(self.queue.writable):
+            fault = "the storage is not writable"
+        if fault is not None:
+            return PlainTextResponse(f"the queue {fault}\n", status_code=503)
         return PlainTextResponse("ready\n")
 
     async def metrics(self, request: Request) -> Response:
@@ -151,17 +159,18 @@ class Server:
     async def _submit(self, endpoint: str, found: JobRequest | Cancel | Ignored) -> Response:
         if isinstance(found, Ignored):
             return self._answer(endpoint, 200, {"status": "ignored", "reason": found.reason})
-        try:
-            submitted = (
-                self.queue.cancel(found.change)
-                if isinstance(found, Cancel)
-                else self.queue.submit(found)
-            )
-        except sqlite3.Error as exc:  # a full or read-only disk: nothing was queued
-            log.error("queue: %s", exc)
+        try:  # in a thread: a storage stall never stops the other handlers
+            if isinstance(found, Cancel):
+                submitted = await asyncio.to_thread(self.queue.cancel, found.change)
+            else:
+                submitted = await asyncio.to_thread(self.queue.submit, found)
+        except sqlite3.Error as exc:  # a full or read-only disk, a lock: nothing was queued
+            log.error("queue: cannot take a delivery: %s", exc)
             return self._answer(endpoint, 503, {"error": "the queue cannot take the job now"})
         if submitted.status == "duplicate":
             return self._answer(endpoint, 200, {"status": "duplicate"})
+        if submitted.status == "coalesced":  # folded into the change's waiting answer job
+            return self._answer(endpoint, 202, {"status": "coalesced", "job": submitted.job})
         if self.dispatcher is not None:
             self.dispatcher.cancel(submitted.cancel)
             self.dispatcher.dropped(submitted.dropped)

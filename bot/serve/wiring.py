@@ -6,6 +6,7 @@ section goes to the Herald lookup and the Harbormaster reporter."""
 from __future__ import annotations
 
 import importlib
+import os
 import shlex
 import sqlite3
 from collections.abc import Callable, Mapping
@@ -22,7 +23,7 @@ from bot.serve.dispatch import Dispatcher
 from bot.serve.environment import job_environment
 from bot.serve.executors import EXECUTORS, Executor
 from bot.serve.jobs import Ignored, JobRequest
-from bot.serve.queue import Job, Queue
+from bot.serve.queue import Busy, Job, Queue, hold
 from bot.serve.settings import ServeSettings
 
 __all__ = ["make_server", "shared_setting"]
@@ -84,18 +85,27 @@ def make_server(settings: Settings, server_env: Mapping[str, str]) -> Server:
     # travel in its spec
     passed = env if serve.executor == "local" else {}
 
+    # what untrusted code under a job must never see (bot/sandbox honours it): the data
+    # directory (other jobs' checkouts and logs, the queue) and the server's own home
+    hidden = os.pathsep.join(p for p in (str(data_dir), server_env.get("HOME", "")) if p)
+
     def environment(job: Job) -> dict[str, str]:
         own = app.job_env(job.request) if app and job.request.host == "github" else {}
-        return job_environment(job.request, passed, own)
+        return job_environment(job.request, passed, {**own, "NOVA_SANDBOX_HIDE": hidden})
 
     def dispatcher(queue: Queue) -> Dispatcher:
         return Dispatcher(queue, executor, serve.max_jobs, environment, hooks)
 
     try:
+        lock = hold(data_dir)  # held while the process lives
+    except (OSError, Busy) as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
         queue = Queue(data_dir)
     except sqlite3.Error as exc:
+        lock.close()
         raise ConfigError(f"cannot open the queue in {data_dir}: {exc}") from exc
-    return Server(serve, context, queue, dispatcher, herald=herald)
+    return Server(serve, context, queue, dispatcher, herald=herald, lock=lock)
 
 
 def _herald(phab: PhabricatorSettings) -> Callable[[JobRequest], JobRequest | Ignored]:
