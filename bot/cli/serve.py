@@ -107,7 +107,14 @@ def _run(settings: Settings) -> None:
     sock.listen(2048)  # connections wait in the backlog while the app starts
     host, port = sock.getsockname()[:2]
     click.echo(f"nova serve: listening on http://{host}:{port}", err=True)
-    config = uvicorn.Config(build_app(server), log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        build_app(server),
+        log_level="warning",
+        access_log=False,
+        limit_concurrency=settings.serve.max_connections,  # more: 503, nothing read
+        timeout_keep_alive=5,  # an idle connection goes
+        h11_max_incomplete_event_size=16_384,  # request line and headers: 16 KiB at most
+    )
     try:
         asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
     finally:

@@ -23,6 +23,7 @@ from bot.serve.dispatch import Dispatcher
 from bot.serve.environment import job_environment
 from bot.serve.executors import EXECUTORS, Executor
 from bot.serve.jobs import Ignored, JobRequest
+from bot.serve.origins import Origins, github_web_url
 from bot.serve.queue import Busy, Job, Queue, hold
 from bot.serve.settings import ServeSettings
 
@@ -39,15 +40,25 @@ def shared_setting(settings: Settings, env: str, default: str) -> str:
     return default
 
 
-def make_executor(serve: ServeSettings, data_dir: Path) -> Executor:
+def make_executor(serve: ServeSettings, data_dir: Path, origins: Origins) -> Executor:
     module, name = EXECUTORS[serve.executor]
     cls: Any = getattr(importlib.import_module(module), name)
     if serve.executor == "local":
         command = shlex.split(serve.job_command) if serve.job_command else None
-        executor: Executor = cls(data_dir, serve.job_timeout, command)
+        executor: Executor = cls(data_dir, serve.job_timeout, command, origins)
     else:
-        executor = cls.from_settings(serve)
+        executor = cls.from_settings(serve, origins)
     return executor
+
+
+def make_origins(settings: Settings) -> Origins:
+    """Each host's web and git base URL, from its settings: where a job's token may go."""
+    from bot.hosts.gitlab.client import server_url
+    from bot.hosts.gitlab.settings import GitLabSettings
+
+    github = settings.section(GitHubSettings).api_url
+    gitlab = server_url(settings.section(GitLabSettings))
+    return Origins({"github": github_web_url(github), "gitlab": gitlab})
 
 
 def make_server(settings: Settings, server_env: Mapping[str, str]) -> Server:
@@ -79,7 +90,8 @@ def make_server(settings: Settings, server_env: Mapping[str, str]) -> Server:
 
         hooks = BuildTargets(phab)
         herald = _herald(phab)
-    executor = make_executor(serve, data_dir)
+    origins = make_origins(settings)
+    executor = make_executor(serve, data_dir, origins)
 
     # a Kubernetes Job takes its environment from its Secret: only the job's own values
     # travel in its spec
@@ -105,7 +117,7 @@ def make_server(settings: Settings, server_env: Mapping[str, str]) -> Server:
     except sqlite3.Error as exc:
         lock.close()
         raise ConfigError(f"cannot open the queue in {data_dir}: {exc}") from exc
-    return Server(serve, context, queue, dispatcher, herald=herald, lock=lock)
+    return Server(serve, context, queue, dispatcher, herald=herald, lock=lock, origins=origins)
 
 
 def _herald(phab: PhabricatorSettings) -> Callable[[JobRequest], JobRequest | Ignored]:

@@ -112,7 +112,12 @@ def test_a_newer_head_deletes_the_running_job(k8s: FakeKubernetes, tmp_path: Pat
 
 
 def test_a_testgen_job_clones_in_an_init_container(k8s: FakeKubernetes, tmp_path: Path) -> None:
-    env = base_env(tmp_path, KUBECONFIG=str(_kubeconfig(tmp_path, k8s)), NOVA_SERVE_TESTGEN="1")
+    env = base_env(
+        tmp_path,
+        KUBECONFIG=str(_kubeconfig(tmp_path, k8s)),
+        NOVA_SERVE_TESTGEN="1",
+        GITHUB_API_URL="https://github.example/api/v3",
+    )
     env.pop("KUBERNETES_SERVICE_HOST", None)
     server = ServeProcess(tmp_path / "a", env, "--executor", "kubernetes").start()
     try:
@@ -135,6 +140,7 @@ def test_a_testgen_job_clones_in_an_init_container(k8s: FakeKubernetes, tmp_path
         init_env = {e["name"]: e["value"] for e in init["env"]}
         assert init_env["NOVA_CLONE_URL"] == "https://github.example/acme/shop.git"
         assert init_env["NOVA_HEAD"] == "d" * 40
+        assert init_env["NOVA_GIT_BASE"] == "https://github.example"
         (main,) = pod["containers"]
         assert main["args"] == ["testgen", "d" * 40, "--repo", "checkout", "--publish", "github"]
         assert main["workingDir"] == init["workingDir"] == "/work"

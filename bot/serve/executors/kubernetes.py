@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.errors import ConfigError, ServiceError
 from bot.serve.executors import Outcome
+from bot.serve.origins import Origins
 from bot.serve.queue import Job
 
 if TYPE_CHECKING:
@@ -50,7 +51,9 @@ def _label(text: str) -> str:
 
 
 # A testgen Job clones first (an init container, same image): the token becomes git's
-# Authorization header in git's environment, never in a URL, an argument or .git/config.
+# Authorization header in git's environment, never in a URL, an argument or .git/config;
+# the URL must be under the configured host's base (NOVA_GIT_BASE) and no redirect is
+# followed, so the header goes nowhere else.
 CLONE_SCRIPT = """set -eu
 export GIT_TERMINAL_PROMPT=0
 case "$NOVA_HOST" in
@@ -59,9 +62,14 @@ case "$NOVA_HOST" in
 esac
 if [ -n "$token" ]; then
   basic=$(printf '%s:%s' "$user" "$token" | base64 | tr -d '\\n')
-  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraHeader
+  export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=http.extraHeader
   export GIT_CONFIG_VALUE_0="Authorization: Basic $basic"
+  export GIT_CONFIG_KEY_1=http.followRedirects GIT_CONFIG_VALUE_1=false
 fi
+case "$NOVA_CLONE_URL" in
+  "${NOVA_GIT_BASE:?}"/*) ;;
+  *) echo "refused: the clone URL is not on the configured host $NOVA_GIT_BASE" >&2; exit 2 ;;
+esac
 work="${NOVA_WORK:-/work}"
 git clone --quiet --no-tags "$NOVA_CLONE_URL" "$work/checkout"
 git -C "$work/checkout" checkout --quiet --detach "$NOVA_HEAD"
@@ -90,7 +98,7 @@ def _container(name: str, image: str, secret: str, env: dict[str, str]) -> dict[
 
 
 def job_manifest(
-    job: Job, env: dict[str, str], image: str, secret: str, deadline: float
+    job: Job, env: dict[str, str], image: str, secret: str, deadline: float, git_base: str = ""
 ) -> dict[str, Any]:
     request = job.request
     pod: dict[str, Any] = {
@@ -105,6 +113,7 @@ def job_manifest(
             **env,
             "NOVA_HOST": request.host,
             "NOVA_CLONE_URL": request.clone_url or "",
+            "NOVA_GIT_BASE": git_base,
             "NOVA_HEAD": request.head,
         }
         clone = _container("checkout", image, secret, clone_env)
@@ -138,8 +147,10 @@ class KubernetesExecutor:
         secret: str,
         deadline: float,
         max_jobs: int = 4,
+        origins: Origins | None = None,
     ) -> None:
         self.api = api  # kubernetes.client.BatchV1Api
+        self.origins = origins or Origins({})
         self.namespace = namespace
         self.image = image
         self.secret = secret
@@ -154,7 +165,7 @@ class KubernetesExecutor:
         self.detached = True
 
     @classmethod
-    def from_settings(cls, serve: ServeSettings) -> KubernetesExecutor:
+    def from_settings(cls, serve: ServeSettings, origins: Origins) -> KubernetesExecutor:
         """In a pod: its service account; elsewhere: the kubeconfig (``KUBECONFIG``)."""
         from bot.extras import require_extra
 
@@ -177,6 +188,7 @@ class KubernetesExecutor:
             serve.job_secret,
             serve.job_timeout,
             serve.max_jobs,
+            origins,
         )
 
     async def run(self, job: Job, env: dict[str, str]) -> Outcome:
@@ -192,7 +204,10 @@ class KubernetesExecutor:
 
     def _run(self, job: Job, env: dict[str, str], stop: threading.Event) -> Outcome:
         name = job_name(job)
-        body = job_manifest(job, env, self.image, self.secret, self.deadline)
+        if job.request.kind == "testgen" and not self.origins.allows(job.request):
+            return Outcome("failed", None, "no clone URL on the configured host")
+        base = self.origins.bases.get(job.request.host, "")
+        body = job_manifest(job, env, self.image, self.secret, self.deadline, base)
         if not self._create(name, body) and self._failed(name):
             # this head's Job failed before (and waits for its TTL): a new request for
             # the head is a retry, so the old Job goes and a new one runs

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bot.serve.checkout import checkout
 from bot.serve.executors import Outcome, outcome_of
+from bot.serve.origins import Origins
 from bot.serve.queue import RETENTION, Job
 
 __all__ = ["LocalExecutor"]
@@ -37,8 +38,15 @@ def _die_with_server(server: int) -> None:
 
 
 class LocalExecutor:
-    def __init__(self, work_root: Path, timeout: float, command: list[str] | None = None):
+    def __init__(
+        self,
+        work_root: Path,
+        timeout: float,
+        command: list[str] | None = None,
+        origins: Origins | None = None,
+    ):
         self.work_root = work_root
+        self.origins = origins or Origins({})
         self.timeout = timeout
         self.command = command or [sys.executable, "-m", "bot"]
         self.pids: dict[int, int] = {}  # job id -> pid of the running process
@@ -68,7 +76,8 @@ class LocalExecutor:
     async def _run(self, job: Job, env: dict[str, str], workdir: Path) -> Outcome:
         if job.request.kind == "testgen":
             try:
-                await asyncio.wait_for(checkout(job.request, workdir, env), self.timeout)
+                cloned = checkout(job.request, workdir, env, self.origins)
+                await asyncio.wait_for(cloned, self.timeout)
             except TimeoutError:
                 return Outcome("timeout", None, "the checkout took too long")
         with (self.work_root / "logs").joinpath(f"{job.id}.log").open("ab") as log:
