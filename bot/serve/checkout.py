@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
+import os
+import signal
+from contextlib import suppress
 from pathlib import Path
 
 from bot.errors import ServiceError, redact
 from bot.serve.jobs import JobRequest
 from bot.serve.origins import Origins
+from bot.serve.process import die_with_server
 
 __all__ = ["CHECKOUT", "checkout"]
 
@@ -46,11 +51,14 @@ async def _git(args: list[str], cwd: Path, env: dict[str, str]) -> None:
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,  # git's helpers (remote-http) are stopped with it
+        preexec_fn=functools.partial(die_with_server, os.getpid()),
     )
     try:
         _, err = await proc.communicate()
-    except asyncio.CancelledError:  # superseded mid-clone
-        proc.kill()
+    except asyncio.CancelledError:  # superseded mid-clone, or a timeout
+        with suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         await asyncio.shield(proc.wait())
         raise
     if proc.returncode != 0:

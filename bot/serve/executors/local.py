@@ -16,25 +16,12 @@ from pathlib import Path
 from bot.serve.checkout import checkout
 from bot.serve.executors import Outcome, outcome_of
 from bot.serve.origins import Origins
+from bot.serve.process import die_with_server
 from bot.serve.queue import RETENTION, Job
 
 __all__ = ["LocalExecutor"]
 
 _GRACE = 5.0  # seconds between SIGTERM and SIGKILL
-
-
-def _die_with_server(server: int) -> None:
-    """In the child, before exec: SIGKILL when the server dies (Linux ``PR_SET_PDEATHSIG``),
-    so a killed server leaves no job running that a restart would start again. A server
-    that died before this line ran has already left: the child goes too."""
-    if sys.platform != "linux":
-        return
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != server:
-        os._exit(1)
 
 
 class LocalExecutor:
@@ -90,7 +77,7 @@ class LocalExecutor:
                 stdout=log,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=functools.partial(_die_with_server, os.getpid()),
+                preexec_fn=functools.partial(die_with_server, os.getpid()),
             )
         self.pids[job.id] = proc.pid
         try:
