@@ -101,8 +101,9 @@ class ServeSettings(Section):
     )
     job_secret: str = setting(
         "NOVA_SERVE_JOB_SECRET",
-        "nova serve (kubernetes): the Secret whose keys become the Jobs' environment "
-        "(host tokens, model key).",
+        "nova serve (kubernetes): the Secret whose keys become every Job's environment "
+        "(model key, settings); a Job also gets its own host's Secret, this name + "
+        "-github / -gitlab / -phabricator (that host's token only).",
         "nova-job",
     )
     github_webhook_secret: str | None = setting(
