@@ -176,7 +176,11 @@ class Server:
         return PlainTextResponse("ready\n")
 
     async def metrics(self, request: Request) -> Response:
-        text = metrics.render(self.queue.stats(), self.requests)
+        try:  # in a thread: a write stalled on the storage holds the queue's lock
+            stats = await asyncio.to_thread(self.queue.stats)
+        except sqlite3.Error as exc:
+            return PlainTextResponse(f"the queue cannot be read: {exc}\n", status_code=503)
+        text = metrics.render(stats, self.requests)
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     # -- the steps -----------------------------------------------------------------

@@ -65,6 +65,7 @@ def test_a_locked_queue_delays_the_next_job_but_never_wedges_or_repeats(
     ready = server.client.get("/readyz")
     assert ready.status_code == 503 and "cannot record the end of job" in ready.text
     assert len(started(tmp_path)) == 1  # its slot is not reused before its end is durable
+    assert server.metrics()["nova_serve_running_jobs"] == 1  # the server still answers
     other.execute("COMMIT")
     other.close()
 
