@@ -101,13 +101,24 @@ def _run(settings: Settings) -> None:
         sock.bind((settings.serve.host, settings.serve.port))
     except OSError as exc:
         sock.close()
+        server.close()
         where = f"{settings.serve.host}:{settings.serve.port}"
         raise ConfigError(f"cannot listen on {where}: {exc.strerror}") from exc
     sock.listen(2048)  # connections wait in the backlog while the app starts
     host, port = sock.getsockname()[:2]
     click.echo(f"nova serve: listening on http://{host}:{port}", err=True)
-    config = uvicorn.Config(build_app(server), log_level="warning", access_log=False)
-    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    config = uvicorn.Config(
+        build_app(server),
+        log_level="warning",
+        access_log=False,
+        limit_concurrency=settings.serve.max_connections,  # more: 503, nothing read
+        timeout_keep_alive=5,  # an idle connection goes
+        h11_max_incomplete_event_size=16_384,  # request line and headers: 16 KiB at most
+    )
+    try:
+        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    finally:
+        server.close()
 
 
 def _server(settings: Settings) -> Server:

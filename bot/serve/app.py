@@ -3,7 +3,16 @@
 Every webhook endpoint refuses (403) while its secret is unset, answers 413 for a body over
 ``NOVA_SERVE_MAX_BODY`` and 401 for a bad or missing signature, before anything is parsed
 or stored. A delivery that starts no job is answered 200 ``ignored`` (GitLab disables a
-hook after repeated 4xx/5xx)."""
+hook after repeated 4xx/5xx).
+
+What is not authenticated yet costs little: GitLab's token (a header) is checked before
+the body is read, and a GitHub or Herald delivery without a well-formed signature header is
+refused before it; the bodies read at once share one memory budget
+(``NOVA_SERVE_BODY_MEMORY``: a body reserves its size before its first byte is read, and
+waits at most ``NOVA_SERVE_BODY_TIMEOUT`` for room), and a body must arrive within
+``NOVA_SERVE_BODY_TIMEOUT``: else 408, and the connection is closed. Unread bodies stay
+in the kernel's socket buffers: uvicorn stops reading a connection whose request the app
+has not consumed."""
 
 from __future__ import annotations
 
@@ -15,7 +24,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,6 +39,7 @@ from bot.serve import metrics
 from bot.serve.classify import Context
 from bot.serve.dispatch import Dispatcher
 from bot.serve.jobs import Cancel, Ignored, JobRequest
+from bot.serve.origins import Origins
 from bot.serve.queue import Queue
 from bot.serve.settings import ServeSettings
 
@@ -39,8 +49,41 @@ log = logging.getLogger("nova.serve")
 Resolver = Callable[[JobRequest], "JobRequest | Ignored"]
 
 
+class Verifier(Protocol):
+    """A host's webhook module: ``signed`` looks at the headers only (before the body is
+    read), ``verify`` at the body too."""
+
+    def signed(self, headers: Mapping[str, str], secret: str) -> bool: ...
+
+    def verify(self, headers: Mapping[str, str], body: bytes, secret: str) -> bool: ...
+
+
 class _TooLarge(Exception):
     pass
+
+
+class Budget:
+    """Bytes of request bodies held in memory at once, across all requests."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.free = total
+        self._changed = asyncio.Condition()
+
+    @asynccontextmanager
+    async def reserve(self, size: int, wait: float) -> AsyncIterator[None]:
+        """``size`` bytes for the block; TimeoutError when they are not free within
+        ``wait`` seconds."""
+        size = min(size, self.total)
+        async with asyncio.timeout(wait), self._changed:
+            await self._changed.wait_for(lambda: self.free >= size)
+            self.free -= size
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self.free += size
+                self._changed.notify_all()
 
 
 @dataclass
@@ -55,11 +98,19 @@ class Server:
     herald: Resolver | None = None  # looks a revision up over Conduit
     dispatcher: Dispatcher | None = None
     requests: Counter[tuple[str, str]] = field(default_factory=Counter)
+    lock: IO[str] | None = None  # the data directory's lock (``queue.hold``)
+    origins: Origins = field(default_factory=lambda: Origins({}))  # where tokens may go
+    budget: Budget | None = None  # made on first use (an asyncio object: in the loop)
+
+    def close(self) -> None:
+        self.queue.close()
+        if self.lock is not None:
+            self.lock.close()
 
     # -- the endpoints -------------------------------------------------------------
     async def github(self, request: Request) -> Response:
         secret = self.settings.github_webhook_secret
-        body, refused = await self._checked(request, "github", secret, github.verify)
+        body, refused = await self._checked(request, "github", secret, github)
         if refused:
             return refused
         if request.headers.get("x-github-event") == "ping":
@@ -74,7 +125,7 @@ class Server:
 
     async def gitlab(self, request: Request) -> Response:
         secret = self.settings.gitlab_webhook_token
-        body, refused = await self._checked(request, "gitlab", secret, gitlab.verify)
+        body, refused = await self._checked(request, "gitlab", secret, gitlab)
         if refused:
             return refused
         payload = _json(body)
@@ -87,7 +138,7 @@ class Server:
 
     async def phabricator(self, request: Request) -> Response:
         secret = self.settings.phabricator_webhook_secret
-        body, refused = await self._checked(request, "phabricator", secret, phabricator.verify)
+        body, refused = await self._checked(request, "phabricator", secret, phabricator)
         if refused:
             return refused
         payload = _json(body)
@@ -117,13 +168,19 @@ class Server:
         return PlainTextResponse("ok\n")
 
     async def readyz(self, request: Request) -> Response:
-        ok = await asyncio.to_thread(self.queue.writable)
-        if not ok:
-            return PlainTextResponse("the queue's storage is not writable\n", status_code=503)
+        fault = self.dispatcher.fault if self.dispatcher is not None else None
+        if fault is None and not await asyncio.to_thread(self.queue.writable):
+            fault = "the storage is not writable"
+        if fault is not None:
+            return PlainTextResponse(f"the queue {fault}\n", status_code=503)
         return PlainTextResponse("ready\n")
 
     async def metrics(self, request: Request) -> Response:
-        text = metrics.render(self.queue.stats(), self.requests)
+        try:  # in a thread: a write stalled on the storage holds the queue's lock
+            stats = await asyncio.to_thread(self.queue.stats)
+        except sqlite3.Error as exc:
+            return PlainTextResponse(f"the queue cannot be read: {exc}\n", status_code=503)
+        text = metrics.render(stats, self.requests)
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     # -- the steps -----------------------------------------------------------------
@@ -132,36 +189,55 @@ class Server:
         request: Request,
         endpoint: str,
         secret: str | None,
-        verify: Callable[[Mapping[str, str], bytes, str], bool],
+        host: Verifier,
     ) -> tuple[bytes, Response | None]:
-        """The raw body, or the refusal: no secret (403), too large (413), not signed (401)."""
+        """The raw body, or the refusal: no secret (403), not signed (401: the headers are
+        checked before the body is read), too large (413), no room to read it in time or
+        too slow (408)."""
         if not secret:
             env = {"github": "NOVA_GITHUB_WEBHOOK_SECRET", "gitlab": "NOVA_GITLAB_WEBHOOK_TOKEN"}
             return b"", self._refused(
                 endpoint, env.get(endpoint, "NOVA_PHABRICATOR_WEBHOOK_SECRET")
             )
+        if not host.signed(request.headers, secret):
+            return b"", self._answer(endpoint, 401, {"error": "bad or missing signature"})
+        length = request.headers.get("content-length", "")
+        size = int(length) if length.isdigit() else self.settings.max_body
+        if size > self.settings.max_body:
+            return b"", self._answer(endpoint, 413, {"error": "the body is too large"})
+        if self.budget is None:
+            self.budget = Budget(max(self.settings.body_memory, self.settings.max_body))
+        wait = self.settings.body_timeout
         try:
-            body = await _read(request, self.settings.max_body)
+            async with self.budget.reserve(size, wait), asyncio.timeout(wait):
+                body = await _read(request, size)
         except _TooLarge:
             return b"", self._answer(endpoint, 413, {"error": "the body is too large"})
-        if not verify(request.headers, body, secret):
+        except TimeoutError:
+            return b"", self._answer(endpoint, 408, {"error": "the body came too slowly"})
+        if not host.verify(request.headers, body, secret):
             return b"", self._answer(endpoint, 401, {"error": "bad or missing signature"})
         return body, None
 
     async def _submit(self, endpoint: str, found: JobRequest | Cancel | Ignored) -> Response:
+        if isinstance(found, JobRequest):
+            found = self.origins.route(found)
+            if isinstance(found, Ignored):
+                log.warning("%s delivery: %s", endpoint, found.reason)
         if isinstance(found, Ignored):
             return self._answer(endpoint, 200, {"status": "ignored", "reason": found.reason})
-        try:
-            submitted = (
-                self.queue.cancel(found.change)
-                if isinstance(found, Cancel)
-                else self.queue.submit(found)
-            )
-        except sqlite3.Error as exc:  # a full or read-only disk: nothing was queued
-            log.error("queue: %s", exc)
+        try:  # in a thread: a storage stall never stops the other handlers
+            if isinstance(found, Cancel):
+                submitted = await asyncio.to_thread(self.queue.cancel, found.change)
+            else:
+                submitted = await asyncio.to_thread(self.queue.submit, found)
+        except sqlite3.Error as exc:  # a full or read-only disk, a lock: nothing was queued
+            log.error("queue: cannot take a delivery: %s", exc)
             return self._answer(endpoint, 503, {"error": "the queue cannot take the job now"})
         if submitted.status == "duplicate":
             return self._answer(endpoint, 200, {"status": "duplicate"})
+        if submitted.status == "coalesced":  # folded into the change's waiting answer job
+            return self._answer(endpoint, 202, {"status": "coalesced", "job": submitted.job})
         if self.dispatcher is not None:
             self.dispatcher.cancel(submitted.cancel)
             self.dispatcher.dropped(submitted.dropped)
@@ -182,7 +258,9 @@ class Server:
 
     def _answer(self, endpoint: str, status: int, body: dict[str, Any]) -> Response:
         self.requests[(endpoint, str(status))] += 1
-        return JSONResponse(body, status_code=status)
+        # a refused request's connection goes: what is left of its body is never read
+        headers = {"connection": "close"} if status >= 400 else None
+        return JSONResponse(body, status_code=status, headers=headers)
 
     # -- the app -------------------------------------------------------------------
     @asynccontextmanager
@@ -218,17 +296,14 @@ def build_app(server: Server) -> Starlette:
 
 
 async def _read(request: Request, limit: int) -> bytes:
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > limit:
-        raise _TooLarge
-    chunks: list[bytes] = []
-    size = 0
+    """At most ``limit`` bytes, into one growing buffer. The final copy to ``bytes`` runs
+    without a pause in the event loop: at most one body is ever held twice."""
+    body = bytearray()
     async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
+        if len(body) + len(chunk) > limit:
             raise _TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
+        body += chunk
+    return bytes(body)
 
 
 def _json(body: bytes) -> dict[str, Any] | None:

@@ -1,11 +1,18 @@
 """The dispatcher: claims queued jobs (at most ``max_jobs`` running in total), hands each to
-the executor, records its end, and stops a running job a newer head superseded."""
+the executor, records its end, and stops a running job a newer head superseded.
+
+The queue's storage may fail (a write lock held past the busy timeout by a backup or an
+operator's ``sqlite3``, a full disk): every queue call runs in a worker thread, a failed
+one is retried with backoff, ``fault`` says why (``/readyz`` answers 503) and one line is
+logged when it starts and when it ends. A job's slot is freed only once its end is
+recorded, so a restart never runs a finished job again."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import sqlite3
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Protocol
@@ -18,6 +25,7 @@ from bot.serve.queue import Job, Queue
 __all__ = ["Dispatcher", "JobHooks"]
 
 log = logging.getLogger("nova.serve")
+BACKOFF = (0.05, 2.0)  # seconds: the first retry of a failed queue write, the longest wait
 
 
 class JobHooks(Protocol):
@@ -46,6 +54,9 @@ class Dispatcher:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.wake = asyncio.Event()
         self.stopping = False
+        self.fault: str | None = None  # why the queue cannot be written now
+        self._fault_since = 0.0
+        self._finishing: set[int] = set()  # jobs that ended, their end not yet recorded
         self._background: set[asyncio.Task[None]] = set()
 
     @property
@@ -72,16 +83,46 @@ class Dispatcher:
     async def loop(self) -> None:
         while not self.stopping:
             self.wake.clear()
+            wait = 5.0  # woken by a submit or a job's end; this only guards a lost wake
             try:
-                claimed = self.queue.claim(self.max_jobs - len(self.tasks))
+                claimed = await asyncio.to_thread(self.queue.claim, self.max_jobs - len(self.tasks))
             except sqlite3.Error as exc:  # the storage failed (/readyz says so): try again
-                log.error("queue: %s", exc)
-                claimed = []
+                self._failed("claim the next job", exc)
+                claimed, wait = [], BACKOFF[1]
+            else:
+                self._recovered()
             for job in claimed:
                 self.tasks[job.id] = asyncio.create_task(self._run(job), name=f"job-{job.id}")
-            # woken by a submit or a job's end; the timeout only guards against a lost wake
             with suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), 5.0)
+                await asyncio.wait_for(self.wake.wait(), wait)
+
+    def _failed(self, what: str, exc: sqlite3.Error) -> None:
+        if self.fault is None:
+            self._fault_since = time.monotonic()
+            log.error("queue: cannot %s: %s; retrying until the storage takes writes", what, exc)
+        self.fault = f"cannot {what}: {exc}"
+
+    def _recovered(self) -> None:
+        if self.fault is not None:
+            took = time.monotonic() - self._fault_since
+            log.warning("queue: the storage takes writes again (after %.1f s)", took)
+            self.fault = None
+
+    async def _finish(self, job: Job, outcome: Outcome) -> str:
+        """Record the end, retried with backoff until the storage takes it."""
+        delay = BACKOFF[0]
+        while True:
+            try:
+                state = await asyncio.to_thread(
+                    self.queue.finish, job.id, outcome.state, outcome.exit_code
+                )
+            except sqlite3.Error as exc:
+                self._failed(f"record the end of job {job.id}", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF[1])
+                continue
+            self._recovered()
+            return state
 
     async def stop(self) -> None:
         """Shutdown: stop the running jobs and leave them ``running`` in the queue, so the
@@ -89,8 +130,13 @@ class Dispatcher:
         self.stopping = True
         self.executor.detach()
         tasks = list(self.tasks.values())
-        for task in tasks:
-            task.cancel()
+        for job_id, task in self.tasks.items():
+            if job_id not in self._finishing:  # a job that ended: its end is recorded first
+                task.cancel()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=30)
+            for task in pending:  # the storage still refuses: the restart runs it again
+                task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _run(self, job: Job) -> None:
@@ -110,8 +156,12 @@ class Dispatcher:
             if outcome is None and not self.stopping:  # an error no executor foresaw
                 log.exception("job %s %s", job.id, job.request.key)
                 outcome = Outcome("failed", None, "an unexpected error")
-            if not self.stopping and outcome is not None:
-                state = self.queue.finish(job.id, outcome.state, outcome.exit_code)
+            if outcome is not None:  # it ended: recorded before its slot is freed
+                self._finishing.add(job.id)
+                try:
+                    state = await self._finish(job, outcome)
+                finally:
+                    self._finishing.discard(job.id)
                 log.info("job %s %s: %s %s", job.id, job.request.key, state, outcome.detail)
                 if self.hooks is not None and not outcome.reported:
                     await asyncio.to_thread(self._ended, job.request, outcome)

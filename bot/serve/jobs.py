@@ -54,8 +54,8 @@ class JobRequest:
 
     def argv(self) -> list[str]:
         """The ``nova`` arguments of the job (the same one-shot command CI runs)."""
-        if self.kind == "respond":
-            return ["respond", self.ref, "--comment", str(self.comment)]
+        if self.kind == "respond":  # no comment: every question not answered yet
+            return ["respond", self.ref, *(["--comment", self.comment] if self.comment else [])]
         if self.kind == "testgen":
             # run in the job's work directory, cloned there first (``checkout``)
             return ["testgen", self.head, "--repo", "checkout", "--publish", self.host]

@@ -5,23 +5,32 @@
   job of its key (kind + change), or as its last job that ended ``done``, is a
   duplicate; a newer head replaces a queued job of the key (``superseded``) and marks a
   running one ``cancelling`` (the caller stops it; it ends ``superseded``).
+- Answers coalesce: a question on a change that already has a respond job queued folds
+  into it (that job then answers every question not answered yet), so a flood of comments
+  is one job per change; and reviews are claimed before responds.
 - ``recover`` (at start): what was running is queued again until ``max_attempts``
   starts, then ``failed``. A job is marked running in the same transaction that claims
   it, so a crash can re-run a job but never lose one.
+- One connection, used from the event loop's worker threads: a lock keeps its
+  transactions apart. ``hold`` keeps a second server off the data directory.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import IO
 
 from bot.serve.jobs import JobRequest
 
-__all__ = ["ACTIVE", "RETENTION", "Job", "Queue", "Submitted"]
+__all__ = ["ACTIVE", "RETENTION", "Busy", "Job", "Queue", "Submitted", "hold"]
 
 ACTIVE = ("queued", "running", "cancelling")
 RETENTION = 30 * 24 * 3600  # seconds a delivery id (and an ended job) is remembered
@@ -47,6 +56,29 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 """
 
 
+class Busy(Exception):
+    """Another process holds the data directory."""
+
+
+def hold(data_dir: Path) -> IO[str]:
+    """An exclusive ``flock`` on ``data_dir/serve.lock`` for as long as the returned file
+    stays open (the kernel drops it when the process dies, ``kill -9`` included). Two
+    servers on one queue would run each other's jobs a second time."""
+    lock = (data_dir / "serve.lock").open("a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        lock.seek(0)
+        owner = lock.read().strip() or "another process"
+        lock.close()
+        raise Busy(f"{data_dir} is in use by another nova serve (pid {owner})") from exc
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
+    return lock
+
+
 @dataclass(frozen=True)
 class Job:
     id: int
@@ -56,7 +88,7 @@ class Job:
 
 @dataclass(frozen=True)
 class Submitted:
-    status: str  # queued | duplicate | cancelled
+    status: str  # queued | coalesced | duplicate | cancelled
     job: int | None = None
     cancel: tuple[int, ...] = ()  # running jobs the caller must stop (a newer head came)
     dropped: tuple[JobRequest, ...] = ()  # queued jobs replaced by the newer head
@@ -71,19 +103,27 @@ class Queue:
         self.db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(_SCHEMA)
+        self.lock = threading.Lock()
 
     def close(self) -> None:
         self.db.close()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise
+            try:
+                self.db.execute("COMMIT")
+            except sqlite3.Error:
+                if self.db.in_transaction:  # never leave the connection mid-transaction
+                    self.db.execute("ROLLBACK")
+                raise
 
     def _count(self, db: sqlite3.Connection, name: str, by: int = 1) -> None:
         db.execute(
@@ -104,6 +144,10 @@ class Queue:
             if seen.rowcount == 0 or self._known_head(db, request, active):
                 self._count(db, "duplicates")
                 return Submitted("duplicate")
+            if request.kind == "respond":
+                folded = self._fold(db, request)
+                if folded is not None:
+                    return Submitted("coalesced", folded)
             cancel, dropped = self._supersede(db, active, now)
             self._count(db, "submitted")
             cur = db.execute(
@@ -112,6 +156,21 @@ class Queue:
                 (request.key, request.change, request.head, request.to_json(), now),
             )
             return Submitted("queued", cur.lastrowid, cancel, dropped)
+
+    def _fold(self, db: sqlite3.Connection, request: JobRequest) -> int | None:
+        """A respond job of the change waiting already takes this question too: it is
+        widened to every question not answered yet (``comment`` None)."""
+        row = db.execute(
+            "SELECT id, request FROM jobs WHERE change = ? AND state = 'queued' "
+            "AND key LIKE 'respond:%' ORDER BY id LIMIT 1",
+            (request.change,),
+        ).fetchone()
+        if row is None:
+            return None
+        waiting = replace(JobRequest.from_json(row[1]), comment=None)
+        db.execute("UPDATE jobs SET request = ? WHERE id = ?", (waiting.to_json(), row[0]))
+        self._count(db, "coalesced")
+        return int(row[0])
 
     @staticmethod
     def _known_head(
@@ -155,8 +214,10 @@ class Queue:
         return tuple(cancel), tuple(dropped)
 
     def claim(self, limit: int) -> list[Job]:
-        """Up to ``limit`` queued jobs, oldest first, none of a change that has a job
-        running (a review and an answer on one pull request never run at once)."""
+        """Up to ``limit`` queued jobs, reviews and testgen before answers, oldest first,
+        none of a change that has a job running (a review and an answer on one pull
+        request never run at once). Answers never delay a review by more than the slots
+        they hold already."""
         if limit <= 0:
             return []
         now = time.time()
@@ -164,7 +225,7 @@ class Queue:
             rows = db.execute(
                 "SELECT id, request, attempts FROM jobs q WHERE state = 'queued' AND NOT EXISTS "
                 "(SELECT 1 FROM jobs r WHERE r.change = q.change AND r.state IN ('running', "
-                "'cancelling')) ORDER BY id",
+                "'cancelling')) ORDER BY key LIKE 'respond:%', id",
             ).fetchall()
             jobs: list[Job] = []
             changes: set[str] = set()
@@ -261,17 +322,19 @@ class Queue:
             return requeued, failed
 
     def state(self, job_id: int) -> str | None:
-        row = self.db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        with self.lock:
+            row = self.db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return str(row[0]) if row else None
 
     def stats(self) -> dict[str, int]:
         """Jobs by state (``state:<state>``) and the counters, which survive restarts and
         pruning: submitted, duplicates, superseded, ``outcome:<state>``."""
-        out = {
-            f"state:{s}": n
-            for s, n in self.db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")
-        }
-        out.update(dict(self.db.execute("SELECT name, value FROM counters")))
+        with self.lock:
+            out = {
+                f"state:{s}": n
+                for s, n in self.db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")
+            }
+            out.update(dict(self.db.execute("SELECT name, value FROM counters")))
         return out
 
     def writable(self) -> bool:

@@ -58,6 +58,30 @@ class ServeSettings(Section):
         parse=int,
         min=1,
     )
+    body_memory: int = setting(
+        "NOVA_SERVE_BODY_MEMORY",
+        "nova serve: bytes of webhook bodies read into memory at once, across all requests "
+        "(a body waits for room; at least NOVA_SERVE_MAX_BODY).",
+        67_108_864,
+        parse=int,
+        min=1,
+    )
+    body_timeout: float = setting(
+        "NOVA_SERVE_BODY_TIMEOUT",
+        "nova serve: seconds a webhook body may wait for room and take to arrive (else 408).",
+        10.0,
+        parse=float,
+        min=0,
+        min_exclusive=True,
+    )
+    max_connections: int = setting(
+        "NOVA_SERVE_MAX_CONNECTIONS",
+        "nova serve: connections served at once; more are answered 503 (uvicorn's "
+        "limit_concurrency).",
+        256,
+        parse=int,
+        min=1,
+    )
     testgen_on_merge: bool = setting(
         "NOVA_SERVE_TESTGEN",
         "nova serve: a merge to the default branch starts a testgen job.",
@@ -77,8 +101,9 @@ class ServeSettings(Section):
     )
     job_secret: str = setting(
         "NOVA_SERVE_JOB_SECRET",
-        "nova serve (kubernetes): the Secret whose keys become the Jobs' environment "
-        "(host tokens, model key).",
+        "nova serve (kubernetes): the Secret whose keys become every Job's environment "
+        "(model key, settings); a Job also gets its own host's Secret, this name + "
+        "-github / -gitlab / -phabricator (that host's token only).",
         "nova-job",
     )
     github_webhook_secret: str | None = setting(

@@ -6,6 +6,7 @@ section goes to the Herald lookup and the Harbormaster reporter."""
 from __future__ import annotations
 
 import importlib
+import os
 import shlex
 import sqlite3
 from collections.abc import Callable, Mapping
@@ -22,7 +23,8 @@ from bot.serve.dispatch import Dispatcher
 from bot.serve.environment import job_environment
 from bot.serve.executors import EXECUTORS, Executor
 from bot.serve.jobs import Ignored, JobRequest
-from bot.serve.queue import Job, Queue
+from bot.serve.origins import Origins, github_web_url
+from bot.serve.queue import Busy, Job, Queue, hold
 from bot.serve.settings import ServeSettings
 
 __all__ = ["make_server", "shared_setting"]
@@ -38,15 +40,25 @@ def shared_setting(settings: Settings, env: str, default: str) -> str:
     return default
 
 
-def make_executor(serve: ServeSettings, data_dir: Path) -> Executor:
+def make_executor(serve: ServeSettings, data_dir: Path, origins: Origins) -> Executor:
     module, name = EXECUTORS[serve.executor]
     cls: Any = getattr(importlib.import_module(module), name)
     if serve.executor == "local":
         command = shlex.split(serve.job_command) if serve.job_command else None
-        executor: Executor = cls(data_dir, serve.job_timeout, command)
+        executor: Executor = cls(data_dir, serve.job_timeout, command, origins)
     else:
-        executor = cls.from_settings(serve)
+        executor = cls.from_settings(serve, origins)
     return executor
+
+
+def make_origins(settings: Settings) -> Origins:
+    """Each host's web and git base URL, from its settings: where a job's token may go."""
+    from bot.hosts.gitlab.client import server_url
+    from bot.hosts.gitlab.settings import GitLabSettings
+
+    github = settings.section(GitHubSettings).api_url
+    gitlab = server_url(settings.section(GitLabSettings))
+    return Origins({"github": github_web_url(github), "gitlab": gitlab})
 
 
 def make_server(settings: Settings, server_env: Mapping[str, str]) -> Server:
@@ -78,24 +90,34 @@ def make_server(settings: Settings, server_env: Mapping[str, str]) -> Server:
 
         hooks = BuildTargets(phab)
         herald = _herald(phab)
-    executor = make_executor(serve, data_dir)
+    origins = make_origins(settings)
+    executor = make_executor(serve, data_dir, origins)
 
     # a Kubernetes Job takes its environment from its Secret: only the job's own values
     # travel in its spec
     passed = env if serve.executor == "local" else {}
 
+    # what untrusted code under a job must never see (bot/sandbox honours it): the data
+    # directory (other jobs' checkouts and logs, the queue) and the server's own home
+    hidden = os.pathsep.join(p for p in (str(data_dir), server_env.get("HOME", "")) if p)
+
     def environment(job: Job) -> dict[str, str]:
         own = app.job_env(job.request) if app and job.request.host == "github" else {}
-        return job_environment(job.request, passed, own)
+        return job_environment(job.request, passed, {**own, "NOVA_SANDBOX_HIDE": hidden})
 
     def dispatcher(queue: Queue) -> Dispatcher:
         return Dispatcher(queue, executor, serve.max_jobs, environment, hooks)
 
     try:
+        lock = hold(data_dir)  # held while the process lives
+    except (OSError, Busy) as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
         queue = Queue(data_dir)
     except sqlite3.Error as exc:
+        lock.close()
         raise ConfigError(f"cannot open the queue in {data_dir}: {exc}") from exc
-    return Server(serve, context, queue, dispatcher, herald=herald)
+    return Server(serve, context, queue, dispatcher, herald=herald, lock=lock, origins=origins)
 
 
 def _herald(phab: PhabricatorSettings) -> Callable[[JobRequest], JobRequest | Ignored]:

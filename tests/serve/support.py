@@ -13,10 +13,13 @@ import subprocess
 import sys
 import threading
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.servers.base import JsonHandler, LocalHTTPServer
 
 GH_SECRET = "gh-webhook-secret-0123456789"
 GL_TOKEN = "gl-webhook-token-0123456789"
@@ -167,3 +170,92 @@ def max_overlap(records: list[dict[str, Any]]) -> int:
         alive += step
         peak = max(peak, alive)
     return peak
+
+
+class GitHTTP(LocalHTTPServer):
+    """Git's "dumb" HTTP protocol over a directory of bare repositories (``<root>/<path>``
+    after ``git update-server-info``), recording each request's path and Authorization."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.seen: list[tuple[str, str]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def publish(self, repo: Path, path: str) -> None:
+        bare = self.root / path
+        subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+        subprocess.run(["git", "-C", str(bare), "update-server-info"], check=True)
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        owner = self
+
+        class Handler(JsonHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                owner.seen.append((self.path, self.headers.get("authorization", "")))
+                file = (owner.root / self.path.split("?")[0].lstrip("/")).resolve()
+                if not file.is_file() or owner.root.resolve() not in file.parents:
+                    self.send_json(404, {})
+                    return
+                data = file.read_bytes()
+                self.send_response(200)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+def memory_kib(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (the peak) of a process, in KiB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            out[name] = int(value.split()[0])
+    return out
+
+
+class SlowClient(threading.Thread):
+    """An unauthenticated httpx client that posts ``size`` MiB to a webhook with a
+    well-formed but wrong signature, sends all but the last ``held`` MiB, then waits for
+    ``release`` before it sends the rest. ``sent`` is set once the server took everything
+    but the held part; ``status`` is the answer (or the error) once the request ended."""
+
+    MIB = b"x" * (1 << 20)
+
+    def __init__(
+        self,
+        url: str,
+        release: threading.Event,
+        path: str = "/webhooks/github",
+        headers: dict[str, str] | None = None,
+        size: int = 25,
+    ) -> None:
+        super().__init__(daemon=True)
+        self.url, self.release, self.path, self.size, self.held = url, release, path, size, 1
+        self.headers = {"X-Hub-Signature-256": "sha256=" + "0" * 64} if headers is None else headers
+        self.sent = threading.Event()
+        self.status: int | str | None = None
+
+    def body(self) -> Any:
+        for n in range(self.size):
+            if n == self.size - self.held:
+                self.sent.set()
+                self.release.wait()
+            yield self.MIB
+
+    def run(self) -> None:
+        headers = {"X-GitHub-Event": "push", "Content-Length": str(self.size << 20), **self.headers}
+        try:
+            with httpx.Client(timeout=120) as client:
+                answer = client.post(self.url + self.path, content=self.body(), headers=headers)
+                self.status = answer.status_code
+        except httpx.HTTPError as exc:
+            self.status = type(exc).__name__
+
+    def settled(self) -> bool:
+        """Either the server read all it can get, or it answered (refused, timed out)."""
+        return self.sent.is_set() or not self.is_alive()

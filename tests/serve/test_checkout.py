@@ -18,7 +18,9 @@ from bot.errors import ServiceError
 from bot.serve.checkout import checkout
 from bot.serve.executors.kubernetes import CLONE_SCRIPT
 from bot.serve.jobs import JobRequest
+from bot.serve.origins import Origins
 from tests.conftest import GitRepo
+from tests.serve.support import GitHTTP
 from tests.servers.base import LocalHTTPServer
 
 TOKEN = "ghs_checkout_token_0123456789"
@@ -70,29 +72,53 @@ def _commit(repo: GitRepo) -> str:
     return head
 
 
-def test_local_checkout_at_the_head(repo: GitRepo, tmp_path: Path) -> None:
+def _head(path: Path) -> str:
+    done = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True)
+    return done.stdout.decode().strip()
+
+
+@pytest.fixture
+def git_http(tmp_path: Path) -> Iterator[GitHTTP]:
+    server = GitHTTP(tmp_path / "served").start()
+    yield server
+    server.stop()
+
+
+def test_local_checkout_at_the_head(repo: GitRepo, git_http: GitHTTP, tmp_path: Path) -> None:
     head = _commit(repo)
+    git_http.publish(repo.path, "a/b.git")
     env = {"PATH": os.environ["PATH"], "GITHUB_TOKEN": TOKEN, "HOME": str(tmp_path)}
-    path = asyncio.run(checkout(_request(str(repo.path), head), tmp_path, env))
-    assert (
-        subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-        == head
-    )
+    origins = Origins({"github": git_http.url})
+    path = asyncio.run(checkout(_request(f"{git_http.url}/a/b.git", head), tmp_path, env, origins))
+    assert _head(path) == head
+    assert {auth for _, auth in git_http.seen} == {_expected()}
 
 
 def test_local_checkout_sends_the_token_as_a_header(
     git_server: GitRefusing, tmp_path: Path
 ) -> None:
     env = {"PATH": os.environ["PATH"], "GITHUB_TOKEN": TOKEN, "HOME": str(tmp_path)}
-    url = f"http://127.0.0.1:{git_server.port}/a/b.git"
+    base = f"http://127.0.0.1:{git_server.port}"
     with pytest.raises(ServiceError, match="git clone failed") as failed:
-        asyncio.run(checkout(_request(url, "f" * 40), tmp_path, env))
+        asyncio.run(
+            checkout(
+                _request(f"{base}/a/b.git", "f" * 40), tmp_path, env, Origins({"github": base})
+            )
+        )
     assert TOKEN not in str(failed.value)
     (path, auth), *_ = git_server.seen
     assert path.startswith("/a/b.git/info/refs") and TOKEN not in path
     assert auth == _expected()
+
+
+def test_a_queued_clone_url_on_another_host_is_never_cloned(
+    git_server: GitRefusing, tmp_path: Path
+) -> None:
+    env = {"PATH": os.environ["PATH"], "GITHUB_TOKEN": TOKEN, "HOME": str(tmp_path)}
+    request = _request(f"http://127.0.0.1:{git_server.port}/a/b.git", "f" * 40)
+    with pytest.raises(ServiceError, match="no clone URL on the configured host"):
+        asyncio.run(checkout(request, tmp_path, env, Origins({"github": "https://github.com"})))
+    assert git_server.seen == []
 
 
 def _script(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -100,34 +126,37 @@ def _script(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["sh", "-c", CLONE_SCRIPT], env=full, capture_output=True, text=True)
 
 
-def test_the_init_containers_script_checks_out_the_head(repo: GitRepo, tmp_path: Path) -> None:
+def test_the_init_containers_script_checks_out_the_head(
+    repo: GitRepo, git_http: GitHTTP, tmp_path: Path
+) -> None:
     head = _commit(repo)
+    git_http.publish(repo.path, "a/b.git")
+    work = tmp_path / "work"
+    work.mkdir()
     done = _script(
         {
-            "NOVA_WORK": str(tmp_path),
+            "NOVA_WORK": str(work),
             "NOVA_HOST": "github",
-            "NOVA_CLONE_URL": str(repo.path),
+            "NOVA_CLONE_URL": f"{git_http.url}/a/b.git",
+            "NOVA_GIT_BASE": git_http.url,
             "NOVA_HEAD": head,
             "GITHUB_TOKEN": TOKEN,
         }
     )
     assert done.returncode == 0, done.stderr
-    checked = subprocess.run(
-        ["git", "-C", str(tmp_path / "checkout"), "rev-parse", "HEAD"],
-        capture_output=True,
-        text=True,
-    )
-    assert checked.stdout.strip() == head
+    assert _head(work / "checkout") == head
 
 
 def test_the_init_containers_script_sends_the_token_as_a_header(
     git_server: GitRefusing, tmp_path: Path
 ) -> None:
+    base = f"http://127.0.0.1:{git_server.port}"
     done = _script(
         {
             "NOVA_WORK": str(tmp_path),
             "NOVA_HOST": "github",
-            "NOVA_CLONE_URL": f"http://127.0.0.1:{git_server.port}/a/b.git",
+            "NOVA_CLONE_URL": f"{base}/a/b.git",
+            "NOVA_GIT_BASE": base,
             "NOVA_HEAD": "f" * 40,
             "GITHUB_TOKEN": TOKEN,
         }
@@ -135,3 +164,20 @@ def test_the_init_containers_script_sends_the_token_as_a_header(
     assert done.returncode != 0 and TOKEN not in done.stderr + done.stdout
     (path, auth), *_ = git_server.seen
     assert TOKEN not in path and auth == _expected()
+
+
+def test_the_init_containers_script_refuses_another_host(
+    git_server: GitRefusing, tmp_path: Path
+) -> None:
+    done = _script(
+        {
+            "NOVA_WORK": str(tmp_path),
+            "NOVA_HOST": "github",
+            "NOVA_CLONE_URL": f"http://127.0.0.1:{git_server.port}/a/b.git",
+            "NOVA_GIT_BASE": "https://github.com",
+            "NOVA_HEAD": "f" * 40,
+            "GITHUB_TOKEN": TOKEN,
+        }
+    )
+    assert done.returncode == 2 and "refused" in done.stderr
+    assert git_server.seen == []

@@ -3,6 +3,8 @@ writes as the App's bot; the App's key stays in the server."""
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,8 +24,10 @@ from tests.serve.support import (
     pull_request,
     started,
 )
+from tests.serve.test_kubernetes import _kubeconfig
 from tests.serve.test_server import _wait
 from tests.servers.github_app_server import FakeGitHubApp
+from tests.servers.kubernetes_server import FakeKubernetes
 
 pytestmark = pytest.mark.slow
 APP_ID = 4242
@@ -117,3 +121,41 @@ def test_the_app_key_never_reaches_a_job(
         server.wait_for(lambda m: ended(m) >= 1, "the job")
     finally:
         server.stop()
+
+
+def test_a_kubernetes_job_gets_its_installation_token_only_by_reference(
+    app: FakeGitHubApp, key_pair: tuple[str, str], tmp_path: Path
+) -> None:
+    k8s = FakeKubernetes().start()
+    key_file = tmp_path / "app.pem"
+    key_file.write_text(key_pair[0])
+    env = base_env(
+        tmp_path,
+        GITHUB_API_URL=app.base_url,
+        NOVA_GITHUB_APP_ID=str(APP_ID),
+        NOVA_GITHUB_APP_PRIVATE_KEY=str(key_file),
+        KUBECONFIG=str(_kubeconfig(tmp_path, k8s)),
+    )
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    server = ServeProcess(tmp_path / "data", env, "--executor", "kubernetes").start()
+    try:
+        github_post(server.client, "pull_request", _event(3, "c" * 40), "k8s-1")
+        _wait(lambda: len(k8s.jobs) == 1 and len(k8s.secrets) == 1)
+        ((_, name),) = k8s.jobs
+        _wait(lambda: bool(k8s.secrets[("nova", name)]["metadata"].get("ownerReferences")))
+        (token,) = app.minted
+        job = k8s.jobs[("nova", name)]
+        assert token not in json.dumps(job) and token not in json.dumps(k8s.creates)
+        (container,) = job["spec"]["template"]["spec"]["containers"]
+        refs = {e["name"]: e.get("valueFrom") for e in container["env"]}
+        assert refs["GITHUB_TOKEN"] == {"secretKeyRef": {"name": name, "key": "GITHUB_TOKEN"}}
+        secret = k8s.secrets[("nova", name)]
+        assert base64.b64decode(secret["data"]["GITHUB_TOKEN"]).decode() == token
+        assert secret["metadata"]["ownerReferences"][0]["uid"] == job["metadata"]["uid"]
+        k8s.finish(name, exit_code=1)  # findings at --fail-on: the job's outcome, not a crash
+        m = server.wait_for(lambda m: ended(m) >= 1, "the Job's end")
+        assert m['nova_serve_jobs_total{outcome="done"}'] == 1
+        assert len(k8s.pods[name]) == 1
+    finally:
+        server.stop()
+        k8s.stop()

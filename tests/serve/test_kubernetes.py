@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,7 +80,10 @@ def test_the_same_head_twice_is_one_job_even_across_replicas(
         container = spec["template"]["spec"]["containers"][0]
         assert container["args"] == ["review", "acme/shop#5", "--publish", "github", "-q"]
         assert container["image"] == "registry.local/nova:1"
-        assert container["envFrom"] == [{"secretRef": {"name": "nova-job"}}]
+        assert container["envFrom"] == [  # the shared Secret and this host's, no other host's
+            {"secretRef": {"name": "nova-job"}},
+            {"secretRef": {"name": "nova-job-github", "optional": True}},
+        ]
         text = json.dumps(job)
         for secret in [*SECRETS.values(), "ghs_server_side_token", "sk-model-key"]:
             assert secret not in text
@@ -112,7 +118,12 @@ def test_a_newer_head_deletes_the_running_job(k8s: FakeKubernetes, tmp_path: Pat
 
 
 def test_a_testgen_job_clones_in_an_init_container(k8s: FakeKubernetes, tmp_path: Path) -> None:
-    env = base_env(tmp_path, KUBECONFIG=str(_kubeconfig(tmp_path, k8s)), NOVA_SERVE_TESTGEN="1")
+    env = base_env(
+        tmp_path,
+        KUBECONFIG=str(_kubeconfig(tmp_path, k8s)),
+        NOVA_SERVE_TESTGEN="1",
+        GITHUB_API_URL="https://github.example/api/v3",
+    )
     env.pop("KUBERNETES_SERVICE_HOST", None)
     server = ServeProcess(tmp_path / "a", env, "--executor", "kubernetes").start()
     try:
@@ -135,6 +146,7 @@ def test_a_testgen_job_clones_in_an_init_container(k8s: FakeKubernetes, tmp_path
         init_env = {e["name"]: e["value"] for e in init["env"]}
         assert init_env["NOVA_CLONE_URL"] == "https://github.example/acme/shop.git"
         assert init_env["NOVA_HEAD"] == "d" * 40
+        assert init_env["NOVA_GIT_BASE"] == "https://github.example"
         (main,) = pod["containers"]
         assert main["args"] == ["testgen", "d" * 40, "--repo", "checkout", "--publish", "github"]
         assert main["workingDir"] == init["workingDir"] == "/work"
@@ -206,3 +218,70 @@ def test_a_head_whose_job_failed_runs_again_one_that_passed_does_not(
     assert asyncio.run(run(passed, ok=True)) == Outcome("done", 0)
     assert asyncio.run(executor.run(passed, {})) == Outcome("done", 0)  # 409: done already
     assert len(k8s.creates) == 5 and len(k8s.deleted) == 1  # the last was a 409
+
+
+def _finish_when_created(k8s: FakeKubernetes, name: str, **how: Any) -> None:
+    def finish() -> None:
+        _wait(lambda: ("nova", name) in k8s.jobs and not k8s.jobs[("nova", name)]["status"])
+        k8s.finish(name, **how)
+
+    threading.Thread(target=finish, daemon=True).start()
+
+
+def test_a_restarted_build_target_gets_its_own_job_and_its_verdict(k8s: FakeKubernetes) -> None:
+    executor = _executor(k8s)
+    ref = "D7:12"
+    first, restarted = (
+        Job(
+            n,
+            JobRequest("phabricator", "review", "phabricator:D7", ref, "12", f"hm:{t}", target=t),
+            1,
+        )
+        for n, t in ((1, "PHID-HMBT-aaaa"), (2, "PHID-HMBT-bbbb"))
+    )
+    assert job_name(first) != job_name(restarted)
+    for job in (first, restarted):
+        _finish_when_created(k8s, job_name(job), ok=True)
+        assert asyncio.run(executor.run(job, {})) == Outcome("done", 0)
+    assert len(k8s.jobs) == 2 and len(k8s.creates) == 2  # no 409 taken for a verdict
+
+
+def test_exit_1_and_3_are_outcomes_and_never_retried(k8s: FakeKubernetes) -> None:
+    executor = _executor(k8s)
+    expected = {
+        1: Outcome("done", 1, "findings at --fail-on"),
+        3: Outcome("failed", 3, "the publish was incomplete"),
+    }
+    for n, code in enumerate((1, 3), start=10):
+        job = _job(n)
+        _finish_when_created(k8s, job_name(job), exit_code=code)
+        assert asyncio.run(executor.run(job, {})) == expected[code]
+        assert len(k8s.pods[job_name(job)]) == 1  # one pod: not retried
+    crashed = _job(20)
+    _finish_when_created(k8s, job_name(crashed), exit_code=2)
+    assert asyncio.run(executor.run(crashed, {})).state == "failed"
+    assert len(k8s.pods[job_name(crashed)]) == 2  # a crash is retried (backoffLimit 1)
+
+
+def test_a_short_lived_token_reaches_the_job_only_through_its_own_secret(
+    k8s: FakeKubernetes,
+) -> None:
+    executor = _executor(k8s)
+    token = "ghs_installation_token_for_one_repo"
+    job = _job(30)
+    name = job_name(job)
+    _finish_when_created(k8s, name, ok=True)
+    env = {"GITHUB_TOKEN": token, "NOVA_GITHUB_LOGIN": "nova-app[bot]", "CI": "true"}
+    assert asyncio.run(executor.run(job, env)) == Outcome("done", 0)
+    created = k8s.jobs[("nova", name)]
+    assert token not in json.dumps(created) and token not in json.dumps(k8s.creates)
+    container = created["spec"]["template"]["spec"]["containers"][0]
+    refs = {e["name"]: e.get("valueFrom") for e in container["env"]}
+    assert refs["GITHUB_TOKEN"] == {"secretKeyRef": {"name": name, "key": "GITHUB_TOKEN"}}
+    assert refs["NOVA_GITHUB_LOGIN"] is None  # a plain value stays plain
+    secret = k8s.secrets[("nova", name)]
+    assert base64.b64decode(secret["data"]["GITHUB_TOKEN"]).decode() == token
+    (owner,) = secret["metadata"]["ownerReferences"]
+    assert owner["kind"] == "Job" and owner["uid"] == created["metadata"]["uid"]
+    executor._delete(name)  # the Job goes (superseded, its TTL): its Secret with it
+    assert ("nova", name) not in k8s.secrets

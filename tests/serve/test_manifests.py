@@ -25,14 +25,28 @@ def _docs() -> dict[str, dict]:
 def test_the_role_is_the_least_the_executor_needs() -> None:
     docs = _docs()
     assert "ClusterRole" not in docs and "ClusterRoleBinding" not in docs
-    (rule,) = docs["Role"]["rules"]
-    assert rule == {
+    jobs, secrets, pods = docs["Role"]["rules"]
+    assert jobs == {
         "apiGroups": ["batch"],
         "resources": ["jobs"],
         "verbs": ["create", "get", "watch", "delete"],
     }
+    # a Job's own Secret: created, replaced, given its Job; never read or listed
+    assert secrets == {
+        "apiGroups": [""],
+        "resources": ["secrets"],
+        "verbs": ["create", "update", "patch"],
+    }
+    assert pods == {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}
     binding = docs["RoleBinding"]
     assert binding["subjects"][0]["name"] == docs["ServiceAccount"]["metadata"]["name"]
+
+
+HOST_KEYS = {
+    "github": "GITHUB_TOKEN",
+    "gitlab": "GITLAB_TOKEN",
+    "phabricator": "PHABRICATOR_API_TOKEN",
+}
 
 
 def test_the_server_and_the_jobs_get_different_secrets() -> None:
@@ -52,6 +66,11 @@ def test_the_server_and_the_jobs_get_different_secrets() -> None:
     jobs = docs["Secret/nova-job"]["stringData"]
     assert not set(jobs) & NEVER and "NOVA_LLM_API_KEY" in jobs
     assert "NOVA_LLM_API_KEY" not in docs["Secret/nova-serve"]["stringData"]
+    # every Job gets nova-job; only a host's Jobs get its token
+    assert not any("TOKEN" in k for k in jobs)
+    for host, token in HOST_KEYS.items():
+        own = docs[f"Secret/nova-job-{host}"]["stringData"]
+        assert token in own and not set(own) & (set(HOST_KEYS.values()) - {token})
 
 
 def test_every_variable_docs_serve_names_is_a_setting() -> None:
@@ -61,8 +80,10 @@ def test_every_variable_docs_serve_names_is_a_setting() -> None:
     named = set(re.findall(r"\bNOVA_[A-Z_]+[A-Z]\b", text))
     known = {s.env for s in all_settings()}
     # NOVA_HANDLE is declared by the conversation's section (nova respond); until then
-    # nova serve reads it as "nova"
-    assert named and named - known <= {"NOVA_HANDLE"}, named - known
+    # nova serve reads it as "nova"; NOVA_SANDBOX_HIDE and NOVA_GIT_BASE are what the server
+    # hands each job, not settings
+    internal = {"NOVA_HANDLE", "NOVA_SANDBOX_HIDE", "NOVA_GIT_BASE"}
+    assert named and named - known <= internal, named - known
     serve_vars = {s.env for s in all_settings() if s.name.startswith("serve_")}
     missing = {v for v in serve_vars if v not in text and "NAMESPACE" not in v}
     assert not missing - {"NOVA_SERVE_HOST", "NOVA_SERVE_PORT"}, missing

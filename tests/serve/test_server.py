@@ -4,6 +4,7 @@ GitHub server, and a small fake job where many are needed)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sqlite3
@@ -11,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +26,7 @@ from tests.serve.support import (
     GH_SECRET,
     GL_TOKEN,
     SECRETS,
+    GitHTTP,
     ServeProcess,
     base_env,
     basic,
@@ -329,24 +332,73 @@ def test_a_merge_to_the_default_branch_runs_testgen_in_a_fresh_checkout(
     repo.commit("base")
     repo.write("shop/total.py", "def total(xs):\n    return sum(xs) + 0\n")
     head = repo.commit("merged change")
-    server = start(serve, tmp_path, NOVA_SERVE_JOB_COMMAND=FAKE_JOB, NOVA_SERVE_TESTGEN="true")
-    push = {
-        "ref": "refs/heads/main",
-        "after": head,
-        "repository": {
-            "full_name": "acme/shop",
-            "default_branch": "main",
-            "clone_url": str(repo.path),
-        },
-        "sender": {"login": "ada", "type": "User"},
-    }
-    answer = github_post(server.client, "push", push, "t-1")
-    assert answer.status_code == 202 and answer.json()["kind"] == "testgen"
-    server.wait_for(lambda m: ended(m) >= 1, "the testgen job")
+    git = GitHTTP(tmp_path / "git").start()
+    try:
+        git.publish(repo.path, "acme/shop.git")
+        server = start(
+            serve,
+            tmp_path,
+            NOVA_SERVE_JOB_COMMAND=FAKE_JOB,
+            NOVA_SERVE_TESTGEN="true",
+            GITHUB_API_URL=git.url,
+            GITHUB_TOKEN="ghs_clone_token_0123",
+        )
+        answer = github_post(server.client, "push", _push(head, f"{git.url}/acme/shop.git"), "t")
+        assert answer.status_code == 202 and answer.json()["kind"] == "testgen"
+        server.wait_for(lambda m: ended(m) >= 1, "the testgen job")
+    finally:
+        git.stop()
     (record,) = ended_records(tmp_path)
     assert record["argv"] == ["testgen", head, "--repo", "checkout", "--publish", "github"]
     assert record["repo_head"] == head
     assert list((tmp_path / "data" / "jobs").iterdir()) == []  # the work directory is gone
+    token = "Basic " + base64.b64encode(b"x-access-token:ghs_clone_token_0123").decode()
+    assert git.seen and all(auth == token for _, auth in git.seen)
+
+
+def _push(head: str, clone_url: str, repo: str = "acme/shop") -> dict[str, Any]:
+    return {
+        "ref": "refs/heads/main",
+        "after": head,
+        "repository": {"full_name": repo, "default_branch": "main", "clone_url": clone_url},
+        "sender": {"login": "ada", "type": "User"},
+    }
+
+
+def test_a_token_goes_only_to_the_configured_host(
+    serve: list[ServeProcess], tmp_path: Path
+) -> None:
+    """A delivery that knows the webhook secret names a clone URL on another port, another
+    scheme, a local path: refused with a log line, and nothing ever asks the other host."""
+    git = GitHTTP(tmp_path / "git").start()
+    elsewhere = GitHTTP(tmp_path / "elsewhere").start()
+    try:
+        server = start(
+            serve,
+            tmp_path,
+            NOVA_SERVE_JOB_COMMAND=FAKE_JOB,
+            NOVA_SERVE_TESTGEN="true",
+            GITHUB_API_URL=git.url,
+            GITHUB_TOKEN="ghs_clone_token_0123",
+        )
+        other_port = f"{elsewhere.url}/acme/shop.git"
+        https = git.url.replace("http://", "https://") + "/acme/shop.git"
+        urls = [other_port, https, str(tmp_path / "x.git"), "file:///etc", "ssh://h/a.git"]
+        for n, url in enumerate(urls):
+            answer = github_post(server.client, "push", _push("a" * 40, url), f"bad-{n}")
+            assert answer.status_code == 200 and answer.json()["status"] == "ignored"
+            assert "refused" in answer.json()["reason"]
+        bad_path = github_post(server.client, "push", _push("a" * 40, "", "a/../b"), "bad-p")
+        assert bad_path.json()["status"] == "ignored"
+        m = server.metrics()
+        assert m["nova_serve_jobs_submitted_total"] == 0
+        refused = [line for line in server.lines if "not on the configured github host" in line]
+        assert len(refused) == len(urls), server.lines
+        assert f"{elsewhere.url}" in refused[0] and "ghs_" not in "".join(server.lines)
+    finally:
+        git.stop()
+        elsewhere.stop()
+    assert elsewhere.seen == [] and git.seen == []
 
 
 def test_a_gitlab_merge_request_is_reviewed_once_by_a_real_job(

@@ -343,3 +343,37 @@ def test_a_jobs_environment_takes_only_what_it_needs() -> None:
     }
     build = JobRequest("phabricator", "review", "c", "D1", "2", "d", target="PHID-HMBT-1")
     assert job_environment(build, server, {})["NOVA_HARBORMASTER_TARGET"] == "PHID-HMBT-1"
+
+
+def test_clone_urls_come_from_the_settings_never_from_the_payload() -> None:
+    from bot.serve.origins import Origins, github_web_url
+
+    assert github_web_url("https://api.github.com") == "https://github.com"
+    assert github_web_url("https://ghe.example/api/v3/") == "https://ghe.example"
+    assert github_web_url("http://127.0.0.1:8123") == "http://127.0.0.1:8123"
+    origins = Origins({"github": "https://github.com", "gitlab": "https://gitlab.example"})
+
+    def testgen(host: str, ref: str, url: str | None) -> JobRequest | Ignored:
+        request = JobRequest(
+            host, "testgen", f"{host}:{ref}@main", ref, "a" * 40, "d", clone_url=url
+        )
+        return origins.route(request)
+
+    ok = testgen("gitlab", "group/sub/shop", "https://GitLab.example:443/group/sub/shop.git")
+    assert (
+        isinstance(ok, JobRequest) and ok.clone_url == "https://gitlab.example/group/sub/shop.git"
+    )
+    no_url = testgen("github", "acme/shop", None)
+    assert isinstance(no_url, JobRequest) and no_url.clone_url == "https://github.com/acme/shop.git"
+    for host, url in [
+        ("gitlab", "http://gitlab.example/group/shop.git"),  # another scheme
+        ("gitlab", "https://gitlab.example:8443/group/shop.git"),  # another port
+        ("gitlab", "https://evil.example/group/shop.git"),  # another host
+        ("gitlab", "https://oauth2:x@gitlab.example/group/shop.git"),  # credentials
+        ("github", "git@github.com:acme/shop.git"),  # not http(s)
+    ]:
+        refused = testgen(host, "group/shop" if host == "gitlab" else "acme/shop", url)
+        assert isinstance(refused, Ignored) and refused.reason.startswith("refused"), url
+    assert isinstance(testgen("github", "acme/..", None), Ignored)
+    review = JobRequest("github", "review", "github:a/b#1", "a/b#1", "h", "d", clone_url="x")
+    assert origins.route(review) is review  # only a checkout sends a token to git

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from bot.serve.classify import Context, addresses, body_digest, dig, number, text
 from bot.serve.jobs import Cancel, Ignored, JobRequest
 
-__all__ = ["classify", "delivery_id", "verify"]
+__all__ = ["classify", "delivery_id", "signed", "verify"]
 
 _REVIEWED = ("opened", "reopened", "ready_for_review", "synchronize")
+
+
+def signed(headers: Mapping[str, str], secret: str) -> bool:
+    """The signature header is there and well formed (checked before the body is read)."""
+    return re.fullmatch(r"sha256=[0-9a-f]{64}", headers.get("x-hub-signature-256", "")) is not None
 
 
 def verify(headers: Mapping[str, str], body: bytes, secret: str) -> bool:

@@ -25,9 +25,15 @@ from bot.serve.jobs import Ignored, JobRequest, same_secret
 if TYPE_CHECKING:
     from bot.hosts.phabricator.conduit import ConduitClient
 
-__all__ = ["classify_build", "classify_herald", "resolve", "verify", "verify_basic"]
+__all__ = ["classify_build", "classify_herald", "resolve", "signed", "verify", "verify_basic"]
 
 _TARGET = re.compile(r"^PHID-HMBT-[A-Za-z0-9]+$")
+
+
+def signed(headers: Mapping[str, str], secret: str) -> bool:
+    """The signature header is there and well formed (checked before the body is read)."""
+    given = headers.get("x-phabricator-webhook-signature", "")
+    return re.fullmatch(r"[0-9a-fA-F]{64}", given) is not None
 
 
 def verify(headers: Mapping[str, str], body: bytes, secret: str) -> bool:

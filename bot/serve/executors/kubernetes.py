@@ -1,12 +1,21 @@
-"""The Kubernetes executor: one Job per (change, head), through the official client.
+"""The Kubernetes executor: one Job per (change, head, build target), through the official
+client.
 
-The Job's name is derived from the job's key and head, so a second create of the same
-head — a redelivery that reached another replica, a restart — is answered 409
-``AlreadyExists`` and counts as done: the existing Job is watched instead. Each Job has
-``backoffLimit``, ``activeDeadlineSeconds`` (the job's deadline) and
-``ttlSecondsAfterFinished``; its environment is the Secret ``NOVA_SERVE_JOB_SECRET``
-(host tokens, the model key) plus the job's own values — never the server's secrets.
-A superseded job's Job is deleted (its pods with it).
+The Job's name is derived from everything that makes a job distinct — its key, head and
+Harbormaster build target — so a second create of the same job (a redelivery that reached
+another replica, a restart) is answered 409 ``AlreadyExists`` and the existing Job is
+watched, while a restarted build target gets a Job (and a verdict) of its own. Each Job
+has ``backoffLimit``, ``activeDeadlineSeconds`` (the job's deadline),
+``ttlSecondsAfterFinished`` and a ``podFailurePolicy``: exit 1 (findings at ``--fail-on``)
+and 3 (publish incomplete) are the job's outcome, never retried (the exit code is read from
+the Job's pod); an evicted pod does not count as a failure.
+
+Credentials: the shared Secret ``NOVA_SERVE_JOB_SECRET`` (the model key, settings) and the
+job's own host's Secret ``NOVA_SERVE_JOB_SECRET-<host>`` (``nova-job-github``: its token),
+never another host's. A job's own secret values (the GitHub App's installation token) go
+into a Secret of the Job's own, named after it and owned by it (collected with it), and
+reach the container by ``secretKeyRef``: never a plain value in the Job or Pod spec. The
+server's secrets never reach a Job. A superseded job's Job is deleted (its pods with it).
 
 The client is synchronous: each call runs in a worker thread; the watch is read in short
 windows so a cancelled job's thread ends soon."""
@@ -23,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.errors import ConfigError, ServiceError
 from bot.serve.executors import Outcome
+from bot.serve.origins import Origins
 from bot.serve.queue import Job
 
 if TYPE_CHECKING:
@@ -37,11 +47,22 @@ _WATCH_WINDOW = 10  # seconds per watch request
 _RETRIES = 3
 
 
+_SECRET_VALUE = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|AUTH")  # a variable's name says so
+
+
 def job_name(job: Job) -> str:
-    """``nova-<kind>-<digest of key and head>``: a DNS-1123 label, stable per head."""
-    request = job.request
-    digest = hashlib.sha256(f"{request.key}\0{request.head}".encode()).hexdigest()[:24]
-    return f"nova-{request.kind}-{digest}"
+    """``nova-<kind>-<digest of key, head and build target>``: a DNS-1123 label, stable
+    per job, distinct for a restarted build target."""
+    r = job.request
+    digest = hashlib.sha256(f"{r.key}\0{r.head}\0{r.target or ''}".encode()).hexdigest()[:24]
+    return f"nova-{r.kind}-{digest}"
+
+
+def split_env(env: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(plain values, secret values): a name with TOKEN, KEY, SECRET, PASSWORD or AUTH in
+    it is a secret."""
+    secret = {k: v for k, v in env.items() if _SECRET_VALUE.search(k)}
+    return {k: v for k, v in env.items() if k not in secret}, secret
 
 
 def _label(text: str) -> str:
@@ -50,7 +71,9 @@ def _label(text: str) -> str:
 
 
 # A testgen Job clones first (an init container, same image): the token becomes git's
-# Authorization header in git's environment, never in a URL, an argument or .git/config.
+# Authorization header in git's environment, never in a URL, an argument or .git/config;
+# the URL must be under the configured host's base (NOVA_GIT_BASE) and no redirect is
+# followed, so the header goes nowhere else.
 CLONE_SCRIPT = """set -eu
 export GIT_TERMINAL_PROMPT=0
 case "$NOVA_HOST" in
@@ -59,9 +82,14 @@ case "$NOVA_HOST" in
 esac
 if [ -n "$token" ]; then
   basic=$(printf '%s:%s' "$user" "$token" | base64 | tr -d '\\n')
-  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraHeader
+  export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=http.extraHeader
   export GIT_CONFIG_VALUE_0="Authorization: Basic $basic"
+  export GIT_CONFIG_KEY_1=http.followRedirects GIT_CONFIG_VALUE_1=false
 fi
+case "$NOVA_CLONE_URL" in
+  "${NOVA_GIT_BASE:?}"/*) ;;
+  *) echo "refused: the clone URL is not on the configured host $NOVA_GIT_BASE" >&2; exit 2 ;;
+esac
 work="${NOVA_WORK:-/work}"
 git clone --quiet --no-tags "$NOVA_CLONE_URL" "$work/checkout"
 git -C "$work/checkout" checkout --quiet --detach "$NOVA_HEAD"
@@ -73,13 +101,24 @@ _MOUNTS = [
 ]
 
 
-def _container(name: str, image: str, secret: str, env: dict[str, str]) -> dict[str, Any]:
+def _container(
+    name: str, image: str, secrets: tuple[str, str, str], env: dict[str, str]
+) -> dict[str, Any]:
+    """``secrets``: the shared Secret, the host's, the Job's own (its secret values)."""
+    shared, host, own = secrets
+    plain, secret = split_env(env)
+    refs = [
+        {"name": k, "valueFrom": {"secretKeyRef": {"name": own, "key": k}}} for k in sorted(secret)
+    ]
     return {
         "name": name,
         "image": image,
         "workingDir": "/work",
-        "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
-        "envFrom": [{"secretRef": {"name": secret}}],
+        "env": [{"name": k, "value": v} for k, v in sorted(plain.items())] + refs,
+        "envFrom": [
+            {"secretRef": {"name": shared}},
+            {"secretRef": {"name": host, "optional": True}},
+        ],
         "securityContext": {
             "readOnlyRootFilesystem": True,
             "allowPrivilegeEscalation": False,
@@ -90,14 +129,15 @@ def _container(name: str, image: str, secret: str, env: dict[str, str]) -> dict[
 
 
 def job_manifest(
-    job: Job, env: dict[str, str], image: str, secret: str, deadline: float
+    job: Job, env: dict[str, str], image: str, secret: str, deadline: float, git_base: str = ""
 ) -> dict[str, Any]:
     request = job.request
+    secrets = (secret, f"{secret}-{request.host}", job_name(job))
     pod: dict[str, Any] = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "securityContext": {"runAsUser": UID, "runAsNonRoot": True},
-        "containers": [{**_container("nova", image, secret, env), "args": request.argv()}],
+        "containers": [{**_container("nova", image, secrets, env), "args": request.argv()}],
         "volumes": [{"name": m["name"], "emptyDir": {}} for m in _MOUNTS],
     }
     if request.kind == "testgen":
@@ -105,9 +145,10 @@ def job_manifest(
             **env,
             "NOVA_HOST": request.host,
             "NOVA_CLONE_URL": request.clone_url or "",
+            "NOVA_GIT_BASE": git_base,
             "NOVA_HEAD": request.head,
         }
-        clone = _container("checkout", image, secret, clone_env)
+        clone = _container("checkout", image, secrets, clone_env)
         pod["initContainers"] = [{**clone, "command": ["sh", "-c", CLONE_SCRIPT]}]
     return {
         "apiVersion": "batch/v1",
@@ -119,6 +160,19 @@ def job_manifest(
         },
         "spec": {
             "backoffLimit": BACKOFF_LIMIT,
+            "podFailurePolicy": {
+                "rules": [
+                    {  # the job's outcome (findings; publish incomplete): no retry
+                        "action": "FailJob",
+                        "onExitCodes": {
+                            "containerName": "nova",
+                            "operator": "In",
+                            "values": [1, 3],
+                        },
+                    },
+                    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+                ]
+            },
             "activeDeadlineSeconds": max(1, int(deadline)),
             "ttlSecondsAfterFinished": TTL_AFTER_FINISHED,
             "template": {
@@ -138,8 +192,16 @@ class KubernetesExecutor:
         secret: str,
         deadline: float,
         max_jobs: int = 4,
+        origins: Origins | None = None,
+        core: Any = None,
     ) -> None:
         self.api = api  # kubernetes.client.BatchV1Api
+        if core is None:  # Secrets and pods, through the same connection
+            from kubernetes import client
+
+            core = client.CoreV1Api(api.api_client)
+        self.core = core  # kubernetes.client.CoreV1Api
+        self.origins = origins or Origins({})
         self.namespace = namespace
         self.image = image
         self.secret = secret
@@ -154,7 +216,7 @@ class KubernetesExecutor:
         self.detached = True
 
     @classmethod
-    def from_settings(cls, serve: ServeSettings) -> KubernetesExecutor:
+    def from_settings(cls, serve: ServeSettings, origins: Origins) -> KubernetesExecutor:
         """In a pod: its service account; elsewhere: the kubeconfig (``KUBECONFIG``)."""
         from bot.extras import require_extra
 
@@ -177,6 +239,8 @@ class KubernetesExecutor:
             serve.job_secret,
             serve.job_timeout,
             serve.max_jobs,
+            origins,
+            client.CoreV1Api(),
         )
 
     async def run(self, job: Job, env: dict[str, str]) -> Outcome:
@@ -192,13 +256,84 @@ class KubernetesExecutor:
 
     def _run(self, job: Job, env: dict[str, str], stop: threading.Event) -> Outcome:
         name = job_name(job)
-        body = job_manifest(job, env, self.image, self.secret, self.deadline)
+        if job.request.kind == "testgen" and not self.origins.allows(job.request):
+            return Outcome("failed", None, "no clone URL on the configured host")
+        base = self.origins.bases.get(job.request.host, "")
+        body = job_manifest(job, env, self.image, self.secret, self.deadline, base)
+        _, secret = split_env(env)
+        if secret:
+            self._put_secret(name, secret)
         if not self._create(name, body) and self._failed(name):
             # this head's Job failed before (and waits for its TTL): a new request for
             # the head is a retry, so the old Job goes and a new one runs
             self._delete(name)
+            if secret:  # collected with the old Job
+                self._put_secret(name, secret)
             self._create(name, body)
+        if secret:
+            self._own(name)
         return self._watch(name, stop)
+
+    def _put_secret(self, name: str, data: dict[str, str]) -> None:
+        """The Job's own Secret (its short-lived token), created or replaced."""
+        from kubernetes.client.exceptions import ApiException
+
+        body = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "nova-job"}},
+            "type": "Opaque",
+            "stringData": data,
+        }
+        try:
+            try:
+                self.core.create_namespaced_secret(self.namespace, body)
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+                self.core.replace_namespaced_secret(name, self.namespace, body)
+        except ApiException as exc:
+            raise ServiceError(f"Kubernetes refused Secret {name}: HTTP {exc.status}") from exc
+
+    def _own(self, name: str) -> None:
+        """The Job owns its Secret: the garbage collector removes it with the Job."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            uid = self.api.read_namespaced_job(name, self.namespace).metadata.uid
+            owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid}
+            patch = {"metadata": {"ownerReferences": [owner]}}
+            self.core.patch_namespaced_secret(name, self.namespace, patch)
+        except ApiException as exc:
+            raise ServiceError(
+                f"Kubernetes: cannot give Secret {name} its Job: {exc.status}"
+            ) from exc
+
+    def _outcome(self, name: str, status: Any) -> Outcome | None:
+        """The Job's end; for one the pod failure policy ended, the exit code decides."""
+        done = _ended(status)
+        if done is None or done.detail != "Job failed: PodFailurePolicy":
+            return done
+        code = self._exit_code(name)
+        if code == 1:
+            return Outcome("done", 1, "findings at --fail-on")
+        if code == 3:
+            return Outcome("failed", 3, "the publish was incomplete")
+        return Outcome("failed", code, done.detail)
+
+    def _exit_code(self, name: str) -> int | None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            pods = self.core.list_namespaced_pod(self.namespace, label_selector=f"job-name={name}")
+        except ApiException as exc:
+            raise ServiceError(f"Kubernetes: cannot read Job {name}'s pods: {exc.status}") from exc
+        for pod in pods.items:
+            for container in (pod.status.container_statuses if pod.status else None) or []:
+                ended = container.state.terminated if container.state else None
+                if container.name == "nova" and ended is not None:
+                    return int(ended.exit_code)
+        return None
 
     def _failed(self, name: str) -> bool:
         from kubernetes.client.exceptions import ApiException
@@ -207,7 +342,7 @@ class KubernetesExecutor:
             current = self.api.read_namespaced_job(name, self.namespace)
         except ApiException:
             return False  # gone or unreadable: the watch says what happened
-        done = _ended(current.status)
+        done = self._outcome(name, current.status)
         return done is not None and done.state != "done"
 
     def _create(self, name: str, body: dict[str, Any]) -> bool:
@@ -240,7 +375,7 @@ class KubernetesExecutor:
                 if exc.status == 404:
                     return Outcome("failed", None, f"Job {name} was deleted")
                 raise ServiceError(f"Kubernetes: cannot read Job {name}: {exc.status}") from exc
-            done = _ended(current.status)
+            done = self._outcome(name, current.status)
             if done is not None:
                 return done
             w = watch.Watch()
@@ -254,7 +389,7 @@ class KubernetesExecutor:
                 ):
                     if event["type"] == "DELETED":
                         return Outcome("failed", None, f"Job {name} was deleted")
-                    done = _ended(event["object"].status)
+                    done = self._outcome(name, event["object"].status)
                     if done is not None or stop.is_set():
                         w.stop()
                         return done or Outcome("superseded")

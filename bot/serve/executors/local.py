@@ -15,6 +15,8 @@ from pathlib import Path
 
 from bot.serve.checkout import checkout
 from bot.serve.executors import Outcome, outcome_of
+from bot.serve.origins import Origins
+from bot.serve.process import die_with_server
 from bot.serve.queue import RETENTION, Job
 
 __all__ = ["LocalExecutor"]
@@ -22,23 +24,16 @@ __all__ = ["LocalExecutor"]
 _GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 
 
-def _die_with_server(server: int) -> None:
-    """In the child, before exec: SIGKILL when the server dies (Linux ``PR_SET_PDEATHSIG``),
-    so a killed server leaves no job running that a restart would start again. A server
-    that died before this line ran has already left: the child goes too."""
-    if sys.platform != "linux":
-        return
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != server:
-        os._exit(1)
-
-
 class LocalExecutor:
-    def __init__(self, work_root: Path, timeout: float, command: list[str] | None = None):
+    def __init__(
+        self,
+        work_root: Path,
+        timeout: float,
+        command: list[str] | None = None,
+        origins: Origins | None = None,
+    ):
         self.work_root = work_root
+        self.origins = origins or Origins({})
         self.timeout = timeout
         self.command = command or [sys.executable, "-m", "bot"]
         self.pids: dict[int, int] = {}  # job id -> pid of the running process
@@ -68,7 +63,8 @@ class LocalExecutor:
     async def _run(self, job: Job, env: dict[str, str], workdir: Path) -> Outcome:
         if job.request.kind == "testgen":
             try:
-                await asyncio.wait_for(checkout(job.request, workdir, env), self.timeout)
+                cloned = checkout(job.request, workdir, env, self.origins)
+                await asyncio.wait_for(cloned, self.timeout)
             except TimeoutError:
                 return Outcome("timeout", None, "the checkout took too long")
         with (self.work_root / "logs").joinpath(f"{job.id}.log").open("ab") as log:
@@ -81,7 +77,7 @@ class LocalExecutor:
                 stdout=log,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=functools.partial(_die_with_server, os.getpid()),
+                preexec_fn=functools.partial(die_with_server, os.getpid()),
             )
         self.pids[job.id] = proc.pid
         try:
