@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.analyzers.base import Check, Workspace, version_of
 from bot.change import Comment, FileDiff, Severity
 from bot.errors import AnalyzerError
 from bot.hosts.base import TreeReader
 
-__all__ = ["ruff_binary", "run_ruff"]
+__all__ = ["ANALYZER", "ruff_binary", "run_ruff"]
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 TIMEOUT = 60
@@ -180,3 +181,24 @@ def _comments(f: _File, items: list[dict[str, Any]]) -> list[Comment]:
             )
         )
     return comments
+
+
+def _check(ws: Workspace) -> list[Comment]:
+    if ws.head is None:
+        raise AnalyzerError("the repository files are not available")
+    return run_ruff(ws.files, ws.head, ws.root)
+
+
+def _version() -> str | None:
+    try:
+        return version_of(ruff_binary(), ("--version",)) or "installed"
+    except AnalyzerError:
+        return None
+
+
+ANALYZER = Check(
+    name="ruff",
+    wants=lambda path, tags: path.endswith(PYTHON_SUFFIXES),
+    run=_check,
+    available=_version,
+)
