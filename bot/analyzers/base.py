@@ -18,6 +18,7 @@ A new analyzer is one module with one of these and one entry in ``bot.analyzers.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -110,15 +111,15 @@ def find_program(name: str) -> str | None:
 
 @lru_cache(maxsize=32)
 def version_of(program: str, args: tuple[str, ...]) -> str:
-    """The first line of ``program --version`` that has a digit ('' when it says none)."""
+    """The version ``program --version`` prints (``1.89.0``; '' when it names none)."""
     try:
         out = subprocess.run(
             [program, *args], capture_output=True, text=True, timeout=20, check=False
         ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ""
-    lines = [ln.strip() for ln in out.splitlines() if any(c.isdigit() for c in ln)]
-    return lines[0][:80] if lines else ""
+    found = re.search(r"\d+(?:\.\d+)+", out)
+    return found.group(0) if found else ""
 
 
 class BaseFiles:

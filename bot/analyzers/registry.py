@@ -180,3 +180,34 @@ def _record(
         ran.status.append(f"{a.name}: {len(comments)} findings on {len(mine)} file(s)")
         return
     ran.sources.append((a.name, [r for r in result if isinstance(r, Report)]))
+
+
+def doctor_lines(wanted: str, off: Sequence[str]) -> list[tuple[str, str, bool | None, str]]:
+    """``nova doctor``'s line per analyzer: (name, where, ok, detail); ok is None when it
+    is not installed or turned off (never an error: each runs only when it can)."""
+    from bot.analyzers.base import version_of
+
+    on = {a.name for a in selected(wanted, off)}
+    lines: list[tuple[str, str, bool | None, str]] = []
+    for a in analyzers():
+        if isinstance(a, Linter) and a.locate is not None:
+            lines.append((a.name, "the project's own", None, _project_note(a, on)))
+            continue
+        found = a.find(None)
+        if found is None:
+            hint = LINT_EXTRA if isinstance(a, Linter) else "not installed"
+            lines.append((a.name, a.name, None, f"not installed ({hint})"))
+            continue
+        state = "" if a.name in on else "; turned off (NOVA_ANALYZERS, NOVA_ANALYZERS_OFF)"
+        if isinstance(a, Check):
+            lines.append((a.name, a.name, True, f"{found}{state}"))
+            continue
+        version = version_of(found, a.version_args) or "installed"
+        lines.append((a.name, found, True, f"{version}{state}"))
+    return lines
+
+
+def _project_note(a: Linter, on: set[str]) -> str:
+    state = "" if a.name in on else "; turned off (NOVA_ANALYZERS, NOVA_ANALYZERS_OFF)"
+    instead = f" instead of {a.replaces}" if a.replaces else ""
+    return f"runs{instead} when the checkout has its config and install, in the sandbox{state}"
