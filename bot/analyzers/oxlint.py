@@ -22,7 +22,8 @@ def _wants(path: str, tags: frozenset[str]) -> bool:
 
 
 def parse(data: bytes) -> list[Finding]:
-    doc = json.loads(data or b"{}")
+    # a line of its own may come first ("No files found to lint": every file was ignored)
+    doc = json.loads(data[data.find(b"{") :] if b"{" in data else b"{}")
     found = []
     for item in doc.get("diagnostics", []) if isinstance(doc, dict) else []:
         labels = item.get("labels") or [{}]
