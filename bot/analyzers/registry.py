@@ -116,7 +116,7 @@ def run_builtin(
             continue
         program = a.find(root)
         if program is None:
-            if isinstance(a, Linter) and a.locate is None:
+            if isinstance(a, Linter) and not a.project:
                 ran.notes.append(
                     f"{a.name} did not run on {len(mine)} file(s): it is not installed "
                     f"({LINT_EXTRA})"
@@ -190,7 +190,7 @@ def doctor_lines(wanted: str, off: Sequence[str]) -> list[tuple[str, str, bool |
     on = {a.name for a in selected(wanted, off)}
     lines: list[tuple[str, str, bool | None, str]] = []
     for a in analyzers():
-        if isinstance(a, Linter) and a.locate is not None:
+        if isinstance(a, Linter) and a.project:
             lines.append((a.name, "the project's own", None, _project_note(a, on)))
             continue
         found = a.find(None)
