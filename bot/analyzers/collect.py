@@ -1,5 +1,6 @@
-"""Every analyzer's findings for a change: ruff, results files given with
-``--analyzer-results``, and the analyzers the repository declares (``[[analyzer]]``).
+"""Every analyzer's findings for a change: the built-in ones (``bot.analyzers.registry``:
+ruff, oxlint or the project's ESLint, shellcheck, actionlint, hadolint), results files given
+with ``--analyzer-results``, and the analyzers the repository declares (``[[analyzer]]``).
 
 Findings are filtered the way reviewdog's ``--filter-mode`` does:
 
@@ -9,9 +10,9 @@ Findings are filtered the way reviewdog's ``--filter-mode`` does:
 - ``nofilter``: also other files of the repository (to the summary).
 
 What is left out is counted in one note per analyzer, never placed elsewhere. A file
-counts as covered when an analyzer ran whose files include its extension: ruff covers
-``.py``/``.pyi``; a results file or declared analyzer covers the extensions of every file
-it names (eslint and SARIF list clean files too) plus the ``extensions`` it declares.
+counts as covered when a built-in analyzer checked it, or when a results file or declared
+analyzer covers its extension: those of every file it names (eslint and SARIF list clean
+files too) plus the ``extensions`` it declares.
 """
 
 from __future__ import annotations
