@@ -112,6 +112,8 @@ def run_builtin(
             for f in wanted[a.name]
             if f.path not in skip and not (isinstance(a, Linter) and own(f.path))
         ]
+        if isinstance(a, Linter) and a.project:  # its config and install are the checkout's
+            mine = [f for f in mine if _in_checkout(root, f.path, read)]
         if not mine:
             continue
         program = a.find(root)
@@ -134,6 +136,13 @@ def run_builtin(
         for (a, _, mine), future in zip(todo, futures, strict=True):
             _record(ran, a, mine, future.result())
     return ran
+
+
+def _in_checkout(root: Path | None, path: str, read: Callable[[str], str | None]) -> bool:
+    from bot.analyzers.running import Target, on_disk
+
+    text = read(path)
+    return text is not None and on_disk(root, Target(path, text))
 
 
 def _one(

@@ -27,7 +27,7 @@ from bot.analyzers.declared import analyzer_env
 from bot.analyzers.report import Finding, Report
 from bot.errors import one_line, redact
 
-__all__ = ["Outcome", "Target", "run_linter"]
+__all__ = ["Outcome", "Target", "on_disk", "run_linter"]
 
 BATCH = 200  # file names on one command line
 OUTPUT_CAP = 64 * 2**20
@@ -48,7 +48,7 @@ class Outcome:
     staged: int = 0  # files checked on a copy of the head rather than in the checkout
 
 
-def _on_disk(root: Path | None, target: Target) -> bool:
+def on_disk(root: Path | None, target: Target) -> bool:
     if root is None:
         return False
     path = root / target.path
@@ -68,7 +68,7 @@ def run_linter(
 ) -> Outcome:
     """``linter`` (its executable ``program``) on ``targets``; ``read_head(path)`` reads a
     config file at the head for a staged run; ``deadline``: ``time.monotonic()`` value."""
-    in_place = [t for t in targets if _on_disk(root, t)]
+    in_place = [t for t in targets if on_disk(root, t)]
     staged = [t for t in targets if t not in in_place]
     out = Outcome(staged=len(staged))
     report = Report(tool=linter.name)

@@ -82,3 +82,9 @@ def test_the_projects_eslint_runs_sandboxed_instead_of_oxlint(
     if choose_isolation().name == "bubblewrap":  # the checkout is read-only in there
         assert "wrote=no" in probe
         assert not (repo.path / "written-by-config.txt").exists()
+    # a range the checkout does not hold: the project's ESLint (its config and install
+    # are the checkout's) leaves the files to oxlint, which checks a copy of the head
+    repo.git("checkout", "-q", "HEAD~1")
+    result = run("review", "HEAD..main", "--repo", str(repo.path), "-o", "json", "-q")
+    origins = {c["origin"] for c in json.loads(result.stdout)["comments"]}
+    assert origins == {"oxlint"}
