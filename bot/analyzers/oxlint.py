@@ -14,11 +14,13 @@ from bot.change import Severity
 __all__ = ["ANALYZER", "JS_SUFFIXES"]
 
 JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+# the script blocks of these too, as oxlint does when it walks a tree
+COMPONENT_SUFFIXES = (".vue", ".svelte", ".astro")
 _LEVELS: dict[str, Severity] = {"error": "error", "warning": "warning"}
 
 
 def _wants(path: str, tags: frozenset[str]) -> bool:
-    return path.lower().endswith(JS_SUFFIXES) and not path.endswith(".d.ts")
+    return path.lower().endswith(JS_SUFFIXES + COMPONENT_SUFFIXES)
 
 
 def parse(data: bytes) -> list[Finding]:

@@ -271,3 +271,16 @@ def test_the_linters_run_without_tokens(mixed: GitRepo, monkeypatch: pytest.Monk
     env = _env()
     assert "GITHUB_TOKEN" not in env
     assert Path(find_program("shellcheck") or "").parent.as_posix() in env["PATH"]
+
+
+def test_linters_past_the_time_budget_are_named(
+    mixed: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOVA_ANALYZER_TIMEOUT", "0.000001")
+    data = review(mixed)
+    for name in ("oxlint", "shellcheck", "actionlint", "hadolint"):
+        assert (
+            f"{name} did not run: the analyzers' time budget ran out (NOVA_ANALYZER_TIMEOUT)"
+            in data["summary"]
+        )
+    assert {c["origin"] for c in data["comments"]} <= {"ruff"}
