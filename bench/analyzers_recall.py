@@ -7,8 +7,10 @@ Dockerfile from the disk: executable bit and shebang), and their findings on the
 added lines are what Nova should report. Then ``nova review BASE..HEAD -o json`` runs with
 no model, timed. Printed per change and tool: expected, reported, recall; findings Nova put
 on a line that is not an added line (must be 0); the review's seconds (must be ≤ 60).
+Findings in files the review skips on purpose (``dist/`` bundles, lockfiles, generated
+code: ``bot/review/filter.py``, NOVA_EXCLUDE) are counted apart, not in the recall.
 
-    python bench/analyzers_recall.py                      # the four changes below
+    python bench/analyzers_recall.py                      # the six changes below
     python bench/analyzers_recall.py name=GITDIR:BASE..HEAD ...
 
 The default changes come from public repositories fetched as bare mirrors under
@@ -32,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.analyzers.base import find_program  # noqa: E402
 from bot.diff import parse_diff  # noqa: E402
+from bot.review.filter import select_files  # noqa: E402
 
 MIRRORS = Path(os.environ.get("NOVA_BENCH_MIRRORS", "/work/.mirror"))
 CASES = [
@@ -48,6 +51,9 @@ CASES = [
     ),
     # Python and shell in one change
     ("python+shell: cibuildwheel v1.0.0..v2.0.0", "pypa+cibuildwheel", "v1.0.0", "v2.0.0"),
+    # two more: checked after the set and the code were settled
+    ("shell+python: pyenv v2.0.0..v2.3.0", "pyenv+pyenv", "v2.0.0", "v2.3.0"),
+    ("javascript: axios v1.0.0..v1.6.0", "axios+axios", "v1.0.0", "v1.6.0"),
 ]
 Key = tuple[str, str, int, str]  # tool, path, line, rule
 NOT_SHELLCHECK = {"zsh", "fish", "tcsh", "csh"}
@@ -67,13 +73,22 @@ def tool(name: str) -> str:
     return found
 
 
-def added_lines(repo: Path, base: str, head: str) -> dict[str, set[int]]:
-    raw = sh(repo, "git", "diff", "--no-color", "-M", base, head)
-    return {
+def added_lines(repo: Path, base: str, head: str) -> tuple[dict[str, set[int]], dict[str, str]]:
+    """Each changed file's added lines, and the files the review skips (with why: Nova's
+    built-in exclusions, e.g. ``dist/`` bundles and lockfiles, and NOVA_EXCLUDE)."""
+    files = parse_diff(sh(repo, "git", "diff", "--no-color", "-M", base, head))
+
+    def read(path: str) -> str | None:
+        target = repo / path
+        return target.read_text("utf-8", "replace") if target.is_file() else None
+
+    skipped = dict(select_files(files, read=read).skipped)
+    added = {
         f.path: {ln.new_no for h in f.hunks for ln in h.lines if ln.kind == "added" and ln.new_no}
-        for f in parse_diff(raw)
+        for f in files
         if f.status != "deleted"
     }
+    return added, skipped
 
 
 def by_tags(repo: Path, paths: list[str], wanted: str) -> list[str]:
@@ -143,8 +158,10 @@ def measure(name: str, gitdir: Path, base: str, head: str) -> bool:
         base_sha = sh(repo, "git", "rev-parse", f"{base}^{{commit}}").strip()
         head_sha = sh(repo, "git", "rev-parse", f"{head}^{{commit}}").strip()
         sh(repo, "git", "checkout", "-q", head_sha)
-        added = added_lines(repo, base_sha, head_sha)
-        expected = Counter(k for k in direct(repo, sorted(added)) if k[2] in added.get(k[1], set()))
+        added, skipped = added_lines(repo, base_sha, head_sha)
+        on_added = [k for k in direct(repo, sorted(added)) if k[2] in added.get(k[1], set())]
+        expected = Counter(k for k in on_added if k[1] not in skipped)
+        excluded = Counter(skipped[k[1]] for k in on_added if k[1] in skipped)
         data, seconds = nova(repo, base_sha, head_sha)
     reported = Counter(
         (c["origin"], c["path"], c["line"], c["rule"] or "") for c in data["comments"]
@@ -167,6 +184,8 @@ def measure(name: str, gitdir: Path, base: str, head: str) -> bool:
         for k in missed:
             print(f"      missed {k}")
     print(f"  off the added lines: {len(off)}   unplaced: {len(data['unplaced'])}")
+    for why, n in excluded.items():  # not counted above: the review skips these files
+        print(f"  in files the review skips ({why}): {n} findings, not reported")
     print(f"  review: {seconds:.1f} s with no model")
     return ok
 
