@@ -177,7 +177,10 @@ def _coerce(spec: SettingSpec, value: Any, where: str) -> Any:
         try:
             value = spec.parse(value)
         except ValueError as exc:
-            raise ConfigError(f"{where}: {spec.name} must be {_kind(spec)}, got {value!r}") from exc
+            why = f" ({exc})" if spec.name in _TOML_LISTS else ""  # the parser names the item
+            raise ConfigError(
+                f"{where}: {spec.name} must be {_kind(spec)}, got {value!r}{why}"
+            ) from exc
     elif isinstance(value, list) and spec.name == "exclude":
         value = tuple(str(v) for v in value)
     elif isinstance(value, list | dict) and spec.name in _TOML_LISTS:  # analyzers = [...]

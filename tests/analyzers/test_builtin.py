@@ -284,3 +284,10 @@ def test_linters_past_the_time_budget_are_named(
             in data["summary"]
         )
     assert {c["origin"] for c in data["comments"]} <= {"ruff"}
+
+
+def test_an_unknown_analyzer_or_severity_is_a_usage_error(mixed: GitRepo) -> None:
+    bad = run("review", "HEAD", "--repo", str(mixed.path), "--analyzers", "shelcheck")
+    assert bad.exit_code == 2 and "unknown analyzer 'shelcheck'" in bad.stderr
+    bad = run("review", "HEAD", "--repo", str(mixed.path), "--analyzer-severity", "hadolint=loud")
+    assert bad.exit_code == 2 and "'hadolint=loud' is not NAME=SEVERITY" in bad.stderr
