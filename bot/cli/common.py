@@ -28,8 +28,6 @@ _FLAGS: dict[str, tuple[str, Any]] = {
     "max_concurrency": ("--max-concurrency", int),
     "extra_instructions": ("--extra-instructions", str),
     "analyzers": ("--analyzers", None),
-    "analyzers_off": ("--analyzers-off", str),
-    "analyzer_severity": ("--analyzer-severity", str),
     "filter_mode": ("--filter-mode", None),
     "test_python": ("--test-python", str),
     "test_timeout": ("--test-timeout", float),
@@ -44,8 +42,6 @@ REVIEW_SETTINGS = (
     "max_concurrency",
     "extra_instructions",
     "analyzers",
-    "analyzers_off",
-    "analyzer_severity",
     "filter_mode",
 )
 _Command = TypeVar("_Command", bound=Callable[..., Any])

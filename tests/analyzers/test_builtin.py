@@ -91,18 +91,17 @@ def test_every_linter_reports_on_its_files_added_lines_only(mixed: GitRepo) -> N
     assert "1 .zsh file: no analyzer configured" in data["summary"]  # the rest are covered
 
 
-def test_each_analyzer_can_be_turned_off_and_given_a_severity(mixed: GitRepo) -> None:
-    data = review(
-        mixed,
-        "--analyzers-off",
-        "shellcheck,oxlint",
-        "--analyzer-severity",
-        "hadolint=error,actionlint=info",
-    )
+def test_each_analyzer_can_be_turned_off_and_given_a_severity(
+    mixed: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOVA_ANALYZERS_OFF", "shellcheck,oxlint")
+    monkeypatch.setenv("NOVA_ANALYZER_SEVERITY", "hadolint=error,actionlint=info")
+    data = review(mixed)
     origins = {c["origin"] for c in data["comments"]}
     assert "shellcheck" not in origins and "oxlint" not in origins
     assert {c["severity"] for c in data["comments"] if c["origin"] == "hadolint"} == {"error"}
     assert {c["severity"] for c in data["comments"] if c["origin"] == "actionlint"} == {"info"}
+    monkeypatch.delenv("NOVA_ANALYZERS_OFF")
     only = review(mixed, "--analyzers", "hadolint")
     assert {c["origin"] for c in only["comments"]} == {"hadolint"}
     assert review(mixed, "--analyzers", "none")["comments"] == []
@@ -286,8 +285,11 @@ def test_linters_past_the_time_budget_are_named(
     assert {c["origin"] for c in data["comments"]} <= {"ruff"}
 
 
-def test_an_unknown_analyzer_or_severity_is_a_usage_error(mixed: GitRepo) -> None:
+def test_an_unknown_analyzer_or_severity_is_a_usage_error(
+    mixed: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bad = run("review", "HEAD", "--repo", str(mixed.path), "--analyzers", "shelcheck")
     assert bad.exit_code == 2 and "unknown analyzer 'shelcheck'" in bad.stderr
-    bad = run("review", "HEAD", "--repo", str(mixed.path), "--analyzer-severity", "hadolint=loud")
+    monkeypatch.setenv("NOVA_ANALYZER_SEVERITY", "hadolint=loud")
+    bad = run("review", "HEAD", "--repo", str(mixed.path))
     assert bad.exit_code == 2 and "'hadolint=loud' is not NAME=SEVERITY" in bad.stderr
