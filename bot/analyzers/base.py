@@ -24,7 +24,7 @@ import subprocess
 import sys
 import sysconfig
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +38,7 @@ __all__ = [
     "Analyzer",
     "BaseFiles",
     "Check",
+    "Found",
     "Linter",
     "Workspace",
     "base_tree",
@@ -84,13 +85,24 @@ class Linter:
 
 
 @dataclass(frozen=True)
+class Found:
+    """What a check may return besides its findings: notes for the summary."""
+
+    comments: list[Comment]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Check:
     name: str
     wants: Wants
-    run: Callable[[Workspace], list[Comment]]
+    run: Callable[[Workspace], list[Comment] | Found]
     available: Callable[[], str | None]  # its version; None: not installed
     outside: bool = False  # findings in files the change did not touch go to the summary
     default: bool = True
+    # whether it runs on this change, when ``wants`` (on the added or modified files) is not
+    # the whole story (deleting a module breaks its importers): then ``files`` may be empty
+    applies: Callable[[Change], bool] | None = None
 
     def find(self, root: Path | None) -> str | None:
         return self.available()

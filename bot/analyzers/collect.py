@@ -32,6 +32,7 @@ from bot.errors import one_line, redact
 
 if TYPE_CHECKING:
     from bot.analyzers.declared import DeclaredAnalyzer
+    from bot.analyzers.registry import Ran
     from bot.hosts.base import TreeReader
     from bot.review.settings import ReviewSettings
 
@@ -113,12 +114,20 @@ def _builtin(
     notes += ran.notes
     out.status += ran.status
     out.covered |= ran.covered
-    allowed = _allowed("added", {f.path: f for f in change.files})
-    for c in ran.comments:
-        lines = (allowed or {}).get(c.path)
-        if (lines is not None and c.line in lines) or (lines is None and c.origin in ran.outside):
-            out.comments.append(c)
+    out.comments += _builtin_comments(ran, change)
     return [_Source(name, reports) for name, reports in ran.sources]
+
+
+def _builtin_comments(ran: Ran, change: Change) -> list[Comment]:
+    """The checks' findings on added lines, and (a check with ``outside``) in files the
+    change did not touch: the anchor sends those to the summary."""
+    allowed = _allowed("added", {f.path: f for f in change.files}) or {}
+    kept = []
+    for c in ran.comments:
+        lines = allowed.get(c.path)
+        if (lines is not None and c.line in lines) or (lines is None and c.origin in ran.outside):
+            kept.append(c)
+    return kept
 
 
 def _project_owned(

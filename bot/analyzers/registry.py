@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.analyzers.base import Analyzer, Check, Linter, Workspace
+from bot.analyzers.base import Analyzer, Check, Found, Linter, Workspace
 from bot.analyzers.kinds import tags
 from bot.analyzers.report import Report
 from bot.errors import AnalyzerError, one_line, redact
@@ -114,7 +114,7 @@ def run_builtin(
         ]
         if isinstance(a, Linter) and a.project:  # its config and install are the checkout's
             mine = [f for f in mine if _in_checkout(root, f.path, read)]
-        if not mine:
+        if not mine and not (isinstance(a, Check) and a.applies and a.applies(change)):
             continue
         program = a.find(root)
         if program is None:
@@ -155,8 +155,8 @@ def _one(
     root: Path | None,
     read: Callable[[str], str | None],
     deadline: float,
-) -> list[Report] | list[Comment] | str:
-    """A linter's reports, a check's comments, or why it failed (one line)."""
+) -> list[Report] | list[Comment] | Found | str:
+    """A linter's reports, a check's findings, or why it failed (one line)."""
     from bot.analyzers.running import Target, run_linter
 
     if isinstance(a, Check):
@@ -174,13 +174,19 @@ def _one(
 
 
 def _record(
-    ran: Ran, a: Analyzer, mine: list[FileDiff], result: list[Report] | list[Comment] | str
+    ran: Ran,
+    a: Analyzer,
+    mine: list[FileDiff],
+    result: list[Report] | list[Comment] | Found | str,
 ) -> None:
     if isinstance(result, str):
         ran.notes.append(f"{a.name} did not run: {result}")
         ran.status.append(f"{a.name}: did not run ({result})")
         return
     ran.covered.update(f.path for f in mine)
+    if isinstance(result, Found):
+        ran.notes += result.notes
+        result = result.comments
     if isinstance(a, Check):
         comments = [replace(c, origin=a.name) for c in result if not isinstance(c, Report)]
         ran.comments += comments

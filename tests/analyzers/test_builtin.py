@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.analyzers.base import Check, Linter, Workspace, find_program
+from bot.analyzers.base import Check, Found, Linter, Workspace, find_program
 from bot.analyzers.kinds import tags
 from bot.analyzers.registry import analyzers, run_builtin, selected
 from bot.change import Comment
@@ -170,14 +170,15 @@ def test_a_check_registers_with_one_entry_and_keeps_findings_elsewhere(mixed: Gi
     change = source.fetch("HEAD")
     seen: list[Workspace] = []
 
-    def callers(ws: Workspace) -> list[Comment]:
+    def callers(ws: Workspace) -> Found:
         seen.append(ws)
         assert ws.base is not None and ws.base.read_text("pkg/util.py") is not None
-        return [
+        found = [
             Comment(path="pkg/util.py", line=1, body="added line"),
             Comment(path="pkg/util.py", line=5, body="unchanged line"),
             Comment(path="pkg/other.py", line=9, body="the change breaks this caller"),
         ]
+        return Found(found, notes=["typecheck: 1 caller in an unchanged file"])
 
     check = Check(
         name="typecheck",
@@ -194,7 +195,22 @@ def test_a_check_registers_with_one_entry_and_keeps_findings_elsewhere(mixed: Gi
     assert [f.path for f in seen[0].files] == ["pkg/util.py"]
     kept = {(c.path, c.line, c.origin) for c in ran.comments}
     assert ("pkg/other.py", 9, "typecheck") in kept and "typecheck" in ran.outside
-    # run_builtin hands every finding on; collect keeps the added lines (test above)
+    assert ran.notes == ["typecheck: 1 caller in an unchanged file"]
+    # through collect, the finding on an unchanged line of a changed file is left out
+    from bot.analyzers import collect
+
+    analysis = collect._builtin_comments(ran, change)
+    assert {(c.path, c.line) for c in analysis} == {("pkg/util.py", 1), ("pkg/other.py", 9)}
+    # a check that decides by the whole change runs with no file it wants
+    blind = Check(
+        name="typecheck",
+        wants=lambda path, kinds: False,
+        run=callers,
+        available=lambda: "1.0",
+        applies=lambda change: True,
+    )
+    run_builtin([blind], change, source.tree(change), base_tree(source, change), mixed.path, 60.0)
+    assert len(seen) == 2 and seen[1].files == ()
 
 
 def test_the_registry_names_each_analyzer_once_and_selects_by_name() -> None:
