@@ -172,6 +172,8 @@ def _one(
         except AnalyzerError as exc:
             return one_line(redact(str(exc)))
     targets = [Target(f.path, text) for f in mine if (text := read(f.path)) is not None]
+    if not targets:
+        return "the changed files' head content is not available"
     outcome = run_linter(a, program, targets, root, read, deadline)
     if outcome.failure:
         return one_line(redact(outcome.failure))
