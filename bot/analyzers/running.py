@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -63,13 +63,15 @@ def run_linter(
     program: str,
     targets: Sequence[Target],
     root: Path | None,
-    read_head: object,
+    read_head: Callable[[str], str | None],
     deadline: float,
 ) -> Outcome:
     """``linter`` (its executable ``program``) on ``targets``; ``read_head(path)`` reads a
     config file at the head for a staged run; ``deadline``: ``time.monotonic()`` value."""
-    in_place = [t for t in targets if on_disk(root, t)]
-    staged = [t for t in targets if t not in in_place]
+    in_place: list[Target] = []
+    staged: list[Target] = []
+    for t in targets:
+        (in_place if on_disk(root, t) else staged).append(t)
     out = Outcome(staged=len(staged))
     report = Report(tool=linter.name)
     out.reports.append(report)
@@ -91,21 +93,28 @@ class _Failed(Exception):
     pass
 
 
-def _stage(tmp: Path, targets: Sequence[Target], configs: tuple[str, ...], read: object) -> None:
+def _stage(
+    tmp: Path,
+    targets: Sequence[Target],
+    configs: tuple[str, ...],
+    read: Callable[[str], str | None],
+) -> None:
     """The targets' head content and the linter's config files (at the root and in each
     target's directories) under ``tmp``, at their repository paths."""
     dirs = {PurePosixPath(".")} | {p for t in targets for p in PurePosixPath(t.path).parents}
     wanted = {str(d / name) for d in dirs for name in configs}
     for rel in sorted(wanted):
-        text = read(rel) if callable(read) else None
-        if isinstance(text, str):
+        text = read(rel)
+        if text is not None:
             _write(tmp, PurePosixPath(rel).as_posix(), text)
     for t in targets:
         _write(tmp, t.path, t.text)
 
 
 def _write(tmp: Path, rel: str, text: str) -> None:
-    path = tmp / rel
+    path = (tmp / rel).resolve()
+    if not path.is_relative_to(tmp.resolve()):  # a diff's path is untrusted text
+        raise _Failed(f"refused to stage {rel!r}: not inside the repository")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, "utf-8")
 
