@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from bot.analyzers.kinds import tags
 from bot.analyzers.registry import analyzers, run_builtin, selected
 from bot.change import Comment
 from bot.diff import parse_diff
+from bot.hosts.git.source import GitSource
 from tests.conftest import GitRepo, run
 
 pytestmark = pytest.mark.slow
@@ -56,6 +58,14 @@ def mixed(repo: GitRepo) -> GitRepo:
     repo.write("notes/setup.zsh", "#!/bin/zsh\necho $1\necho $2\n")  # zsh: not shellcheck's
     repo.commit("Deploy, stop, build and greet")
     return repo
+
+
+@pytest.fixture
+def source(mixed: GitRepo) -> Iterator[GitSource]:
+    """The mixed repository as Nova's git source (its git processes closed after)."""
+    found = GitSource(mixed.path)
+    yield found
+    found.repo.close()
 
 
 def review(repo: GitRepo, *args: str, ref: str = "HEAD") -> dict:
@@ -160,13 +170,12 @@ def test_files_are_told_by_name_then_by_shebang() -> None:
     assert not tags("notes", "plain text\n") - {"text"}
 
 
-def test_a_check_registers_with_one_entry_and_keeps_findings_elsewhere(mixed: GitRepo) -> None:
+def test_a_check_registers_with_one_entry_and_keeps_findings_elsewhere(
+    mixed: GitRepo, source: GitSource
+) -> None:
     """The seam the differential type check plugs into: a function over the change and
     its head and base trees. Its findings on changed files are kept to the added lines;
     with ``outside`` its findings in other files are kept (the summary shows them)."""
-    from bot.hosts.git.source import GitSource
-
-    source = GitSource(mixed.path)
     change = source.fetch("HEAD")
     seen: list[Workspace] = []
 
@@ -222,7 +231,7 @@ def test_the_registry_names_each_analyzer_once_and_selects_by_name() -> None:
     assert selected("none", ()) == []
 
 
-def test_a_missing_linter_is_named_with_its_extra(mixed: GitRepo) -> None:
+def test_a_missing_linter_is_named_with_its_extra(mixed: GitRepo, source: GitSource) -> None:
     """A linter that is not installed: the review says so and installs nothing."""
     fake = Linter(
         name="shellcheck",
@@ -232,9 +241,6 @@ def test_a_missing_linter_is_named_with_its_extra(mixed: GitRepo) -> None:
         parse=lambda data: [],
         package="x",
     )
-    from bot.hosts.git.source import GitSource
-
-    source = GitSource(mixed.path)
     change = source.fetch("HEAD")
     ran = run_builtin([fake], change, source.tree(change), None, mixed.path, 60.0)
     assert ran.notes == [
@@ -242,7 +248,9 @@ def test_a_missing_linter_is_named_with_its_extra(mixed: GitRepo) -> None:
     ]
 
 
-def test_a_linter_that_fails_is_named_and_the_others_still_report(mixed: GitRepo) -> None:
+def test_a_linter_that_fails_is_named_and_the_others_still_report(
+    mixed: GitRepo, source: GitSource
+) -> None:
     broken = Linter(
         name="shellcheck",
         wants=lambda path, kinds: "shell" in kinds,
@@ -251,10 +259,7 @@ def test_a_linter_that_fails_is_named_and_the_others_still_report(mixed: GitRepo
         parse=lambda data: [],
         package="x",
     )
-    from bot.hosts.git.source import GitSource
-
     hadolint = next(a for a in analyzers() if a.name == "hadolint")
-    source = GitSource(mixed.path)
     change = source.fetch("HEAD")
     ran = run_builtin([broken, hadolint], change, source.tree(change), None, mixed.path, 60.0)
     assert any(n.startswith("shellcheck did not run: exited with") for n in ran.notes)
