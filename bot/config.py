@@ -168,14 +168,25 @@ def _specs() -> dict[str, SettingSpec]:
     return {s.name: s for s in all_settings()}
 
 
+# settings a .nova.toml may write as a TOML list or table (parsed as their text form)
+_TOML_LISTS = ("analyzers", "analyzers_off", "analyzer_severity")
+
+
 def _coerce(spec: SettingSpec, value: Any, where: str) -> Any:
     if isinstance(value, str):
         try:
             value = spec.parse(value)
         except ValueError as exc:
-            raise ConfigError(f"{where}: {spec.name} must be {_kind(spec)}, got {value!r}") from exc
+            why = f" ({exc})" if spec.name in _TOML_LISTS else ""  # the parser names the item
+            raise ConfigError(
+                f"{where}: {spec.name} must be {_kind(spec)}, got {value!r}{why}"
+            ) from exc
     elif isinstance(value, list) and spec.name == "exclude":
         value = tuple(str(v) for v in value)
+    elif isinstance(value, list | dict) and spec.name in _TOML_LISTS:  # analyzers = [...]
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        text = ",".join(f"{k}={v}" if isinstance(value, dict) else str(v) for k, v in items)
+        return _coerce(spec, text, where)
     if spec.choices and value not in spec.choices:
         raise ConfigError(
             f"{where}: {spec.name} must be one of {', '.join(spec.choices)}, got {value!r}"

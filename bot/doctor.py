@@ -220,6 +220,16 @@ def _sandbox(s: Settings) -> Check:
     )
 
 
+def _analyzers(s: Settings) -> list[Check]:
+    """Which analyzers this machine has, and their versions (docs/analyzers.md)."""
+    from bot.analyzers.registry import doctor_lines
+
+    return [
+        Check(f"analyzer {name}", where, ok, detail)
+        for name, where, ok, detail in doctor_lines(s.review.analyzers, s.review.analyzers_off)
+    ]
+
+
 def _hosts(s: Settings) -> list[Check]:
     from bot.hosts import hosts
 
@@ -227,7 +237,8 @@ def _hosts(s: Settings) -> list[Check]:
 
 
 def run_checks(settings: Settings) -> list[Check]:
-    """The model, every registered code host, the Task Manager, then testgen's tools."""
+    """The model, every registered code host, the Task Manager, testgen's tools, then the
+    analyzers."""
     return [
         _model(settings.llm),
         *_fallbacks(settings.llm),
@@ -235,6 +246,7 @@ def run_checks(settings: Settings) -> list[Check]:
         _task_manager(settings.task_manager),
         _node(settings),
         _sandbox(settings),
+        *_analyzers(settings),
     ]
 
 

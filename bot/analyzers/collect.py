@@ -1,5 +1,6 @@
-"""Every analyzer's findings for a change: ruff, results files given with
-``--analyzer-results``, and the analyzers the repository declares (``[[analyzer]]``).
+"""Every analyzer's findings for a change: the built-in ones (``bot.analyzers.registry``:
+ruff, oxlint or the project's ESLint, shellcheck, actionlint, hadolint), results files given
+with ``--analyzer-results``, and the analyzers the repository declares (``[[analyzer]]``).
 
 Findings are filtered the way reviewdog's ``--filter-mode`` does:
 
@@ -9,16 +10,17 @@ Findings are filtered the way reviewdog's ``--filter-mode`` does:
 - ``nofilter``: also other files of the repository (to the summary).
 
 What is left out is counted in one note per analyzer, never placed elsewhere. A file
-counts as covered when an analyzer ran whose files include its extension: ruff covers
-``.py``/``.pyi``; a results file or declared analyzer covers the extensions of every file
-it names (eslint and SARIF list clean files too) plus the ``extensions`` it declares.
+counts as covered when a built-in analyzer checked it, or when a results file or declared
+analyzer covers its extension: those of every file it names (eslint and SARIF list clean
+files too) plus the ``extensions`` it declares.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -26,24 +28,24 @@ from bot.analyzers.formats import parse_results, read_results, split_spec
 from bot.analyzers.paths import Roots, repo_relative
 from bot.analyzers.report import Finding, Report, ResultsError, apply_fix
 from bot.change import Change, Comment, FileDiff
-from bot.errors import AnalyzerError, one_line, redact
+from bot.errors import one_line, redact
 
 if TYPE_CHECKING:
     from bot.analyzers.declared import DeclaredAnalyzer
+    from bot.analyzers.registry import Ran
     from bot.hosts.base import TreeReader
     from bot.review.settings import ReviewSettings
 
 __all__ = ["FILTER_MODES", "Analysis", "analyze", "coverage_note", "extension"]
 
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
-RUFF_EXTENSIONS = (".py", ".pyi")
 
 
 @dataclass
 class Analysis:
     comments: list[Comment] = field(default_factory=list)
     status: list[str] = field(default_factory=list)  # one short line per analyzer
-    covered: set[str] = field(default_factory=set)  # extensions some analyzer covered
+    covered: set[str] = field(default_factory=set)  # extensions or paths an analyzer covered
 
 
 @dataclass(frozen=True)
@@ -65,46 +67,94 @@ def analyze(
     tree: TreeReader | None,
     root: Path | None,
     notes: list[str],
+    base: TreeReader | None = None,
 ) -> Analysis:
     out = Analysis()
     running = settings.analyzers != "none"
-    with ThreadPoolExecutor(max_workers=1) as pool:  # declared analyzers run beside ruff
+    with ThreadPoolExecutor(max_workers=1) as pool:  # declared analyzers run beside ours
         declared = pool.submit(
             _declared, settings.declared_analyzers if running else (), tree, root
         )
-        if running:
-            _ruff(change, tree, root, notes, out)
+        roots = Roots(root)
         sources = _result_files(settings.analyzer_results, notes, out)
+        own = _project_owned(sources, settings.declared_analyzers if running else (), roots)
+        sources = _builtin(settings, change, tree, base, root, own, notes, out) + sources
         found, declared_notes, status = declared.result()
     sources += found
     notes += declared_notes
     out.status += status
-    roots = Roots(root)
     for source in sources:
         _take(source, change, roots, settings.filter_mode, notes, out)
+    out.comments = _severities(out.comments, settings.analyzer_severity)
     note = coverage_note(change.files, out.covered)
     if note and (running or sources):
         notes.append(note)
     return out
 
 
-def _ruff(
-    change: Change, tree: TreeReader | None, root: Path | None, notes: list[str], out: Analysis
-) -> None:
-    from bot.analyzers.ruff import run_ruff
+def _builtin(
+    settings: ReviewSettings,
+    change: Change,
+    tree: TreeReader | None,
+    base: TreeReader | None,
+    root: Path | None,
+    own: Callable[[str], bool],
+    notes: list[str],
+    out: Analysis,
+) -> list[_Source]:
+    """The built-in analyzers (``bot.analyzers.registry``) on the change's files: the
+    linters' reports to be filtered like any results file, the checks' findings kept to
+    the added lines (and, for a check that says so, in files the change did not touch)."""
+    from bot.analyzers.registry import run_builtin, selected
 
-    if tree is None:
-        notes.append("ruff did not run: the repository files are not available")
-        return
-    try:
-        found = run_ruff(change.files, tree, root)
-    except AnalyzerError as exc:
-        notes.append(f"ruff did not run: {exc}")
-        out.status.append(f"ruff: did not run ({exc})")
-        return
-    out.comments += found
-    out.covered.update(RUFF_EXTENSIONS)
-    out.status.append(f"ruff: {len(found)} findings on added lines")
+    chosen = selected(settings.analyzers, settings.analyzers_off)
+    if not chosen:
+        return []
+    ran = run_builtin(chosen, change, tree, base, root, settings.analyzer_timeout, own)
+    notes += ran.notes
+    out.status += ran.status
+    out.covered |= ran.covered
+    out.comments += _builtin_comments(ran, change)
+    return [_Source(name, reports) for name, reports in ran.sources]
+
+
+def _builtin_comments(ran: Ran, change: Change) -> list[Comment]:
+    """The checks' findings on added lines, and (a check with ``outside``) in files the
+    change did not touch: the anchor sends those to the summary."""
+    allowed = _allowed("added", {f.path: f for f in change.files}) or {}
+    kept = []
+    for c in ran.comments:
+        lines = allowed.get(c.path)
+        if (lines is not None and c.line in lines) or (lines is None and c.origin in ran.outside):
+            kept.append(c)
+    return kept
+
+
+def _project_owned(
+    sources: list[_Source], declared: tuple[DeclaredAnalyzer, ...], roots: Roots
+) -> Callable[[str], bool]:
+    """Whether the project's own linters check a path: a results file names it, or a
+    declared analyzer covers its extension. The default linters leave those to them."""
+    named = {
+        rel
+        for source in sources
+        for report in source.reports
+        for path in report.paths | {f.path for f in report.findings}
+        if (rel := repo_relative(path, roots, source.base)) is not None
+    }
+    extensions = {e for a in declared for e in a.extensions}
+    return lambda path: path in named or extension(path) in extensions
+
+
+def _severities(comments: list[Comment], wanted: tuple[tuple[str, str], ...]) -> list[Comment]:
+    """Each analyzer's findings at the severity the settings give it (NOVA_ANALYZER_SEVERITY)."""
+    if not wanted:
+        return comments
+    by = dict(wanted)
+    return [
+        replace(c, severity=by[c.origin]) if c.origin in by else c  # type: ignore[arg-type]
+        for c in comments
+    ]
 
 
 def _result_files(specs: tuple[str, ...], notes: list[str], out: Analysis) -> list[_Source]:
@@ -263,6 +313,7 @@ def coverage_note(files: tuple[FileDiff, ...], covered: set[str]) -> str | None:
         and not f.is_binary
         and f.added_count
         and extension(f.path) not in covered
+        and f.path not in covered
     )
     if not counts:
         return None

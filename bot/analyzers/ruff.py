@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.analyzers.base import Check, Workspace, version_of
+from bot.analyzers.running import Target, on_disk
 from bot.change import Comment, FileDiff, Severity
 from bot.errors import AnalyzerError
 from bot.hosts.base import TreeReader
 
-__all__ = ["ruff_binary", "run_ruff"]
+__all__ = ["ANALYZER", "ruff_binary", "run_ruff"]
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 TIMEOUT = 60
@@ -94,7 +96,7 @@ def run_ruff(files: Sequence[FileDiff], tree: TreeReader, cwd: Path | None) -> l
     in_place: list[_File] = []
     piped: list[_File] = []
     for one in todo:
-        (in_place if cwd is not None and _on_disk(cwd, one) else piped).append(one)
+        (in_place if on_disk(cwd, Target(one.path, one.source)) else piped).append(one)
     found: dict[str, list[dict[str, Any]]] = {}
     for start in range(0, len(in_place), _PATHS_PER_RUN):
         found |= _check_in_place(binary, in_place[start : start + _PATHS_PER_RUN], cwd)
@@ -106,15 +108,6 @@ def run_ruff(files: Sequence[FileDiff], tree: TreeReader, cwd: Path | None) -> l
 
 
 _PATHS_PER_RUN = 400  # paths on one ruff command line (well under any ARG_MAX)
-
-
-def _on_disk(cwd: Path, f: _File) -> bool:
-    """True when the checkout holds ``f``'s head content (a plain file, not a link)."""
-    path = cwd / f.path
-    try:
-        return not path.is_symlink() and path.read_bytes() == f.source.encode("utf-8")
-    except (OSError, UnicodeEncodeError):
-        return False
 
 
 def _ruff(binary: str, args: list[str], cwd: Path | None, what: str, **kw: Any) -> Any:
@@ -180,3 +173,24 @@ def _comments(f: _File, items: list[dict[str, Any]]) -> list[Comment]:
             )
         )
     return comments
+
+
+def _check(ws: Workspace) -> list[Comment]:
+    if ws.head is None:
+        raise AnalyzerError("the repository files are not available")
+    return run_ruff(ws.files, ws.head, ws.root)
+
+
+def _version() -> str | None:
+    try:
+        return version_of(ruff_binary(), ("--version",)) or "installed"
+    except AnalyzerError:
+        return None
+
+
+ANALYZER = Check(
+    name="ruff",
+    wants=lambda path, tags: path.endswith(PYTHON_SUFFIXES),
+    run=_check,
+    available=_version,
+)

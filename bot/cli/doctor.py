@@ -11,7 +11,8 @@ from bot.cli.common import load_from_flags
 def doctor() -> None:
     """Check each configured service (model endpoint, GitHub, Phabricator, GitLab, Task
     Manager) and say what is missing; then what `nova testgen` finds on this machine (node, network
-    isolation for generated tests). Tokens are never printed.
+    isolation for generated tests), and which analyzers are installed (and their versions).
+    Tokens are never printed.
 
     Exit codes: 0 every configured service is reachable, 3 one is not.
     """

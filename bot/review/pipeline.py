@@ -81,7 +81,9 @@ class ReviewJob:
 def _analyze(
     job: ReviewJob, change: Change, tree: TreeReader | None, notes: list[str]
 ) -> list[Comment]:
-    """ruff, --analyzer-results files and the repository's [[analyzer]]s (bot.analyzers)."""
+    """The built-in analyzers, --analyzer-results files and the repository's [[analyzer]]s
+    (bot.analyzers)."""
+    from bot.analyzers.base import base_tree
     from bot.analyzers.collect import analyze
 
     with job.tracker.step("analyze") as step:
@@ -90,7 +92,8 @@ def _analyze(
             step.skip("analyzers disabled (NOVA_ANALYZERS=none)")
             return []
         root = tree.root if isinstance(tree, LocalTree) else job.repo
-        found = analyze(settings.review, change, tree, root, notes)
+        base = base_tree(job.source, change)
+        found = analyze(settings.review, change, tree, root, notes, base)
         if not found.status:
             step.skip("no analyzer ran")
             return []

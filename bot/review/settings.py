@@ -13,9 +13,48 @@ if TYPE_CHECKING:
     from bot.conversation.ignore import IgnoreRule
     from bot.diff.render import Style
 
-__all__ = ["FAIL_ON", "ReviewSettings"]
+__all__ = ["FAIL_ON", "ReviewSettings", "analyzer_list", "analyzer_names", "severity_pairs"]
 
 FAIL_ON = ("never", "info", "warning", "error")
+
+
+def analyzer_list(text: str) -> tuple[str, ...]:
+    """Names of built-in analyzers, comma-separated; an unknown name is a ValueError."""
+    from bot.analyzers.registry import MODULES
+
+    names = globs(text)
+    unknown = [n for n in names if n not in MODULES]
+    if unknown:
+        raise ValueError(f"unknown analyzer {unknown[0]!r} (known: {', '.join(MODULES)})")
+    return names
+
+
+def analyzer_names(text: str) -> str:
+    """``auto``, ``none``, or a list of names (``ruff,shellcheck``), normalized."""
+    names = globs(text)
+    if len(names) == 1 and names[0] in ("auto", "none"):
+        return names[0]
+    return (
+        ",".join(
+            analyzer_list(",".join(n for n in names if n != "auto"))
+            + (("auto",) if "auto" in names else ())
+        )
+        or "none"
+    )
+
+
+def severity_pairs(text: str) -> tuple[tuple[str, str], ...]:
+    """``shellcheck=info,hadolint=warning`` as pairs; any analyzer name (a declared
+    [[analyzer]]'s too), a severity of info, warning or error."""
+    from bot.change import SEVERITIES
+
+    pairs = []
+    for item in globs(text):
+        name, _, severity = item.partition("=")
+        if severity.strip() not in SEVERITIES or not name.strip():
+            raise ValueError(f"{item!r} is not NAME=SEVERITY (info, warning or error)")
+        pairs.append((name.strip().lower(), severity.strip()))
+    return tuple(pairs)
 
 
 @dataclass(frozen=True)
@@ -105,11 +144,37 @@ class ReviewSettings(Section):
     )
     analyzers: str = setting(
         "NOVA_ANALYZERS",
-        "Static analyzers to run on changed files: 'ruff' (ruff, and the analyzers "
-        "the repository declares as [[analyzer]] in .nova.toml) or 'none'.",
-        "ruff",
-        parse=str,
-        choices=("ruff", "none"),
+        "Built-in analyzers to run on the changed files they apply to: 'auto' (every "
+        "installed one: ruff, oxlint or the project's ESLint, shellcheck, actionlint, "
+        "hadolint; docs/analyzers.md), a comma-separated list of names, or 'none' (also "
+        "skips the [[analyzer]]s the repository declares).",
+        "auto",
+        parse=analyzer_names,
+        repo_ok=True,
+    )
+    analyzers_off: tuple[str, ...] = setting(
+        "NOVA_ANALYZERS_OFF",
+        "Comma-separated built-in analyzers to turn off (e.g. 'hadolint,oxlint').",
+        (),
+        parse=analyzer_list,
+        repo_ok=True,
+    )
+    analyzer_severity: tuple[tuple[str, str], ...] = setting(
+        "NOVA_ANALYZER_SEVERITY",
+        "The severity of an analyzer's findings, as NAME=SEVERITY pairs "
+        "(e.g. 'shellcheck=info,actionlint=error'); unset: the tool's own levels.",
+        (),
+        parse=severity_pairs,
+        repo_ok=True,
+    )
+    analyzer_timeout: float = setting(
+        "NOVA_ANALYZER_TIMEOUT",
+        "Seconds the built-in analyzers may take together (they run at once); one that "
+        "is not done by then is named in the summary.",
+        120.0,
+        parse=float,
+        min=0,
+        min_exclusive=True,
         repo_ok=True,
     )
     analyzer_results: tuple[str, ...] = setting(

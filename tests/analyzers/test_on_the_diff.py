@@ -129,6 +129,8 @@ def test_eslint_and_shellcheck_results_land_on_the_right_lines_with_the_models(
     )
     data = review_json(
         polyglot,
+        "--analyzers",  # the .ts file stays uncovered: no oxlint
+        "ruff",
         "--analyzer-results",
         str(eslint_sarif(polyglot, tmp_path)),
         "--analyzer-results",
@@ -275,7 +277,7 @@ command = "echo this is not a results file"
     polyglot.git("checkout", "-q", "-b", "feature", f"{base}~1")
     declare(polyglot, config)
     polyglot.git("cherry-pick", base)  # the change comes after the declaration
-    data = review_json(polyglot)
+    data = review_json(polyglot, "--analyzers", "ruff")
     (dump,) = [c for c in data["comments"] if c["origin"] == "envdump"]
     assert (dump["path"], dump["line"], dump["severity"]) == ("scripts/deploy.sh", 6, "error")
     names = set(dump["body"].removeprefix("ENV1: env: ").split())
@@ -379,6 +381,8 @@ def test_posted_on_a_github_pull_request_and_nothing_outside_its_diff(
         "json",
         "--filter-mode",
         "file",
+        "--analyzers",
+        "ruff",
         "--analyzer-results",
         str(eslint_sarif(polyglot, tmp_path)),
         "--analyzer-results",

@@ -6,7 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from bot.analyzers.ruff import _File, _on_disk, run_ruff
+from bot.analyzers.ruff import run_ruff
+from bot.analyzers.running import Target, on_disk
 from bot.hosts.git.source import GitSource
 from tests.conftest import GitRepo
 
@@ -49,8 +50,8 @@ def test_in_place_and_on_stdin_find_the_same_with_each_files_configuration(
     shutil.copytree(repo.path, other)
     for path in [other / "a.py", other / "sub/b.py", *(other / "pkg").glob("*.py")]:
         path.write_text("# edited in the work tree\n" + path.read_text())
-    assert not _on_disk(other, _File("a.py", {}, AFTER))
-    assert _on_disk(repo.path, _File("a.py", {}, AFTER))
+    assert not on_disk(other, Target("a.py", AFTER))
+    assert on_disk(repo.path, Target("a.py", AFTER))
     piped = _findings(repo, other)
     assert in_place == piped
     assert ("a.py", 1, "F401") in in_place and ("a.py", 8, "B904") in in_place
@@ -71,5 +72,5 @@ def test_a_symlink_in_the_checkout_is_not_checked_in_place(tmp_path: Path) -> No
     target = tmp_path / "real.py"
     target.write_text(AFTER)
     (tmp_path / "link.py").symlink_to(target)
-    assert not _on_disk(tmp_path, _File("link.py", {}, AFTER))
-    assert _on_disk(tmp_path, _File("real.py", {}, AFTER))
+    assert not on_disk(tmp_path, Target("link.py", AFTER))
+    assert on_disk(tmp_path, Target("real.py", AFTER))
