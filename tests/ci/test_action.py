@@ -150,7 +150,9 @@ def test_documented_kubectl_commands_feed_whole_manifests() -> None:
     assert {"Job", "Secret"} <= set(kinds)
 
 
-def _install_extras(tmp_path: Path, model: str, mode: str = "review", fallback: str = "") -> str:
+def _install_extras(
+    tmp_path: Path, model: str, mode: str = "review", fallback: str = "", analyzers: str = "none"
+) -> str:
     step = next(s for s in _action()["runs"]["steps"] if s.get("id") == "install")
     out = tmp_path / "output"
     out.write_text("")
@@ -163,10 +165,19 @@ def _install_extras(tmp_path: Path, model: str, mode: str = "review", fallback: 
         "INPUT_MODE": mode,
         "INPUT_MODEL": model,
         "NOVA_LLM_FALLBACK": fallback,
+        "INPUT_ANALYZERS": analyzers,
     }
     subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], env=env, check=True)
     lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
     return lines["extras"]
+
+
+def test_a_review_installs_the_linters_unless_analyzers_are_off(tmp_path: Path) -> None:
+    assert _install_extras(tmp_path, "", analyzers="") == "lint"
+    assert _install_extras(tmp_path, "openai:gpt-4o", analyzers="auto") == "lint,openai"
+    assert _install_extras(tmp_path, "", analyzers="none") == ""
+    assert _install_extras(tmp_path, "", mode="respond", analyzers="") == ""
+    assert _install_extras(tmp_path, "", mode="testgen", analyzers="") == "testgen"
 
 
 @pytest.mark.slow
