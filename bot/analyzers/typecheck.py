@@ -36,7 +36,6 @@ from typing import Any
 from bot.analyzers.typecheck_trees import (
     CONFIG_FILES,
     PYTHON_SUFFIXES,
-    STAGED,
     Diagnostic,
     first_party,
     has_revision,
@@ -89,13 +88,16 @@ def ty_binary() -> str:
 
 
 def applies(change: Change) -> bool:
-    """A Python file is added, modified, renamed or deleted (a deletion breaks importers)."""
-    return any(
-        path.endswith(PYTHON_SUFFIXES)
-        for f in change.files
-        for path in (f.old_path, f.new_path)
-        if path
-    )
+    """A Python file is added, modified, renamed or deleted (a deletion breaks importers).
+    The raw diff is read too: the review leaves deleted and excluded files out of
+    ``change.files``, and deleting a module is how an import stops resolving."""
+    paths = [p for f in change.files for p in (f.old_path, f.new_path) if p]
+    paths += [
+        line[4:].rstrip().strip('"')
+        for line in change.raw_diff.splitlines()
+        if line.startswith(("--- ", "+++ "))
+    ]
+    return any(p.endswith(PYTHON_SUFFIXES) for p in paths)
 
 
 def _revisions(change: Change, root: Path | None) -> tuple[Path, str, str]:
@@ -134,7 +136,9 @@ def run_typecheck(
         materialize(repo, base_rev, head, config, scratch)
         python = repo / ".venv" if (repo / ".venv" / "pyvenv.cfg").is_file() else None
         with ThreadPoolExecutor(max_workers=2) as pool:
-            runs = [pool.submit(_check, ty, tree, python, deadline, scratch) for tree in (base, head)]
+            runs = [
+                pool.submit(_check, ty, tree, python, deadline, scratch) for tree in (base, head)
+            ]
             before, after = (run.result() for run in runs)
         renamed = {f.old_path: f.new_path for f in change.files if f.old_path and f.new_path}
         new = new_in_head(before, after, renamed)
@@ -143,9 +147,7 @@ def run_typecheck(
     return _result(change, kept, unknown)
 
 
-def _split_imports(
-    new: list[Diagnostic], ours: set[str]
-) -> tuple[list[Diagnostic], list[str]]:
+def _split_imports(new: list[Diagnostic], ours: set[str]) -> tuple[list[Diagnostic], list[str]]:
     """(the diagnostics kept, the modules of new unresolved imports that are not the
     project's own: whether they are installed is the CI's business, not the change's)."""
     kept, unknown = [], []
@@ -175,7 +177,9 @@ def _check(
     args = [ty, "check", "--output-format=gitlab", "--no-progress", "--exit-zero"]
     args += ["--color=never", "--ignore=all", *(f"--error={rule}" for rule in RULES)]
     args += ["--python", str(python or sys.prefix)]
-    timeout = max(0.1, deadline - time.monotonic())
+    timeout = deadline - time.monotonic()
+    if timeout <= 0:
+        raise AnalyzerError("writing out both revisions used up the type check's budget")
     try:
         proc = subprocess.run(
             args,
@@ -187,7 +191,9 @@ def _check(
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
-        raise AnalyzerError(f"ty took longer than the type check's budget ({timeout:.0f}s)") from exc
+        raise AnalyzerError(
+            f"ty took longer than the type check's budget ({timeout:.0f}s)"
+        ) from exc
     except OSError as exc:
         raise AnalyzerError(f"ty could not start: {exc}") from exc
     if proc.returncode != 0:
@@ -205,7 +211,7 @@ def _diagnostics(items: list[dict[str, Any]], tree: Path) -> list[Diagnostic]:
     if unknown:
         raise AnalyzerError(
             f"this ty does not know {'; '.join(unknown)[:200]} (Nova needs the ty that "
-            'nova-bot[lint] pins)'
+            "nova-bot[lint] pins)"
         )
     root = str(tree.resolve())
     lines: dict[str, list[str]] = {}
@@ -234,7 +240,9 @@ def _result(change: Change, new: list[Diagnostic], unknown: list[str]) -> TypeCh
     elsewhere = sum(1 for d in new if d.line not in added.get(d.path, ()))
     notes = []
     if len(new) > MAX_FINDINGS:
-        notes.append(f"ty: the change breaks {len(new)} places; the first {MAX_FINDINGS} are listed")
+        notes.append(
+            f"ty: the change breaks {len(new)} places; the first {MAX_FINDINGS} are listed"
+        )
     if unknown:
         names = ", ".join(sorted(set(unknown))[:5])
         notes.append(
@@ -247,9 +255,9 @@ def _result(change: Change, new: list[Diagnostic], unknown: list[str]) -> TypeCh
 
 def _comment(d: Diagnostic, on_added_line: bool) -> Comment:
     body = f"{d.rule}: {d.message}"
-    if not on_added_line:
+    if not on_added_line:  # the summary names its path and line
         quoted = d.text.strip()[:120].replace("`", "'")
-        body = f"{BREAKS}: {d.path}:{d.line} `{quoted}` — {body}"
+        body = f"{BREAKS}: {d.message} — `{quoted}`"
     return Comment(
         path=d.path,
         line=d.line,

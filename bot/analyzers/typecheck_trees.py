@@ -91,9 +91,7 @@ def has_revision(repo: Path, rev: str) -> bool:
 
 def _wanted(path: str, mode: str) -> bool:
     """A regular file (no link, no submodule) that is Python source or root configuration."""
-    return mode in ("100644", "100755") and (
-        path.endswith(PYTHON_SUFFIXES) or path in CONFIG_FILES
-    )
+    return mode in ("100644", "100755") and (path.endswith(PYTHON_SUFFIXES) or path in CONFIG_FILES)
 
 
 def python_paths(repo: Path, rev: str) -> list[str]:
@@ -113,9 +111,7 @@ def python_paths(repo: Path, rev: str) -> list[str]:
     return sorted(set(paths))
 
 
-def materialize(
-    repo: Path, rev: str, dest: Path, paths: Sequence[str], scratch: Path
-) -> None:
+def materialize(repo: Path, rev: str, dest: Path, paths: Sequence[str], scratch: Path) -> None:
     """Write ``paths`` of revision ``rev`` under ``dest`` (git's own checkout, through an
     index of our own in ``scratch``: the repository's index and work tree are untouched)."""
     dest.mkdir(parents=True, exist_ok=True)
