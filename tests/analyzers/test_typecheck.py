@@ -11,6 +11,7 @@ import pytest
 from bot.analyzers import typecheck
 from bot.analyzers.merge import combine
 from bot.analyzers.typecheck import BREAKS, TypeCheck, run_typecheck
+from bot.analyzers.typecheck_trees import Diagnostic, new_in_head
 from bot.change import Change
 from bot.diff.anchor import anchor
 from bot.errors import AnalyzerError
@@ -241,3 +242,27 @@ def test_a_rule_this_ty_does_not_know_stops_the_check(
     monkeypatch.setitem(typecheck.RULES, "a-rule-renamed-away", "error")
     with pytest.raises(AnalyzerError, match="a-rule-renamed-away"):
         _check(repo)
+
+
+def test_a_change_that_breaks_many_callers_lists_the_first_and_says_how_many(
+    repo: GitRepo,
+) -> None:
+    calls = "".join(f"area({i}, 2)\n" for i in range(typecheck.MAX_FINDINGS + 10))
+    _project(repo, **{"pkg/many.py": "from pkg.lib import area\n" + calls})
+    repo.write("pkg/lib.py", LIB.replace("def area(w, h):", "def area(w, h, d):"))
+    repo.commit("3d")
+    _, result = _check(repo)
+    assert len(result.comments) == typecheck.MAX_FINDINGS
+    assert result.comments[0].line == 2  # in file and line order
+    [note] = result.notes
+    assert note == "ty: the change breaks 61 places; the first 50 are listed"
+
+
+def test_matching_uses_each_old_error_once_and_never_the_line_number() -> None:
+    old = [Diagnostic("a.py", 3, "missing-argument", "m", "f()")] * 2
+    moved = [Diagnostic("b.py", 30, "missing-argument", "m", "f()")] * 3
+    assert new_in_head(old, moved, {"a.py": "b.py"}) == moved[:1]
+    edited = [Diagnostic("a.py", 3, "missing-argument", "m", "f()  # edited")]
+    assert new_in_head(old, edited, {}) == []
+    other = [Diagnostic("a.py", 3, "missing-argument", "another message", "f()")]
+    assert new_in_head(old, other, {}) == other
