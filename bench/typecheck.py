@@ -161,6 +161,21 @@ class Target:
     name: str
     line: int  # the def's line
     calls: frozenset[tuple[str, int]]  # (file, line) of each call in another file
+    at: tuple[int, int]  # (line, byte column) where the new parameter goes
+    text: str  # the new parameter: required and keyword-only, so no old call passes it
+
+
+def _insertion(node: ast.FunctionDef, source: list[str]) -> tuple[tuple[int, int], str]:
+    a = node.args
+    parts: list[ast.AST] = [*a.posonlyargs, *a.args, *a.kwonlyargs, *a.defaults]
+    parts += [d for d in a.kw_defaults if d is not None]
+    star = "" if a.kwonlyargs else "*, "
+    if not parts:  # def f(): right after the parenthesis
+        line = node.lineno
+        col = source[line - 1].encode().index(f"def {node.name}(".encode())
+        return (line, col + len(node.name) + 5), star + "nova_added"
+    last = max(parts, key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0))
+    return (last.end_lineno or 0, last.end_col_offset or 0), f", {star}nova_added"
 
 
 def _absolute(node: ast.ImportFrom, importer: str) -> str:
@@ -174,15 +189,28 @@ def _absolute(node: ast.ImportFrom, importer: str) -> str:
     return ".".join([*package, *([node.module] if node.module else [])])
 
 
-def _calls_in(tree: ast.AST, importer: str, module: str, name: str) -> set[int]:
-    """Lines of calls of ``module.name`` in a file (imported by name or through the module)."""
-    direct, via = set(), set()
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def _calls(tree: ast.AST, importer: str) -> dict[tuple[str, str], set[int]]:
+    """(module, function) -> lines of the plain calls of imported functions in a file
+    (``from m import f`` then ``f(...)``; ``import m`` / ``import m as x`` then
+    ``m.f(...)``); calls that unpack ``*args`` or ``**kwargs`` are left out."""
+    direct: dict[str, tuple[str, str]] = {}
+    via: dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and _absolute(node, importer) == module:
-            direct |= {a.asname or a.name for a in node.names if a.name == name}
+        if isinstance(node, ast.ImportFrom):
+            module = _absolute(node, importer)
+            direct |= {a.asname or a.name: (module, a.name) for a in node.names}
         elif isinstance(node, ast.Import):
-            via |= {a.asname for a in node.names if a.name == module and a.asname}
-    lines = set()
+            via |= {a.asname or a.name: a.name for a in node.names}
+    found: dict[tuple[str, str], set[int]] = {}
     for node in ast.walk(tree):
         if (
             not isinstance(node, ast.Call)
@@ -190,26 +218,31 @@ def _calls_in(tree: ast.AST, importer: str, module: str, name: str) -> set[int]:
             or any(k.arg is None for k in node.keywords)
         ):
             continue
-        f = node.func
-        if (isinstance(f, ast.Name) and f.id in direct) or (
-            isinstance(f, ast.Attribute)
-            and f.attr == name
-            and isinstance(f.value, ast.Name)
-            and f.value.id in via
-        ):
-            lines.add(node.lineno)
-    return lines
+        f, key = node.func, None
+        if isinstance(f, ast.Name) and f.id in direct:
+            key = direct[f.id]
+        elif isinstance(f, ast.Attribute) and (_dotted(f.value) or "") in via:
+            key = (via[_dotted(f.value) or ""], f.attr)
+        if key is not None:
+            found.setdefault(key, set()).add(node.lineno)
+    return found
 
 
 def targets(repo: Path, rev: str, limit: int) -> list[Target]:
     """Module-level functions called from other files, the most called first."""
-    files = {}
+    files, sources = {}, {}
     for path in python_paths(repo, rev):
         if path.endswith(".py"):
             try:
-                files[path] = ast.parse(git(repo, "show", f"{rev}:{path}"))
+                text = git(repo, "show", f"{rev}:{path}")
+                files[path] = ast.parse(text)
             except (SyntaxError, ValueError, subprocess.CalledProcessError):
                 continue
+            sources[path] = text.split("\n")
+    called: dict[tuple[str, str], set[tuple[str, int]]] = {}
+    for path, tree in files.items():
+        for key, lines in _calls(tree, path).items():
+            called.setdefault(key, set()).update((path, line) for line in lines)
     found = []
     for path, tree in files.items():
         module = _module(path)
@@ -219,33 +252,28 @@ def targets(repo: Path, rev: str, limit: int) -> list[Target]:
                 continue
             if a.vararg or a.kwarg or node.name.startswith("__"):
                 continue
-            calls = frozenset(
-                (other, line)
-                for other, t in files.items()
-                if other != path
-                for line in _calls_in(t, other, module, node.name)
-            )
+            calls = frozenset(c for c in called.get((module, node.name), ()) if c[0] != path)
             if calls:
-                found.append(Target(path, node.name, node.lineno, calls))
+                at, text = _insertion(node, sources[path])
+                found.append(Target(path, node.name, node.lineno, calls, at, text))
     found.sort(key=lambda t: (-len(t.calls), t.path, t.name))
     return found[:limit]
 
 
 def mutate(repo: Path, base: str, target: Target) -> str:
-    """A commit on ``base`` whose ``target`` takes a new required first parameter."""
+    """A commit on ``base`` whose ``target`` takes a new required keyword-only parameter."""
     git(repo, "checkout", "-q", "--detach", "-f", base)
-    source = (repo / target.path).read_text()
-    lines = source.split("\n")
-    i = target.line - 1
-    at = lines[i].index(f"def {target.name}(") + len(f"def {target.name}(")
-    lines[i] = lines[i][:at] + "nova_added, " + lines[i][at:]
-    (repo / target.path).write_text("\n".join(lines))
+    lines = (repo / target.path).read_bytes().split(b"\n")
+    line, col = target.at
+    raw = lines[line - 1]
+    lines[line - 1] = raw[:col] + target.text.encode() + raw[col:]
+    (repo / target.path).write_bytes(b"\n".join(lines))
     git(repo, "-c", "user.name=bench", "-c", "user.email=b@x.invalid", "commit", "-qam", "m")
     return git(repo, "rev-parse", "HEAD").strip()
 
 
 def real_changes(repo: Path, n: int, revs: list[str]) -> list[tuple[str, str]]:
-    if revs:
+    if revs or n <= 0:
         return [(git(repo, "rev-parse", f"{r}^").strip(), r) for r in revs]
     out = git(repo, "log", "--first-parent", "--no-merges", "--format=%H", "-n", "400", "--",
               "*.py")  # fmt: skip

@@ -78,6 +78,7 @@ def test_a_changed_signature_names_the_unchanged_caller_and_goes_to_the_summary(
     assert not held[0].placed and "not a file of this change" in (held[0].reason or "")
 
 
+@pytest.mark.slow  # runs ty twice
 def test_a_removed_attribute_used_elsewhere(repo: GitRepo) -> None:
     _project(repo)
     repo.write("pkg/lib.py", LIB.replace("self.size", "self.volume"))
@@ -87,6 +88,7 @@ def test_a_removed_attribute_used_elsewhere(repo: GitRepo) -> None:
     assert "`size`" in result.comments[0].body
 
 
+@pytest.mark.slow  # runs ty twice
 def test_a_deleted_module_breaks_its_importer_even_when_the_review_left_it_out(
     repo: GitRepo,
 ) -> None:
@@ -100,6 +102,7 @@ def test_a_deleted_module_breaks_its_importer_even_when_the_review_left_it_out(
     assert "`pkg.helpers`" in result.comments[0].body
 
 
+@pytest.mark.slow  # runs ty twice
 def test_an_error_on_an_added_line_is_placed_inline(repo: GitRepo) -> None:
     _project(repo)
     repo.write("pkg/use.py", CALLER + "\n\ndef more():\n    return area(1)\n")
@@ -126,6 +129,7 @@ def legacy(x):
 """
 
 
+@pytest.mark.slow  # runs ty twice
 def test_errors_that_were_already_there_are_not_reported_when_lines_move(
     repo: GitRepo,
 ) -> None:
@@ -140,6 +144,7 @@ def test_errors_that_were_already_there_are_not_reported_when_lines_move(
     assert result.status.startswith("ty: 0 new type errors")
 
 
+@pytest.mark.slow  # runs ty twice
 def test_an_old_error_on_an_edited_line_is_not_new(repo: GitRepo) -> None:
     _project(repo, **{"pkg/legacy.py": NOISY})
     repo.write("pkg/legacy.py", NOISY.replace("    area(1)\n", "    area(1)  # why?\n"))
@@ -148,6 +153,7 @@ def test_an_old_error_on_an_edited_line_is_not_new(repo: GitRepo) -> None:
     assert result.comments == []
 
 
+@pytest.mark.slow  # runs ty twice
 def test_a_noisy_untyped_project_gives_no_new_findings(repo: GitRepo) -> None:
     """Dynamic code full of what a strict checker dislikes; the change adds more of the
     same kind of code without breaking anything."""
@@ -171,6 +177,7 @@ def test_a_noisy_untyped_project_gives_no_new_findings(repo: GitRepo) -> None:
     assert result.comments == [] and result.notes == []
 
 
+@pytest.mark.slow  # runs ty twice
 def test_the_base_configuration_checks_both_revisions(repo: GitRepo) -> None:
     """A change cannot hide what it breaks by excluding the caller in its own config."""
     _project(repo, **{"pyproject.toml": '[project]\nname = "p"\nrequires-python = ">=3.11"\n'})
@@ -186,6 +193,7 @@ def test_the_base_configuration_checks_both_revisions(repo: GitRepo) -> None:
     assert _found(result) == [("pkg/use.py", 5, "too-many-positional-arguments")]
 
 
+@pytest.mark.slow  # runs ty twice
 def test_the_index_is_the_head_of_a_staged_change(repo: GitRepo) -> None:
     _project(repo)
     repo.write("pkg/lib.py", LIB.replace("def area(w, h):", "def area(*, w, h):"))
@@ -198,6 +206,7 @@ def test_the_index_is_the_head_of_a_staged_change(repo: GitRepo) -> None:
     assert repo.git("diff", "--cached", "--name-only").strip() == "pkg/lib.py"
 
 
+@pytest.mark.slow  # runs ty twice
 def test_a_new_import_of_a_package_not_installed_is_a_note_not_a_finding(
     repo: GitRepo,
 ) -> None:
@@ -217,6 +226,7 @@ def test_a_change_without_python_does_not_run(repo: GitRepo) -> None:
     assert result.comments == [] and result.status == "ty: no Python file changed"
 
 
+@pytest.mark.slow  # runs ty twice
 def test_why_it_did_not_run_is_said(repo: GitRepo, tmp_path: Path) -> None:
     _project(repo)
     repo.write("pkg/lib.py", LIB + "\n")
@@ -232,6 +242,7 @@ def test_why_it_did_not_run_is_said(repo: GitRepo, tmp_path: Path) -> None:
         run_typecheck(change, repo.path, binary=str(tmp_path / "no-ty"))
 
 
+@pytest.mark.slow  # runs ty twice
 def test_a_rule_this_ty_does_not_know_stops_the_check(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -244,6 +255,7 @@ def test_a_rule_this_ty_does_not_know_stops_the_check(
         _check(repo)
 
 
+@pytest.mark.slow  # runs ty twice
 def test_a_change_that_breaks_many_callers_lists_the_first_and_says_how_many(
     repo: GitRepo,
 ) -> None:
