@@ -46,6 +46,7 @@ from bot.analyzers.typecheck_trees import (  # noqa: E402
     materialize,
     new_in_head,
     python_paths,
+    renames,
 )
 from bot.errors import AnalyzerError  # noqa: E402
 
@@ -121,8 +122,7 @@ def differential(repo: Path, base: str, head: str, check: Checker, budget: float
         with ThreadPoolExecutor(2) as pool:
             before, after = pool.map(lambda t: check(t, budget), trees.values())
         seconds = time.monotonic() - start
-        renamed = _renames(repo, base, head)
-        return Outcome(seconds, new_in_head(before, after, renamed))
+        return Outcome(seconds, new_in_head(before, after, renames(repo, base, head)))
 
 
 def _each(
@@ -134,15 +134,6 @@ def _each(
             yield name, differential(repo, base, head, check, budget)
         except (subprocess.TimeoutExpired, AnalyzerError) as exc:
             print(f"    {name:8} did not finish: {str(exc)[:100]}")
-
-
-def _renames(repo: Path, base: str, head: str) -> dict[str, str]:
-    out = git(repo, "diff", "-M", "--name-status", base, head)
-    return {
-        parts[1]: parts[2]
-        for parts in (line.split("\t") for line in out.splitlines())
-        if parts[0].startswith("R") and len(parts) == 3
-    }
 
 
 def _module(path: str) -> str:

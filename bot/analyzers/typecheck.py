@@ -43,6 +43,7 @@ from bot.analyzers.typecheck_trees import (
     materialize,
     new_in_head,
     python_paths,
+    renames,
 )
 from bot.change import Change, Comment, Severity
 from bot.errors import AnalyzerError
@@ -140,8 +141,7 @@ def run_typecheck(
                 pool.submit(_check, ty, tree, python, deadline, scratch) for tree in (base, head)
             ]
             before, after = (run.result() for run in runs)
-        renamed = {f.old_path: f.new_path for f in change.files if f.old_path and f.new_path}
-        new = new_in_head(before, after, renamed)
+        new = new_in_head(before, after, renames(repo, base_rev, head_rev))
     ours = first_party([*base_paths, *head_paths])
     kept, unknown = _split_imports(new, ours)
     return _result(change, kept, unknown)

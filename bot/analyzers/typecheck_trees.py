@@ -36,6 +36,7 @@ __all__ = [
     "materialize",
     "new_in_head",
     "python_paths",
+    "renames",
 ]
 
 STAGED = ":staged"  # bot.hosts.git.source.STAGED: the index is the head
@@ -132,6 +133,25 @@ def materialize(repo: Path, rev: str, dest: Path, paths: Sequence[str], scratch:
         raise AnalyzerError(f"could not write revision {rev[:12]}: {exc}") from exc
     finally:
         index.unlink(missing_ok=True)
+
+
+def renames(repo: Path, base: str, head: str) -> dict[str, str]:
+    """Old path -> new path of the files git sees renamed from ``base`` to ``head`` (all
+    of them: the review may have left some out of the change)."""
+    args = ["--cached", base] if head == STAGED else [base, head]
+    out = _git(repo, "diff", "-M", "--name-status", "-z", *args)
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    found: dict[str, str] = {}
+    i = 0
+    while i < len(fields) - 1:
+        status = fields[i]
+        if status.startswith(("R", "C")):
+            if status.startswith("R"):
+                found[fields[i + 1]] = fields[i + 2]
+            i += 3
+        else:
+            i += 2
+    return found
 
 
 def first_party(paths: Iterable[str]) -> set[str]:
