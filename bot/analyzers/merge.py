@@ -107,7 +107,7 @@ def _held(c: Comment, commentable: dict[str, set[int]]) -> Placement | None:
         return Placement(
             c,
             path=c.path,
-            reason=f"{c.path} is not a file of this change (filter mode nofilter: summary only)",
+            reason=f"{c.path} is not a file of this change (summary only)",
         )
     if c.line is None:
         return Placement(c, path=c.path, reason="the finding is about the whole file")

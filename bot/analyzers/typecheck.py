@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.analyzers.base import Check, Found, Workspace
 from bot.analyzers.typecheck_trees import (
     CONFIG_FILES,
     PYTHON_SUFFIXES,
@@ -59,7 +60,7 @@ from bot.analyzers.typecheck_trees import (
 from bot.change import Change, Comment, Severity
 from bot.errors import AnalyzerError
 
-__all__ = ["BUDGET", "RULES", "TypeCheck", "applies", "run_typecheck", "ty_binary"]
+__all__ = ["ANALYZER", "BUDGET", "RULES", "TypeCheck", "applies", "run_typecheck", "ty_binary"]
 
 # ty 0.0.107's names; each means the code would fail at run time, none is about style
 RULES: dict[str, Severity] = {
@@ -279,3 +280,25 @@ def _comment(d: Diagnostic, on_added_line: bool) -> Comment:
         rule=d.rule,
         url=RULE_URL.format(d.rule),
     )
+
+
+def _run(ws: Workspace) -> Found:
+    result = run_typecheck(ws.change, ws.root, budget=min(BUDGET, max(ws.timeout, 1.0)))
+    return Found(result.comments, result.notes)
+
+
+def _available() -> str | None:
+    try:
+        return ty_binary()
+    except AnalyzerError:
+        return None
+
+
+ANALYZER = Check(
+    name="typecheck",
+    wants=lambda path, tags: path.endswith(PYTHON_SUFFIXES),
+    run=_run,
+    available=_available,
+    outside=True,  # a broken caller in an untouched file goes to the summary
+    applies=applies,
+)

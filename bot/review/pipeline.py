@@ -186,7 +186,10 @@ def _analyze_while_reviewing(
 
     def analyze() -> list[Comment]:
         found = _find(job, change, reviewed, tree, notes)
-        result.placements += anchor(found, result.change.files)
+        # the same placement as the final step: a finding the analyzers keep off the diff
+        # (a broken caller elsewhere) goes to the summary, never to the nearest line
+        to_anchor, held = combine(found, [], result.change.files)
+        result.placements += anchor(to_anchor, result.change.files) + held
         return found
 
     with ThreadPoolExecutor(1, thread_name_prefix="nova-analyze") as pool:

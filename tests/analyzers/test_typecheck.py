@@ -278,3 +278,19 @@ def test_matching_uses_each_old_error_once_and_never_the_line_number() -> None:
     assert new_in_head(old, edited, {}) == []
     other = [Diagnostic("a.py", 3, "missing-argument", "another message", "f()")]
     assert new_in_head(old, other, {}) == other
+
+
+def test_nova_review_names_the_broken_caller_with_no_model(repo: GitRepo) -> None:
+    """The whole review, no model: a signature changed without its unchanged caller gives a
+    finding in the summary that names the caller's path and line."""
+    from tests.analyzers.test_builtin import review
+
+    _project(repo)
+    repo.write("pkg/lib.py", LIB.replace("def area(w, h):", "def area(w, h, depth):"))
+    repo.commit("area takes a depth")
+    data = review(repo)
+    assert data["comments"] == []
+    [held] = [u for u in data["unplaced"] if u["path"] == "pkg/use.py"]
+    assert held["line"] == 5 and held["body"].startswith(BREAKS)
+    assert "not a file of this change" in held["reason"]
+    assert data["verdict"]["origins"] == {"typecheck": 1}
