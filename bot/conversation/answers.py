@@ -9,7 +9,7 @@ import re
 
 from bot.conversation.ledger import Decision
 from bot.conversation.model import Thread
-from bot.report.untrusted import cap, clean_text
+from bot.report.untrusted import cap, clean_text, plain_code
 
 __all__ = [
     "ANSWER_LIMIT",
@@ -146,6 +146,7 @@ def no_model_answer(thread: Thread | None) -> str:
 
 
 def model_answer_text(answer: str) -> str:
-    return cap(
-        safe(answer.strip()) or "(the model gave no answer)", ANSWER_LIMIT, where="an answer"
-    )
+    """A model's answer as posted: cleaned, and explaining only — no suggestion block a
+    reader could commit in Nova's name."""
+    text = plain_code(safe(answer.strip()))
+    return cap(text or "(the model gave no answer)", ANSWER_LIMIT, where="an answer")
