@@ -4,7 +4,6 @@ question is answered once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,18 +12,9 @@ from click.testing import CliRunner, Result
 from bot.cli import cli
 from tests.conftest import GitRepo
 from tests.conversation.support import BASE, ERROR, HEAD, WARNING, findings
-from tests.hosts.gitlab.test_gitlab import JOB_TOKEN, REF, TOKEN, mr_from_repo
+from tests.hosts.gitlab.test_gitlab import REF, mr_from_repo
 from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec
 from tests.servers.openai_server import FakeOpenAI, text
-
-
-@pytest.fixture
-def gl(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitLab]:
-    server = FakeGitLab(TOKEN, job_token=JOB_TOKEN).start()
-    monkeypatch.setenv("GITLAB_TOKEN", TOKEN)
-    monkeypatch.setenv("GITLAB_URL", server.url)
-    yield server
-    server.stop()
 
 
 @pytest.fixture

