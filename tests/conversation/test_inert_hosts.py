@@ -52,7 +52,7 @@ def _readable(body: str) -> None:
 def test_nothing_nova_posts_on_gitlab_runs_a_quick_action(
     repo: GitRepo, gl: FakeGitLab, llm_env: FakeOpenAI, tmp_path: Path
 ) -> None:
-    mr = _gitlab_mr(repo, gl)
+    mr = gitlab_mr(repo, gl)
     llm_env.enqueue(text(hostile_findings()))
     assert gitlab_case.review(tmp_path, "--fail-on", "error").exit_code == 1
     error = gitlab_case.thread(gl, "error")
@@ -75,7 +75,7 @@ def test_nothing_nova_posts_on_gitlab_runs_a_quick_action(
     assert mr.iid  # the merge request is still open: nothing approved, merged or closed
 
 
-def _gitlab_mr(repo: GitRepo, gl: FakeGitLab) -> MergeRequestSpec:
+def gitlab_mr(repo: GitRepo, gl: FakeGitLab) -> MergeRequestSpec:
     from tests.conversation.support import BASE, HEAD
     from tests.hosts.gitlab.test_gitlab import mr_from_repo
 

@@ -29,6 +29,7 @@ class FakePhorge(FakeConduit):
         self.reviewers: dict[int, list[str]] = {}  # revision id -> reviewer PHIDs
         self.project_members: dict[str, set[str]] = {}  # project PHID -> user PHIDs
         self._seq = itertools.count(1)
+        self.pages_served = 0  # transaction.search pages answered
 
     def _stamp(self, entry: dict[str, Any]) -> dict[str, Any]:
         """Give a comment its comment id and PHID the first time it is seen."""
@@ -88,7 +89,25 @@ class FakePhorge(FakeConduit):
         # newest first, as a live Phorge answers (checked in tests/e2e): Nova's readers
         # (the conversation, the publisher's re-run guard) order by id themselves
         data.sort(key=lambda tx: tx["comments"][0]["id"], reverse=True)
-        return {"data": data, "cursor": {"after": None}}
+        return self._paged(data, params)
+
+    def _paged(self, data: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+        """A page as Phorge's cursor pager gives it (PhabricatorCursorPagedPolicyAwareQuery):
+        ``limit`` rows (100 by default), newest first; ``cursor.after`` is the id of the last
+        row when more follow, and ``after`` asks for the rows older than it."""
+        limit = int(params.get("limit") or 100)
+        if limit > 100:  # the "max" a search engine takes
+            raise ConduitFault("ERR-CONDUIT-CORE", "Maximum page size for Conduit API is 100.")
+        after = params.get("after")
+        if after is not None:
+            data = [tx for tx in data if tx["id"] < int(after)]
+        page = data[:limit]
+        self.pages_served += 1
+        more = len(data) > limit
+        return {
+            "data": page,
+            "cursor": {"limit": limit, "after": str(page[-1]["id"]) if more else None},
+        }
 
     def _comment(self, entry: dict[str, Any], author: str, text: str) -> dict[str, Any]:
         self._stamp(entry)
