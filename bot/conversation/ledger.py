@@ -18,7 +18,19 @@ from bot.conversation.model import Authority, Note, Record, Thread, replied_to
 
 __all__ = ["Decision", "Ledger", "build_ledger"]
 
-Outcome = Literal["dismissed", "refused", "misplaced", "asked", "review", "help"]
+Outcome = Literal[
+    "dismissed",
+    "refused",
+    "misplaced",
+    "asked",
+    "review",
+    "help",
+    # a question, rationed (``bot.conversation.questions``): who may ask, the limits
+    "refused-ask",
+    "limited",
+    "limited-person",
+    "held",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,6 +77,7 @@ def test_a_fixed_thread_is_resolved_and_a_question_answered_once(
     mr: MergeRequestSpec, gl: FakeGitLab, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
 ) -> None:
     warning, error = thread(gl, "warning"), thread(gl, "error")
+    gl.access[9] = 30  # a Developer: may ask
     question = gl.reply_as(9, "dev", error, "@nova why is this an error?")
     repo.write("pay.py", HEAD.replace("print('paid', total)", "log.info('paid %s', total)"))
     head = repo.commit("no print")

@@ -104,7 +104,7 @@ def test_nothing_nova_posts_on_github_reads_as_a_command(
     llm_env.enqueue(text(hostile_findings()))
     assert review(tmp_path, "--fail-on", "error").exit_code == 1
     error = inline(gh, "error")
-    gh.reply_as("alice", error, "@nova why?")
+    gh.reply_as("octocat", error, "@nova why?")  # the pull request's author
     llm_env.enqueue(text(f"Because.\n{HOSTILE}"))
     asked = nova(tmp_path, "respond", f"{REPO}#1")
     assert asked.exit_code == 0, asked.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from bot.cli import cli
@@ -25,6 +26,11 @@ ASKED = (10, 60, 99, 101, 130, 149)  # which replies ask Nova something
 RUNS = 4
 
 
+@pytest.fixture(autouse=True)
+def _every_question_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NOVA_ANSWERS_PER_PERSON_PER_HOUR", str(len(ASKED)))
+
+
 def _reply(n: int) -> str:
     return f"@nova question {n}: why?" if n in ASKED else f"comment {n}, no command"
 
@@ -41,7 +47,7 @@ def test_a_github_thread_of_150_comments_is_answered_once_per_question(
     llm_env.enqueue(text(findings(ERROR, WARNING)))
     assert review(tmp_path, "--fail-on", "error").exit_code == 1
     error = inline(gh, "error")
-    asked = [gh.reply_as("alice", error, _reply(n)) for n in range(1, COMMENTS)]
+    asked = [gh.reply_as("octocat", error, _reply(n)) for n in range(1, COMMENTS)]
     llm_env.enqueue(*[text(f"answer {n}") for n in ASKED])
     for _ in range(RUNS):
         run = nova(tmp_path, "respond", f"{REPO}#1")
@@ -63,6 +69,7 @@ def test_a_gitlab_thread_of_150_notes_is_answered_once_per_question(
     gl.max_per_page = 20  # the discussions themselves come in pages too
     for n in range(30):  # more threads than one page holds
         gl.add_thread(gl.merge_requests[next(iter(gl.merge_requests))], f"note {n}", {})
+    gl.access[9] = 30
     asked = [gl.reply_as(9, "dev", error, _reply(n)) for n in range(1, COMMENTS)]
     llm_env.enqueue(*[text(f"answer {n}") for n in ASKED])
     for _ in range(RUNS):
