@@ -18,7 +18,14 @@ from bot.conversation.answers import no_model_answer
 from bot.conversation.commands import mention_names
 from bot.conversation.gate import apply_dismissals, fixed_threads, standing_dismissals
 from bot.conversation.ledger import Decision, Ledger, build_ledger
-from bot.conversation.model import Authority, Conversation, ConversationHost, Note, Record
+from bot.conversation.model import (
+    Authority,
+    Conversation,
+    ConversationHost,
+    FindingAuthority,
+    Note,
+    Record,
+)
 from bot.conversation.questions import ration
 from bot.conversation.respond import Responder, pending
 from bot.errors import ModelError, NovaError
@@ -101,7 +108,10 @@ class Listening:
         with tracker.step("conversation") as step:
             record = conversation.read(change)
             names = mention_names(settings.review.handle, record.login)
-            ledger = build_ledger(record, names, conversation.authority)
+            on_finding = (
+                conversation.authority_on if isinstance(conversation, FindingAuthority) else None
+            )
+            ledger = build_ledger(record, names, conversation.authority, on_finding)
             step.note(
                 f"{len(record.threads)} thread(s), {len(ledger.decisions)} command(s), "
                 f"{len(ledger.dismissed)} finding(s) dismissed"
