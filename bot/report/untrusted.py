@@ -12,9 +12,10 @@ pass every model-written or linter text through ``clean_text`` and every suggest
 The rule for commands (``disarm``), the same on every host: every line break any reader
 knows (``\r``, ``\v``, ``\f``, U+0085, U+2028…; Python's ``splitlines()`` set) becomes
 ``\n``, so each reader sees the same lines; a line whose first visible character (after
-spaces, invisible characters and quote marks) is ``/`` gets a backslash before it — Markdown
-shows ``\/`` as ``/``, and no reader takes ``\/approve`` for a command; and the word
-``bors`` gets an invisible space after its ``b`` wherever it stands.
+spaces, invisible characters and quote marks) is ``/`` and a letter gets a backslash before
+it — Markdown shows ``\/`` as ``/``, and no reader takes ``\/approve`` for a command (a
+``//`` comment is left alone); and the word ``bors`` before a space, ``:`` or ``,`` gets an
+invisible space after its ``b`` wherever it stands.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ _LINK = re.compile(r"https?://[^\s()<>\[\]\"'`\\@]{1,500}")  # no "@": no mentio
 
 # every character some reader ends a line at (str.splitlines()'s set; GitLab deletes \r)
 _BREAK = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-_BORS = re.compile(r"(?<![^\W_])(b)(?=ors(?![^\W_]))", re.IGNORECASE)
+_BORS = re.compile(r"(?<![^\W_])(b)(?=ors(?:[\s:,]|$))", re.IGNORECASE | re.MULTILINE)
+_SLASH = re.compile(r"/[^\W\d]")  # "/approve", "/lgtm"; not "//", "/*", "/ 2"
 _BLANK = frozenset("\u115f\u1160\u2800\u3164\uffa0>")  # shown as nothing, or a quote
 
 
@@ -58,9 +60,9 @@ def _lead(line: str) -> int:
 def acts(text: str) -> bool:
     """Some line of ``text`` could be read as a command (``/word`` first, or ``bors``)."""
     for line in _BREAK.sub("\n", text).split("\n"):
-        if line[_lead(line) :].startswith("/"):
+        if _SLASH.match(line, _lead(line)):
             return True
-    return bool(_BORS.search(text))
+    return bool(_BORS.search(_BREAK.sub("\n", text)))
 
 
 def disarm(text: str) -> str:
@@ -68,7 +70,7 @@ def disarm(text: str) -> str:
     lines = _BREAK.sub("\n", text).split("\n")
     for n, line in enumerate(lines):
         i = _lead(line)
-        if line[i:].startswith("/"):
+        if _SLASH.match(line, i):
             lines[n] = line[:i] + "\\" + line[i:]
     return _BORS.sub("\\1" + ZWSP, "\n".join(lines))
 

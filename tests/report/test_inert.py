@@ -28,7 +28,8 @@ from tests.report.test_golden_surfaces import golden_result
 
 pieces = st.sampled_from(
     [
-        "/approve", "/merge", "/lgtm", "/hold", "/Approve", "/MERGE", "/label ~x", "/",
+        "/approve", "/merge", "/lgtm", "/hold", "/Approve", "/MERGE", "/label ~x", "/", "//",
+        "/_x", "/é",
         "bors r+", "BORS merge", "bors: r+", "bors try", "bors", "b", "ors r+",
         "\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1e",
         " ", "\t", "  ", ">", "> ", "\u200b", "\ufeff", "\u2060", "\u3164", "\u00a0",
@@ -119,6 +120,7 @@ def test_the_reader_still_sees_the_text(text: str) -> None:
     for br in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
         seen = seen.replace(br, "\n")
     assert out.replace("\\/", "/") == seen.replace("\\/", "/")
+    assert clean_text("src/bors/x.py and the neighbours") == "src/bors/x.py and the neighbours"
 
 
 def test_the_readers_read_what_the_hosts_read() -> None:
@@ -143,6 +145,9 @@ def test_a_suggestion_that_carries_a_command_is_left_out() -> None:
     assert clean_suggestion("x = 1\n/lgtm") is None
     assert clean_suggestion("x = 1  # bors r+") is None
     assert clean_suggestion("path = '/usr'") == "path = '/usr'"
+    code = "  // keep the fee\n  /* in cents */\n  x = y / 2"
+    assert clean_suggestion(code) == code  # a comment or a division is no command
+    assert clean_text(code) == code
 
 
 def test_an_answer_offers_no_suggestion_block() -> None:
