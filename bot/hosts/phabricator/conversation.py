@@ -67,6 +67,7 @@ class PhabricatorConversation:
         self._names: dict[str, tuple[str, bool]] = {}  # PHID -> (username, bot)
         self._txs: list[dict[str, Any]] | None = None  # the last transaction.search read
         self._reviewers: dict[str, str] | None = None  # reviewer PHID -> status now
+        self._tx_of: dict[str, int] = {}  # comment PHID -> its transaction's id (the order)
 
     def _revision_id(self, change: Change) -> int:
         return int(str(change.id).split(":")[0].lstrip("D"))
@@ -123,6 +124,7 @@ class PhabricatorConversation:
             and not (tx.get("comments") or [{}])[0].get("removed")
         ]
         self._learn_users({str(tx["comments"][0].get("authorPHID") or "") for tx in txs})
+        self._tx_of = {str(tx["comments"][0]["phid"]): int(tx.get("id") or 0) for tx in txs}
         txs.sort(key=lambda tx: int(tx["comments"][0].get("id") or 0))  # oldest first
         threads: dict[str, list[Note]] = {}
         info: dict[str, dict[str, Any]] = {}
@@ -233,15 +235,26 @@ class PhabricatorConversation:
         )
         return bool(members.get("data"))
 
-    def _reviewer_before(self, phid: str, epoch: int) -> bool:
-        """``phid`` was a reviewer at ``epoch`` (reviewer transactions replayed)."""
+    def _reviewer_before(self, phid: str, thread: Thread) -> bool:
+        """``phid`` was a reviewer when the finding of ``thread`` was posted: the reviewer
+        transactions before it replayed. "Before" is the order of the revision's
+        transaction ids (one table, so a reviewer added in the same second as the comment is
+        still told apart); the date when the comment's transaction is unknown."""
         rid = int(self.session.revision.get("id") or 0)
         txs = self._txs
         if txs is None:
             txs = self._transactions(Change(id=f"D{rid}", source="phabricator"))
+        posted_tx, posted_at = self._tx_of.get(thread.root.id), _epoch(thread.root.at)
+        if posted_tx is None and posted_at is None:
+            return False
         was = False
         for tx in sorted(txs, key=lambda t: int(t.get("id") or 0)):
-            if tx.get("type") != "reviewers" or int(tx.get("dateCreated") or 0) >= epoch:
+            before = (
+                int(tx.get("id") or 0) < posted_tx
+                if posted_tx is not None
+                else int(tx.get("dateCreated") or 0) < (posted_at or 0)
+            )
+            if tx.get("type") != "reviewers" or not before:
                 continue
             for op in (tx.get("fields") or {}).get("operations") or []:
                 if op.get("phid") == phid:
@@ -282,7 +295,6 @@ class PhabricatorConversation:
         now = self.authority(login)
         if not now.allowed:
             return now
-        posted = _epoch(thread.root.at)
-        if posted is None or not self._reviewer_before(phid, posted):
+        if not self._reviewer_before(phid, thread):
             return Authority(False, "a reviewer only since Nova's comment", self._who_may())
         return now
