@@ -120,16 +120,20 @@ class Listening:
             conversation, change, record, ledger, settings, session.source.name, bus, tracker
         )
 
-    def may_ask(self, note: Note) -> tuple[bool, str]:
+    def may_ask(self, note: Note) -> tuple[bool | None, str]:
         """Whether Nova answers ``note``'s author's questions (``NOVA_QUESTIONS_FROM``), and
-        who may ask, in words."""
+        who may ask, in words; None when the host could not say (the question waits)."""
         askers = self.settings.questions.askers
         if askers == "anyone":
             return True, "anyone"
         if askers == "author-and-mergers" and note.author == self.change.author:
             return True, ""
         if note.author not in self._may:
-            self._may[note.author] = self.conversation.authority(note.author)
+            try:
+                self._may[note.author] = self.conversation.authority(note.author)
+            except NovaError as exc:
+                self.responder.errors.append(f"who may ask ({note.author}): {exc}")
+                return None, ""
         granted = self._may[note.author]
         who = granted.who_may or "people who may merge"
         return granted.allowed, (

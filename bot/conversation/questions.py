@@ -83,12 +83,12 @@ def ration(
     record: Record,
     every: list[Decision],
     settings: QuestionSettings,
-    may_ask: Callable[[Note], tuple[bool, str]],
+    may_ask: Callable[[Note], tuple[bool | None, str]],
 ) -> list[Decision]:
     """``decisions`` (pending, oldest first) with each question either kept (to be
     answered), turned into one notice (``refused-ask``, ``limited``) or ``held`` (no
     reply now). ``every``: all decisions of the ledger, answered ones included;
-    ``may_ask(note)``: (allowed, who may ask, in words)."""
+    ``may_ask(note)``: (allowed — None when the host could not say —, who may ask)."""
     questions = {d.note.id: d for d in every if d.outcome == "asked"}
     tally = _tally(record, questions)
     out = []
@@ -98,7 +98,9 @@ def ration(
             continue
         who = d.note.author
         allowed, who_may = may_ask(d.note)
-        if not allowed:
+        if allowed is None:
+            out.append(_notice(d, "held", ""))  # asked again on the next run
+        elif not allowed:
             first = who not in tally.refused
             tally.refused.add(who)
             out.append(_notice(d, "refused-ask", who_may) if first else _notice(d, "held", ""))
