@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.conversation.settings import QuestionSettings
 from bot.errors import ConfigError, register_secret, register_url_secrets
 from bot.llm.settings import LLMSettings, check_model
 from bot.review.settings import FAIL_ON, ReviewSettings
@@ -63,6 +64,7 @@ class Settings:
     testgen: TestgenSettings = field(default_factory=TestgenSettings)
     task_manager: TaskManagerSettings = field(default_factory=TaskManagerSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
+    questions: QuestionSettings = field(default_factory=QuestionSettings)
     # the hosts' own sections (``Host.section``); one not here reads as its defaults
     hosts: tuple[Section, ...] = ()
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -115,6 +117,7 @@ _CORE: tuple[tuple[str, type[Section]], ...] = (
     ("testgen", TestgenSettings),
     ("task_manager", TaskManagerSettings),
     ("serve", ServeSettings),
+    ("questions", QuestionSettings),
 )
 
 

@@ -9,7 +9,8 @@ import re
 
 from bot.conversation.ledger import Decision
 from bot.conversation.model import Thread
-from bot.report.untrusted import cap, clean_text
+from bot.conversation.questions import ASK_REFUSED, CHANGE_LIMIT, PERSON_LIMIT
+from bot.report.untrusted import cap, clean_text, plain_code
 
 __all__ = [
     "ANSWER_LIMIT",
@@ -18,6 +19,7 @@ __all__ = [
     "help_text",
     "ignore_snippet",
     "no_model_answer",
+    "question_notice",
     "reply_text",
     "safe",
 ]
@@ -115,11 +117,32 @@ def reply_text(decision: Decision, handle: str, head: str = "", already: bool = 
             f"To dismiss a finding, reply `@{handle} dismiss [reason]` under Nova's comment on "
             "it: a dismissal is about one finding."
         )
+    if decision.outcome in ("refused-ask", "limited", "limited-person"):
+        return question_notice(decision)
     if decision.outcome == "review" and already:
         return f"`{head[:12]}` is reviewed already: no new commits to review."
     if decision.outcome == "review":
         return f"Reviewing the new commits{' up to `' + head[:12] + '`' if head else ''}."
     return help_text(handle)
+
+
+def question_notice(decision: Decision) -> str:
+    """The one short reply to a question Nova does not answer (its first words are how
+    later runs tell it from an answer: ``bot.conversation.questions``)."""
+    if decision.outcome == "refused-ask":
+        return (
+            f"{ASK_REFUSED} {decision.who_may}; `{safe(decision.note.author)}` is not one of "
+            f"them, so this and later questions stay unanswered ({DOCS})."
+        )
+    if decision.outcome == "limited-person":
+        return (
+            f"{PERSON_LIMIT} questions as often as it does in an hour "
+            f"({decision.who_may}); the others wait until the hour has passed."
+        )
+    return (
+        f"{CHANGE_LIMIT} as many questions as it does in an hour ({decision.who_may}); "
+        "the others wait until the hour has passed."
+    )
 
 
 def fixed_text(head: str) -> str:
@@ -146,6 +169,7 @@ def no_model_answer(thread: Thread | None) -> str:
 
 
 def model_answer_text(answer: str) -> str:
-    return cap(
-        safe(answer.strip()) or "(the model gave no answer)", ANSWER_LIMIT, where="an answer"
-    )
+    """A model's answer as posted: cleaned, and explaining only — no suggestion block a
+    reader could commit in Nova's name."""
+    text = plain_code(safe(answer.strip()))
+    return cap(text or "(the model gave no answer)", ANSWER_LIMIT, where="an answer")

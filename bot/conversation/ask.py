@@ -4,6 +4,7 @@ the prompt (``prompts/respond/``); the answer is cleaned like every model text."
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from bot.change import Change
@@ -19,11 +20,19 @@ from bot.prompts import render_prompt
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-__all__ = ["ask_model", "code_around", "question_prompt"]
+__all__ = ["ask_model", "code_around", "data", "question_prompt"]
 
 _CONTEXT = 12  # lines either side of the finding's line
+# the prompt's own delimiters (prompts/respond/user.j2), as people's text could spell them
+_TAG = re.compile(r"<(\s*/?\s*(?:thread|code|finding)\b)", re.IGNORECASE)
 _NOTE_LIMIT = 4_000  # characters of one earlier comment shown to the model
 _THREAD_LIMIT = 20  # earlier comments shown
+
+
+def data(text: str) -> str:
+    """Untrusted text placed between the prompt's tags: it can neither close nor open one
+    (``</thread>`` reads ``‹/thread>``, which the model still reads as what was written)."""
+    return _TAG.sub("‹\\1", text)
 
 
 def code_around(tree: TreeReader | None, path: str, line: int | None) -> str:
@@ -41,7 +50,8 @@ def _shown(note: Note) -> dict[str, str]:
     body = note.body
     if fingerprint_of(body) is not None or note.mine:
         body = body.split("<!-- nova:", 1)[0]
-    return {"author": "Nova" if note.mine else note.author, "body": body[:_NOTE_LIMIT]}
+    author = "Nova" if note.mine else data(note.author)
+    return {"author": author, "body": data(body[:_NOTE_LIMIT])}
 
 
 def question_prompt(change: Change, decision: Decision, tree: TreeReader | None) -> str:
@@ -50,14 +60,14 @@ def question_prompt(change: Change, decision: Decision, tree: TreeReader | None)
     earlier = [n for n in notes if n.seq < decision.note.seq][-_THREAD_LIMIT:]
     return render_prompt(
         "respond/user.j2",
-        title=change.title or change.id,
-        path=thread.path if thread else "",
+        title=data(change.title or change.id),
+        path=data(thread.path) if thread else "",
         line=thread.line if thread else None,
         finding=_shown(thread.root)["body"] if thread else "",
-        code=code_around(tree, thread.path, thread.line) if thread else "",
+        code=data(code_around(tree, thread.path, thread.line)) if thread else "",
         thread=[_shown(n) for n in earlier],
-        asker=safe(decision.note.author),
-        question=decision.command.text or "Explain this finding.",
+        asker=data(safe(decision.note.author)),
+        question=data(decision.command.text or "Explain this finding."),
     )
 
 

@@ -18,7 +18,19 @@ from bot.conversation.model import Authority, Note, Record, Thread, replied_to
 
 __all__ = ["Decision", "Ledger", "build_ledger"]
 
-Outcome = Literal["dismissed", "refused", "misplaced", "asked", "review", "help"]
+Outcome = Literal[
+    "dismissed",
+    "refused",
+    "misplaced",
+    "asked",
+    "review",
+    "help",
+    # a question, rationed (``bot.conversation.questions``): who may ask, the limits
+    "refused-ask",
+    "limited",
+    "limited-person",
+    "held",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +78,17 @@ def _is_command_note(note: Note) -> bool:
     return not (note.mine or note.bot or note.edited)
 
 
+OnFinding = Callable[[str, Thread], Authority]
+
+
 def build_ledger(
-    record: Record, names: Iterable[str], authority: Callable[[str], Authority]
+    record: Record,
+    names: Iterable[str],
+    authority: Callable[[str], Authority],
+    on_finding: OnFinding | None = None,
 ) -> Ledger:
-    """Decide every command in ``record``; ``authority`` is asked once per author."""
+    """Decide every command in ``record``; ``authority`` is asked once per author, or
+    ``on_finding`` once per author and finding where the host's answer depends on it."""
     wanted = tuple(names)
     ledger = Ledger()
     asked: dict[str, Authority] = {}
@@ -85,7 +104,7 @@ def build_ledger(
         command = parse_command(note.body, wanted)
         if command is None:
             continue
-        decision = _decide(thread, note, command, asked, authority)
+        decision = _decide(thread, note, command, asked, authority, on_finding)
         ledger.decisions.append(decision)
         if decision.outcome == "dismissed":
             ledger.heard = max(ledger.heard, note.seq)
@@ -98,6 +117,7 @@ def _decide(
     command: Command,
     asked: dict[str, Authority],
     authority: Callable[[str], Authority],
+    on_finding: OnFinding | None = None,
 ) -> Decision:
     if command.kind == "review":
         return Decision(note, thread, command, "review")
@@ -107,8 +127,11 @@ def _decide(
         return Decision(note, thread, command, "asked")
     if thread is None or thread.fingerprint is None:
         return Decision(note, thread, command, "misplaced")
-    if note.author not in asked:
-        asked[note.author] = authority(note.author)
-    granted = asked[note.author]
+    key = f"{note.author}\n{thread.id}" if on_finding is not None else note.author
+    if key not in asked:
+        asked[key] = (
+            on_finding(note.author, thread) if on_finding is not None else authority(note.author)
+        )
+    granted = asked[key]
     outcome: Outcome = "dismissed" if granted.allowed else "refused"
     return Decision(note, thread, command, outcome, granted.role, granted.who_may)

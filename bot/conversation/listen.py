@@ -18,7 +18,15 @@ from bot.conversation.answers import no_model_answer
 from bot.conversation.commands import mention_names
 from bot.conversation.gate import apply_dismissals, fixed_threads, standing_dismissals
 from bot.conversation.ledger import Decision, Ledger, build_ledger
-from bot.conversation.model import Conversation, ConversationHost, Record
+from bot.conversation.model import (
+    Authority,
+    Conversation,
+    ConversationHost,
+    FindingAuthority,
+    Note,
+    Record,
+)
+from bot.conversation.questions import ration
 from bot.conversation.respond import Responder, pending
 from bot.errors import ModelError, NovaError
 from bot.events import EventBus
@@ -71,6 +79,7 @@ class Listening:
     tracker: StepTracker
     tree: TreeReader | None = None  # the head's files, for the code around a question
     responder: Responder = field(init=False)
+    _may: dict[str, Authority] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.responder = Responder(
@@ -99,13 +108,36 @@ class Listening:
         with tracker.step("conversation") as step:
             record = conversation.read(change)
             names = mention_names(settings.review.handle, record.login)
-            ledger = build_ledger(record, names, conversation.authority)
+            on_finding = (
+                conversation.authority_on if isinstance(conversation, FindingAuthority) else None
+            )
+            ledger = build_ledger(record, names, conversation.authority, on_finding)
             step.note(
                 f"{len(record.threads)} thread(s), {len(ledger.decisions)} command(s), "
                 f"{len(ledger.dismissed)} finding(s) dismissed"
             )
         return cls(
             conversation, change, record, ledger, settings, session.source.name, bus, tracker
+        )
+
+    def may_ask(self, note: Note) -> tuple[bool | None, str]:
+        """Whether Nova answers ``note``'s author's questions (``NOVA_QUESTIONS_FROM``), and
+        who may ask, in words; None when the host could not say (the question waits)."""
+        askers = self.settings.questions.askers
+        if askers == "anyone":
+            return True, "anyone"
+        if askers == "author-and-mergers" and note.author == self.change.author:
+            return True, ""
+        if note.author not in self._may:
+            try:
+                self._may[note.author] = self.conversation.authority(note.author)
+            except NovaError as exc:
+                self.responder.errors.append(f"who may ask ({note.author}): {exc}")
+                return None, ""
+        granted = self._may[note.author]
+        who = granted.who_may or "people who may merge"
+        return granted.allowed, (
+            f"the change's author and {who}" if askers == "author-and-mergers" else who
         )
 
     def answer_question(self, decision: Decision) -> str:
@@ -147,7 +179,11 @@ class Listening:
     def finish(self, result: ReviewResult, *, reviewed: bool, only: str | None = None) -> None:
         """Answer what is pending; after a review, resolve the fixed threads."""
         self.responder.already_reviewed = result.prior is not None
-        self.responder.answer(pending(self.ledger, only))
+        todo = pending(self.ledger, only)
+        todo = ration(
+            todo, self.record, self.ledger.decisions, self.settings.questions, self.may_ask
+        )
+        self.responder.answer(todo)
         if reviewed:
             reported = [fp for fp, _g in group_findings(result, line_ids(result.change))]
             reported += [d.fingerprint for d in result.dismissed if d.fingerprint]

@@ -20,6 +20,7 @@ __all__ = [
     "CannotDelete",
     "Conversation",
     "ConversationHost",
+    "FindingAuthority",
     "Note",
     "Record",
     "Thread",
@@ -148,6 +149,15 @@ class Conversation(Protocol):
 
     def authority(self, login: str) -> Authority:
         """Whether ``login`` may change the gate (dismiss a finding) on this change."""
+
+
+@runtime_checkable
+class FindingAuthority(Protocol):
+    """A conversation whose authority depends on the finding (Phorge: who was a reviewer
+    before it was posted); ``authority`` then answers for everything else."""
+
+    def authority_on(self, login: str, thread: Thread) -> Authority:
+        """Whether ``login`` may dismiss the finding of ``thread``."""
 
 
 @runtime_checkable

@@ -93,7 +93,7 @@ class Responder:
                 action=d.command.kind,
                 outcome=d.outcome,
                 finding=d.fingerprint or "",
-                allowed=d.outcome != "refused",
+                allowed=d.outcome not in ("refused", "refused-ask"),
                 detail=("answered" if posted else "already answered") + f" comment {d.note.id}",
                 reactions=_thumbs(d.thread),
             )
@@ -105,6 +105,8 @@ class Responder:
             return
         with self.tracker.step("respond") as step:
             for d in decisions:
+                if d.outcome == "held":
+                    continue  # a question past a limit that was already told: it waits
                 try:
                     body = self.ask(d) if d.outcome == "asked" else self._text(d)
                     posted = post_once(self.conversation, self.change, d.thread, d.note.id, body)

@@ -33,6 +33,7 @@ from tests.servers.openai_server import FakeOpenAI, text
 @pytest.fixture
 def pr(repo: GitRepo, gh: FakeGitHub, llm_env: FakeOpenAI, tmp_path: Path) -> PullSpec:
     spec = open_pull(repo, gh)
+    gh.permissions["bob"] = "write"  # he may ask (NOVA_QUESTIONS_FROM: author and mergers)
     llm_env.enqueue(text(findings(ERROR, WARNING)))
     assert review(tmp_path, "--fail-on", "error").exit_code == 1
     return spec

@@ -4,7 +4,6 @@ question is answered once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,18 +12,9 @@ from click.testing import CliRunner, Result
 from bot.cli import cli
 from tests.conftest import GitRepo
 from tests.conversation.support import BASE, ERROR, HEAD, WARNING, findings
-from tests.hosts.gitlab.test_gitlab import JOB_TOKEN, REF, TOKEN, mr_from_repo
+from tests.hosts.gitlab.test_gitlab import REF, mr_from_repo
 from tests.servers.gitlab_server import FakeGitLab, MergeRequestSpec
 from tests.servers.openai_server import FakeOpenAI, text
-
-
-@pytest.fixture
-def gl(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitLab]:
-    server = FakeGitLab(TOKEN, job_token=JOB_TOKEN).start()
-    monkeypatch.setenv("GITLAB_TOKEN", TOKEN)
-    monkeypatch.setenv("GITLAB_URL", server.url)
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -87,6 +77,7 @@ def test_a_fixed_thread_is_resolved_and_a_question_answered_once(
     mr: MergeRequestSpec, gl: FakeGitLab, llm_env: FakeOpenAI, repo: GitRepo, tmp_path: Path
 ) -> None:
     warning, error = thread(gl, "warning"), thread(gl, "error")
+    gl.access[9] = 30  # a Developer: may ask
     question = gl.reply_as(9, "dev", error, "@nova why is this an error?")
     repo.write("pay.py", HEAD.replace("print('paid', total)", "log.info('paid %s', total)"))
     head = repo.commit("no print")

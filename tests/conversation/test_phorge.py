@@ -5,7 +5,6 @@ still answers (plain comments) and says it cannot resolve."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,20 +13,11 @@ from click.testing import CliRunner, Result
 from bot.cli import cli
 from tests.conftest import GitRepo
 from tests.conversation.support import BASE, ERROR, HEAD, WARNING, findings, names_dismissal
-from tests.servers.conduit_server import BOT_PHID, TOKEN, Revision, changes_from_git_diff
+from tests.servers.conduit_server import BOT_PHID, Revision, changes_from_git_diff
 from tests.servers.conduit_threads import FakePhorge
 from tests.servers.openai_server import FakeOpenAI, text
 
 REVIEWER, STRANGER = "PHID-USER-rita", "PHID-USER-sam"
-
-
-@pytest.fixture
-def phorge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePhorge]:
-    server = FakePhorge(extension=True, respond_extension=True).start()
-    monkeypatch.setenv("PHABRICATOR_URL", server.url)
-    monkeypatch.setenv("PHABRICATOR_API_TOKEN", TOKEN)
-    yield server
-    server.stop()
 
 
 def _diff(repo: GitRepo, phorge: FakePhorge, rev: Revision | None, text_: str, did: int):

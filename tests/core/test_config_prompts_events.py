@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.config import Settings, all_settings, load_settings
+from bot.conversation.settings import QuestionSettings
 from bot.errors import ConfigError, ModelError, redact, register_secret
 from bot.events import EventBus, JsonLinesSink, PlainSink, StepEvent, event_from_dict
 from bot.hosts import hosts
@@ -74,6 +75,7 @@ def test_bad_values_name_the_variable() -> None:
 def test_every_setting_is_a_section_field_with_one_key_and_a_nova_variable() -> None:
     sections: list[type] = [LLMSettings, ReviewSettings, TestgenSettings, TaskManagerSettings]
     sections.append(ServeSettings)
+    sections.append(QuestionSettings)  # bot/conversation/settings.py
     sections += [h.section for h in hosts() if h.section is not None] + [Settings]
     declared = [spec for cls in sections for spec in specs_of(cls)]
     assert [s.name for s in declared] == [s.name for s in all_settings()]

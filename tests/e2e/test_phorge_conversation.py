@@ -233,3 +233,28 @@ def test_a_question_gets_exactly_one_threaded_answer_on_phorge(
     assert "literal_eval" in answer["raw"]
     assert f"//nova:re:{question}//" in answer["raw"]
     assert answer["path"] == "app/fmt.py" and answer["line"] == 9
+
+
+def test_a_reviewer_added_after_novas_comment_cannot_dismiss_on_phorge(
+    phorge: Phorge,  # noqa: F811
+    llm_env: FakeOpenAI,
+    tmp_path: Path,
+) -> None:
+    """The author adds an accomplice as a reviewer after Nova's comment: Phorge's own
+    reviewer transactions (transaction.search) tell Nova, and the dismissal is refused."""
+    install_both(phorge)
+    rev = phorge.new_revision("conversation: accomplice")
+    first = review(phorge, llm_env, rev, tmp_path, findings(EVAL, UNUSED))
+    assert first.returncode == 1, first.stderr
+    phorge.call(
+        "author",
+        "differential.revision.edit",
+        objectIdentifier=f"D{rev.id}",
+        transactions=[{"type": "reviewers.add", "value": [phorge.phid("reader")]}],
+    )
+    error = novas(phorge, rev, BODIES["error"])
+    bob_replies(phorge, rev, error, "@nova dismiss not a bug")
+    second = review(phorge, llm_env, rev, tmp_path, findings(EVAL, UNUSED))
+    assert second.returncode == 1, second.stderr  # the finding still counts
+    (refusal,) = replies_under(phorge, rev, error)
+    assert "a reviewer only since Nova's comment" in refusal["raw"]

@@ -31,6 +31,7 @@ def test_a_question_to_nova_gets_one_answer(
     open_pull(repo, gh)
     llm_env.enqueue(text(findings(ERROR, WARNING)))
     assert review(tmp_path, "--fail-on", "error").exit_code == 1  # Nova's threads exist
+    gh.permissions["bob"] = "write"  # he may ask (NOVA_QUESTIONS_FROM)
     question = gh.reply_as("bob", inline(gh, "warning"), "@nova explain")
     env = base_env(
         tmp_path, GITHUB_TOKEN=TOKEN, GITHUB_API_URL=gh.base_url, NOVA_GITHUB_WRITE_INTERVAL="0"

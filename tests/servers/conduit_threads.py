@@ -1,8 +1,11 @@
 """The conversation part of the local Conduit: ``transaction.search`` as Phorge answers it
 (inline comments with ``replyToCommentPHID`` and ``isDone``; every comment
 with its ``phid``, ``id``, ``version`` — above 1 once edited — ``removed``, author and
-dates), reviewers attached to ``differential.revision.search``, ``project.search`` by
-members, and Nova's ``nova.differential.respond`` extension (threaded replies, done state,
+dates; reviewer changes as Phorge reports them: a "reviewers" transaction with
+``fields.operations[{operation: add|remove|update, phid, oldStatus, newStatus}]``, a
+"resign" transaction by the reviewer who resigned), reviewers with their status attached to
+``differential.revision.search``, ``project.search`` by members, and Nova's
+``nova.differential.respond`` extension (threaded replies, done state,
 a comment; hidden unless ``respond_extension``).
 
 A subclass of ``FakeConduit`` (``tests/servers/conduit_server.py``): its ``timeline`` and
@@ -26,9 +29,13 @@ class FakePhorge(FakeConduit):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.reviewers: dict[int, list[str]] = {}  # revision id -> reviewer PHIDs
+        # revision id -> the reviewer PHIDs it was created with (before any comment); later
+        # changes go through add_reviewer / remove_reviewer / resign, dated like comments
+        self.reviewers: dict[int, list[str]] = {}
+        self.reviewer_events: list[dict[str, Any]] = []
         self.project_members: dict[str, set[str]] = {}  # project PHID -> user PHIDs
         self._seq = itertools.count(1)
+        self.pages_served = 0  # transaction.search pages answered
 
     def _stamp(self, entry: dict[str, Any]) -> dict[str, Any]:
         """Give a comment its comment id and PHID the first time it is seen."""
@@ -64,6 +71,79 @@ class FakePhorge(FakeConduit):
         self.inlines.append(self._stamp(reply))
         return reply
 
+    def add_reviewer(self, rev_id: int, phid: str, by: str = "PHID-USER-alice") -> None:
+        """``by`` adds a reviewer now (after every comment so far): a "reviewers"
+        transaction with an ``add`` operation, as DifferentialRevisionReviewersTransaction
+        reports it."""
+        self._reviewer_event(rev_id, by, "reviewers", [("add", phid, None, "added")])
+
+    def remove_reviewer(self, rev_id: int, phid: str, by: str = "PHID-USER-alice") -> None:
+        old = self.reviewer_status(rev_id).get(phid)
+        self._reviewer_event(rev_id, by, "reviewers", [("remove", phid, old, None)])
+
+    def resign(self, rev_id: int, phid: str) -> None:
+        """The reviewer resigns: a "resign" transaction by them; their status "resigned"."""
+        self._reviewer_event(rev_id, phid, "resign", [("update", phid, None, "resigned")])
+
+    def _reviewer_event(
+        self, rev_id: int, by: str, kind: str, ops: list[tuple[str, str, Any, Any]]
+    ) -> None:
+        for entry in [*self.timeline, *self.inlines]:  # every comment so far comes before it
+            self._stamp(entry)
+        n = next(self._seq)
+        self.reviewer_events.append(
+            {"revision": rev_id, "id": n, "by": by, "kind": kind, "ops": ops}
+        )
+
+    def reviewer_status(self, rev_id: int) -> dict[str, str]:
+        """Reviewer PHID -> status now (added, resigned, …), replaying the events."""
+        status = {p: "added" for p in self.reviewers.get(rev_id, [])}
+        for event in self.reviewer_events:
+            if event["revision"] != rev_id:
+                continue
+            for op, phid, _old, new in event["ops"]:
+                if op == "remove":
+                    status.pop(phid, None)
+                else:
+                    status[phid] = new
+        return status
+
+    def _reviewer_txs(self, rev_id: int) -> list[dict[str, Any]]:
+        """The reviewer transactions of a revision: the ones it was created with (dated
+        before any comment) and the later ones."""
+        events = []
+        if self.reviewers.get(rev_id):
+            ops = [("add", p, None, "added") for p in self.reviewers[rev_id]]
+            events.append({"id": 0, "by": "PHID-USER-alice", "kind": "reviewers", "ops": ops})
+        events += [e for e in self.reviewer_events if e["revision"] == rev_id]
+        return [
+            {
+                "id": e["id"],
+                "phid": f"PHID-XACT-DREV-r{e['id']:04d}",
+                "type": e["kind"],
+                "authorPHID": e["by"],
+                "objectPHID": f"PHID-DREV-{rev_id}",
+                "dateCreated": 1_700_000_000 + e["id"],
+                "dateModified": 1_700_000_000 + e["id"],
+                "comments": [],
+                "fields": {
+                    "operations": [
+                        {
+                            "operation": op,
+                            "phid": phid,
+                            "oldStatus": old,
+                            "newStatus": new,
+                            "isBlocking": False,
+                        }
+                        for op, phid, old, new in e["ops"]
+                    ]
+                }
+                if e["kind"] == "reviewers"
+                else {},
+            }
+            for e in events
+        ]
+
     def edit(self, entry: dict[str, Any], text: str) -> None:
         key = "content" if "content" in entry else "text"
         entry[key], entry["version"] = text, entry.get("version", 1) + 1
@@ -85,10 +165,29 @@ class FakePhorge(FakeConduit):
         data += [
             self._inline_tx(i) for i in self.inlines if i["revisionID"] == rev_id and not i["draft"]
         ]
+        data += self._reviewer_txs(rev_id)
         # newest first, as a live Phorge answers (checked in tests/e2e): Nova's readers
         # (the conversation, the publisher's re-run guard) order by id themselves
-        data.sort(key=lambda tx: tx["comments"][0]["id"], reverse=True)
-        return {"data": data, "cursor": {"after": None}}
+        data.sort(key=lambda tx: tx["id"], reverse=True)
+        return self._paged(data, params)
+
+    def _paged(self, data: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+        """A page as Phorge's cursor pager gives it (PhabricatorCursorPagedPolicyAwareQuery):
+        ``limit`` rows (100 by default), newest first; ``cursor.after`` is the id of the last
+        row when more follow, and ``after`` asks for the rows older than it."""
+        limit = int(params.get("limit") or 100)
+        if limit > 100:  # the "max" a search engine takes
+            raise ConduitFault("ERR-CONDUIT-CORE", "Maximum page size for Conduit API is 100.")
+        after = params.get("after")
+        if after is not None:
+            data = [tx for tx in data if tx["id"] < int(after)]
+        page = data[:limit]
+        self.pages_served += 1
+        more = len(data) > limit
+        return {
+            "data": page,
+            "cursor": {"limit": limit, "after": str(page[-1]["id"]) if more else None},
+        }
 
     def _comment(self, entry: dict[str, Any], author: str, text: str) -> dict[str, Any]:
         self._stamp(entry)
@@ -136,12 +235,12 @@ class FakePhorge(FakeConduit):
         found = super()._m_differential_revision_search(params)
         if (params.get("attachments") or {}).get("reviewers"):
             for row in found["data"]:
-                phids = self.reviewers.get(int(row["id"]), [])
+                status = self.reviewer_status(int(row["id"]))
                 row["attachments"] = {
                     "reviewers": {
                         "reviewers": [
-                            {"reviewerPHID": p, "status": "added", "isBlocking": False}
-                            for p in phids
+                            {"reviewerPHID": p, "status": st, "isBlocking": False}
+                            for p, st in status.items()
                         ]
                     }
                 }

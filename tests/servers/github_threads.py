@@ -55,7 +55,8 @@ type PullRequestReviewCommentConnection {
   nodes: [PullRequestReviewComment] pageInfo: PageInfo! totalCount: Int!
 }
 type IssueCommentConnection { nodes: [IssueComment] pageInfo: PageInfo! totalCount: Int! }
-type PullRequestReviewThread {
+interface Node { id: ID! }
+type PullRequestReviewThread implements Node {
   id: ID! isResolved: Boolean! isOutdated: Boolean! path: String! line: Int
   viewerCanResolve: Boolean! resolvedBy: User
   comments(first: Int, last: Int, after: String): PullRequestReviewCommentConnection!
@@ -69,7 +70,7 @@ type PullRequest {
   comments(first: Int, last: Int, after: String): IssueCommentConnection!
 }
 type Repository { nameWithOwner: String! pullRequest(number: Int!): PullRequest }
-type Query { repository(owner: String!, name: String!): Repository }
+type Query { repository(owner: String!, name: String!): Repository node(id: ID!): Node }
 input ResolveReviewThreadInput { threadId: ID! clientMutationId: String }
 input UnresolveReviewThreadInput { threadId: ID! clientMutationId: String }
 type ResolveReviewThreadPayload { thread: PullRequestReviewThread clientMutationId: String }
@@ -326,6 +327,7 @@ class ThreadsMixin:
     def _root(self) -> dict[str, Any]:
         return {
             "repository": lambda _info, owner, name: self._gql_repo(f"{owner}/{name}"),
+            "node": lambda _info, id: self._gql_node(id),
             "resolveReviewThread": lambda _info, input: self._set_resolved(input, True),
             "unresolveReviewThread": lambda _info, input: self._set_resolved(input, False),
         }
@@ -408,6 +410,15 @@ class ThreadsMixin:
                 [self._gql_comment(c) for c in replies], first, last, after
             ),
         }
+
+    def _gql_node(self, node_id: str) -> dict[str, Any]:
+        """``node(id:)``: a review thread by its global id (the only kind Nova asks for)."""
+        root = self._comment(int(node_id[5:])) if node_id[5:].isdigit() else None
+        if not node_id.startswith("PRRT_") or root is None:
+            raise GraphQLFailure(
+                f"Could not resolve to a node with the global id of '{node_id}'", "NOT_FOUND"
+            )
+        return {"__typename": "PullRequestReviewThread", **self._gql_thread(root)}
 
     def _set_resolved(self, data: dict[str, Any], resolved: bool) -> dict[str, Any]:
         thread_id = str(data.get("threadId", ""))

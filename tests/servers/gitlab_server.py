@@ -21,6 +21,10 @@ repository, ``repository``), and merge request creation. And GitLab's rules and 
   consumed one per matching request, answered ``status`` with that ``Retry-After`` (delta
   seconds or an HTTP date; a callable makes the value when answering);
 - note bodies over 1,000,000 characters are refused (400);
+- quick actions in what Nova's token posts (a note, a thread, a reply, an edit, a merge
+  request's description) run as Nova, as on GitLab: recorded in ``actions`` (username,
+  name, argument, where) and taken out of the stored text (``gitlab_threads.quick_actions``
+  reads them by GitLab's rules);
 - compare with a ref the repository does not have: 404 ``Ref Not Found``; merge base with
   one: 400 ``Could not find ref: …`` (GitLab's lib/api/repositories.rb).
 
@@ -480,8 +484,10 @@ class FakeGitLab(GitLabThreadsMixin, LocalHTTPServer):
             if not body.get(key):
                 return 400, {"message": f"{key} is missing"}, {}
         iid = 100 + len(self.created_mrs)
+        description = self.execute(str(body.get("description") or ""), self.user, f"!{iid}")
         mr = {
             **body,
+            "description": description,
             "iid": iid,
             "project": project,
             "web_url": f"{self.url}/{project}/-/merge_requests/{iid}",
@@ -564,7 +570,8 @@ class FakeGitLab(GitLabThreadsMixin, LocalHTTPServer):
             if refused:
                 self.rejected_positions.append(position)
                 return 400, {"message": refused}, {}
-        note = self._note(spec, body["body"], dict(self.user), position)
+        text = self.execute(body["body"], self.user, f"merge request !{spec.iid}")
+        note = self._note(spec, text, dict(self.user), position)
         discussion = {
             "id": f"{self._id():040x}",
             "mr": (spec.project, spec.iid),
@@ -596,7 +603,8 @@ class FakeGitLab(GitLabThreadsMixin, LocalHTTPServer):
         spec = self._mr(pid, iid)
         if spec is None:
             return self._not_found()
-        note = self._note(spec, body["body"], dict(self.user))
+        text = self.execute(body["body"], self.user, f"merge request !{spec.iid}")
+        note = self._note(spec, text, dict(self.user))
         self.notes.append(note)
         return 201, self._public(note), {}
 
@@ -607,7 +615,7 @@ class FakeGitLab(GitLabThreadsMixin, LocalHTTPServer):
             if spec and note["id"] == int(note_id) and note["mr"] == (spec.project, spec.iid):
                 if note["author"]["id"] != self.user["id"]:
                     return 403, {"message": "403 Forbidden"}, {}
-                note["body"] = body["body"]
+                note["body"] = self.execute(body["body"], self.user, f"note {note_id}")
                 return 200, self._public(note), {}
         return self._not_found("Note Not Found")
 

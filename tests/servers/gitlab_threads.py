@@ -13,12 +13,42 @@ Mixed into ``FakeGitLab`` (``tests/servers/gitlab_server.py``), whose lists it s
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 __all__ = ["GitLabThreadsMixin"]
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
+_QUICK = re.compile(r"/([A-Za-z][\w-]*)(?:[ \t]+(.*))?$")
+
+
+def quick_actions(body: str) -> tuple[list[tuple[str, str]], str]:
+    """GitLab's reading of a note (Gitlab::QuickActions::Extractor): carriage returns are
+    deleted; a line is a quick action when it starts with ``/`` and a name (any case) at
+    column 0; only a fenced block opened at column 0 *and closed* hides its lines. Returns
+    ((name, argument) of each, lowercased name) and the body without those lines, as GitLab
+    stores it. Every ``/name`` counts (GitLab runs the ones it knows): a fake that counts
+    more than GitLab runs can only make a test stricter."""
+    lines = body.replace("\r", "").split("\n")
+    hidden: set[int] = set()
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("```"):
+            end = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("```")), None)
+            if end is not None:
+                hidden.update(range(i, end + 1))
+                i = end + 1
+                continue
+        i += 1
+    found, kept = [], []
+    for n, line in enumerate(lines):
+        m = _QUICK.match(line) if n not in hidden else None
+        if m:
+            found.append((m.group(1).lower(), (m.group(2) or "").strip()))
+        else:
+            kept.append(line)
+    return found, "\n".join(kept)
 
 
 class GitLabThreadsMixin:
@@ -30,6 +60,9 @@ class GitLabThreadsMixin:
     merge_requests: dict[tuple[str, int], Any]
 
     def init_threads(self) -> None:
+        # (username, action, argument, where) of every quick action GitLab ran: a note's
+        # ``/approve``, ``/merge``, ``/close``, ``/label ~x``… run as the note's author
+        self.actions: list[tuple[str, str, str, str]] = []
         self.access: dict[int, int] = {}  # user id -> access level (30 Developer, 40 …)
         self.deleted: list[int] = []
         self.awards: dict[int, list[dict[str, Any]]] = {}  # note id -> its award emoji
@@ -90,6 +123,15 @@ class GitLabThreadsMixin:
     def discussion_of(self, note_id: int) -> dict[str, Any]:
         return next(d for d in self.discussions if any(n["id"] == note_id for n in d["notes"]))
 
+    def execute(self, body: str, author: dict[str, Any], where: str) -> str:
+        """Run the quick actions in ``body`` as ``author`` (recorded, and applied to the
+        merge request where it matters: approved, merged, closed, labels); the body as
+        GitLab stores it."""
+        found, kept = quick_actions(body)
+        for name, arg in found:
+            self.actions.append((str(author.get("username")), name, arg, where))
+        return kept
+
     # -- endpoints ---------------------------------------------------------------------
     def _new_note(
         self, discussion: dict[str, Any], body: str, author: dict[str, Any]
@@ -129,7 +171,8 @@ class GitLabThreadsMixin:
             return 404, {"message": "404 Not found"}, {}
         if not isinstance(body, dict) or not body.get("body"):
             return 400, {"error": "body is missing"}, {}
-        note = self._new_note(discussion, body["body"], dict(self.user))
+        text = self.execute(body["body"], self.user, f"discussion {did}")
+        note = self._new_note(discussion, text, dict(self.user))
         discussion["notes"].append(note)
         return 201, {k: v for k, v in note.items() if k != "mr"}, {}
 

@@ -45,7 +45,14 @@ _THREADS = (
     " repository(owner: $owner, name: $name) { pullRequest(number: $number) {"
     " reviewThreads(first: 50, after: $after) { pageInfo { hasNextPage endCursor }"
     " nodes { id isResolved isOutdated path line"
-    f" comments(first: 100) {{ nodes {{ {_NOTE} }} }} }} }} }} }} }}"
+    " comments(first: 100) { pageInfo { hasNextPage endCursor }"
+    f" nodes {{ {_NOTE} }} }} }} }} }} }} }}"
+)
+# a thread past 100 comments: the rest, page by page (Nova's answer marks may be there)
+_THREAD_COMMENTS = (
+    "query($id: ID!, $after: String) { node(id: $id) { ... on PullRequestReviewThread {"
+    " comments(first: 100, after: $after) { pageInfo { hasNextPage endCursor }"
+    f" nodes {{ {_NOTE} }} }} }} }} }}"
 )
 _COMMENTS = (
     "query($owner: String!, $name: String!, $number: Int!, $after: String) {"
@@ -108,6 +115,18 @@ class GitHubConversation:
             time.sleep(_BACKOFF * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
+    def _thread_comments(self, node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Every comment of one thread: the first page came with the thread."""
+        page = node.get("comments") or {}
+        for _ in range(_PAGES * 5):  # 10,000 comments in one thread at most
+            yield from (n for n in page.get("nodes") or [] if n)
+            info = page.get("pageInfo") or {}
+            if not info.get("hasNextPage") or not info.get("endCursor"):
+                return
+            variables = {"id": node.get("id"), "after": info["endCursor"]}
+            data = self._query(_THREAD_COMMENTS, variables, "reading a review thread")
+            page = ((data.get("node") or {}).get("comments")) or {}
+
     def _pages(self, query: str, key: str, what: str) -> Iterator[dict[str, Any]]:
         owner, name, number = self._where()
         after: str | None = None
@@ -149,8 +168,7 @@ class GitHubConversation:
     def read(self, change: Change) -> Record:
         threads = []
         for node in self._pages(_THREADS, "reviewThreads", "reading the review threads"):
-            nodes = ((node.get("comments") or {}).get("nodes")) or []
-            notes = tuple(self._note(n, "review") for n in nodes if n)
+            notes = tuple(self._note(n, "review") for n in self._thread_comments(node))
             if not notes:
                 continue  # (Nova's own threads carry findings; a person's may ask Nova)
             threads.append(

@@ -11,9 +11,13 @@ answers go to the revision as plain comments (``differential.revision.edit``) na
 inline they answer, and nothing is marked done. Phorge has no way to remove a published
 comment, so a duplicate answer from two runs at once stays (``CannotDelete``).
 
-Authority: the revision's reviewers (``differential.revision.search`` with the
-``reviewers`` attachment) and the members of ``NOVA_PHABRICATOR_DISMISS_PROJECT``
-(``project.search``).
+Authority, which an author cannot game: a dismissal counts from a reviewer who was a
+reviewer before the finding was posted and has not resigned (the reviewer transactions of
+``transaction.search`` — "reviewers" with ``fields.operations`` add / remove / update,
+dated — replayed up to the finding's time; the status now from
+``differential.revision.search``'s ``reviewers`` attachment), or from a member of
+``NOVA_PHABRICATOR_DISMISS_PROJECT`` (``project.search``); never from the revision's
+author. An accomplice the author adds as a reviewer after Nova's comment does not count.
 """
 
 from __future__ import annotations
@@ -43,6 +47,13 @@ def _iso(epoch: object) -> str:
     return datetime.fromtimestamp(int(epoch), UTC).isoformat().replace("+00:00", "Z")
 
 
+def _epoch(at: str) -> int | None:
+    try:
+        return int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return None
+
+
 def remarkup(body: str) -> str:
     """Nova's hidden HTML marks as Phorge shows them: ``//nova:re:…//`` (Remarkup has no
     comments; the publisher's inlines carry ``//nova:fp:…//`` the same way)."""
@@ -54,6 +65,9 @@ class PhabricatorConversation:
         self.session = session
         self._phids: dict[str, str] = {}  # username -> user PHID
         self._names: dict[str, tuple[str, bool]] = {}  # PHID -> (username, bot)
+        self._txs: list[dict[str, Any]] | None = None  # the last transaction.search read
+        self._reviewers: dict[str, str] | None = None  # reviewer PHID -> status now
+        self._tx_of: dict[str, int] = {}  # comment PHID -> its transaction's id (the order)
 
     def _revision_id(self, change: Change) -> int:
         return int(str(change.id).split(":")[0].lstrip("D"))
@@ -71,6 +85,7 @@ class PhabricatorConversation:
             after = (page.get("cursor") or {}).get("after")
             if not after:
                 break
+        self._txs = found
         return found
 
     def _learn_users(self, phids: set[str]) -> None:
@@ -109,6 +124,7 @@ class PhabricatorConversation:
             and not (tx.get("comments") or [{}])[0].get("removed")
         ]
         self._learn_users({str(tx["comments"][0].get("authorPHID") or "") for tx in txs})
+        self._tx_of = {str(tx["comments"][0]["phid"]): int(tx.get("id") or 0) for tx in txs}
         txs.sort(key=lambda tx: int(tx["comments"][0].get("id") or 0))  # oldest first
         threads: dict[str, list[Note]] = {}
         info: dict[str, dict[str, Any]] = {}
@@ -181,32 +197,104 @@ class PhabricatorConversation:
         revision = int(self.session.revision.get("id") or 0)
         self.session.conduit.call(RESPOND_METHOD, write=True, revisionID=revision, done=[thread.id])
 
-    def authority(self, login: str) -> Authority:
+    def _who_may(self) -> str:
         project = self.session.phabricator.dismiss_project
-        who_may = "the revision's reviewers" + (f" and the members of {project}" if project else "")
-        phid = self._phids.get(login)
-        if not phid:
-            return Authority(False, "unknown", who_may)
-        rid = int(self.session.revision.get("id") or 0)
-        found = (
-            self.session.conduit.call(
-                "differential.revision.search",
-                constraints={"ids": [rid]},
-                attachments={"reviewers": True},
-            )
-            or {}
+        return (
+            "the revision's reviewers who were reviewers before Nova's comment and have not "
+            "resigned" + (f", and the members of {project}" if project else "")
         )
-        for row in found.get("data") or []:
-            reviewers = ((row.get("attachments") or {}).get("reviewers") or {}).get("reviewers")
-            if any(r.get("reviewerPHID") == phid for r in reviewers or []):
-                return Authority(True, "reviewer", who_may)
-        if project:
-            members = (
+
+    def _status_now(self) -> dict[str, str]:
+        """Reviewer PHID -> status (added, accepted, resigned, …), read once a run."""
+        if self._reviewers is None:
+            rid = int(self.session.revision.get("id") or 0)
+            found = (
                 self.session.conduit.call(
-                    "project.search", constraints={"phids": [project], "members": [phid]}
+                    "differential.revision.search",
+                    constraints={"ids": [rid]},
+                    attachments={"reviewers": True},
                 )
                 or {}
             )
-            if members.get("data"):
-                return Authority(True, f"member of {project}", who_may)
-        return Authority(False, "not a reviewer", who_may)
+            self._reviewers = {}
+            for row in found.get("data") or []:
+                attached = (row.get("attachments") or {}).get("reviewers") or {}
+                for r in attached.get("reviewers") or []:
+                    self._reviewers[str(r.get("reviewerPHID"))] = str(r.get("status") or "")
+        return self._reviewers
+
+    def _member(self, phid: str) -> bool:
+        project = self.session.phabricator.dismiss_project
+        if not project:
+            return False
+        members = (
+            self.session.conduit.call(
+                "project.search", constraints={"phids": [project], "members": [phid]}
+            )
+            or {}
+        )
+        return bool(members.get("data"))
+
+    def _reviewer_before(self, phid: str, thread: Thread) -> bool:
+        """``phid`` was a reviewer when the finding of ``thread`` was posted: the reviewer
+        transactions before it replayed. "Before" is the order of the revision's
+        transaction ids (one table, so a reviewer added in the same second as the comment is
+        still told apart); the date when the comment's transaction is unknown."""
+        rid = int(self.session.revision.get("id") or 0)
+        txs = self._txs
+        if txs is None:
+            txs = self._transactions(Change(id=f"D{rid}", source="phabricator"))
+        posted_tx, posted_at = self._tx_of.get(thread.root.id), _epoch(thread.root.at)
+        if posted_tx is None and posted_at is None:
+            return False
+        was = False
+        for tx in sorted(txs, key=lambda t: int(t.get("id") or 0)):
+            before = (
+                int(tx.get("id") or 0) < posted_tx
+                if posted_tx is not None
+                else int(tx.get("dateCreated") or 0) < (posted_at or 0)
+            )
+            if tx.get("type") != "reviewers" or not before:
+                continue
+            for op in (tx.get("fields") or {}).get("operations") or []:
+                if op.get("phid") == phid:
+                    was = op.get("operation") != "remove" and op.get("newStatus") != "resigned"
+        return was
+
+    def _granted(self, login: str) -> tuple[str, Authority | None]:
+        """(PHID, a refusal) for who can never dismiss; (PHID, a grant) for a member of
+        the project; (PHID, None) when the reviewers decide."""
+        phid = self._phids.get(login)
+        if not phid:
+            return "", Authority(False, "unknown", self._who_may())
+        fields = self.session.revision.get("fields") or {}
+        if phid == fields.get("authorPHID"):
+            return phid, Authority(False, "the revision's author", self._who_may())
+        if self._member(phid):
+            project = self.session.phabricator.dismiss_project
+            return phid, Authority(True, f"member of {project}", self._who_may())
+        return phid, None
+
+    def authority(self, login: str) -> Authority:
+        """May ``login`` overrule the gate here at all (a reviewer now, not resigned)."""
+        phid, decided = self._granted(login)
+        if decided is not None:
+            return decided
+        status = self._status_now().get(phid)
+        if status and status != "resigned":
+            return Authority(True, "reviewer", self._who_may())
+        role = "resigned" if status == "resigned" else "not a reviewer"
+        return Authority(False, role, self._who_may())
+
+    def authority_on(self, login: str, thread: Thread) -> Authority:
+        """May ``login`` dismiss the finding of ``thread``: a member of the project, or a
+        reviewer now who was one before the finding was posted."""
+        phid, decided = self._granted(login)
+        if decided is not None:
+            return decided
+        now = self.authority(login)
+        if not now.allowed:
+            return now
+        if not self._reviewer_before(phid, thread):
+            return Authority(False, "a reviewer only since Nova's comment", self._who_may())
+        return now

@@ -37,7 +37,8 @@ class PhabricatorSettings(Section):
     dismiss_project: str | None = setting(
         "NOVA_PHABRICATOR_DISMISS_PROJECT",
         "PHID of a project (PHID-PROJ-…) whose members may dismiss findings with "
-        "`@nova dismiss`, besides the revision's reviewers.",
+        "`@nova dismiss`, besides the reviewers who were reviewers before Nova's comment "
+        "and have not resigned (never the revision's author).",
     )
     timeout: float = setting(
         "NOVA_PHABRICATOR_TIMEOUT",

@@ -667,6 +667,7 @@ def test_testgen_opens_a_merge_request(
     assert created["target_branch"] == "main" and created["title"].startswith("Tests for")
     assert "test_good" in created["description"] and "@acme" not in created["description"]
     assert not re.search(r"^\s*/merge", created["description"], re.M)
+    assert gl.actions == []  # no quick action ran as Nova (the server runs them as GitLab)
     assert "<!--" not in created["description"]
     pushed = subprocess.run(
         ["git", "-C", str(origin), "branch", "--list", "nova/*"], capture_output=True, text=True
