@@ -3,13 +3,20 @@ chosen at run time (``choose_isolation``) and named in the report:
 
 - ``bubblewrap``: user, mount, PID, network, IPC and UTS namespaces. The root filesystem is
   read-only; the run sees its workspace and its own HOME and TMPDIR writable; ``/tmp``,
-  the user's checkout and Nova's HOME are empty directories in its place, which Nova
-  looks into afterwards. Every process dies with the run.
+  the user's checkout, every home and the directories in ``NOVA_SANDBOX_HIDE`` are empty
+  directories in its place, which Nova looks into afterwards; Nova's own package is shown
+  read-only inside them (``confine``). Every process dies with the run.
 - ``unshare``: PID and network namespaces (``unshare --pid --net --fork --kill-child``):
   every process dies with the run, no network, only the run's processes are visible. The
   filesystem is not confined.
-- ``none``: a process group, and Nova's reaper kills what the run leaves behind; Nova's
-  own process is made non-dumpable, so its ``/proc/<pid>/environ`` is root's.
+- ``none``: a process group, and Nova's reaper kills what the run leaves behind; every
+  Nova process is non-dumpable from its start (``bot/sandbox/guard.py``), so its
+  ``/proc/<pid>/environ`` is root's: a test of the same (non-root) user cannot read it.
+
+On every tier a run dies with the Nova process that started it (``PR_SET_PDEATHSIG``: the
+first process of the run is killed, or under ``none`` the reaper is told and kills the
+run's tree), also when that process is killed with SIGKILL; output is capped while it is
+read.
 
 On every tier: a scrubbed environment (no token), a fresh HOME and TMPDIR per run (removed
 after it), a time limit, an output cap and a memory limit (``RLIMIT_AS``). The reaper
@@ -45,7 +52,6 @@ __all__ = [
     "RunResult",
     "View",
     "choose_isolation",
-    "network_isolation",
     "run_sandboxed",
 ]
 
@@ -68,13 +74,14 @@ class Isolation:
 
 _WHY = {
     "bubblewrap": "bubblewrap: user, mount, PID and network namespaces; read-only root, "
-    "only the workspace and the run's own HOME and TMPDIR writable; /tmp, the checkout "
-    "and Nova's HOME are empty stand-ins Nova looks into afterwards; every process dies "
-    "with the run",
+    "only the workspace and the run's own HOME and TMPDIR writable; /tmp, the checkout, "
+    "every home and the directories in NOVA_SANDBOX_HIDE are empty stand-ins Nova looks "
+    "into afterwards; every process dies with the run",
     "unshare": "unshare: PID and network namespaces; every process dies with the run; the "
     "filesystem is not confined (install bubblewrap for that)",
-    "none": "none: no namespaces are allowed here; a process group and Nova's reaper end "
-    "every process of a run, the network is the job's and the filesystem is not confined",
+    "none": "none: no namespaces are allowed here; every Nova process is non-dumpable, "
+    "the reaper ends every process of a run and dies with the job; the network is the "
+    "job's and the filesystem is not confined",
 }
 
 
@@ -140,13 +147,6 @@ def _unshare() -> tuple[str, ...]:
     return ()
 
 
-def network_isolation() -> list[str]:
-    """The command prefix that removes network access here, if any (``nova doctor``)."""
-    if _bwrap():
-        return [_bwrap()[0], "--unshare-net"]
-    return list(_unshare())
-
-
 def choose_isolation(wanted: str = "auto") -> Isolation:
     """The strongest isolation this machine allows (``auto``), or the named one; a named
     one that does not work here is a ``ConfigError``."""
@@ -162,6 +162,11 @@ def choose_isolation(wanted: str = "auto") -> Isolation:
         why["bubblewrap"] += (
             "; /proc is the container's (a new one cannot be mounted here), and Nova's "
             "process is non-dumpable, so its environment there is not readable"
+        )
+    if os.geteuid() == 0:  # a root test may read any process: nothing above stops it
+        why["none"] += (
+            "; Nova runs as root here, so its tests do too and can read every process's "
+            "environment: run Nova as an ordinary user"
         )
     if wanted == "auto":
         return Isolation(available[0], why[available[0]])
