@@ -10,8 +10,9 @@ from bot.cli.common import load_from_flags
 @click.command()
 def doctor() -> None:
     """Check each configured service (model endpoint, GitHub, Phabricator, GitLab, Task
-    Manager) and say what is missing; then what `nova testgen` finds on this machine (node, and the
-    isolation generated tests get here: its tier and what it holds). Tokens are never printed.
+    Manager) and say what is missing; then what `nova testgen` finds on this machine (node, network
+    isolation for generated tests), and which analyzers are installed (and their versions).
+    Tokens are never printed.
 
     Exit codes: 0 every configured service is reachable, 3 one is not.
     """
