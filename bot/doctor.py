@@ -204,20 +204,17 @@ def _node(s: Settings) -> Check:
 
 
 def _sandbox(s: Settings) -> Check:
-    """Whether generated tests run without network on this machine."""
-    from bot.sandbox.run import network_isolation
+    """The isolation generated tests get on this machine (``NOVA_TEST_ISOLATION``), and
+    what it holds; ``none`` is a warning, a named tier that does not work here a failure."""
+    from bot.errors import ConfigError
+    from bot.sandbox.run import choose_isolation
 
-    prefix = network_isolation()
-    if prefix:
-        return Check("test sandbox", " ".join(prefix), True, "generated tests run without network")
-    return Check(
-        "test sandbox",
-        "unshare",
-        None,
-        "no network isolation here (unshare --net "
-        "is not allowed): generated tests run with "
-        "the job's network",
-    )
+    try:
+        tier = choose_isolation(s.testgen.isolation)
+    except ConfigError as exc:
+        return Check("test sandbox", s.testgen.isolation, False, str(exc))
+    what = tier.why.removeprefix(f"{tier.name}: ")
+    return Check("test sandbox", tier.name, True if tier.name != "none" else None, what)
 
 
 def _analyzers(s: Settings) -> list[Check]:

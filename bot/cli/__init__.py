@@ -83,6 +83,10 @@ def _in_actions() -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
+    # first: no generated test may read this process's environment (bot/sandbox/guard.py)
+    from bot.sandbox.guard import undumpable
+
+    undumpable()
     if _in_actions():  # the whole process: also a traceback printed at exit
         from bot.report.commands import guard_process
 

@@ -1,17 +1,40 @@
 """What a sandboxed run sees and where its traces are looked for: the run's own directories
 (HOME, TMPDIR, and the empty stand-ins bubblewrap shows in place of ``/tmp`` and of hidden
-paths), and bubblewrap's command line for a ``View``."""
+paths), and bubblewrap's command line for a ``View``.
+
+Hidden under bubblewrap, whatever the caller asks: every home (``HOME``, the home of the
+user Nova runs as from the password database, ``/root``, ``/home``), ``/tmp``, and the
+directories named in ``NOVA_SANDBOX_HIDE`` (``os.pathsep``-separated; ``nova serve`` names
+its data directory there for its jobs). Shown again read-only inside them: Nova's own
+package (``bot/``, the reaper included), wherever it is installed.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import pwd
 import shutil
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["BWRAP_BASE", "RunBox", "View", "bwrap_argv", "install_prefixes"]
+__all__ = [
+    "BWRAP_BASE",
+    "HIDE_ENV",
+    "NOVA_PACKAGE",
+    "RunBox",
+    "View",
+    "always_hidden",
+    "bwrap_argv",
+    "install_prefixes",
+]
+
+HIDE_ENV = "NOVA_SANDBOX_HIDE"
+NOVA_PACKAGE = Path(__file__).resolve().parent.parent  # bot/: the reaper and the plugins
+# never hidden whole (a HOME of /usr would hide the interpreter): only what is inside
+_SYSTEM = {Path(p) for p in ("/", "/usr", "/bin", "/lib", "/lib64", "/etc", "/dev", "/proc")}
 
 
 @dataclass(frozen=True)
@@ -27,6 +50,18 @@ class View:
 
 
 BWRAP_BASE = ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
+
+
+def always_hidden() -> list[Path]:
+    """Every home and the directories ``NOVA_SANDBOX_HIDE`` names (see the module): the
+    run's HOME is its own, so none of these is needed, and a job given another HOME (a work
+    directory) must not show the real one, nor the server's data directory."""
+    found = [Path.home(), Path("/root"), Path("/home")]
+    with contextlib.suppress(KeyError):
+        found.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    named = os.environ.get(HIDE_ENV, "")  # set by the server for its jobs (a deployment fact)
+    found += [Path(p) for p in named.split(os.pathsep) if p and Path(p).is_absolute()]
+    return [p for p in found if p not in _SYSTEM]
 
 
 def install_prefixes(path: Path) -> list[Path]:
@@ -118,11 +153,12 @@ def bwrap_argv(
     tmp = Path("/tmp")
     if tmp.is_dir() and not tmp.is_symlink():
         argv += ["--bind", str(box.stand_in(tmp)), str(tmp)]
-    home = Path.home()
-    hidden = [*view.hidden, *([home] if home != Path("/") else [])]
+    hidden = [*view.hidden, *always_hidden()]
     writable = [*view.writable, box.path("home"), box.path("tmp")]
     shown = [
-        p for p in [*view.readonly, *needs, cwd] if not _inside(_real(p), map(_real, writable))
+        p
+        for p in [*view.readonly, *needs, NOVA_PACKAGE, cwd]
+        if not _inside(_real(p), map(_real, writable))
     ]
     groups: list[tuple[str, list[Path]]] = [
         ("hide", [h for h in hidden if not _real(h).is_relative_to(tmp) and h.is_dir()]),

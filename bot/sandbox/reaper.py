@@ -4,8 +4,10 @@ command ends, every process the command left behind (its descendants, and the or
 collects as the run's child subreaper) is counted, named and killed. The count goes to
 Nova through an inherited pipe, never through a file the tests could write.
 
-``python -I -S reaper.py FD cmd...``; on SIGTERM (Nova's timeout) the whole tree is
-killed at once.
+``python -I -S reaper.py FD cmd...``; on SIGTERM (Nova's timeout, or Nova's death: Nova
+arms it as the reaper's parent-death signal) the whole tree is killed at once. The reaper
+is non-dumpable (a test cannot open its report pipe through ``/proc``), and the command
+it starts is killed by the kernel if the reaper itself dies.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import signal
 import subprocess
 import sys
 
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_NAMED = 5
 
@@ -94,8 +98,21 @@ def kill_tree(me: int) -> list[str]:
 def main(argv: list[str]) -> int:
     report, cmd = int(argv[1]), argv[2:]
     me = int(os.readlink("/proc/self"))  # as /proc numbers it (see _own_pid)
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        libc = None
+    if libc is not None:
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+    parent = os.getpid()
+
+    def dies_with_me() -> None:  # in the child, before exec
+        if libc is not None:
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the reaper died before the signal was armed
+            os._exit(1)
 
     def done(rc: int, timed_out: bool) -> int:
         names = kill_tree(me)
@@ -107,7 +124,8 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(done(-9, True)))
     try:
-        child = subprocess.Popen(cmd)  # the report pipe is not inherited (close_fds)
+        # the report pipe is not inherited (close_fds)
+        child = subprocess.Popen(cmd, preexec_fn=dies_with_me)
     except OSError as exc:
         print(f"could not run {cmd[0]}: {exc}", file=sys.stderr)
         return done(127, False)

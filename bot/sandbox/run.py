@@ -3,13 +3,20 @@ chosen at run time (``choose_isolation``) and named in the report:
 
 - ``bubblewrap``: user, mount, PID, network, IPC and UTS namespaces. The root filesystem is
   read-only; the run sees its workspace and its own HOME and TMPDIR writable; ``/tmp``,
-  the user's checkout and Nova's HOME are empty directories in its place, which Nova
-  looks into afterwards. Every process dies with the run.
+  the user's checkout, every home and the directories in ``NOVA_SANDBOX_HIDE`` are empty
+  directories in its place, which Nova looks into afterwards; Nova's own package is shown
+  read-only inside them (``confine``). Every process dies with the run.
 - ``unshare``: PID and network namespaces (``unshare --pid --net --fork --kill-child``):
   every process dies with the run, no network, only the run's processes are visible. The
   filesystem is not confined.
-- ``none``: a process group, and Nova's reaper kills what the run leaves behind; Nova's
-  own process is made non-dumpable, so its ``/proc/<pid>/environ`` is root's.
+- ``none``: a process group, and Nova's reaper kills what the run leaves behind; every
+  Nova process is non-dumpable from its start (``bot/sandbox/guard.py``), so its
+  ``/proc/<pid>/environ`` is root's: a test of the same (non-root) user cannot read it.
+
+On every tier a run dies with the Nova process that started it (``PR_SET_PDEATHSIG``: the
+first process of the run is killed, or under ``none`` the reaper is told and kills the
+run's tree), also when that process is killed with SIGKILL; output is capped while it is
+read.
 
 On every tier: a scrubbed environment (no token), a fresh HOME and TMPDIR per run (removed
 after it), a time limit, an output cap and a memory limit (``RLIMIT_AS``). The reaper
@@ -21,14 +28,15 @@ runners drop the test that did it.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import resource
+import selectors
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,6 +44,7 @@ from pathlib import Path
 
 from bot.errors import ConfigError
 from bot.sandbox.confine import BWRAP_BASE, RunBox, View, bwrap_argv, install_prefixes
+from bot.sandbox.guard import set_parent_death_signal, undumpable
 
 __all__ = [
     "ISOLATIONS",
@@ -43,7 +52,6 @@ __all__ = [
     "RunResult",
     "View",
     "choose_isolation",
-    "network_isolation",
     "run_sandboxed",
 ]
 
@@ -51,8 +59,8 @@ OUTPUT_CAP = 20_000
 REAPER = Path(__file__).with_name("reaper.py")
 ISOLATIONS = ("auto", "bubblewrap", "unshare", "none")
 _KEEP = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
-_PR_SET_DUMPABLE = 4
 _TERM_GRACE = 5.0  # seconds the reaper has to kill a timed-out tree (tier "none")
+_REPORT_CAP = 1 << 16  # bytes of the reaper's report read
 
 
 @dataclass(frozen=True)
@@ -66,13 +74,14 @@ class Isolation:
 
 _WHY = {
     "bubblewrap": "bubblewrap: user, mount, PID and network namespaces; read-only root, "
-    "only the workspace and the run's own HOME and TMPDIR writable; /tmp, the checkout "
-    "and Nova's HOME are empty stand-ins Nova looks into afterwards; every process dies "
-    "with the run",
+    "only the workspace and the run's own HOME and TMPDIR writable; /tmp, the checkout, "
+    "every home and the directories in NOVA_SANDBOX_HIDE are empty stand-ins Nova looks "
+    "into afterwards; every process dies with the run",
     "unshare": "unshare: PID and network namespaces; every process dies with the run; the "
     "filesystem is not confined (install bubblewrap for that)",
-    "none": "none: no namespaces are allowed here; a process group and Nova's reaper end "
-    "every process of a run, the network is the job's and the filesystem is not confined",
+    "none": "none: no namespaces are allowed here; every Nova process is non-dumpable, "
+    "the reaper ends every process of a run and dies with the job; the network is the "
+    "job's and the filesystem is not confined",
 }
 
 
@@ -138,13 +147,6 @@ def _unshare() -> tuple[str, ...]:
     return ()
 
 
-def network_isolation() -> list[str]:
-    """The command prefix that removes network access here, if any (``nova doctor``)."""
-    if _bwrap():
-        return [_bwrap()[0], "--unshare-net"]
-    return list(_unshare())
-
-
 def choose_isolation(wanted: str = "auto") -> Isolation:
     """The strongest isolation this machine allows (``auto``), or the named one; a named
     one that does not work here is a ``ConfigError``."""
@@ -160,6 +162,11 @@ def choose_isolation(wanted: str = "auto") -> Isolation:
         why["bubblewrap"] += (
             "; /proc is the container's (a new one cannot be mounted here), and Nova's "
             "process is non-dumpable, so its environment there is not readable"
+        )
+    if os.geteuid() == 0:  # a root test may read any process: nothing above stops it
+        why["none"] += (
+            "; Nova runs as root here, so its tests do too and can read every process's "
+            "environment: run Nova as an ordinary user"
         )
     if wanted == "auto":
         return Isolation(available[0], why[available[0]])
@@ -191,16 +198,16 @@ def clean_env(
     return env
 
 
-def _undumpable() -> None:
-    """Without a PID namespace a test sees Nova's process: make its ``/proc`` entries
-    (``environ``, ``mem``) root's, so a test of the same user cannot read Nova's tokens."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+def _in_child(limit: int | None, parent: int, deathsig: int) -> Callable[[], None]:
+    """Runs in the child, before exec: it dies with ``parent`` (the job killed, even with
+    SIGKILL), and ``limit`` bytes of address space are inherited by its children."""
 
-
-def _address_space_limit(limit: int) -> Callable[[], None]:
-    def apply() -> None:  # in the child, before exec: the limit is inherited by its children
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    def apply() -> None:
+        set_parent_death_signal(deathsig)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+        if limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     return apply
 
@@ -236,8 +243,8 @@ def run_sandboxed(
         prefix = list(_unshare())
     else:
         prefix, own_proc = [], False
-    if not own_proc:
-        _undumpable()
+    if not own_proc:  # (``nova`` does this at its start; a library caller gets it here)
+        undumpable()
     run_env = clean_env(env, bin_dirs)
     tmp = box.path("tmp")
     # caches and configs that libraries keep (matplotlib, platformdirs) go to TMPDIR: only
@@ -268,6 +275,9 @@ def _run(
 ) -> RunResult:
     read, write = os.pipe()
     reaper = [sys.executable, "-I", "-S", str(REAPER), str(write)]
+    # without namespaces the reaper is told (SIGTERM) and kills the run's tree; else its
+    # first process is killed and the namespace ends with it
+    deathsig = signal.SIGTERM if not prefix else signal.SIGKILL
     try:
         proc = subprocess.Popen(
             [*prefix, *reaper, *cmd],
@@ -276,31 +286,29 @@ def _run(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
             start_new_session=True,
             pass_fds=(write,),
-            preexec_fn=(_address_space_limit(memory_limit) if memory_limit else None),
+            preexec_fn=_in_child(memory_limit, os.getpid(), deathsig),
         )
     except OSError as exc:
         os.close(read)
         return RunResult(-1, f"could not run {cmd[0]}: {exc}")
     finally:
         os.close(write)
-    timed_out = False
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        out, err = _stop(proc, tier)
+    capture = _Capture(proc)
+    deadline = time.monotonic() + timeout
+    timed_out = not (capture.pump(deadline) and _waited(proc, deadline))
+    if timed_out:
+        _stop(proc, tier, capture)
+    capture.close()
     with os.fdopen(read, "rb") as pipe:
-        raw = pipe.read()
+        raw = pipe.read(_REPORT_CAP)
     try:
         report = json.loads(raw) if raw else {}
     except json.JSONDecodeError:
         report = {}
     names = tuple(str(n) for n in report.get("names", []))
-    text = (out + err)[-OUTPUT_CAP:]
+    text = capture.text()
     if not raw and not timed_out and prefix:
         text = f"[the sandbox ({tier.name}) could not start the run]\n{text}"
     if timed_out:
@@ -315,14 +323,69 @@ def _run(
     )
 
 
-def _stop(proc: subprocess.Popen[str], tier: Isolation) -> tuple[str, str]:
+class _Capture:
+    """A run's stdout and stderr, read as they come; only the last ``OUTPUT_CAP``
+    characters of each are kept, the rest is read and dropped: a test that prints 300 MiB
+    costs Nova a few hundred kB, not 300 MiB."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None and proc.stderr is not None
+        self._streams = (proc.stdout, proc.stderr)
+        self._kept = {s.fileno(): bytearray() for s in self._streams}  # stdout, stderr
+        self._selector = selectors.DefaultSelector()
+        for fd in self._kept:
+            self._selector.register(fd, selectors.EVENT_READ)
+        self.dropped = 0
+
+    def pump(self, deadline: float) -> bool:
+        """Read until both streams end (True) or ``deadline`` (monotonic) passes."""
+        keep = OUTPUT_CAP * 4  # bytes: a character is at most 4 of them in UTF-8
+        while self._selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            for key, _ in self._selector.select(left):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    self._selector.unregister(key.fd)
+                    continue
+                kept = self._kept[key.fd]
+                kept += chunk
+                if len(kept) > 2 * keep:
+                    self.dropped += len(kept) - keep
+                    del kept[: len(kept) - keep]
+        return True
+
+    def text(self) -> str:
+        """stdout then stderr, the tail kept (failures are at the end)."""
+        both = "".join(kept.decode("utf-8", "replace") for kept in self._kept.values())
+        return both[-OUTPUT_CAP:]
+
+    def close(self) -> None:
+        self._selector.close()
+        for stream in self._streams:
+            stream.close()
+
+
+def _waited(proc: subprocess.Popen[bytes], deadline: float) -> bool:
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _stop(proc: subprocess.Popen[bytes], tier: Isolation, capture: _Capture) -> None:
     """End a timed-out run: namespaces end with their first process; without them the
-    reaper is asked first (it kills the detached processes a group kill would miss)."""
+    reaper is asked first (it kills the detached processes a group kill would miss). A
+    process that escaped both and holds the output open is not waited for."""
     if tier.name == "none":
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            return proc.communicate(timeout=_TERM_GRACE)
+        grace = time.monotonic() + _TERM_GRACE
+        if capture.pump(grace) and _waited(proc, grace):
+            return
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    return proc.communicate()
+    capture.pump(time.monotonic() + _TERM_GRACE)
+    proc.wait()

@@ -112,7 +112,9 @@ class UserRepo:
     git_dir: Path
     common_dir: Path
     fingerprint: str = ""
-    origin: str | None = None  # remote.origin.url, read before any generated code ran
+    # where ``git push origin`` goes (``remote.origin.pushurl`` first, then ``url``, with the
+    # user's ``insteadOf`` rules), read before any generated code ran
+    origin: str | None = None
 
     @classmethod
     def open(cls, repo: Path) -> UserRepo:
@@ -130,9 +132,9 @@ class UserRepo:
         made = cls(git_dir, common)
         made.fingerprint = made.measure()
         try:
-            url = run_git(git_dir, "config", "--get", "remote.origin.url", strict=False)
-            made.origin = url.decode().strip() or None
-        except SourceError:
+            url = run_git(git_dir, "remote", "get-url", "--push", "origin", strict=False)
+            made.origin = url.decode().strip().splitlines()[0] or None
+        except (SourceError, IndexError):
             made.origin = None
         return made
 
