@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import re
+from collections.abc import Iterable
 
-__all__ = ["set_parent_death_signal", "undumpable"]
+__all__ = ["secret_names", "set_parent_death_signal", "undumpable"]
+
+# what a variable that holds a credential is called (GITHUB_TOKEN, NOVA_LLM_API_KEY,
+# NOVA_GITHUB_WEBHOOK_SECRET, a cloud SDK's ..._ACCESS_KEY, ..._PASSWORD)
+_SECRETISH = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|(^|_)(API_?)?KEY(_|$)|ACCESS_KEY", re.I)
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
@@ -41,3 +47,10 @@ def set_parent_death_signal(signum: int) -> bool:
     """Have the kernel send ``signum`` to this process when its parent dies (kept across
     ``execve``): a run never outlives the Nova process that started it."""
     return _prctl(_PR_SET_PDEATHSIG, signum)
+
+
+def secret_names(names: Iterable[str]) -> list[str]:
+    """The variables among ``names`` that hold a credential by their name: a child that
+    needs none of them (GitPython's long-lived ``git cat-file``, dumpable again after its
+    ``exec``) is started with these blanked."""
+    return [n for n in names if _SECRETISH.search(n)]

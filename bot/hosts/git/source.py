@@ -15,6 +15,7 @@ from bot.change import Change
 from bot.diff.parse import decode_diff, parse_diff
 from bot.errors import RevisionNotFound, SourceError
 from bot.hosts.base import GrepHit
+from bot.sandbox.guard import secret_names
 from bot.search import line_matcher
 
 if TYPE_CHECKING:  # GitPython is imported lazily (keeps --help fast)
@@ -42,11 +43,16 @@ def _open_repo(path: Path) -> git.Repo:
     import git
 
     try:
-        return git.Repo(path, search_parent_directories=True)
+        repo = git.Repo(path, search_parent_directories=True)
     except git.NoSuchPathError as exc:
         raise SourceError(f"--repo {path}: no such directory") from exc
     except git.InvalidGitRepositoryError as exc:
         raise SourceError(f"--repo {path}: not a git repository") from exc
+    # reading needs no credential: the git processes GitPython keeps running (cat-file
+    # --batch) would otherwise hold the job's tokens where a generated test under the
+    # ``none`` isolation can read them (they are dumpable again after exec)
+    repo.git.update_environment(**dict.fromkeys(secret_names(os.environ), ""))
+    return repo
 
 
 def read_diff(stream: IO[str]) -> str:
