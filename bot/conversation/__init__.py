@@ -10,22 +10,6 @@
 - ``respond`` — each answer posted exactly once, decisions as events and a step;
 - ``listen`` — the conversation in a run of ``nova review`` / ``nova respond``.
 
-Only plain data is imported here (``nova --help`` stays fast).
+Nothing is imported here: ``bot.config`` loads ``bot.conversation.settings`` on every
+command, so callers import from the modules (``bot.conversation.model``).
 """
-
-from __future__ import annotations
-
-from bot.conversation.commands import Command, mention_names, parse_command
-from bot.conversation.model import Authority, Conversation, ConversationHost, Note, Record, Thread
-
-__all__ = [
-    "Authority",
-    "Command",
-    "Conversation",
-    "ConversationHost",
-    "Note",
-    "Record",
-    "Thread",
-    "mention_names",
-    "parse_command",
-]

@@ -102,6 +102,7 @@ def test_refused_credentials(llm, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_testgen_tools_are_reported(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    from bot.sandbox.run import choose_isolation
     from bot.testgen.frameworks import node_binary
 
     node = node_binary()
@@ -109,7 +110,9 @@ def test_testgen_tools_are_reported(monkeypatch: pytest.MonkeyPatch, tmp_path) -
     assert [ln.split()[1] for ln in lines] == ["node", "test"]
     if node is not None:
         assert lines[0].split()[0] == "ok" and f"{node}: v" in lines[0]
-    assert "generated tests run" in lines[1]
+    # the isolation this machine gives generated tests (tests/sandbox/test_doctor.py)
+    assert lines[1].split()[1:3] == ["test", "sandbox"]
+    assert choose_isolation().name in lines[1]
     # a node too old for per-line coverage is reported, but it is not an error: a Python
     # project does not need node
     old = tmp_path / "node"

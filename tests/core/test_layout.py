@@ -62,7 +62,14 @@ def test_loading_the_settings_loads_only_the_sections() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     core = {"bot.config", "bot.errors", "bot.text", "bot.sections"}
-    packages = {"bot.llm", "bot.review", "bot.serve", "bot.taskmanager", "bot.testgen"}
+    packages = {
+        "bot.conversation",
+        "bot.llm",
+        "bot.review",
+        "bot.serve",
+        "bot.taskmanager",
+        "bot.testgen",
+    }
     extra = [
         m
         for m in loaded
