@@ -78,6 +78,13 @@ _EFFECTS = {
     "ftplib.connect": "uses the network",
 }
 _guard = {"on": False}
+# what a value must not depend on to be pinned: calls that read the wall clock, draw
+# random numbers or read the machine's environment (the run-twice check misses a value
+# computed from today's date: two runs a second apart agree)
+_CLOCK = {"time", "time_ns", "now", "utcnow", "today"}
+_MACHINE = {"getcwd", "getpid", "gethostname", "getlogin", "getuid", "urandom", "getrandom"}
+_MACHINE_MODULES = {"posix", "nt", "os", "socket", "_socket"}
+_depends: list[str] = []  # what the current call read (filled while it runs)
 
 
 class SideEffect(BaseException):
@@ -101,6 +108,32 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
     if what:
         _guard["on"] = False
         raise SideEffect(f"{what} ({event})")
+
+
+def _watch(frame: typing.Any, event: str, arg: object) -> None:
+    """A profile hook while a call runs: notes what its value may depend on."""
+    if _depends:
+        return
+    if event == "c_call":
+        name = getattr(arg, "__name__", "")
+        owner = getattr(arg, "__self__", None)
+        module = getattr(arg, "__module__", None) or getattr(owner, "__name__", "")
+        if name in _CLOCK and (
+            module == "time"
+            or (isinstance(owner, type) and owner.__module__ in ("datetime", "_datetime"))
+        ):
+            _depends.append(f"the clock ({getattr(owner, '__name__', module)}.{name})")
+        elif owner is not None and type(owner).__module__ in ("random", "_random"):
+            _depends.append(f"randomness (random.{name})")
+        elif name in _MACHINE and module in _MACHINE_MODULES:
+            _depends.append(f"the machine ({module}.{name})")
+    elif event == "call":
+        code = frame.f_code
+        where = code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+        if where == "os.py" and code.co_name in ("__getitem__", "getenv"):
+            _depends.append("the environment (os.environ)")
+        elif where in ("random.py", "secrets.py", "uuid.py"):
+            _depends.append(f"randomness ({where[:-3]}.{code.co_name})")
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -255,6 +288,7 @@ class _Case(typing.NamedTuple):
     args: Args
     scope: dict[str, object]
     origin: str
+    factory: str = ""  # the class method that builds the instance ("": the class)
 
 
 def _cases(named: objects.Named, spec: Json) -> list[_Case]:
@@ -274,12 +308,19 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
             continue
         ctor = item.get("ctor")
         built = _evaluate(ctor, scope) if isinstance(ctor, dict) else None
-        built = objects.drop_unplain(init, *built) if built is not None else None
+        factory = str(ctor.get("factory") or "") if isinstance(ctor, dict) else ""
+        maker = init
+        if factory:
+            maker = objects.signature_of(
+                objects.Named("static", named.owner, factory, getattr(named.owner, factory, None))
+            )
+        built = objects.drop_unplain(maker, *built) if built is not None else None
         origin = str(item.get("origin", "tests"))
         if not needs_obj:
             cases.append(_Case(None, [], values, scope, origin))
         elif built is not None:
-            cases.append(_Case(built, list(item.get("steps", [])), values, scope, origin))
+            steps = list(item.get("steps", []))
+            cases.append(_Case(built, steps, values, scope, origin, factory))
             if not item.get("steps"):
                 pool.append((built, scope))
         else:
@@ -318,7 +359,8 @@ def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, s
     args, kwargs = case.args
     if named.kind in ("method", "property"):
         assert case.ctor is not None
-        obj = typing.cast("Callable[..., object]", named.owner)(*case.ctor[0], **case.ctor[1])
+        make = getattr(named.owner, case.factory) if case.factory else named.owner
+        obj = typing.cast("Callable[..., object]", make)(*case.ctor[0], **case.ctor[1])
         for step in case.steps:
             exec(step, {**case.scope, objects.OBJ: obj})  # a mined step of the project's tests
         value = objects.call_member(named, obj, args, kwargs)
@@ -349,9 +391,14 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     stage: list[str] = []
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _guard["on"] = True
+    del _depends[:]
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            value, view, state = _act(named, case, stage)
+            sys.setprofile(_watch)
+            try:
+                value, view, state = _act(named, case, stage)
+            finally:
+                sys.setprofile(None)
     except BaseException as exc:  # the project's code: anything can come out
         caught = exc
     finally:
@@ -359,6 +406,8 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
         signal.setitimer(signal.ITIMER_REAL, 0)
     if isinstance(caught, SideEffect):
         return {"kind": "side effect", "why": str(caught)}
+    if _depends:
+        return {"kind": "depends", "on": _depends[0]}
     if isinstance(caught, CallTimeout):
         return {"kind": "timeout", "seconds": seconds}
     if isinstance(caught, (MemoryError, RecursionError)):
@@ -376,11 +425,24 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     if rendered is None or (view == "str" and "0x" in str(value)):
         return {"kind": "unrenderable", "type": type(value).__name__}
     out = {"kind": "value", "value": rendered[0], "imports": rendered[1]}
+    if _ordered(value):
+        out["ordered"] = True  # its repr is the same in every run: a test may pin it
     if view:
         out["view"] = view
     if state:
         out["state"] = state
     return out
+
+
+def _ordered(value: object, depth: int = 0) -> bool:
+    """No set inside (whose order changes with the hash seed): the repr is stable."""
+    if depth > 16 or isinstance(value, (set, frozenset)):
+        return False
+    if isinstance(value, dict):
+        return all(_ordered(k, depth + 1) and _ordered(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_ordered(v, depth + 1) for v in value)
+    return True
 
 
 def _message(exc: BaseException) -> str:
@@ -415,6 +477,8 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
             continue
         if built is not None:
             shown["imports"] = sorted({*shown["imports"], *built.pop("imports")})
+            if case.factory:
+                built["factory"] = case.factory
         shown.update(ctor=built, steps=case.steps)
         if case.origin == "drawn" and not _readable(shown):
             continue  # a reviewer would not accept it as a realistic value
