@@ -72,7 +72,14 @@ CORPORA = {
     ),
 }
 _TEST_DIRS = {"tests", "test", "testing"}
-_NOT_SOURCE = {"setup.py", "conftest.py", "noxfile.py", "benchmark.py", "versioneer.py"}
+_NOT_SOURCE = {
+    "setup.py",
+    "ez_setup.py",
+    "conftest.py",
+    "noxfile.py",
+    "benchmark.py",
+    "versioneer.py",
+}
 
 
 def _is_test(rel: Path) -> bool:

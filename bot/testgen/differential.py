@@ -238,9 +238,11 @@ def _reached(
 
     by_path: dict[str, dict[str, list[str]]] = {}
     for t in targets:
-        if not t.path.endswith(".py") or t.name.startswith("<"):
+        if not t.path.endswith(".py") or (t.name.startswith("<") and t.name != "<module>"):
             continue
-        found = entries(ws.read(t.path) or "", t.qualname)
+        found = entries(ws.read(t.path) or "", t.qualname, t.lines)
+        if not found and t.name == "<module>":
+            continue  # an import, a version string: nothing a function reads
         if not found:
             notes.append(
                 f"differential: {t.path}::{t.qualname} skipped: private, and no public "
@@ -330,6 +332,11 @@ def _plans(
             )
             strings, numbers = steering_literals(source, lines)
             candidates += steer(candidates, strings, numbers)
+            if _one_parameter(source, name):  # the changed lines' literals themselves
+                candidates += [
+                    Candidate((repr(v),), (), (), f"{path} (changed lines)")
+                    for v in [*strings, *numbers]
+                ]
             plan.functions[name] = [c.to_dict() for c in candidates]
             plan.via[name] = group[name]
             plan.strings[name] = sorted({*strings, *_words(tests, name.rsplit(".", 1)[-1])})

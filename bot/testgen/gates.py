@@ -218,6 +218,10 @@ def _judge(
         hits: dict[str, list[int]] = {}
         for t in targets:
             hit = [n for n in t.lines if n in mine.get(t.path, set())]
+            if not hit and t.qualname == "<module>" and mine.get(t.path):
+                # a changed table or constant runs once, when the module is imported
+                # (before any test): a test that runs the module's code reads it
+                hit = list(t.lines)
             if hit:
                 hits.setdefault(t.path, []).extend(hit)
                 c.targets.append(f"{t.path}::{t.qualname}")

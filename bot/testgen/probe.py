@@ -298,7 +298,7 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
     init = objects.signature_of(objects.Named("init", named.owner, "__init__", named.owner))
     needs_obj = named.kind in ("method", "property")
     cases: list[_Case] = []
-    pool: list[tuple[Args, dict[str, object]]] = []  # instances without steps
+    pool: list[tuple[Args, dict[str, object], str]] = []  # instances without steps
     loose: list[tuple[Args, dict[str, object]]] = []  # member arguments without an instance
     for item in spec.get("inputs", []):
         scope = _scope(item.get("imports", []), named)
@@ -322,7 +322,8 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
             steps = list(item.get("steps", []))
             cases.append(_Case(built, steps, values, scope, origin, factory))
             if not item.get("steps"):
-                pool.append((built, scope))
+                pool.append((built, scope, factory))
+            loose.append((values, scope))  # its arguments, on the instances others built
         else:
             loose.append((values, scope))
     count = int(spec.get("draw", 0))
@@ -330,8 +331,8 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
     if needs_obj and count:
         scope = _scope([], named)
         guessed = objects.guessed_args(init)
-        pool += [(([], {k: eval(v, scope) for k, v in g.items()}), scope) for g in guessed]
-        pool += [(d, scope) for d in objects.draw(named.owner.__init__, 5, True)]  # type: ignore[misc]
+        pool += [(([], {k: eval(v, scope) for k, v in g.items()}), scope, "") for g in guessed]
+        pool += [(d, scope, "") for d in objects.draw(named.owner.__init__, 5, True)]  # type: ignore[misc]
     if named.kind == "property":
         loose = [(([], {}), _scope([], named))]
     elif needs_obj and count:
@@ -343,10 +344,29 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
         cases += [_Case(None, [], d, {}, "drawn") for d in drawn]
         if sig is not None and objects.no_arguments_needed(sig):
             cases.append(_Case(None, [], ([], {}), {}, "defaults"))  # every default
+    pool, loose = _distinct(pool), _distinct(loose)
     pairs = itertools.islice(itertools.product(pool[:6], loose[:12]), 72)
-    for (built, scope), (values, _) in pairs:
-        cases.append(_Case(built, [], values, scope, "drawn"))
+    for (built, scope, factory), (values, _) in pairs:
+        cases.append(_Case(built, [], values, scope, "drawn", factory))
     return cases
+
+
+_T = typing.TypeVar("_T", bound=tuple)  # type: ignore[type-arg]
+
+
+def _distinct(items: list[_T]) -> list[_T]:
+    """First of each distinct value (by its repr: the values may not compare)."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        try:
+            key = repr(item[0])
+        except Exception:  # the project's repr: anything can come out
+            continue
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
 
 
 # -- calling -----------------------------------------------------------------------------
@@ -466,8 +486,9 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
     params = list(sig.parameters) if sig is not None else []
     owner = getattr(named.owner, "__name__", None)
     results, seen = [], set()
+    cases = _cases(named, spec)  # drawing them can take seconds: the calls get their own
     deadline = time.monotonic() + FUNCTION_SECONDS
-    for case in _cases(named, spec):
+    for case in cases:
         now = time.monotonic()
         if now > deadline or now - _STARTED > RUN_SECONDS[0]:  # fewer inputs, not the job
             break

@@ -98,20 +98,57 @@ def _holder(qualname: str, defs: dict[str, tuple[ast.AST, bool]]) -> str:
     return qualname
 
 
-def entries(source: str, qualname: str) -> list[Entry]:
-    """The names to call for a changed ``qualname`` of this module (empty: none found)."""
+def _module_names(tree: ast.Module, lines: list[int]) -> set[str]:
+    """The names the module's top-level assignments on ``lines`` bind (a table, a
+    constant): a change there is reached through whatever reads them."""
+    out: set[str] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            continue
+        if not any(node.lineno <= n <= (node.end_lineno or node.lineno) for n in lines):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return out
+
+
+def entries(source: str, qualname: str, lines: list[int] | None = None) -> list[Entry]:
+    """The names to call for a changed ``qualname`` of this module (empty: none found);
+    for ``<module>``, the changed top-level assignments on ``lines``."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return []
     defs = _defs(tree)
+    if qualname == "<module>":
+        names = _module_names(tree, lines or [])
+        if not names:
+            return []
+        return _callers(defs, "<module>", names)
     if qualname in defs and defs[qualname][1]:  # the class body itself changed
         target = f"{qualname}.__init__"
         return [] if _private(qualname) else [Entry(target)]
     target = _holder(qualname, defs)
     if not _private(target):
         return [Entry(target, "" if target == qualname else qualname)]
-    # a private helper: who calls it, up to DEPTH calls away
+    found = _callers(defs, target, _names_for(target, defs) | {target.rsplit(".", 1)[-1]})
+    owner = target.rsplit(".", 1)[0] if "." in target else ""
+    if not found and owner in defs and defs[owner][1] and not _private(owner):
+        # a private method no code names (reached by getattr, a descriptor): through the
+        # public methods of its class
+        members = [
+            q
+            for q, (_node, is_class) in defs.items()
+            if q.rsplit(".", 1)[0] == owner and not is_class and not _private(q)
+        ]
+        members.sort(key=lambda q: q.rsplit(".", 1)[-1].startswith("__"))  # named ones first
+        found = [Entry(q, target) for q in members]
+    return found[:MAX_CALLERS]
+
+
+def _callers(defs: dict[str, tuple[ast.AST, bool]], target: str, wanted: set[str]) -> list[Entry]:
+    """The public functions and methods whose bodies reach ``wanted`` (what mentions
+    ``target``), nearest first."""
     graph = {
         q: _callees(
             node,
@@ -123,7 +160,6 @@ def entries(source: str, qualname: str) -> list[Entry]:
         if not is_class
     }
     seen, found = {target}, []
-    wanted = _names_for(target, defs) | {target.rsplit(".", 1)[-1]}
     for depth in range(MAX_DEPTH):
         callers = {q for q, calls in graph.items() if calls & wanted and q not in seen}
         if not callers:
@@ -137,15 +173,4 @@ def entries(source: str, qualname: str) -> list[Entry]:
         wanted |= {q.rsplit(".", 1)[-1] for q in callers if "." not in q}
         if len(found) >= MAX_CALLERS or (found and depth + 1 >= DEPTH):
             break
-    owner = target.rsplit(".", 1)[0] if "." in target else ""
-    if not found and owner in defs and defs[owner][1] and not _private(owner):
-        # a private method no code names (reached by getattr, a descriptor): through the
-        # public methods of its class
-        members = [
-            q
-            for q, (_node, is_class) in defs.items()
-            if q.rsplit(".", 1)[0] == owner and not is_class and not _private(q)
-        ]
-        members.sort(key=lambda q: q.rsplit(".", 1)[-1].startswith("__"))  # named ones first
-        found = [Entry(q, target) for q in members]
-    return found[:MAX_CALLERS]
+    return found

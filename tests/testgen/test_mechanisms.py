@@ -14,7 +14,10 @@ from typing import Any
 
 import pytest
 
+from bot.testgen.inputs import doc_examples
+from bot.testgen.reach import Entry, entries
 from bot.testgen.runners.python import measured_args, project_addopts
+from bot.testgen.scenarios import scenarios_from_tests
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
 from tests.testgen.test_differential import build_calc_sample, project_venv
@@ -371,3 +374,54 @@ def test_every_drop_reason_names_the_failure(
     reasons = {c["name"]: c["reason"] for c in json.loads(result.stdout)["dropped"]}
     assert reasons["test_wrong_value"].startswith("fails on this change: assert 4 == 5")
     assert reasons["test_raises"].startswith("fails on this change: ValueError: invalid literal")
+
+
+def test_a_changed_table_is_reached_through_the_functions_that_read_it() -> None:
+    source = (
+        '__version__ = "2"\n'
+        "FORMATS = {\n"
+        '    "%f": "[0-9]{1,6}",\n'
+        "}\n\n\n"
+        "def regex_for(fmt):\n"
+        "    return FORMATS[fmt]\n\n\n"
+        "def parse(fmt, text):\n"
+        "    return _match(regex_for(fmt), text)\n\n\n"
+        "def _match(regex, text):\n"
+        "    return regex, text\n"
+    )
+    assert entries(source, "<module>", [3]) == [
+        Entry("regex_for", "<module>"),
+        Entry("parse", "<module>"),
+    ]
+    assert entries(source, "<module>", [1]) == []  # a version string: nothing reads it
+
+
+def test_instances_built_by_class_methods_in_tests_and_docs() -> None:
+    tests = {
+        "tests/test_spec.py": (
+            "import unittest\n"
+            "from spec import Spec\n\n\n"
+            "class SpecTest(unittest.TestCase):\n"
+            "    def test_match(self):\n"
+            "        spec = Spec.from_lines('glob', ['*.txt'])\n"
+            "        files = ['a.txt', 'b.py']\n"
+            "        self.assertEqual(set(filter(spec.match_file, files)), {'a.txt'})\n"
+        )
+    }
+    found = scenarios_from_tests(tests, "Spec", "match_file")
+    assert [(c.factory, c.ctor, c.args) for c in found] == [
+        ("from_lines", (("'glob'", "['*.txt']"), ()), ("'a.txt'",)),
+        ("from_lines", (("'glob'", "['*.txt']"), ()), ("'b.py'",)),
+    ]
+    docs = doc_examples(
+        {
+            "README.rst": "Use:\n\n    >>> import spec\n    >>> s = spec.Spec('glob')\n"
+            "    >>> s.match_file('a.txt')\n    True\n"
+        }
+    )
+    (scenario,) = scenarios_from_tests(docs, "Spec", "match_file")
+    assert (scenario.ctor, scenario.args, scenario.imports) == (
+        (("'glob'",), ()),
+        ("'a.txt'",),
+        ("import spec",),
+    )
