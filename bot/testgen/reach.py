@@ -126,8 +126,10 @@ def entries(source: str, qualname: str, lines: list[int] | None = None) -> list[
             return []
         return _callers(defs, "<module>", names)
     if qualname in defs and defs[qualname][1]:  # the class body itself changed
-        target = f"{qualname}.__init__"
-        return [] if _private(qualname) else [Entry(target)]
+        if not _private(qualname):
+            return [Entry(f"{qualname}.__init__")]
+        # a private class: through whoever builds it
+        return _callers(defs, qualname, {qualname, qualname.rsplit(".", 1)[-1]})[:MAX_CALLERS]
     target = _holder(qualname, defs)
     if not _private(target):
         return [Entry(target, "" if target == qualname else qualname)]

@@ -425,3 +425,14 @@ def test_instances_built_by_class_methods_in_tests_and_docs() -> None:
         ("'a.txt'",),
         ("import spec",),
     )
+
+
+def test_callbacks_and_private_classes_are_reached_through_who_registers_them() -> None:
+    source = (
+        EVENTS
+        + "\n\nclass _Quiet(_Collector):\n    level = 2\n\n\ndef quiet():\n    return _Quiet()\n"
+    )
+    assert entries(source, "_Collector._on_item") == [Entry("collect", "_Collector._on_item")]
+    assert entries(source, "_Walker.walk") == [Entry("collect", "_Walker.walk")]
+    assert entries(source, "_Quiet") == [Entry("quiet", "_Quiet")]
+    assert entries(MARKUP_NEW, "_entities") == [Entry("render", "_entities")]
