@@ -23,7 +23,16 @@ from typing import Any
 
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
-from bot.testgen.inputs import Candidate, inputs_from_doctests, inputs_from_tests, literal_pool
+from bot.testgen.inputs import (
+    Candidate,
+    doc_examples,
+    inputs_from_doctests,
+    inputs_from_tests,
+    is_doc,
+    literal_pool,
+    steer,
+    steering_literals,
+)
 from bot.testgen.matrix import Target
 from bot.testgen.render import Example, render_module
 from bot.testgen.workspace import Workspace, WriteRefused
@@ -37,7 +46,7 @@ MAX_AGREED = 3  # and guarding an unchanged one
 CALL_SECONDS = 1.0
 RUN_SECONDS = 40.0  # all calls of one side-runner run
 SLOW_MS = 250  # a call slower than this is not made a test: the gates run each test often
-MAX_FILES = 3  # test files written (each costs several runs of the gates)
+MAX_FILES = 4  # test files written (each costs several runs of the gates)
 _DRAW_PACKAGES = (
     "hypothesis",
     "_hypothesis_globals",
@@ -229,9 +238,11 @@ def _reached(
 
     by_path: dict[str, dict[str, list[str]]] = {}
     for t in targets:
-        if not t.path.endswith(".py") or t.name.startswith("<"):
+        if not t.path.endswith(".py") or (t.name.startswith("<") and t.name != "<module>"):
             continue
-        found = entries(ws.read(t.path) or "", t.qualname)
+        found = entries(ws.read(t.path) or "", t.qualname, t.lines)
+        if not found and t.name == "<module>":
+            continue  # an import, a version string: nothing a function reads
         if not found:
             notes.append(
                 f"differential: {t.path}::{t.qualname} skipped: private, and no public "
@@ -298,6 +309,8 @@ def _plans(
 ) -> list[DifferentialPlan]:
     by_path = _reached(ws, targets, notes)
     tests = {p: ws.read(p) or "" for p in ws.files() if fw.is_test_name(p)}
+    # the documentation's examples build and call things the way users do
+    tests.update(doc_examples({p: ws.read(p) or "" for p in ws.files() if is_doc(p)}))
     plans = []
     for path, group in sorted(by_path.items()):
         source = ws.read(path) or ""
@@ -312,9 +325,21 @@ def _plans(
                 notes.append(f"differential: {path}::{name} skipped: it {effect}")
                 continue
             candidates = _candidates(name, source, path, tests, found)
+            # what the changed lines it reaches test for steers more inputs there
+            reached = {name, name.rsplit(".", 1)[0], *group[name]}
+            lines = sorted(
+                {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
+            )
+            strings, numbers = steering_literals(source, lines)
+            candidates += steer(candidates, strings, numbers)
+            if _one_parameter(source, name):  # the changed lines' literals themselves
+                candidates += [
+                    Candidate((repr(v),), (), (), f"{path} (changed lines)")
+                    for v in [*strings, *numbers]
+                ]
             plan.functions[name] = [c.to_dict() for c in candidates]
             plan.via[name] = group[name]
-            plan.strings[name] = _words(tests, name.rsplit(".", 1)[-1])
+            plan.strings[name] = sorted({*strings, *_words(tests, name.rsplit(".", 1)[-1])})
         if plan.functions:
             plans.append(plan)
     return plans
@@ -350,8 +375,30 @@ def _describe(outcome: str) -> str:
     return str(data.get("kind"))
 
 
+def _may_equal(head: str, parent: str) -> bool:
+    """Whether two values that print differently may still compare equal: both plain
+    literals and equal (``1`` and ``1.0``, dicts in another order), or either one is not
+    a literal (``OrderedDict([...])`` and ``{...}``, ``Decimal('1')`` and ``1``)."""
+    try:
+        return bool(ast.literal_eval(head) == ast.literal_eval(parent))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return True
+
+
 def _example(result: dict[str, Any], entry: dict[str, Any], before: str | None) -> Example:
     outcome = result["outcome"]
+    parent = json.loads(before) if before is not None and before != "missing" else None
+    if (
+        isinstance(parent, dict)
+        and parent.get("kind") == outcome.get("kind") == "value"
+        and parent.get("value") != outcome.get("value")
+        and outcome.get("ordered")
+        and _may_equal(str(outcome.get("value")), str(parent.get("value")))
+    ):
+        # the parent's value printed differently: it may still compare equal (1 == 1.0,
+        # an OrderedDict and a dict, dicts in another order), so type and order are
+        # asserted too
+        outcome = {**outcome, "strict": True}
     return Example(
         list(result["args"]),
         dict(result["kwargs"]),
@@ -379,9 +426,14 @@ def _compare(
     changed: list[Example] = []
     agreed: list[Example] = []
     unstable = unusable = slow = 0
+    depends: set[str] = set()
     for result in entry["results"]:
         key, outcome = _key(result), result["outcome"]
         ours = {json.dumps(outcome, sort_keys=True), *(r.get(key, "?") for r in head_runs)}
+        if outcome["kind"] == "depends":  # the clock, randomness, the environment
+            unstable += 1
+            depends.add(str(outcome.get("on")))
+            continue
         if outcome["kind"] not in ("value", "raises"):
             unusable += 1
             continue
@@ -403,7 +455,8 @@ def _compare(
         f"{len(agreed)} where it agrees"
     )
     if unstable:
-        note += f", {unstable} non-deterministic (dropped)"
+        on = f": they read {', '.join(sorted(depends))}" if depends else ""
+        note += f", {unstable} non-deterministic (dropped{on})"
     if unusable:
         note += f", {unusable} unusable (past the time of a call, or a value that does not render)"
     if slow:

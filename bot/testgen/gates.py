@@ -20,7 +20,7 @@ from bot.testgen.matrix import Target
 from bot.testgen.runners import Runner
 from bot.testgen.workspace import Workspace
 
-__all__ = ["TestCase", "evaluate", "keep_whole_units", "mutants"]
+__all__ = ["TestCase", "evaluate", "failure", "keep_whole_units", "mutants"]
 
 _FLIPS = {
     "python": [
@@ -84,6 +84,16 @@ class TestCase:
         if self.evidence.get("calls"):
             out["calls"] = self.evidence["calls"]  # what it called, head and parent
         return out
+
+
+def failure(runner: Runner, rel: str, name: str) -> str:
+    """What the runner saw fail for this test: its assertion or exception, or why the
+    file's tests did not run; never a bare "fails"."""
+    seen = runner.failures.get(f"{rel}::{name}")
+    if seen:
+        return seen
+    whole = runner.failures.get(f"{rel}::*")
+    return f"it did not run ({whole})" if whole else "it did not run (no report of it)"
 
 
 def mutants(line: str, language: str = "python") -> Iterator[tuple[str, str]]:
@@ -176,15 +186,27 @@ def _judge(
         if done < runs and c.node_id in runner.limit_hits:
             c.reason = runner.limit_hits[c.node_id]
         elif done == 0:
-            c.reason = "fails"
+            c.reason = f"fails on this change: {failure(runner, rel, c.name)}"
         elif done < runs:
-            c.reason = f"flaky: passed {done} of {runs} runs in a row"
+            c.reason = (
+                f"flaky: passed {done} of {runs} runs in a row, then {failure(runner, rel, c.name)}"
+            )
     alive = [c for c in cases if not c.reason]
     if not alive:
         return
     executed = runner.per_test_lines(ws, rel, [c.name for c in alive])
     covered: dict[str, dict[str, list[int]]] = {}
+    if alive and not any(executed.get(c.name) for c in alive):
+        # coverage recorded nothing at all, not even the test file: the measurement
+        # failed, which says nothing of the tests; the parent and the mutants decide
+        why = runner.coverage_failure or "coverage recorded no file"
+        for c in alive:
+            c.evidence["changed_lines_covered"] = None
+            c.evidence["coverage_unmeasured"] = why
+            covered[c.name] = {}
     for c in alive:
+        if c.name in covered:
+            continue
         if c.name not in executed:
             c.reason = (
                 "its changed-line coverage could not be measured on its own "
@@ -196,6 +218,10 @@ def _judge(
         hits: dict[str, list[int]] = {}
         for t in targets:
             hit = [n for n in t.lines if n in mine.get(t.path, set())]
+            if not hit and t.qualname == "<module>" and mine.get(t.path):
+                # a changed table or constant runs once, when the module is imported
+                # (before any test): a test that runs the module's code reads it
+                hit = list(t.lines)
             if hit:
                 hits.setdefault(t.path, []).extend(hit)
                 c.targets.append(f"{t.path}::{t.qualname}")
@@ -287,6 +313,8 @@ def _parent_round(
         c.evidence["fails_on_parent"] = ran is not True
         if ran is None:  # the file does not load there: a name the parent lacks
             c.evidence["parent_error"] = "the test file cannot be loaded on the parent"
+        elif ran is False:
+            c.evidence["parent_failure"] = failure(runner, rel, c.name)
 
 
 def keep_whole_units(cases: list[TestCase], unit: Callable[[str], str]) -> None:

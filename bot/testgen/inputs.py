@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import ast
 import copy
+import io
 import itertools
 import re
-from dataclasses import dataclass, field
+import tokenize
+from dataclasses import dataclass, field, replace
 
 __all__ = [
     "Candidate",
     "assignments",
+    "doc_examples",
     "inline",
+    "is_doc",
     "inputs_from_doctests",
     "inputs_from_tests",
     "literal_pool",
+    "steer",
+    "steering_literals",
 ]
 
 MAX_PER_FUNCTION = 60
@@ -73,6 +79,7 @@ class Candidate:
     ctor: tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]] | None = None
     steps: tuple[str, ...] = ()
     receiver: str = field(default="", compare=False)  # the class ``ctor`` builds
+    factory: str = ""  # ``ctor`` calls this class method (``Spec.from_lines``), not the class
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -83,6 +90,8 @@ class Candidate:
         }
         if self.ctor is not None:
             out["ctor"] = {"args": list(self.ctor[0]), "kwargs": dict(self.ctor[1])}
+            if self.factory:
+                out["ctor"]["factory"] = self.factory  # type: ignore[index]
             out["steps"] = list(self.steps)
         return out
 
@@ -98,13 +107,58 @@ def _plain(node: ast.AST, bound: set[str]) -> bool:
 
 
 def _imports(tree: ast.Module) -> tuple[list[str], set[str]]:
+    """The file's import lines, the ones inside its tests too (``import datetime as dt``
+    in a test body), and the names they bind. Relative imports are left out: the
+    side-runner cannot resolve them."""
     lines, bound = [], set()
-    for node in tree.body:
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
-            lines.append(ast.unparse(node))
+            if isinstance(node, ast.ImportFrom) and node.level:
+                continue
+            line = ast.unparse(node)
+            if line not in lines:
+                lines.append(line)
             for alias in node.names:
                 bound.add((alias.asname or alias.name).split(".")[0])
     return lines, bound
+
+
+SELF = "self__"  # ``self.x`` of a test class, read as the name ``self__x``
+_SET_UPS = ("setUp", "setup_method", "setup")
+
+
+class _SelfNames(ast.NodeTransformer):
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            return ast.copy_location(ast.Name(id=f"{SELF}{node.attr}", ctx=node.ctx), node)
+        self.generic_visit(node)
+        return node
+
+
+def test_bodies(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The file's functions as the reader sees them: in a test class, ``setUp``'s
+    statements first, and ``self.x`` as a plain name, so what the tests bind to names
+    (on ``self`` or not) and then pass on is followed like any other name."""
+    out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    done: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        methods = [f for f in node.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+        setup = [s for f in methods if f.name in _SET_UPS for s in f.body]
+        for f in methods:
+            done.add(id(f))
+            if f.name in _SET_UPS:
+                continue
+            copied = copy.deepcopy(f)
+            copied.body = [*copy.deepcopy(setup), *copied.body]
+            out.append(_SelfNames().visit(copied))
+    out += [
+        f
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and id(f) not in done
+    ]
+    return out
 
 
 def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, ast.expr]]:
@@ -190,14 +244,40 @@ def _callee(call: ast.Call) -> str | None:
     return call.func.attr if isinstance(call.func, ast.Attribute) else None
 
 
-def _calls_of(node: ast.AST, names: set[str]) -> list[tuple[str, ast.Call]]:
-    """Calls of the names, and ``assertRaises(E, f, *args)`` / ``pytest.raises(E, f,
-    *args)`` read as the call ``f(*args)``."""
+def mapped_calls(call: ast.Call, env: dict[str, ast.expr]) -> list[ast.Call]:
+    """``filter(f, xs)`` / ``map(f, xs)`` over a list the test wrote (or bound to a
+    name): one call ``f(x)`` per item."""
+    if not (
+        isinstance(call.func, ast.Name)
+        and call.func.id in ("filter", "map")
+        and len(call.args) == 2
+        and not call.keywords
+    ):
+        return []
+    items = inline(call.args[1], env)
+    if not isinstance(items, ast.List | ast.Tuple | ast.Set):
+        return []
+    return [
+        ast.copy_location(ast.Call(func=call.args[0], args=[item], keywords=[]), call)
+        for item in items.elts[:20]
+        if not isinstance(item, ast.Starred)
+    ]
+
+
+def _calls_of(
+    node: ast.AST, names: set[str], env: dict[str, ast.expr] | None = None
+) -> list[tuple[str, ast.Call]]:
+    """Calls of the names, ``assertRaises(E, f, *args)`` / ``pytest.raises(E, f,
+    *args)`` read as the call ``f(*args)``, and ``filter(f, xs)`` as ``f(x)`` for each."""
     found = []
     for sub in ast.walk(node):
         if not isinstance(sub, ast.Call):
             continue
         callee = _callee(sub)
+        for each in mapped_calls(sub, env or {}):
+            mapped = _callee(each)
+            if mapped in names:
+                found.append((mapped, each))
         if callee in names:
             found.append((callee, sub))
         elif callee in ("assertRaises", "raises", "assertRaisesRegex") and len(sub.args) >= 2:
@@ -344,6 +424,14 @@ def _on_instance(
     built = _candidate(inner, row, env, bound, list(found.imports), found.origin)
     if built is None or not name:
         return found
+    factory = ""
+    maker = inner.func
+    if isinstance(maker, ast.Attribute) and name[:1].islower():
+        # ``Version.parse("1.2.3").replace(...)``: built by a class method
+        owner = maker.value
+        cls = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+        if cls[:1].isupper():
+            name, factory = cls, maker.attr
     return Candidate(
         found.args,
         found.kwargs,
@@ -352,6 +440,7 @@ def _on_instance(
         (built.args, built.kwargs),
         (),
         name,
+        factory,
     )
 
 
@@ -368,14 +457,12 @@ def inputs_from_tests(files: dict[str, str], names: set[str]) -> dict[str, list[
         imports, bound = _imports(tree)
         module_env: dict[str, ast.expr] = {}
         assignments(tree.body, bound, module_env)
-        for func in ast.walk(tree):
-            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            calls = _calls_of(func, names)
-            if not calls:
-                continue
+        for func in test_bodies(tree):
             env = dict(module_env)
             assignments(func.body, bound, env)
+            calls = _calls_of(func, names, env)
+            if not calls:
+                continue
             rows = _parametrize(func) or [{}]
             loops = _loop_rows(func, env)
             for callee, call in calls:
@@ -455,3 +542,153 @@ def inputs_from_doctests(source: str, name: str, path: str) -> list[Candidate]:
                         )
                     )
     return list(dict.fromkeys(found))
+
+
+_DOC_SUFFIXES = (".rst", ".md", ".txt")
+_CONTINUED = re.compile(r"^\s*\.\.\. ?(.*)$")
+MAX_DOC_FILES = 40
+
+
+def doc_examples(files: dict[str, str]) -> dict[str, str]:
+    """The ``>>>`` examples of the project's documentation (README, docs/), each block of
+    consecutive prompts as the body of one function, so the readers of the tests read how
+    the docs build objects and call them. path -> Python source."""
+    out: dict[str, str] = {}
+    for path, text in sorted(files.items())[:MAX_DOC_FILES]:
+        blocks: list[list[str]] = []
+        current: list[str] = []
+        for row in text.splitlines():
+            prompt, more = _PROMPT.match(row), _CONTINUED.match(row)
+            if prompt:
+                current.append(prompt.group(1))
+            elif more and current:
+                current.append(more.group(1))
+            elif current:
+                blocks.append(current)
+                current = []
+        if current:
+            blocks.append(current)
+        functions = []
+        # the file's examples are one session (an import at the top serves them all);
+        # when that does not parse, each block alone
+        for n, block in enumerate([[row for b in blocks for row in b], *blocks]):
+            body = "\n".join(f"    {line}" for line in block)
+            source = f"def doc_example_{n}():\n{body}\n"
+            try:
+                ast.parse(source)
+            except SyntaxError:
+                continue
+            functions.append(source)
+            if n == 0:
+                break
+        if functions:
+            out[f"{path} (docs)"] = "\n\n".join(functions)
+    return out
+
+
+def is_doc(path: str) -> bool:
+    """A documentation file whose examples are read: the README, files under docs/."""
+    top = path.split("/", 1)[0].lower()
+    name = path.rsplit("/", 1)[-1].lower()
+    return path.endswith(_DOC_SUFFIXES) and (
+        top in ("doc", "docs") or ("/" not in path and name.startswith("readme"))
+    )
+
+
+MAX_STEERED = 24  # inputs made from the changed lines' literals, per function
+
+
+def steering_literals(source: str, lines: list[int]) -> tuple[list[str], list[int]]:
+    """The string and integer literals of the changed lines (``if "," in text``,
+    ``if len(path) >= depth + 1``): what the changed code tests for, so inputs can be
+    made that reach it."""
+    rows = source.split("\n")
+    strings: list[str] = []
+    numbers: list[int] = []
+    for n in lines:
+        if not 0 < n <= len(rows):
+            continue
+        code = rows[n - 1]
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline))
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            tokens = []
+        for tok in tokens:
+            try:
+                value = (
+                    ast.literal_eval(tok.string)
+                    if tok.type in (tokenize.STRING, tokenize.NUMBER)
+                    else None
+                )
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if isinstance(value, str) and 0 < len(value) <= 20 and value not in strings:
+                strings.append(value)
+            elif type(value) is int and abs(value) < 10**6 and value not in numbers:
+                numbers.append(value)
+    return strings[:6], numbers[:6]
+
+
+def steer(candidates: list[Candidate], strings: list[str], numbers: list[int]) -> list[Candidate]:
+    """Inputs of the tests changed towards what the changed lines test: each string
+    argument with a changed string literal put at its end, inside it and in its place;
+    each integer argument replaced by a changed number and its neighbours."""
+    out: list[Candidate] = []
+    if not strings and not numbers:
+        return out
+    for c in candidates[:12]:
+        origin = f"{c.origin} (steered)"
+        for i, source in enumerate(c.args):
+            for value in _steered_values(source, strings, numbers):
+                args = (*c.args[:i], value, *c.args[i + 1 :])
+                out.append(replace(c, args=args, origin=origin))
+        for j, (key, source) in enumerate(c.kwargs):
+            for value in _steered_values(source, strings, numbers):
+                kwargs = (*c.kwargs[:j], (key, value), *c.kwargs[j + 1 :])
+                out.append(replace(c, kwargs=kwargs, origin=origin))
+    return list(dict.fromkeys(out))[:MAX_STEERED]
+
+
+def _steered_values(source: str | None, strings: list[str], numbers: list[int]) -> list[str]:
+    try:
+        value = ast.literal_eval(source) if source else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return []
+    out: list[str] = []
+    if isinstance(value, str):
+        for s in strings:
+            if s in value:
+                continue
+            middle = len(value) // 2
+            out += [repr(value + s), repr(value[:middle] + s + value[middle:]), repr(s)]
+    elif type(value) is int:
+        out += [repr(v) for n in numbers for v in (n, n + 1, n - 1) if v != value]
+    elif isinstance(value, list | tuple | dict):
+        # a table of the tests (``[("alpha", [...])]``): its first string changed
+        for s in strings:
+            changed = _first_string(value, s)
+            if changed is not None and changed != value:
+                out.append(repr(changed))
+    return list(dict.fromkeys(out))
+
+
+def _first_string(value: object, tail: str, depth: int = 0) -> object | None:
+    """``value`` with ``tail`` put at the end of its first string (depth first); None when
+    it has none."""
+    if isinstance(value, str):
+        return value + tail
+    if depth > 8:
+        return None
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            new = _first_string(item, tail, depth + 1)
+            if new is not None:
+                out = [*value[:i], new, *value[i + 1 :]]
+                return out if isinstance(value, list) else tuple(out)
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            new = _first_string(item, tail, depth + 1)
+            if new is not None:
+                return {**value, key: new}
+    return None

@@ -206,8 +206,16 @@ def measure_baseline(
     keep_going = ["--continue-on-collection-errors"] if runner.language == "python" else []
     measured = runner.line_coverage(ws, [*keep_going, *mentioning])
     if measured is None:
-        return "the existing suite could not be run under coverage", None
+        why = f": {runner.coverage_failure}" if runner.coverage_failure else ""
+        return f"the existing suite could not be run under coverage{why}", None
     executed, missing = measured
+    if not executed:
+        # nothing recorded is a failed measurement, not a suite that runs no changed line
+        why = f" ({runner.coverage_failure})" if runner.coverage_failure else ""
+        return (
+            f"coverage of the existing tests came back empty{why}: which changed lines "
+            "they run is unknown, and generated tests are judged without it"
+        ), None
     for t in targets:
         never_ran = missing.get(t.path)
         if never_ran is None:  # the file was never imported: every changed statement

@@ -308,6 +308,17 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
             from bot.testgen.render import MARKER, tidy
 
             ws.write_test(rel, tidy(pruned) if pruned.startswith(MARKER) else pruned)
+    blind = {
+        str(c.evidence["coverage_unmeasured"])
+        for c in [*result.kept, *result.dropped]
+        if c.evidence.get("coverage_unmeasured")
+    }
+    if blind:
+        result.notes.append(
+            "coverage recorded nothing for the generated tests "
+            f"({'; '.join(sorted(blind))[:300]}): they were judged on the parent and the "
+            "mutants alone, not dropped for running no changed line"
+        )
     if result.kept and result.coverage_before is not None:
         # the suite's changed lines (measured once, before) and the kept tests' own: no
         # second coverage run of the whole suite

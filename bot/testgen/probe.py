@@ -78,6 +78,13 @@ _EFFECTS = {
     "ftplib.connect": "uses the network",
 }
 _guard = {"on": False}
+# what a value must not depend on to be pinned: calls that read the wall clock, draw
+# random numbers or read the machine's environment (the run-twice check misses a value
+# computed from today's date: two runs a second apart agree)
+_CLOCK = {"time", "time_ns", "now", "utcnow", "today"}
+_MACHINE = {"getcwd", "getpid", "gethostname", "getlogin", "getuid", "urandom", "getrandom"}
+_MACHINE_MODULES = {"posix", "nt", "os", "socket", "_socket"}
+_depends: list[str] = []  # what the current call read (filled while it runs)
 
 
 class SideEffect(BaseException):
@@ -101,6 +108,32 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
     if what:
         _guard["on"] = False
         raise SideEffect(f"{what} ({event})")
+
+
+def _watch(frame: typing.Any, event: str, arg: object) -> None:
+    """A profile hook while a call runs: notes what its value may depend on."""
+    if _depends:
+        return
+    if event == "c_call":
+        name = getattr(arg, "__name__", "")
+        owner = getattr(arg, "__self__", None)
+        module = getattr(arg, "__module__", None) or getattr(owner, "__name__", "")
+        if name in _CLOCK and (
+            module == "time"
+            or (isinstance(owner, type) and owner.__module__ in ("datetime", "_datetime"))
+        ):
+            _depends.append(f"the clock ({getattr(owner, '__name__', module)}.{name})")
+        elif owner is not None and type(owner).__module__ in ("random", "_random"):
+            _depends.append(f"randomness (random.{name})")
+        elif name in _MACHINE and module in _MACHINE_MODULES:
+            _depends.append(f"the machine ({module}.{name})")
+    elif event == "call":
+        code = frame.f_code
+        where = code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+        if where == "os.py" and code.co_name in ("__getitem__", "getenv"):
+            _depends.append("the environment (os.environ)")
+        elif where in ("random.py", "secrets.py", "uuid.py"):
+            _depends.append(f"randomness ({where[:-3]}.{code.co_name})")
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -255,6 +288,7 @@ class _Case(typing.NamedTuple):
     args: Args
     scope: dict[str, object]
     origin: str
+    factory: str = ""  # the class method that builds the instance ("": the class)
 
 
 def _cases(named: objects.Named, spec: Json) -> list[_Case]:
@@ -264,7 +298,7 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
     init = objects.signature_of(objects.Named("init", named.owner, "__init__", named.owner))
     needs_obj = named.kind in ("method", "property")
     cases: list[_Case] = []
-    pool: list[tuple[Args, dict[str, object]]] = []  # instances without steps
+    pool: list[tuple[Args, dict[str, object], str]] = []  # instances without steps
     loose: list[tuple[Args, dict[str, object]]] = []  # member arguments without an instance
     for item in spec.get("inputs", []):
         scope = _scope(item.get("imports", []), named)
@@ -274,14 +308,22 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
             continue
         ctor = item.get("ctor")
         built = _evaluate(ctor, scope) if isinstance(ctor, dict) else None
-        built = objects.drop_unplain(init, *built) if built is not None else None
+        factory = str(ctor.get("factory") or "") if isinstance(ctor, dict) else ""
+        maker = init
+        if factory:
+            maker = objects.signature_of(
+                objects.Named("static", named.owner, factory, getattr(named.owner, factory, None))
+            )
+        built = objects.drop_unplain(maker, *built) if built is not None else None
         origin = str(item.get("origin", "tests"))
         if not needs_obj:
             cases.append(_Case(None, [], values, scope, origin))
         elif built is not None:
-            cases.append(_Case(built, list(item.get("steps", [])), values, scope, origin))
+            steps = list(item.get("steps", []))
+            cases.append(_Case(built, steps, values, scope, origin, factory))
             if not item.get("steps"):
-                pool.append((built, scope))
+                pool.append((built, scope, factory))
+            loose.append((values, scope))  # its arguments, on the instances others built
         else:
             loose.append((values, scope))
     count = int(spec.get("draw", 0))
@@ -289,8 +331,8 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
     if needs_obj and count:
         scope = _scope([], named)
         guessed = objects.guessed_args(init)
-        pool += [(([], {k: eval(v, scope) for k, v in g.items()}), scope) for g in guessed]
-        pool += [(d, scope) for d in objects.draw(named.owner.__init__, 5, True)]  # type: ignore[misc]
+        pool += [(([], {k: eval(v, scope) for k, v in g.items()}), scope, "") for g in guessed]
+        pool += [(d, scope, "") for d in objects.draw(named.owner.__init__, 5, True)]  # type: ignore[misc]
     if named.kind == "property":
         loose = [(([], {}), _scope([], named))]
     elif needs_obj and count:
@@ -302,10 +344,29 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
         cases += [_Case(None, [], d, {}, "drawn") for d in drawn]
         if sig is not None and objects.no_arguments_needed(sig):
             cases.append(_Case(None, [], ([], {}), {}, "defaults"))  # every default
+    pool, loose = _distinct(pool), _distinct(loose)
     pairs = itertools.islice(itertools.product(pool[:6], loose[:12]), 72)
-    for (built, scope), (values, _) in pairs:
-        cases.append(_Case(built, [], values, scope, "drawn"))
+    for (built, scope, factory), (values, _) in pairs:
+        cases.append(_Case(built, [], values, scope, "drawn", factory))
     return cases
+
+
+_T = typing.TypeVar("_T", bound=tuple)  # type: ignore[type-arg]
+
+
+def _distinct(items: list[_T]) -> list[_T]:
+    """First of each distinct value (by its repr: the values may not compare)."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        try:
+            key = repr(item[0])
+        except Exception:  # the project's repr: anything can come out
+            continue
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
 
 
 # -- calling -----------------------------------------------------------------------------
@@ -318,7 +379,8 @@ def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, s
     args, kwargs = case.args
     if named.kind in ("method", "property"):
         assert case.ctor is not None
-        obj = typing.cast("Callable[..., object]", named.owner)(*case.ctor[0], **case.ctor[1])
+        make = getattr(named.owner, case.factory) if case.factory else named.owner
+        obj = typing.cast("Callable[..., object]", make)(*case.ctor[0], **case.ctor[1])
         for step in case.steps:
             exec(step, {**case.scope, objects.OBJ: obj})  # a mined step of the project's tests
         value = objects.call_member(named, obj, args, kwargs)
@@ -349,9 +411,14 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     stage: list[str] = []
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _guard["on"] = True
+    del _depends[:]
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            value, view, state = _act(named, case, stage)
+            sys.setprofile(_watch)
+            try:
+                value, view, state = _act(named, case, stage)
+            finally:
+                sys.setprofile(None)
     except BaseException as exc:  # the project's code: anything can come out
         caught = exc
     finally:
@@ -359,6 +426,8 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
         signal.setitimer(signal.ITIMER_REAL, 0)
     if isinstance(caught, SideEffect):
         return {"kind": "side effect", "why": str(caught)}
+    if _depends:
+        return {"kind": "depends", "on": _depends[0]}
     if isinstance(caught, CallTimeout):
         return {"kind": "timeout", "seconds": seconds}
     if isinstance(caught, (MemoryError, RecursionError)):
@@ -376,11 +445,24 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     if rendered is None or (view == "str" and "0x" in str(value)):
         return {"kind": "unrenderable", "type": type(value).__name__}
     out = {"kind": "value", "value": rendered[0], "imports": rendered[1]}
+    if _ordered(value):
+        out["ordered"] = True  # its repr is the same in every run: a test may pin it
     if view:
         out["view"] = view
     if state:
         out["state"] = state
     return out
+
+
+def _ordered(value: object, depth: int = 0) -> bool:
+    """No set inside (whose order changes with the hash seed): the repr is stable."""
+    if depth > 16 or isinstance(value, (set, frozenset)):
+        return False
+    if isinstance(value, dict):
+        return all(_ordered(k, depth + 1) and _ordered(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_ordered(v, depth + 1) for v in value)
+    return True
 
 
 def _message(exc: BaseException) -> str:
@@ -404,8 +486,9 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
     params = list(sig.parameters) if sig is not None else []
     owner = getattr(named.owner, "__name__", None)
     results, seen = [], set()
+    cases = _cases(named, spec)  # drawing them can take seconds: the calls get their own
     deadline = time.monotonic() + FUNCTION_SECONDS
-    for case in _cases(named, spec):
+    for case in cases:
         now = time.monotonic()
         if now > deadline or now - _STARTED > RUN_SECONDS[0]:  # fewer inputs, not the job
             break
@@ -415,6 +498,8 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
             continue
         if built is not None:
             shown["imports"] = sorted({*shown["imports"], *built.pop("imports")})
+            if case.factory:
+                built["factory"] = case.factory
         shown.update(ctor=built, steps=case.steps)
         if case.origin == "drawn" and not _readable(shown):
             continue  # a reviewer would not accept it as a realistic value

@@ -40,6 +40,7 @@ class Example:
             len(self.args),
             tuple(sorted(self.kwargs)),
             self.outcome.get("view"),
+            bool(self.outcome.get("strict")),
             self.outcome.get("message"),  # one pattern for the rows of one test
             bool(self.outcome.get("state")),
             self.new,
@@ -137,9 +138,10 @@ def setup_and_call(
     if e.kind not in ("method", "property") or e.ctor is None:
         return [], _call(func, args, kwargs)
     var = _snake(owner) or "obj"
-    if var in ("pytest", "expected", "re", "islice", "math", "datetime"):
+    if var in ("pytest", "expected", "actual", "re", "islice", "math", "datetime"):
         var += "_"
-    lines = [f"{var} = {_call(owner, list(e.ctor['args']), dict(e.ctor['kwargs']))}"]
+    make = f"{owner}.{e.ctor['factory']}" if e.ctor.get("factory") else owner
+    lines = [f"{var} = {_call(make, list(e.ctor['args']), dict(e.ctor['kwargs']))}"]
     lines += [re.sub(rf"\b{OBJ}\b", var, step) for step in e.steps]
     return lines, _member_call(var, member, args, kwargs, e.kind)
 
@@ -168,6 +170,16 @@ def _assertion(
     observed = _observed(call, outcome)
     if expected in ("None", "True", "False"):
         return [*body, f"    assert {observed} is {expected}"]
+    if outcome.get("strict"):
+        # equal is not enough when the parent's value compares equal: its type and order
+        # (the repr) are pinned as well
+        return [
+            *body,
+            f"    actual = {observed}",
+            f"    assert actual == {expected}",
+            f"    assert type(actual) is type({expected})",
+            f"    assert repr(actual) == repr({expected})",
+        ]
     return [*body, f"    assert {observed} == {expected}"]
 
 

@@ -10,7 +10,16 @@ from __future__ import annotations
 import ast
 import re
 
-from bot.testgen.inputs import _PROMPT, Candidate, _imports, _plain, assignments, inline
+from bot.testgen.inputs import (
+    _PROMPT,
+    Candidate,
+    _imports,
+    _plain,
+    assignments,
+    inline,
+    mapped_calls,
+    test_bodies,
+)
 
 __all__ = ["OBJ", "scenarios_from_doctests", "scenarios_from_tests"]
 
@@ -53,11 +62,29 @@ def _ctor_parts(
     return tuple(ast.unparse(a) for a in args), tuple(named)
 
 
-def _uses(stmt: ast.AST, var: str, member: str) -> list[ast.Call | None]:
+def _uses(
+    stmt: ast.AST, var: str, member: str, env: dict[str, ast.expr] | None = None
+) -> list[ast.Call | None]:
     """The member's uses on ``var`` in a statement: a call (its arguments are the
-    input), or None for an argument-free use (a property, ``len(var)``)."""
+    input; ``filter(var.member, xs)`` is a call per item), or None for an argument-free
+    use (a property, ``len(var)``)."""
     found: list[ast.Call | None] = []
+    handed = set()
     for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Call):
+            for each in mapped_calls(sub, env or {}):
+                f = each.func
+                if (
+                    isinstance(f, ast.Attribute)
+                    and f.attr == member
+                    and isinstance(f.value, ast.Name)
+                    and f.value.id == var
+                ):
+                    found.append(each)
+                    handed.add(id(f))
+    for sub in ast.walk(stmt):
+        if id(sub) in handed:
+            continue
         if (
             isinstance(sub, ast.Call)
             and isinstance(sub.func, ast.Attribute)
@@ -86,6 +113,13 @@ def _uses(stmt: ast.AST, var: str, member: str) -> list[ast.Call | None]:
     # a call's func is also an Attribute: count it once
     calls: list[ast.Call | None] = [f for f in found if f is not None]
     return calls or found[:1]
+
+
+def _last_name(node: ast.expr) -> str:
+    """``Spec`` of ``Spec`` and of ``pkg.Spec``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _mentions(stmt: ast.AST, var: str) -> bool:
@@ -162,7 +196,8 @@ def _walk_body(
 ) -> list[Candidate]:
     found: list[Candidate] = []
     live: dict[
-        str, tuple[tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]], list[str]]
+        str,
+        tuple[tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]], list[str], str],
     ] = {}
     for stmt in body:
         if isinstance(stmt, ast.With | ast.AsyncWith):
@@ -182,17 +217,25 @@ def _walk_body(
                 if isinstance(func, ast.Attribute)
                 else ""
             )
-            if name == owner:
+            # ``Spec.from_lines(...)``: a class method that builds the instance
+            factory = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                and _last_name(func.value) == owner
+                and not func.attr.startswith("_")
+                else ""
+            )
+            if name == owner or factory:
                 parts = _ctor_parts(stmt.value, env, bound)
                 var = stmt.targets[0].id
                 live.pop(var, None)
                 if parts is not None:
-                    live[var] = (parts, [])
+                    live[var] = (parts, [], factory)
                 continue
-        for var, (ctor, steps) in list(live.items()):
+        for var, (ctor, steps, factory) in list(live.items()):
             if not _mentions(stmt, var):
                 continue
-            for use in _uses(stmt, var, member):
+            for use in _uses(stmt, var, member, env):
                 args: tuple[str | None, ...] = ()
                 kwargs: tuple[tuple[str, str | None], ...] = ()
                 if use is not None:
@@ -200,7 +243,9 @@ def _walk_body(
                     if parts is None:
                         continue
                     args, kwargs = parts
-                found.append(Candidate(args, kwargs, imports, origin, ctor, tuple(steps)))
+                found.append(
+                    Candidate(args, kwargs, imports, origin, ctor, tuple(steps), factory=factory)
+                )
             more = _replayable(stmt, var, bound, env)
             if more is None or len(steps) + len(more) > MAX_STEPS:
                 del live[var]
@@ -223,7 +268,7 @@ def scenarios_from_tests(files: dict[str, str], owner: str, member: str) -> list
         imports, bound = _imports(tree)
         env: dict[str, ast.expr] = {}
         assignments(tree.body, bound, env)
-        for func in ast.walk(tree):
+        for func in test_bodies(tree):
             if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
                 local = dict(env)
                 assignments(func.body, bound, local)

@@ -28,6 +28,10 @@ class Runner(ABC):
         self.memory_mb = memory_mb
         # node id (``rel::name``) -> why the test hit a limit: it is dropped with this reason
         self.limit_hits: dict[str, str] = {}
+        # node id -> what failed in its last failing run (the assertion, the exception);
+        # ``rel::*``: why the file's tests did not run at all
+        self.failures: dict[str, str] = {}
+        self.coverage_failure: str | None = None  # why the last coverage run gave nothing
 
     run_margin = 60.0  # seconds a run may take beyond its tests' limits (start-up, imports)
 

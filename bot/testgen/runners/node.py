@@ -122,6 +122,7 @@ class NodeTestRunner(Runner):
         leaves = res.leaves()
         # a run that cannot be trusted counts for nothing: the gates run the tests again
         first = None if res.run.escape() else _passed(leaves, {n.full for n in leaves})
+        self._failures(rel, leaves)
         return [n.full for n in leaves], first
 
     def run_once(
@@ -136,7 +137,14 @@ class NodeTestRunner(Runner):
                     f"hit the time limit: {n.error[:120]} (the limit per test is "
                     f"{self.test_timeout:g} s)"
                 )
+        self._failures(rel, leaves)
         return _passed(leaves, set(names)), res.run.escape()
+
+    def _failures(self, rel: str, leaves: list[_Node]) -> None:
+        """What each failing test's error said, for the reason it is dropped with."""
+        for n in leaves:
+            if n.passed is False and n.error:
+                self.failures[f"{rel}::{n.full}"] = " ".join(n.error.split())[:300]
 
     def _select(self, names: list[str], rel: str) -> list[str]:
         """``--test-name-pattern`` for one test run alone; nothing for several (the file

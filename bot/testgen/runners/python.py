@@ -1,10 +1,19 @@
 """pytest (which also runs unittest-style tests): runs through Nova's limits plugin,
-junit reports, coverage.py contexts per test, and cutting tests out of a file by its AST."""
+junit reports, coverage.py contexts per test, and cutting tests out of a file by its AST.
+
+Coverage is Nova's own measurement, whatever the project configured: coverage.py reads
+only the configuration file Nova writes (not the project's ``.coveragerc``, ``setup.cfg``,
+``tox.ini`` or ``pyproject.toml``, whose ``omit`` patterns a newer coverage may reject),
+and pytest-cov is not loaded (``-p no:pytest_cov``: its own tracer would replace Nova's),
+with its options taken out of the project's ``addopts`` and every other option kept."""
 
 from __future__ import annotations
 
 import ast
+import configparser
 import json
+import shlex
+import tomllib
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -12,7 +21,83 @@ from bot.sandbox.run import RunResult
 from bot.testgen.runners.base import Lines, Runner, relative
 from bot.testgen.workspace import Workspace
 
-__all__ = ["PytestRunner", "prune_python"]
+__all__ = ["PytestRunner", "measured_args", "project_addopts", "prune_python"]
+
+# pytest-cov's options that take a value (``--cov`` takes one optionally)
+_COV_VALUED = {"--cov", "--cov-report", "--cov-config", "--cov-fail-under", "--cov-context"}
+
+
+def project_addopts(root: Path) -> list[str] | None:
+    """The ``addopts`` of the pytest configuration file pytest would pick in ``root``
+    (pytest.ini, .pytest.ini, pyproject.toml, tox.ini, setup.cfg, in pytest's order), or
+    None when that file sets none."""
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        (".pytest.ini", "pytest"),
+        ("pyproject.toml", None),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        path = root / name
+        if not path.is_file():
+            continue
+        if section is None:
+            try:
+                table = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+                continue
+            options = table.get("tool", {}).get("pytest", {}).get("ini_options")
+            if not isinstance(options, dict):
+                continue
+            value = options.get("addopts")
+            if isinstance(value, list):
+                return [str(v) for v in value]
+            return shlex.split(str(value)) if value is not None else None
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        if parser.has_section(section) or name in ("pytest.ini", ".pytest.ini"):
+            if not parser.has_option(section, "addopts"):
+                return None
+            try:
+                return shlex.split(parser.get(section, "addopts"))
+            except ValueError:  # unbalanced quotes: pytest cannot read it either
+                return None
+    return None
+
+
+def _without_cov(options: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for opt in options:
+        if skip:
+            skip = False
+            if not opt.startswith("-"):
+                continue
+        if opt.startswith(("--cov", "--no-cov")):
+            skip = opt in _COV_VALUED
+            continue
+        out.append(opt)
+    return out
+
+
+def measured_args(root: Path) -> list[str]:
+    """pytest options for a run Nova measures: pytest-cov not loaded, and its options
+    taken out of the project's ``addopts`` (which pytest would otherwise reject)."""
+    args = ["-p", "no:pytest_cov"]
+    options = project_addopts(root)
+    if options is not None and _without_cov(options) != options:
+        args += ["-o", f"addopts={shlex.join(_without_cov(options))}"]
+    return args
+
+
+def _rcfile(where: Path, contexts: bool = False) -> Path:
+    """Nova's coverage configuration: the project's is never read."""
+    rc = where / "nova-coveragerc"
+    rc.write_text("[run]\n" + ("dynamic_context = test_function\n" if contexts else ""))
+    return rc
 
 
 class PytestRunner(Runner):
@@ -99,6 +184,7 @@ class PytestRunner(Runner):
                 len(names),
             )
             if not report.is_file():
+                self.failures[f"{rel}::*"] = _tail(run.output)
                 return {}, stuck, run
             root = ElementTree.parse(report).getroot()
         out: dict[str, bool] = {}
@@ -106,14 +192,19 @@ class PytestRunner(Runner):
             cls, name = case.get("classname", ""), case.get("name", "")
             inner = cls[len(module) :].lstrip(".").replace(".", "::")
             key = f"{inner}::{name}" if inner else name
-            out[key] = not any(child.tag in ("failure", "error") for child in case)
+            bad = [child for child in case if child.tag in ("failure", "error")]
+            out[key] = not bad
+            if bad:
+                self.failures[f"{rel}::{key}"] = _failure_text(bad[0])
+        if not out:
+            self.failures[f"{rel}::*"] = _tail(run.output)
         return out, stuck, run
 
     def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:
         """One coverage run with per-test contexts."""
         with ws.outputs() as tmp:
-            rc, data, report = (tmp / n for n in ("rc", "data", "cov.json"))
-            rc.write_text("[run]\ndynamic_context = test_function\n")
+            data, report = (tmp / n for n in ("data", "cov.json"))
+            rc = _rcfile(tmp, contexts=True)
             python = self.fw.run_files[0]
             ws.run(
                 [
@@ -124,6 +215,7 @@ class PytestRunner(Runner):
                     f"--rcfile={rc}",
                     f"--data-file={data}",
                     *self.fw.run_files[1:],
+                    *measured_args(ws.root),
                     "-p",
                     "nova_limits",
                     *(f"{rel}::{n}" for n in names),
@@ -167,6 +259,7 @@ class PytestRunner(Runner):
     ) -> tuple[Lines, Lines] | None:
         with ws.outputs() as tmp:
             data, report = str(tmp / "cov"), str(tmp / "cov.json")
+            rc = f"--rcfile={_rcfile(tmp)}"
             python = self.fw.run_files[0]
             # the whole suite is the project's own: the memory limit is for generated tests
             run = ws.run(
@@ -175,20 +268,25 @@ class PytestRunner(Runner):
                     "-m",
                     "coverage",
                     "run",
+                    rc,
                     f"--data-file={data}",
                     *self.fw.run_files[1:],
+                    *measured_args(ws.root),
                     *test_args,
                 ],
                 timeout=timeout,
                 limit_memory=bool(test_args),
             )
             if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
+                self.coverage_failure = _tail(run.output)
                 return None
             json_run = ws.run(
-                [python, "-m", "coverage", "json", f"--data-file={data}", "-o", report]
+                [python, "-m", "coverage", "json", rc, f"--data-file={data}", "-o", report]
             )
             if not json_run.passed:
-                return None
+                # "No data to report": the run recorded nothing
+                self.coverage_failure = _tail(json_run.output)
+                return {}, {}
             files = json.loads(Path(report).read_text()).get("files", {})
         executed: Lines = {}
         missing: Lines = {}
@@ -211,6 +309,21 @@ class PytestRunner(Runner):
 
     def cut(self, ws: Workspace, rel: str, keep: set[str], collected: list[str]) -> str | None:
         return prune_python(ws.read(rel) or "", keep, collected)
+
+
+def _failure_text(element: ElementTree.Element) -> str:
+    """The junit failure's message (``AssertionError: assert 3 == 4``), else the last line
+    of its traceback (``E   ValueError: ...``)."""
+    message = " ".join((element.get("message") or "").split())
+    if message:
+        return message[:300]
+    rows = [r.strip() for r in (element.text or "").splitlines() if r.strip().startswith("E ")]
+    return rows[-1][1:].strip()[:300] if rows else "no message in the report"
+
+
+def _tail(output: str) -> str:
+    rows = [r.strip() for r in output.strip().splitlines() if r.strip()]
+    return rows[-1][:300] if rows else "no output"
 
 
 def prune_python(text: str, keep: set[str], collected: list[str]) -> str | None:
