@@ -27,6 +27,7 @@ _PROBE_TOOLS = (
     "import importlib.util, sys; print(' '.join(m for m in sys.argv[1:] "
     "if importlib.util.find_spec(m) is None))"
 )
+_MARK = "nova-import-check: "  # the answer's line: the modules may print anything at import
 _PROBE_IMPORTS = """
 import importlib, json, sys
 failed = {}
@@ -37,8 +38,8 @@ for name in sys.argv[1:]:
         failed[name] = (type(exc).__name__ + ": " + str(exc))[:200]
     except BaseException:  # the module's own code failed: not the environment's fault
         pass
-print(json.dumps(failed))
-"""
+print("\\n" + MARK + json.dumps(failed), flush=True)
+""".replace("MARK", repr(_MARK))
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,9 @@ def import_failures(
     if not modules:
         return {}
     result = run([python, "-c", _PROBE_IMPORTS, *modules], timeout=60)
+    answer = [ln for ln in result.output.splitlines() if ln.startswith(_MARK)]
     try:
-        failed = json.loads(result.output.strip().splitlines()[-1])
+        failed = json.loads(answer[-1][len(_MARK) :])
     except (json.JSONDecodeError, IndexError):
         return {m: f"the import check failed: {result.output.strip()[-200:]}" for m in modules}
     return {str(k): str(v) for k, v in failed.items()} if isinstance(failed, dict) else {}

@@ -436,3 +436,23 @@ def test_callbacks_and_private_classes_are_reached_through_who_registers_them() 
     assert entries(source, "_Walker.walk") == [Entry("collect", "_Walker.walk")]
     assert entries(source, "_Quiet") == [Entry("quiet", "_Quiet")]
     assert entries(MARKUP_NEW, "_entities") == [Entry("render", "_entities")]
+
+
+def test_a_module_that_prints_at_import_is_still_importable(tmp_path: Path) -> None:
+    """The import check's answer is told from whatever the modules print at import (to
+    stdout or stderr, with or without a newline): a chatty module is not 'unimportable'."""
+    import sys
+
+    from bot.sandbox.run import run_sandboxed
+    from bot.testgen.environment import import_failures
+
+    (tmp_path / "chatty.py").write_text(
+        "import sys\nprint('setup tools', end='')\nsys.stderr.write('{not json')\n"
+    )
+    (tmp_path / "broken.py").write_text("import not_installed_anywhere_0035\n")
+
+    def run(cmd: list[str], timeout: float) -> object:
+        return run_sandboxed(cmd, tmp_path, timeout=timeout)
+
+    failed = import_failures(run, sys.executable, ["chatty", "broken"])
+    assert list(failed) == ["broken"] and "not_installed_anywhere_0035" in failed["broken"]
