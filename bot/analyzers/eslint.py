@@ -12,6 +12,7 @@ from pathlib import Path
 from bot.analyzers.base import Linter
 from bot.analyzers.formats.eslint import parse as parse_reports
 from bot.analyzers.oxlint import JS_SUFFIXES
+from bot.analyzers.project import installed
 from bot.analyzers.report import Finding
 
 __all__ = ["ANALYZER", "CONFIGS"]
@@ -34,10 +35,7 @@ def _configured(root: Path) -> bool:
 
 def locate(root: Path | None) -> str | None:
     """``node_modules/.bin/eslint`` of a checkout with an ESLint configuration."""
-    if root is None:
-        return None
-    program = root / "node_modules" / ".bin" / "eslint"
-    return str(program) if program.is_file() and _configured(root) else None
+    return installed(root, "node_modules/.bin/eslint", _configured)
 
 
 def _wants(path: str, tags: frozenset[str]) -> bool:

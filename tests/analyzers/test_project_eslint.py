@@ -5,13 +5,12 @@ reports what it can see (a token in its environment) and do (write to the checko
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from bot.sandbox.run import choose_isolation
+from tests.analyzers.npm import npm_project
 from tests.conftest import GitRepo, run
 
 pytestmark = pytest.mark.slow
@@ -42,22 +41,7 @@ export default [
 @pytest.fixture(scope="module")
 def with_eslint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory with ESLint 9 installed from npm (once for the module)."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed")
-    root = tmp_path_factory.mktemp("eslint-project")
-    (root / "package.json").write_text('{"name": "probe", "version": "1.0.0", "type": "module"}')
-    try:
-        subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--silent", "eslint@9"],
-            cwd=root,
-            capture_output=True,
-            timeout=180,
-            check=True,
-        )
-    except (subprocess.SubprocessError, OSError) as exc:
-        pytest.skip(f"eslint could not be installed from npm: {exc}")
-    return root
+    return npm_project(tmp_path_factory.mktemp("eslint-project"), "eslint@9", type="module")
 
 
 def test_the_projects_eslint_runs_sandboxed_instead_of_oxlint(
