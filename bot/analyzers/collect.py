@@ -229,6 +229,8 @@ def _take(
 ) -> None:
     files = {f.path: f for f in change.files if f.status != "deleted" and not f.is_binary}
     allowed = _allowed(mode, files)
+    # what another analyzer already said (ruff's F401 and the project's flake8's) is kept once
+    said = {(c.path, c.line, c.rule) for c in out.comments if c.rule and c.line}
     for report in source.reports:
         name = (source.name or report.tool or "analyzer").strip().lower()
         dropped: Counter[str] = Counter()
@@ -254,6 +256,9 @@ def _take(
                 continue
             if target is not None and allowed is not None and finding.line not in allowed[rel]:
                 dropped["lines"] += 1
+                continue
+            if (rel, finding.line, finding.rule) in said:
+                dropped["same"] += 1
                 continue
             kept += 1
             out.comments.append(_comment(finding, rel, name, target))
@@ -300,6 +305,8 @@ def _dropped_note(
             f"(e.g. {one_line(redact(outside or ''))[:120]}) — paths must be "
             "relative to the repository or under its root"
         )
+    if dropped["same"]:
+        parts.append(f"{dropped['same']} another analyzer reported too (same line and code)")
     return f"{name}: {kept} finding(s) used; left out: {'; '.join(parts)}"
 
 

@@ -30,7 +30,17 @@ __all__ = ["MODULES", "Ran", "analyzers", "by_name", "run_builtin", "selected"]
 
 # The order is the order of the status lines; a project's own linter comes before the
 # default it replaces.
-MODULES = ("ruff", "eslint", "biome", "oxlint", "shellcheck", "actionlint", "hadolint", "typecheck")
+MODULES = (
+    "ruff",
+    "flake8",
+    "eslint",
+    "biome",
+    "oxlint",
+    "shellcheck",
+    "actionlint",
+    "hadolint",
+    "typecheck",
+)
 LINT_EXTRA = 'pip install "nova-bot[lint]"'
 SYMLINK = "120000"  # git's mode for a link: its "content" is the path it points to
 

@@ -22,7 +22,7 @@ from bot.change import Comment, FileDiff, Severity
 from bot.errors import AnalyzerError
 from bot.hosts.base import TreeReader
 
-__all__ = ["ANALYZER", "ruff_binary", "run_ruff"]
+__all__ = ["ANALYZER", "PYTHON_SUFFIXES", "rule_severity", "ruff_binary", "run_ruff"]
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 TIMEOUT = 60
@@ -37,7 +37,8 @@ def ruff_binary() -> str:
         raise AnalyzerError("ruff is not installed (pip install ruff)") from exc
 
 
-def _severity(rule: str) -> Severity:
+def rule_severity(rule: str) -> Severity:
+    """The severity of a pyflakes / pycodestyle / ruff rule code."""
     if rule.startswith(("E9", "F82", "F63", "F7")):
         return "error"
     if rule.startswith(("F", "B", "S")):
@@ -164,7 +165,7 @@ def _comments(f: _File, items: list[dict[str, Any]]) -> list[Comment]:
                 path=f.path,
                 line=row,
                 body=f"{rule}: {item['message']}",
-                severity=_severity(rule),
+                severity=rule_severity(rule),
                 suggestion=_suggestion(item, text),
                 code=text,
                 origin="ruff",

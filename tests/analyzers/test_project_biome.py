@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.analyzers.biome import parse
-from tests.analyzers.npm import npm_project
+from tests.analyzers.projects import npm_project
 from tests.conftest import GitRepo, run
 
 pytestmark = pytest.mark.slow
