@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.analyzers.biome import parse
+from bot.analyzers.formats.codequality import parse as parse_issues
+from bot.analyzers.report import ResultsError
 from tests.analyzers.projects import npm_project
 from tests.conftest import GitRepo, run
 
@@ -18,10 +20,10 @@ CHANGE = "export function f(a) {\n  debugger;\n  return a == 1;\n}\n"
 CONFIG = '{"linter": {"rules": {"suspicious": {"noDoubleEquals": "warn"}}}}\n'
 
 
-@pytest.fixture(scope="module")
-def with_biome(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory with Biome 2 installed from npm (once for the module)."""
-    return npm_project(tmp_path_factory.mktemp("biome-project"), "@biomejs/biome@2")
+@pytest.fixture(scope="module", params=["@biomejs/biome@1", "@biomejs/biome@2"])
+def with_biome(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """A directory with Biome 1.9 or 2 installed from npm (once for the module each)."""
+    return npm_project(tmp_path_factory.mktemp("biome-project"), request.param)
 
 
 def test_the_projects_biome_runs_sandboxed_instead_of_oxlint(
@@ -61,3 +63,27 @@ def test_an_invalid_biome_configuration_is_a_failure_not_a_clean_file() -> None:
     with pytest.raises(ValueError, match="configuration"):
         parse(b"")
     assert parse(b"[]") == []
+
+
+def test_code_quality_issues_are_read_by_lines_or_positions() -> None:
+    """Biome writes ``lines.begin``; ty and others write ``positions.begin.line``."""
+    issues = [
+        {
+            "description": "a",
+            "check_name": "x",
+            "severity": "minor",
+            "location": {"path": "a.js", "lines": {"begin": 3}},
+        },
+        {
+            "description": "b",
+            "check_name": "y",
+            "severity": "blocker",
+            "location": {"path": "b.py", "positions": {"begin": {"line": 7}, "end": {"line": 9}}},
+        },
+        {"description": "no place", "location": {}},
+    ]
+    [report] = parse_issues(issues, "tool")
+    got = [(f.path, f.line, f.end_line, f.rule, f.severity) for f in report.findings]
+    assert got == [("a.js", 3, None, "x", "info"), ("b.py", 7, 9, "y", "error")]
+    with pytest.raises(ResultsError):
+        parse_issues({"diagnostics": []})
