@@ -233,7 +233,7 @@ def run_sandboxed(
         p
         for exe in [cmd[0], sys.executable, *(str(Path(b) / "x") for b in bin_dirs)]
         for p in install_prefixes(Path(exe))
-    ] + [Path(sys.prefix), Path(sys.base_prefix)]
+    ] + [Path(sys.prefix), Path(sys.base_prefix), *_own_site_dirs()]
     own_proc = True  # the run sees only its own processes in /proc
     if tier.name == "bubblewrap" and _bwrap():
         bwrap, *proc = _bwrap()
@@ -321,6 +321,18 @@ def _run(
         box.outside(),
         int(report.get("left", 0)) if not timed_out else 0,
     )
+
+
+def _own_site_dirs() -> list[Path]:
+    """The package directories Nova's own Python imports from (its venv's, a ``.pth``'s,
+    the user site under HOME): a run with Nova's interpreter needs them (pytest, coverage),
+    wherever they are, also inside a hidden directory. Only package directories, read-only:
+    never a checkout or a home as a whole."""
+    return [
+        Path(p)
+        for p in sys.path
+        if p.rstrip("/").endswith(("site-packages", "dist-packages")) and os.path.isdir(p)
+    ]
 
 
 class _Capture:

@@ -149,14 +149,15 @@ async def _exercise(session: Any, gh: FakeGitHub, allow_writes: bool, runs: int 
         True,
         True,
     )
-    assert catches["kept"] and catches["targets"] == ["shop/prices.py::discount"]
+    assert catches["kept"] and "shop/prices.py::discount" in catches["targets"]
     assert (same["status"], same["fails_on_parent"], same["catches_change"]) == (
         "passed",
         False,
         False,
     )
     assert same["mutant_killed"] or same["reason"].startswith("no bite")
-    assert (wrong["status"], wrong["kept"], wrong["reason"]) == ("failed", False, "fails")
+    assert (wrong["status"], wrong["kept"]) == ("failed", False)
+    assert wrong["reason"].startswith("fails") and "assert" in wrong["reason"]  # names it
     outside = next(t for t in ran["data"]["tests"] if t["path"] == "shop/test_outside.py")
     assert outside["status"] is None and "tests go under tests/" in outside["reason"]
     assert any("[check-tests] completed" in p for p in call.progress)
@@ -339,7 +340,8 @@ def test_propose_tests_opens_a_pull_request_with_the_tests_that_pass_the_gates(
     assert answer["data"]["url"] == pull["html_url"]
     assert "test_clamped" in pull["body"] and "test_wrong" in pull["body"]  # kept, dropped
     verdicts = {t["name"]: t for t in answer["data"]["tests"]}
-    assert verdicts["test_clamped"]["kept"] and verdicts["test_wrong"]["reason"] == "fails"
+    assert verdicts["test_clamped"]["kept"]
+    assert verdicts["test_wrong"]["reason"].startswith("fails")
     pushed = subprocess.run(
         ["git", "-C", str(origin), "show", f"{answer['data']['branch']}:tests/test_agents.py"],
         capture_output=True,
