@@ -456,3 +456,36 @@ def test_a_module_that_prints_at_import_is_still_importable(tmp_path: Path) -> N
 
     failed = import_failures(run, sys.executable, ["chatty", "broken"])
     assert list(failed) == ["broken"] and "not_installed_anywhere_0035" in failed["broken"]
+
+
+@pytest.mark.slow
+def test_the_projects_coverage_gate_does_not_fail_nova_s_runs(
+    repo: GitRepo, llm_env: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A project whose pytest options carry pytest-cov's ``--cov-fail-under`` (or a
+    ``--cov`` that an interpreter without pytest-cov rejects): Nova's own collect and gate
+    runs leave those options out, so a good test is not failed by the project's gate."""
+    from tests.testgen.test_testgen import GOOD, HEADER, NEW, OLD
+
+    repo.write(
+        "pyproject.toml",
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+        'addopts = "--cov=shop --cov-fail-under=100 -q"\n',
+    )
+    repo.write("shop/__init__.py", "")
+    repo.write("shop/prices.py", OLD)
+    repo.write(
+        "tests/test_prices.py",
+        "from shop.prices import discount\n\n\ndef test_half():\n"
+        "    assert discount(100, 50) == 50\n",
+    )
+    repo.commit("base")
+    repo.write("shop/prices.py", NEW)
+    repo.commit("Discounts never go below zero")
+    llm_env.enqueue(
+        tool_call("write_test_file", {"path": "tests/test_nova_good.py", "content": HEADER + GOOD}),
+        text('{"summary": "tests"}'),
+    )
+    result = nova_testgen(repo, tmp_path, "-o", "json", "--runs", "1")
+    data = json.loads(result.stdout)
+    assert "test_good" in {t["name"] for t in data["kept"]}, data["dropped"]

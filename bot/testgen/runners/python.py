@@ -111,7 +111,10 @@ class PytestRunner(Runner):
         with ws.outputs() as tmp:
             log = tmp / "limits.jsonl"
             run = ws.run(
-                [*self.fw.run_files, "-p", "nova_limits", *args],
+                # the project's pytest-cov options stay out of every run of Nova's: a
+                # --cov-fail-under would fail each good test, and a --cov is rejected by an
+                # interpreter without pytest-cov
+                [*self.fw.run_files, *measured_args(ws.root), "-p", "nova_limits", *args],
                 timeout=timeout or self.run_timeout(tests),
                 env={"PYTEST_NOVA_LOG": str(log), "PYTEST_NOVA_SECONDS": f"{self.test_timeout:g}"},
             )
@@ -147,7 +150,9 @@ class PytestRunner(Runner):
         return run, open_ if run.timed_out else set()
 
     def collect(self, ws: Workspace, rel: str) -> tuple[list[str], dict[str, bool] | None]:
-        run, _ = self._limited(ws, ["--collect-only", rel], 0, timeout=120)
+        # node ids, one a line, whatever -q / -v the project's addopts carry (-qq prints
+        # only counts): --verbosity sets the level after them
+        run, _ = self._limited(ws, ["--collect-only", "--verbosity=-1", rel], 0, timeout=120)
         return [
             row.split("::", 1)[1] for row in run.output.splitlines() if row.startswith(rel + "::")
         ], None
