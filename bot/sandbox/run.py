@@ -27,7 +27,6 @@ runners drop the test that did it.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import json
 import os
@@ -344,12 +343,7 @@ class _Capture:
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdout is not None and proc.stderr is not None
         self._streams = (proc.stdout, proc.stderr)
-        # stdout, stderr: the newest chunks, whole (a chunk dropped is freed as it was
-        # allocated; trimming one growing buffer from the front leaves the allocator holes)
-        self._kept: dict[int, collections.deque[bytes]] = {
-            s.fileno(): collections.deque() for s in self._streams
-        }
-        self._size = dict.fromkeys(self._kept, 0)
+        self._kept = {s.fileno(): bytearray() for s in self._streams}  # stdout, stderr
         self._selector = selectors.DefaultSelector()
         for fd in self._kept:
             self._selector.register(fd, selectors.EVENT_READ)
@@ -368,17 +362,15 @@ class _Capture:
                     self._selector.unregister(key.fd)
                     continue
                 kept = self._kept[key.fd]
-                kept.append(chunk)
-                self._size[key.fd] += len(chunk)
-                while self._size[key.fd] - len(kept[0]) >= keep:
-                    old = kept.popleft()
-                    self._size[key.fd] -= len(old)
-                    self.dropped += len(old)
+                kept += chunk
+                if len(kept) > 2 * keep:
+                    self.dropped += len(kept) - keep
+                    del kept[: len(kept) - keep]
         return True
 
     def text(self) -> str:
         """stdout then stderr, the tail kept (failures are at the end)."""
-        both = "".join(b"".join(kept).decode("utf-8", "replace") for kept in self._kept.values())
+        both = "".join(kept.decode("utf-8", "replace") for kept in self._kept.values())
         return both[-OUTPUT_CAP:]
 
     def close(self) -> None:
