@@ -75,14 +75,17 @@ PRINTER = (
     "    sys.stdout.buffer.write(line)\n"
     "print('END-OF-OUTPUT', flush=True)\n"
 )
+# The peak is the job's own (VmHWM of its address space): ru_maxrss would also count the
+# address space it replaced at exec — a long test session's whole memory, via fork/vfork.
 MEASURE = (
-    "import json, resource, sys\n"
+    "import json, sys\n"
     "from pathlib import Path\n"
     "from bot.sandbox.run import run_sandboxed\n"
     "run = run_sandboxed([sys.executable, '-c', sys.argv[1]], Path(sys.argv[2]), timeout=600)\n"
+    "peak = next(ln for ln in open('/proc/self/status') if ln.startswith('VmHWM:'))\n"
     "print(json.dumps({'passed': run.passed, 'chars': len(run.output),\n"
     "                  'tail': run.output.rstrip().endswith('END-OF-OUTPUT'),\n"
-    "                  'kib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))\n"
+    "                  'kib': int(peak.split()[1])}))\n"
 )
 
 
