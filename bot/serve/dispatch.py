@@ -57,6 +57,9 @@ class Dispatcher:
         self.fault: str | None = None  # why the queue cannot be written now
         self._fault_since = 0.0
         self._finishing: set[int] = set()  # jobs that ended, their end not yet recorded
+        # jobs stopped while their claim was on its way back from the queue's thread (the
+        # queue says `running`, no task exists yet): they end before they start
+        self._stop_first: set[int] = set()
         self._background: set[asyncio.Task[None]] = set()
 
     @property
@@ -68,6 +71,8 @@ class Dispatcher:
             task = self.tasks.get(job_id)
             if task is not None:
                 task.cancel()
+            else:  # claimed, its task not made yet (or it ended already: then unused)
+                self._stop_first.add(job_id)
 
     def dropped(self, requests: tuple[JobRequest, ...]) -> None:
         """Queued jobs a newer head replaced (or their change closed): their hooks hear they
@@ -92,7 +97,9 @@ class Dispatcher:
             else:
                 self._recovered()
             for job in claimed:
-                self.tasks[job.id] = asyncio.create_task(self._run(job), name=f"job-{job.id}")
+                run = self._run(job, stopped=job.id in self._stop_first)
+                self.tasks[job.id] = asyncio.create_task(run, name=f"job-{job.id}")
+            self._stop_first.clear()  # what is left was not claimed: it had ended already
             with suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), wait)
 
@@ -139,9 +146,11 @@ class Dispatcher:
                 task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _run(self, job: Job) -> None:
+    async def _run(self, job: Job, stopped: bool = False) -> None:
         outcome: Outcome | None = None
         try:
+            if stopped:  # stopped before its task existed: it ends as if cancelled now
+                raise asyncio.CancelledError
             env = await asyncio.to_thread(self.environment, job)
             if self.hooks is not None:
                 await asyncio.to_thread(self._started, job.request)
