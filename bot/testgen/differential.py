@@ -241,11 +241,10 @@ def _reached(
     for t in targets:
         if not t.path.endswith(".py") or (t.name.startswith("<") and t.name != "<module>"):
             continue
-        found = (  # a changed table: what reads it, in its module and those importing it
-            list(t.data.entries)
-            if t.data is not None
-            else [(t.path, e) for e in entries(ws.read(t.path) or "", t.qualname, t.lines)]
-        )
+        # a changed table: what reads it, in its module and those importing it
+        found = list(t.data.entries) if t.data is not None else []
+        if t.data is None or t.name != "<module>":
+            found += [(t.path, e) for e in entries(ws.read(t.path) or "", t.qualname, t.lines)]
         if not found and t.name == "<module>":
             continue  # an import, a version string: nothing a function reads
         if not found:

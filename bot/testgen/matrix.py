@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from bot.change import Change, FileDiff
 from bot.testgen.frameworks import Framework
-from bot.testgen.moddata import DataChange, covered_lines, data_change
+from bot.testgen.moddata import DataChange, class_data_change, covered_lines, data_change
 from bot.testgen.runners import Lines, Runner
 from bot.testgen.workspace import Workspace
 
@@ -207,11 +207,15 @@ def _data_changes(
 
     diffs = {f.path: f for f in change.files}
     for t in targets:
-        if t.qualname != "<module>" or not t.path.endswith(".py"):
+        source = ws.read(t.path) if t.path.endswith(".py") else None
+        if source is None:
             continue
-        source = ws.read(t.path)
-        if source is not None:
+        if t.qualname == "<module>":
             t.data = data_change(t.path, source, t.lines, package_files, _replaced(diffs[t.path]))
+        else:  # a class body's table, outside its methods
+            t.data = class_data_change(
+                t.path, source, t.qualname, t.lines, _replaced(diffs[t.path])
+            )
 
 
 def _replaced(f: FileDiff) -> list[tuple[set[int], list[str]]]:
@@ -234,7 +238,7 @@ def _existing_tests(targets: list[Target], ws: Workspace, fw: Framework | None) 
     for t in targets:
         names = [t.name] if not t.name.startswith("<") else []
         if t.data:  # the tests of what reads a changed table
-            names = sorted(
+            names += sorted(
                 {*t.data.bindings, *(e.qualname.split(".")[-1] for _p, e in t.data.entries)}
             )
         if not names:

@@ -35,17 +35,28 @@ import re
 import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from bot.testgen.inputs import Candidate, steer
 from bot.testgen.reach import Entry, readers_entries
 
-__all__ = ["DataChange", "Reader", "covered_lines", "data_change", "data_inputs", "module_of"]
+__all__ = [
+    "DataChange",
+    "Reader",
+    "class_data_change",
+    "covered_lines",
+    "data_change",
+    "data_inputs",
+    "module_of",
+]
 
 MAX_READER_MODULES = 6  # other modules whose readers are probed
 MAX_ENTRIES = 12  # public names called, over all modules
 MAX_STRINGS = 8
 MAX_CHARS = 12
 Lines = dict[str, set[int]]
+_T = TypeVar("_T")
+Replaced = tuple[set[int], list[str]]  # a hunk's added lines, and the lines it removed
 
 
 @dataclass(frozen=True)
@@ -130,21 +141,31 @@ def _reads(node: ast.AST) -> set[str]:
     return {s.id for s in ast.walk(node) if isinstance(s, ast.Name) and isinstance(s.ctx, ast.Load)}
 
 
-def _derived(tree: ast.Module, bindings: dict[str, set[int]]) -> None:
-    """Top-level statements that read a bound name bind what they assign to the same
-    changed lines (``_COMPILED = [re.compile(p) for p in PATTERNS]``)."""
+def _derived(
+    tree: ast.Module, bindings: dict[str, set[_T]], dotted: dict[str, set[_T]] | None = None
+) -> None:
+    """Top-level statements that read a bound name (or a ``dotted`` attribute chain) bind
+    what they assign to the same origins: the changed lines in the data's own module
+    (``_COMPILED = [re.compile(p) for p in PATTERNS]``), the changed names in a module
+    importing it (``_ZERO = frozenset(table.ZERO)``)."""
     statements = [s for s in _top_statements(tree.body) if _bound(s)]
     grew = True
     while grew:
         grew = False
         for s in statements:
-            origin = _reads(s.value if isinstance(s, ast.Assign | ast.AugAssign) else s)
-            lines = set().union(*(bindings[n] for n in origin if n in bindings))
-            if not lines:
+            value = s.value if isinstance(s, ast.Assign | ast.AugAssign) and s.value else s
+            origins: set[_T] = set()
+            for n in _reads(value):
+                origins |= bindings.get(n, set())
+            if dotted:
+                for sub in ast.walk(value):
+                    if isinstance(sub, ast.Attribute):
+                        origins |= dotted.get(ast.unparse(sub), set())
+            if not origins:
                 continue
             for name in _bound(s):
-                if not lines <= bindings.get(name, set()):
-                    bindings.setdefault(name, set()).update(lines)
+                if not origins <= bindings.get(name, set()):
+                    bindings.setdefault(name, set()).update(origins)
                     grew = True
 
 
@@ -171,21 +192,25 @@ def _body_span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
 
 
 def _readers(
-    path: str, tree: ast.Module, names: dict[str, str], dotted: dict[str, str]
+    path: str,
+    tree: ast.Module,
+    names: dict[str, set[str]],
+    dotted: dict[str, set[str]],
+    within: str = "",
 ) -> list[Reader]:
-    """Functions of ``tree`` reading a local name (``names``: local -> changed name) or an
-    attribute chain (``dotted``: ``"table.TABLE"`` -> changed name)."""
+    """Functions of ``tree`` reading a local name (``names``: local -> the changed names it
+    holds) or an attribute chain (``dotted``: ``"table.TABLE"`` -> the changed names)."""
     out = []
     for qualname, node in _functions(tree):
+        if not qualname.startswith(within):
+            continue
         seen: set[str] = set()
         for stmt in node.body:
             for sub in ast.walk(stmt):
                 if isinstance(sub, ast.Name) and sub.id in names:
-                    seen.add(names[sub.id])
+                    seen |= names[sub.id]
                 elif isinstance(sub, ast.Attribute) and dotted:
-                    text = ast.unparse(sub)
-                    if text in dotted:
-                        seen.add(dotted[text])
+                    seen |= dotted.get(ast.unparse(sub), set())
         if seen:
             first, last = _body_span(node)
             out.append(Reader(path, qualname, first, last, tuple(sorted(seen))))
@@ -228,11 +253,13 @@ def _imported(
     return names, dotted, wanted
 
 
-def _bindings(tree: ast.Module, lines: list[int]) -> tuple[dict[str, set[int]], list[int]]:
+def _bindings(
+    tree: ast.AST, body: list[ast.stmt], lines: list[int]
+) -> tuple[dict[str, set[int]], list[int]]:
     bindings: dict[str, set[int]] = {}
     spans = [_body_span(node) for _q, node in _functions(tree)]
     direct = [n for n in lines if any(a <= n <= b for a, b in spans)]
-    for node in _top_statements(tree.body):
+    for node in _top_statements(body):
         first, last = node.lineno, node.end_lineno or node.lineno
         hit = {n for n in lines if first <= n <= last and n not in direct}
         if hit:
@@ -241,12 +268,57 @@ def _bindings(tree: ast.Module, lines: list[int]) -> tuple[dict[str, set[int]], 
     return bindings, direct
 
 
+def _class(tree: ast.Module, qualname: str) -> ast.ClassDef | None:
+    body: list[ast.stmt] = tree.body
+    found: ast.ClassDef | None = None
+    for part in qualname.split("."):
+        found = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if found is None:
+            return None
+        body = found.body
+    return found
+
+
+def class_data_change(
+    path: str, source: str, qualname: str, lines: list[int], replaced: Sequence[Replaced] = ()
+) -> DataChange | None:
+    """The same for changed lines in the body of the class ``qualname``, outside its
+    methods (``ESCAPES = {...}``): read as ``self.ESCAPES`` / ``cls.ESCAPES`` in its
+    methods and as ``Cls.ESCAPES`` anywhere in its module. None when ``qualname`` is not
+    a class or the lines bind no class attribute (the constructor is called, as before)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    node = _class(tree, qualname)
+    if node is None:
+        return None
+    found, direct = _bindings(node, node.body, lines)
+    if not found:
+        return None
+    short = qualname.rsplit(".", 1)[-1]
+    spans = [_body_span(f) for _q, f in _functions(node)]
+    change = DataChange(path, {n: sorted(v) for n, v in found.items()}, direct, spans)
+    inside = {f"{who}.{n}": {n} for n in found for who in ("self", "cls", short)}
+    readers = _readers(path, tree, {}, inside, within=qualname + ".")
+    readers += [
+        r
+        for r in _readers(path, tree, {}, {f"{short}.{n}": {n} for n in found})
+        if r not in readers
+    ]
+    change.readers = readers
+    wanted = {f"{q}.{n}" for n in found for q in {qualname, short}}
+    change.entries = [(path, e) for e in readers_entries(source, wanted)][:MAX_ENTRIES]
+    _steering(change, source, found, replaced)
+    return change
+
+
 def data_change(
     path: str,
     source: str,
     lines: list[int],
     package_files: Callable[[], dict[str, str]],
-    replaced: Sequence[tuple[set[int], list[str]]] = (),
+    replaced: Sequence[Replaced] = (),
 ) -> DataChange | None:
     """What the changed top-level ``lines`` of the module at ``path`` bind, and who reads
     it; ``package_files`` gives the other Python files of the project (path -> text);
@@ -257,7 +329,7 @@ def data_change(
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    found, direct = _bindings(tree, lines)
+    found, direct = _bindings(tree, tree.body, lines)
     _derived(tree, found)
     spans = [_body_span(node) for _q, node in _functions(tree)]
     change = DataChange(
@@ -265,16 +337,22 @@ def data_change(
     )
     if not found:
         return change
-    change.readers = _readers(path, tree, {n: n for n in found}, {})
+    change.readers = _readers(path, tree, {n: {n} for n in found}, {})
     # in its own module, "<module>" is what a name reaches (its changed lines steer there)
     change.entries = [(path, e) for e in readers_entries(source, set(found))][:MAX_ENTRIES]
     _other_readers(change, path, set(found), package_files())
+    _steering(change, source, found, replaced)
+    return change
+
+
+def _steering(
+    change: DataChange, source: str, found: dict[str, set[int]], replaced: Sequence[Replaced]
+) -> None:
     rows = source.split("\n")
     bound = sorted({n for v in found.values() for n in v})
     added = [rows[n - 1] for n in bound if 0 < n <= len(rows)]
     removed = [text for hunk, texts in replaced if hunk & set(bound) for text in texts]
     change.strings, change.numbers, change.chars = _literals(_entries_first(added, removed))
-    return change
 
 
 def _entries_first(added: list[str], removed: list[str]) -> list[str]:
@@ -310,7 +388,10 @@ def _other_readers(change: DataChange, path: str, changed: set[str], files: dict
         )
         if not names and not dotted:
             continue
-        readers = _readers(other, tree, names, dotted)
+        local = {k: {v} for k, v in names.items()}
+        _derived(tree, local, {k: {v} for k, v in dotted.items()})
+        wanted |= set(local)
+        readers = _readers(other, tree, local, {k: {v} for k, v in dotted.items()})
         if not readers:
             continue
         change.readers += readers

@@ -78,6 +78,25 @@ LEXER_TESTS = """from glyphs.lexer import kinds
 def test_kinds():
     assert kinds("SELECT a FROM t") == ["keyword", "name", "keyword", "name"]
 """
+ESCAPE = """class Escaper:
+    TABLE = {
+        "<": "&lt;",
+        ">": "&gt;",
+    }
+
+    def escape(self, text):
+        return "".join(self.TABLE.get(c, c) for c in text)
+"""
+ESCAPE_NEW = ESCAPE.replace(
+    '        ">": "&gt;",\n',
+    '        ">": "&gt;",\n        "&": "&amp;",\n',
+)
+ESCAPE_TESTS = """from glyphs.escape import Escaper
+
+
+def test_escape():
+    assert Escaper().escape("a<b") == "a&lt;b"
+"""
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +111,12 @@ def glyphs(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str,
     repo.write("glyphs/lexer.py", LEXER)
     repo.write("tests/test_width.py", WIDTH_TESTS)
     repo.write("tests/test_lexer.py", LEXER_TESTS)
+    repo.write("glyphs/escape.py", ESCAPE)
+    repo.write("tests/test_escape.py", ESCAPE_TESTS)
     repo.commit("base")
     repo.write("glyphs/table_zero.py", TABLE_NEW)
     repo.write("glyphs/keywords.py", KEYWORDS_NEW)
+    repo.write("glyphs/escape.py", ESCAPE_NEW)
     repo.commit("Hangul medial vowels are zero width; IN is a keyword")
     (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
     project_venv(repo.path / ".venv")
@@ -106,10 +128,13 @@ def glyphs(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str,
 
 
 def _catching(data: dict[str, Any], target: str) -> list[dict[str, Any]]:
+    """The kept tests claimed to catch the change that run a changed line of ``target``
+    (``path::<module>`` unless it names the class)."""
+    target = target if "::" in target else f"{target}::<module>"
     return [
         c
         for c in data["kept"]
-        if f"glyphs/{target}::<module>" in c["targets"] and c["evidence"].get("catches_change")
+        if f"glyphs/{target}" in c["targets"] and c["evidence"].get("catches_change")
     ]
 
 
@@ -138,6 +163,18 @@ def test_a_changed_regex_table_read_as_module_attribute_is_caught(
     assert caught, json.dumps(data["dropped"], indent=1) + "\n".join(data["notes"])
     calls = [f["call"] for c in caught for f in c["evidence"]["calls"]]
     assert any("IN" in call for call in calls), calls  # a word of the changed regex
+
+
+def test_a_table_in_a_class_body_is_read_through_the_methods_using_it(
+    glyphs: tuple[GitRepo, dict[str, Any]],
+) -> None:
+    _repo, data = glyphs
+    matrix = {m["target"]: m for m in data["matrix"]}
+    assert matrix["glyphs/escape.py::Escaper"]["read_by"] == ["glyphs/escape.py::Escaper.escape"]
+    caught = _catching(data, "escape.py::Escaper")
+    assert caught, json.dumps(data["dropped"], indent=1) + "\n".join(data["notes"])
+    calls = [f["call"] for c in caught for f in c["evidence"]["calls"]]
+    assert any("&" in call and "escape(" in call for call in calls), calls
 
 
 def test_importing_the_table_alone_runs_no_changed_line() -> None:
@@ -170,3 +207,23 @@ def test_steering_literals_of_changed_entries() -> None:
     zero = data_change("glyphs/table_zero.py", TABLE_NEW, [4], lambda: {})
     assert zero is not None
     assert zero.chars == ["\u1160", "\u11ff", "\u115f", "\u1200"]
+
+
+def test_a_name_derived_from_the_table_in_the_importing_module_is_read_too() -> None:
+    use = (
+        "from pkg import table\n"
+        "_ZERO = frozenset(table.ZERO)\n\n\n"
+        "def is_zero(point):\n"
+        "    return point in _ZERO\n\n\n"
+        "def unrelated(point):\n"
+        "    return point\n"
+    )
+    table = "ZERO = [\n    1,\n    2,\n]\n"
+    change = data_change("pkg/table.py", table, [3], lambda: {"pkg/use.py": use})
+    assert change is not None
+    assert change.read_by() == ["pkg/use.py::is_zero"]
+    assert [(p, e.qualname, e.via) for p, e in change.entries] == [
+        ("pkg/use.py", "is_zero", "pkg.table.ZERO")
+    ]
+    assert covered_lines(change, {"pkg/use.py": {6}}) == [3]
+    assert covered_lines(change, {"pkg/use.py": {1, 2, 5, 9, 10}}) == []
