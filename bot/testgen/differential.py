@@ -34,6 +34,7 @@ from bot.testgen.inputs import (
     steering_literals,
 )
 from bot.testgen.matrix import Target
+from bot.testgen.moddata import data_inputs
 from bot.testgen.render import Example, render_module
 from bot.testgen.workspace import Workspace, WriteRefused
 
@@ -240,7 +241,10 @@ def _reached(
     for t in targets:
         if not t.path.endswith(".py") or (t.name.startswith("<") and t.name != "<module>"):
             continue
-        found = entries(ws.read(t.path) or "", t.qualname, t.lines)
+        # a changed table: what reads it, in its module and those importing it
+        found = list(t.data.entries) if t.data is not None else []
+        if t.data is None or t.name != "<module>":
+            found += [(t.path, e) for e in entries(ws.read(t.path) or "", t.qualname, t.lines)]
         if not found and t.name == "<module>":
             continue  # an import, a version string: nothing a function reads
         if not found:
@@ -248,8 +252,8 @@ def _reached(
                 f"differential: {t.path}::{t.qualname} skipped: private, and no public "
                 "function or method of its module calls it"
             )
-        for e in found:
-            vias = by_path.setdefault(t.path, {}).setdefault(e.qualname, [])
+        for path, e in found:
+            vias = by_path.setdefault(path, {}).setdefault(e.qualname, [])
             if e.via and e.via not in vias:
                 vias.append(e.via)
     return by_path
@@ -332,6 +336,13 @@ def _plans(
             )
             strings, numbers = steering_literals(source, lines)
             candidates += steer(candidates, strings, numbers)
+            candidates += data_inputs(
+                [t.data for t in targets if t.data],
+                path,
+                name,
+                candidates,
+                _one_parameter(source, name),
+            )
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")

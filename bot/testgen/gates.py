@@ -217,11 +217,9 @@ def _judge(
         mine = executed[c.name]
         hits: dict[str, list[int]] = {}
         for t in targets:
-            hit = [n for n in t.lines if n in mine.get(t.path, set())]
-            if not hit and t.qualname == "<module>" and mine.get(t.path):
-                # a changed table or constant runs once, when the module is imported
-                # (before any test): a test that runs the module's code reads it
-                hit = list(t.lines)
+            # a changed table runs at import, before any test: it counts when the test
+            # ran a function that reads it (``moddata``)
+            hit = t.ran(mine)
             if hit:
                 hits.setdefault(t.path, []).extend(hit)
                 c.targets.append(f"{t.path}::{t.qualname}")

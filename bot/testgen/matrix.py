@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from bot.change import Change, FileDiff
 from bot.testgen.frameworks import Framework
+from bot.testgen.moddata import DataChange, class_data_change, covered_lines, data_change
 from bot.testgen.runners import Lines, Runner
 from bot.testgen.workspace import Workspace
 
@@ -54,6 +55,7 @@ class Target:
     lines: list[int]  # changed (added) lines inside the target
     existing_tests: list[str] = field(default_factory=list)
     uncovered: list[int] | None = None  # None: coverage not measured
+    data: DataChange | None = None  # a changed top-level ("<module>") piece: what reads it
 
     @property
     def name(self) -> str:
@@ -69,7 +71,7 @@ class Target:
         return f"pin {what}: existing tests run it but may not check it"
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "target": f"{self.path}::{self.qualname}",
             "change_kind": self.kind,
             "changed_lines": self.lines,
@@ -77,6 +79,18 @@ class Target:
             "uncovered_changed_lines": self.uncovered,
             "planned": self.planned(),
         }
+        if self.data and self.data.readers:
+            out["read_by"] = self.data.read_by()
+        return out
+
+    def ran(self, executed: Lines) -> list[int]:
+        """The changed lines a run executed: for a top-level piece, by the rule of
+        ``moddata`` (a changed table counts when a function reading it ran; import alone
+        never counts)."""
+        if self.data is not None:
+            return covered_lines(self.data, executed)
+        mine = executed.get(self.path, set())
+        return [n for n in self.lines if n in mine]
 
 
 def _ranges(lines: list[int]) -> str:
@@ -172,8 +186,48 @@ def build_matrix(change: Change, ws: Workspace, fw: Framework | None) -> list[Ta
             targets += _python_targets(f, added, text, parent)
         else:
             targets += _scanned_targets(f, added, text, parent)
+    _data_changes(change, targets, ws, fw)
     _existing_tests(targets, ws, fw)
     return targets
+
+
+def _data_changes(
+    change: Change, targets: list[Target], ws: Workspace, fw: Framework | None
+) -> None:
+    """For each changed top-level piece of a Python module, what it binds and which
+    functions (of the module, and of the package's modules importing it) read it."""
+    files: dict[str, str] = {}
+
+    def package_files() -> dict[str, str]:
+        if not files:
+            for p in ws.files():
+                if p.endswith(".py") and not (fw and fw.is_test_name(p)):
+                    files[p] = ws.read(p) or ""
+        return files
+
+    diffs = {f.path: f for f in change.files}
+    for t in targets:
+        source = ws.read(t.path) if t.path.endswith(".py") else None
+        if source is None:
+            continue
+        if t.qualname == "<module>":
+            t.data = data_change(t.path, source, t.lines, package_files, _replaced(diffs[t.path]))
+        else:  # a class body's table, outside its methods
+            t.data = class_data_change(
+                t.path, source, t.qualname, t.lines, _replaced(diffs[t.path])
+            )
+
+
+def _replaced(f: FileDiff) -> list[tuple[set[int], list[str]]]:
+    """Per hunk: its added lines and the text of the lines it removed (what a changed
+    entry was)."""
+    return [
+        (
+            {ln.new_no for ln in h.lines if ln.kind == "added" and ln.new_no is not None},
+            [ln.text for ln in h.lines if ln.kind == "removed"],
+        )
+        for h in f.hunks
+    ]
 
 
 def _existing_tests(targets: list[Target], ws: Workspace, fw: Framework | None) -> None:
@@ -182,15 +236,20 @@ def _existing_tests(targets: list[Target], ws: Workspace, fw: Framework | None) 
     tests = [p for p in ws.files() if fw.is_test_name(p)]
     texts = {p: ws.read(p) or "" for p in tests}
     for t in targets:
-        if t.name.startswith("<"):
+        names = [t.name] if not t.name.startswith("<") else []
+        if t.data:  # the tests of what reads a changed table
+            names += sorted(
+                {*t.data.bindings, *(e.qualname.split(".")[-1] for _p, e in t.data.entries)}
+            )
+        if not names:
             continue
-        word = re.compile(rf"\b{re.escape(t.name)}\b")
+        word = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\b")
         t.existing_tests = [p for p, text in texts.items() if word.search(text)]
 
 
 def covered_count(targets: list[Target], executed: Lines) -> int:
     """Changed lines that ran."""
-    return sum(1 for t in targets for n in t.lines if n in executed.get(t.path, set()))
+    return sum(len(t.ran(executed)) for t in targets)
 
 
 def measure_baseline(
@@ -218,7 +277,10 @@ def measure_baseline(
         ), None
     for t in targets:
         never_ran = missing.get(t.path)
-        if never_ran is None:  # the file was never imported: every changed statement
+        if t.data is not None:  # a changed table: the lines no reader of it ran
+            done = set(t.ran(executed))
+            t.uncovered = [n for n in t.data.countable() if n not in done]
+        elif never_ran is None:  # the file was never imported: every changed statement
             t.uncovered = list(t.lines)
         else:
             t.uncovered = [n for n in t.lines if n in never_ran]

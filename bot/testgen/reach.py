@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-__all__ = ["Entry", "entries"]
+__all__ = ["Entry", "entries", "readers_entries"]
 
 DEPTH = 3  # calls between a public name and the changed private one, when callers are near
 MAX_DEPTH = 8  # how far to look while no public caller is found
@@ -176,3 +176,14 @@ def _callers(defs: dict[str, tuple[ast.AST, bool]], target: str, wanted: set[str
         if len(found) >= MAX_CALLERS or (found and depth + 1 >= DEPTH):
             break
     return found
+
+
+def readers_entries(source: str, wanted: set[str]) -> list[Entry]:
+    """The public names of this module that reach a function mentioning ``wanted`` (names
+    of changed module-level data, ``table.TABLE`` for one read through its module); the
+    entries' ``via`` is ``<module>``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return _callers(_defs(tree), "<module>", wanted)[:MAX_CALLERS]
