@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
 from bot.testgen.inputs import (
@@ -309,6 +310,7 @@ def _plans(
 ) -> list[DifferentialPlan]:
     by_path = _reached(ws, targets, notes)
     tests = {p: ws.read(p) or "" for p in ws.files() if fw.is_test_name(p)}
+    tests = replay_fixtures(tests, {p: ws.read(p) or "" for p in fixture_files(ws.files(), tests)})
     # the documentation's examples build and call things the way users do
     tests.update(doc_examples({p: ws.read(p) or "" for p in ws.files() if is_doc(p)}))
     plans = []
