@@ -30,10 +30,13 @@ import itertools
 import posixpath
 from dataclasses import dataclass, field
 
+from bot.testgen.inputs import _parametrize
+
 __all__ = ["fixture_files", "replay_fixtures"]
 
 MAX_DEPTH = 5  # fixtures through fixtures
-MAX_VARIANTS = 6  # copies of one test for the values of fixtures' ``params``
+MAX_VARIANTS = 6  # values of one fixture's ``params`` (or rows of a parametrize) read
+MAX_COPIES = 12  # copies of one test, one per combination of those values
 _NOT_FIXTURES = {"self", "cls", "request"}
 
 
@@ -317,6 +320,8 @@ def _parametrized(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 def _stops_here(stmt: ast.stmt) -> bool:
     """Whether a ``return`` / ``yield`` of the fixture itself is inside the statement
     (not one of an inner function's)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return False
     todo: list[ast.AST] = [stmt]
     while todo:
         node = todo.pop()
@@ -601,7 +606,15 @@ def _expanded(
             options.append([_transplant(a, fx.file, file) for a in alternatives])
     if not options:
         return [func]
-    combos = list(itertools.islice(itertools.product(*options), MAX_VARIANTS))
+    # the test's own parametrize rows, bound like the fixtures (a fixture may use them,
+    # and the readers of an instance's steps follow names bound in the test)
+    rows: list[list[ast.stmt]] = [
+        [ast.Assign(targets=[ast.Name(id=k, ctx=ast.Store())], value=v) for k, v in row.items()]
+        for row in _parametrize(func)[:MAX_VARIANTS]
+    ]
+    if rows:
+        options.insert(0, rows)
+    combos = list(itertools.islice(itertools.product(*options), MAX_COPIES))
     out = []
     for i, combo in enumerate(combos):
         new = copy.deepcopy(func)
