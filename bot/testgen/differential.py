@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.testgen.extremes import towards_exceptions
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
@@ -334,6 +335,7 @@ def _plans(
             )
             strings, numbers = steering_literals(source, lines)
             candidates += steer(candidates, strings, numbers)
+            candidates += towards_exceptions(candidates, source, lines)
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")

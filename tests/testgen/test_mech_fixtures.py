@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from bot.testgen.extremes import caught_types, towards_exceptions
 from bot.testgen.fixtures import fixture_files, replay_fixtures
+from bot.testgen.inputs import Candidate
 from bot.testgen.scenarios import scenarios_from_tests
 from tests.conftest import GitRepo
 from tests.testgen.test_differential import project_venv
@@ -25,7 +27,8 @@ def key():
     return "s3cret"
 """
 
-SIGNING = """import hashlib
+SIGNING = """import datetime
+import hashlib
 import hmac
 
 
@@ -52,11 +55,23 @@ class Signer:
     def _mac(self, value):
         raw = hmac.new(self.key, value.encode(), hashlib.sha256).digest()
         return raw.hex()[:16]
+
+    def issued(self, token):
+        stamp = token.rpartition(self.sep)[2]
+        try:
+            when = datetime.datetime.fromtimestamp(int(stamp), datetime.timezone.utc)
+        except ValueError:
+            return None
+        return when.year
 """
-# the release: shorter, URL-safe signatures
-SIGNING_NEW = SIGNING.replace("import hashlib\n", "import base64\nimport hashlib\n").replace(
-    "        return raw.hex()[:16]\n",
-    "        return base64.urlsafe_b64encode(raw[:12]).decode()\n",
+# the release: shorter, URL-safe signatures; a timestamp past the platform's is no year
+SIGNING_NEW = (
+    SIGNING.replace("import hashlib\n", "import base64\nimport hashlib\n")
+    .replace(
+        "        return raw.hex()[:16]\n",
+        "        return base64.urlsafe_b64encode(raw[:12]).decode()\n",
+    )
+    .replace("        except ValueError:\n", "        except (ValueError, OverflowError):\n")
 )
 
 TESTS = """import pytest
@@ -77,6 +92,10 @@ class TestSigner:
     def test_round_trip(self, signer, greeting):
         signed = signer.sign(greeting)
         assert signer.unsign(signed) == greeting
+
+    def test_issued(self, signer):
+        assert signer.issued("hello|1700000000") == 2023
+        assert signer.issued("hello|soon") is None
 
     def test_tampered(self, signer):
         signed = signer.sign("hello")
@@ -215,7 +234,7 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, 
     repo.write("tests/test_signing.py", TESTS)
     repo.commit("base")
     repo.write("vault/signing.py", SIGNING_NEW)
-    repo.commit("shorter, URL-safe signatures")
+    repo.commit("shorter, URL-safe signatures; no year for a timestamp out of range")
     (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
     project_venv(repo.path / ".venv")
     with pytest.MonkeyPatch.context() as mp:
@@ -245,3 +264,51 @@ def test_nova_testgen_replays_the_fixtures_and_catches_the_change(
     assert "BadSignature(" in unsign[0]["fact"]["parent"]
     committed = repo.git("show", f"{data['branch']}:tests/test_nova_vault_signing.py")
     assert "Signer('s3cret', sep='|')" in committed
+
+
+@pytest.mark.slow
+def test_an_input_is_steered_towards_the_exception_a_changed_except_clause_adds(
+    vault: tuple[GitRepo, dict[str, Any]],
+) -> None:
+    """`except ValueError` became `except (ValueError, OverflowError)`: no test input
+    overflows; the digits of the tests' own token made twenty nines do."""
+    _repo, data = vault
+    caught = [
+        fact
+        for case in data["kept"]
+        for fact in case["evidence"].get("calls", [])
+        if ".issued(" in fact["call"] and fact["changed"]
+    ]
+    assert caught, json.dumps(data["notes"], indent=1)
+    assert all("hello|" + "9" * 20 in fact["call"] for fact in caught)
+    assert caught[0]["parent"].startswith("raised OverflowError(")
+    assert caught[0]["head"] == "None"
+
+
+def test_the_types_a_changed_except_clause_names_steer_the_inputs() -> None:
+    source = SIGNING_NEW
+    line = source.splitlines().index("        except (ValueError, OverflowError):") + 1
+    assert caught_types(source, [line]) == ["ValueError", "OverflowError"]
+    assert caught_types(source, [line + 1]) == []
+    found = Candidate(("'hello|1700000000'",), (), ("import x",), "tests/t.py:3")
+    made = towards_exceptions([found], source, [line])
+    values = [c.args[0] for c in made]
+    assert values[:3] == [
+        "'99999|1700000000'",
+        "'999999|1700000000'",
+        "'" + "9" * 20 + "|1700000000'",
+    ]
+    assert "'hello|" + "9" * 20 + "'" in values
+    assert "''" in values and "'hello|17'" in values  # ValueError: empty, cut in half
+    assert all(c.imports == ("import x",) and "(towards " in c.origin for c in made)
+    number = Candidate(("3",), (("limit", "True"),))
+    assert [
+        c.args
+        for c in towards_exceptions(
+            [number], "try:\n    f()\nexcept OverflowError:\n    pass\n", [3]
+        )
+    ] == [
+        ("18446744073709551616",),
+        ("-18446744073709551616",),
+        (repr(2**1024),),
+    ]
