@@ -79,8 +79,8 @@ def replay_fixtures(tests: dict[str, str], support: dict[str, str]) -> dict[str,
             tree = _rewrite(file, files, modules)
             if tree is not None:
                 out[path] = ast.unparse(ast.fix_missing_locations(tree))
-        except RecursionError:
-            continue
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            continue  # a shape the reader does not know: the file stays as written
     return out
 
 
@@ -362,10 +362,12 @@ class _Names(ast.NodeTransformer):
             return copy.deepcopy(self.values[node.id])
         return node
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+    def _named(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> ast.AST:
         node.name = self.renamed.get(node.name, node.name)
         self.generic_visit(node)
         return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _named
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if isinstance(node.value, ast.Name) and node.value.id == "request" and node.attr == "param":
@@ -609,7 +611,10 @@ def _expanded(
     # the test's own parametrize rows, bound like the fixtures (a fixture may use them,
     # and the readers of an instance's steps follow names bound in the test)
     rows: list[list[ast.stmt]] = [
-        [ast.Assign(targets=[ast.Name(id=k, ctx=ast.Store())], value=v) for k, v in row.items()]
+        [
+            ast.Assign(targets=[ast.Name(id=k, ctx=ast.Store())], value=copy.deepcopy(v))
+            for k, v in row.items()
+        ]
         for row in _parametrize(func)[:MAX_VARIANTS]
     ]
     if rows:

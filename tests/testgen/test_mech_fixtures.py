@@ -312,3 +312,18 @@ def test_the_types_a_changed_except_clause_names_steer_the_inputs() -> None:
         ("-18446744073709551616",),
         (repr(2**1024),),
     ]
+
+
+def test_a_yield_fixture_its_steps_and_a_conftest_further_up() -> None:
+    conftest = (
+        "import pytest\nfrom shop.cart import Cart\n\nRATE = 7\n\n\n"
+        "@pytest.fixture\ndef cart():\n"
+        "    '''A cart with tea in it.'''\n"
+        "    c = Cart(tax=RATE)\n    c.add('tea', 3)\n    yield c\n    c.close()\n"
+    )
+    test = "def test_total(cart):\n    assert cart.total() == 3\n"
+    files = replay_fixtures({"tests/unit/test_cart.py": test}, {"tests/conftest.py": conftest})
+    (found,) = scenarios_from_tests(files, "Cart", "total")
+    assert found.ctor == ((), (("tax", "7"),))  # the conftest's constant came with it
+    assert found.steps == ("_nova_obj.add('tea', 3)",)  # its steps; not the teardown
+    assert found.imports == ("from shop.cart import Cart",)
