@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.testgen.extremes import towards_exceptions
+from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
 from bot.testgen.inputs import (
@@ -313,6 +315,7 @@ def _plans(
 ) -> list[DifferentialPlan]:
     by_path = _reached(ws, targets, notes)
     tests = {p: ws.read(p) or "" for p in ws.files() if fw.is_test_name(p)}
+    tests = replay_fixtures(tests, {p: ws.read(p) or "" for p in fixture_files(ws.files(), tests)})
     # the documentation's examples build and call things the way users do
     tests.update(doc_examples({p: ws.read(p) or "" for p in ws.files() if is_doc(p)}))
     plans = []
@@ -343,6 +346,7 @@ def _plans(
                 candidates,
                 _one_parameter(source, name),
             )
+            candidates += towards_exceptions(candidates, source, lines)
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")

@@ -185,6 +185,11 @@ def _replayable(
     return steps
 
 
+# an instance the tests built: its constructor's arguments, the steps taken on it, the
+# class method that built it ("": the class)
+_Live = tuple[tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]], list[str], str]
+
+
 def _walk_body(
     body: list[ast.stmt],
     owner: str,
@@ -193,15 +198,15 @@ def _walk_body(
     env: dict[str, ast.expr],
     imports: tuple[str, ...],
     origin: str,
+    live: dict[str, _Live] | None = None,
 ) -> list[Candidate]:
+    """The candidates of a body; ``live``: the instances built before it (an instance
+    built before ``with pytest.raises(...):`` is used inside it)."""
     found: list[Candidate] = []
-    live: dict[
-        str,
-        tuple[tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]], list[str], str],
-    ] = {}
+    live = {} if live is None else live
     for stmt in body:
         if isinstance(stmt, ast.With | ast.AsyncWith):
-            found += _walk_body(stmt.body, owner, member, bound, env, imports, origin)
+            found += _walk_body(stmt.body, owner, member, bound, env, imports, origin, live)
             continue
         if (
             isinstance(stmt, ast.Assign)
