@@ -108,6 +108,22 @@ def _numeric(text: str) -> int | float | None:
     return value if value == value and abs(value) != float("inf") else None
 
 
+@dataclass(frozen=True)
+class _Spelled:
+    """A value written as source that needs an import (``decimal.Decimal('1.5')``) or
+    has no literal (``float('inf')``); inside a list or dict it prints the same."""
+
+    source: str
+    imports: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return self.source
+
+
+_INF = _Spelled("float('inf')")
+_NAN = _Spelled("float('nan')")
+
+
 def _values(kind: str, o: object, numbers: tuple[int | float, ...]) -> list[object]:
     """Values of ``kind`` to try in place of the project's value ``o``."""
     as_number = _numeric(o.strip()) if isinstance(o, str) else None
@@ -145,6 +161,16 @@ def _values(kind: str, o: object, numbers: tuple[int | float, ...]) -> list[obje
         out = [0, 0.0]
     elif kind == "huge":
         out = [2**64, 1e308, -(2**63) - 1]
+    elif kind == "nonfinite":
+        out = [_INF, _Spelled("float('-inf')"), _NAN]
+    elif kind == "decimal":
+        number = mine[0] if mine else 1.5
+        out = [_Spelled(f"decimal.Decimal({str(number)!r})", ("import decimal",))]
+    elif kind == "fraction":
+        out = [_Spelled("fractions.Fraction(3, 2)", ("import fractions",))]
+    elif kind == "path":
+        text = o if isinstance(o, str) and o else "a.txt"
+        out = [_Spelled(f"pathlib.Path({text!r})", ("import pathlib",))]
     else:
         out = []
     seen: set[str] = set()
@@ -306,6 +332,8 @@ def retype(
 def _with(c: Candidate, where: _Path, value: object) -> Candidate:
     part, index, path = where
     origin = f"{c.origin} (typed)"
+    if isinstance(value, _Spelled):
+        c = replace(c, imports=tuple(dict.fromkeys((*c.imports, *value.imports))))
     if part == "args":
         _, whole = _literal(c.args[index])
         new = repr(_put(whole, path, value))

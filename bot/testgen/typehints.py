@@ -36,8 +36,11 @@ _TYPE_KINDS: dict[str, tuple[str, ...]] = {
     "Integral": ("int",),
     "Real": ("float", "int"),
     "Complex": ("complex",),
-    "Decimal": ("float",),
-    "Fraction": ("float",),
+    "Decimal": ("decimal", "float"),
+    "Fraction": ("fraction", "float"),
+    "PathLike": ("path",),
+    "PurePath": ("path",),
+    "Path": ("path",),
     "Mapping": ("dict",),
     "MutableMapping": ("dict",),
     "Sequence": ("list", "tuple"),
@@ -66,21 +69,22 @@ _CALL_KINDS: dict[str, tuple[str, ...]] = {
     "dict": ("list",),
     "floor": ("float",),
     "ceil": ("float",),
-    "isnan": ("float",),
-    "isinf": ("float",),
-    "isfinite": ("float",),
+    "isnan": ("nonfinite", "float"),
+    "isinf": ("nonfinite", "float"),
+    "isfinite": ("nonfinite", "float"),
+    "fspath": ("path",),
 }
-_MATH_CALLS = {"floor", "ceil", "isnan", "isinf", "isfinite"}  # math.floor(x)
+_MATH_CALLS = {"floor", "ceil", "isnan", "isinf", "isfinite", "fspath"}  # math.floor(x)
 # a method called on the name -> the kinds it may be
 _METHOD_KINDS: dict[str, tuple[str, ...]] = {
-    "encode": ("bytes",),
-    "decode": ("str",),
-    "items": ("list",),
-    "keys": ("list",),
-    "values": ("list",),
-    "is_integer": ("int",),
-    "isdigit": ("int",),
-    "isnumeric": ("int",),
+    "encode": ("str", "bytes"),
+    "decode": ("bytes", "str"),
+    "items": ("dict", "list"),
+    "keys": ("dict", "list"),
+    "values": ("dict", "list"),
+    "is_integer": ("float", "int"),
+    "isdigit": ("str", "int"),
+    "isnumeric": ("str", "int"),
 }
 _ATTR_KINDS: dict[str, tuple[str, ...]] = {  # hasattr(x, "...")
     "__iter__": ("list", "int"),
@@ -94,6 +98,7 @@ _ATTR_KINDS: dict[str, tuple[str, ...]] = {  # hasattr(x, "...")
     "decode": ("bytes",),
     "encode": ("str", "bytes"),
     "read": ("str",),
+    "__fspath__": ("path", "str"),
 }
 # an exception a changed line catches -> values that raise it
 _EXCEPT_KINDS: dict[str, tuple[str, ...]] = {
@@ -241,6 +246,21 @@ def _read_call(node: ast.Call, hints: Hints) -> None:
             hints.add(subject, *_METHOD_KINDS[name])
 
 
+def _infinite(node: ast.expr) -> bool:
+    """``math.inf``, ``float("inf")``, ``-inf``."""
+    if isinstance(node, ast.UnaryOp):
+        return _infinite(node.operand)
+    if isinstance(node, ast.Attribute | ast.Name):
+        return (node.attr if isinstance(node, ast.Attribute) else node.id) in ("inf", "nan")
+    return (
+        isinstance(node, ast.Call)
+        and _call_name(node) == "float"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and str(node.args[0].value).strip("+-").lower() in ("inf", "infinity", "nan")
+    )
+
+
 def _read_compare(node: ast.Compare, hints: Hints) -> None:
     sides = [node.left, *node.comparators]
     for i, op in enumerate(node.ops):
@@ -262,6 +282,10 @@ def _read_compare(node: ast.Compare, hints: Hints) -> None:
                 continue
             if isinstance(b, ast.Constant) and b.value is None:
                 hints.add(subject, "none")
+            elif isinstance(b, ast.Constant) and isinstance(b.value, bool):
+                hints.add(subject, "bool")
+            elif _infinite(b):
+                hints.add(subject, "nonfinite", "float")
             elif isinstance(b, ast.Constant) and b.value in ("", b""):
                 hints.add(subject, "empty")
             elif isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE | ast.Eq | ast.NotEq):

@@ -191,3 +191,20 @@ def test_changed_modules_the_entry_imports() -> None:
     assert imported_paths("from .fields import x\n", "src/pkg/__init__.py", changed) == [
         "pkg/fields.py"
     ]
+
+
+def test_values_without_a_literal_are_spelled_with_their_import() -> None:
+    source = (
+        "import math, os, decimal\n"
+        "def f(x, p, d):\n"
+        "    if math.isnan(x) or x == math.inf:\n"
+        "        return p if isinstance(p, os.PathLike) else d\n"
+        "    return isinstance(d, decimal.Decimal)\n"
+    )
+    hints = type_hints(source, [3, 4, 5])
+    assert hints.kinds == {"x": ["nonfinite", "float"], "p": ["path"], "d": ["decimal", "float"]}
+    found = retype([Candidate(("'1'", "'f.txt'", "'2.5'"))], source, "f", hints)
+    spelled = {c.args: c.imports for c in found}
+    assert spelled[("float('inf')", "'f.txt'", "'2.5'")] == ()
+    assert spelled[("'1'", "pathlib.Path('f.txt')", "'2.5'")] == ("import pathlib",)
+    assert spelled[("'1'", "'f.txt'", "decimal.Decimal('2.5')")] == ("import decimal",)
