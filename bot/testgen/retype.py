@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass, replace
 
 from bot.testgen.inputs import Candidate
-from bot.testgen.typehints import Hints
+from bot.testgen.typehints import ATTR, Hints
 
 __all__ = ["MAX_TYPED", "retype"]
 
@@ -35,14 +35,12 @@ class _Params:
     double_star: bool
 
 
-def _params(source: str, qualname: str) -> _Params | None:
-    try:
-        body: list[ast.stmt] = ast.parse(source).body
-    except SyntaxError:
-        return None
+def _find(tree: ast.Module, qualname: str) -> ast.AST | None:
+    """The function or class of a dotted qualname; for a class, its ``__init__`` when
+    ``init`` is asked."""
+    body: list[ast.stmt] = tree.body
     node: ast.AST | None = None
-    parts = qualname.split(".")
-    for n, part in enumerate(parts):
+    for part in qualname.split("."):
         found = [
             d
             for d in body
@@ -52,19 +50,27 @@ def _params(source: str, qualname: str) -> _Params | None:
         if not found:
             return None
         node = found[-1]
-        if isinstance(node, ast.ClassDef) and n == len(parts) - 1:
-            init = [d for d in node.body if isinstance(d, ast.FunctionDef) and d.name == "__init__"]
-            if not init:
-                return None
-            node = init[-1]
-            parts.append("__init__")
         body = node.body if isinstance(node, ast.ClassDef) else []
-    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+    return node
+
+
+def _init(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function a call of ``qualname`` runs: itself, or a class's ``__init__``."""
+    node = _find(tree, qualname)
+    if isinstance(node, ast.ClassDef):
+        node = _find(tree, f"{qualname}.__init__")
+    return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+
+
+def _params(tree: ast.Module, qualname: str) -> _Params | None:
+    node = _init(tree, qualname)
+    if node is None:
         return None
     a = node.args
     ordered = [*a.posonlyargs, *a.args]
     decorators = {getattr(d, "id", getattr(d, "attr", "")) for d in node.decorator_list}
-    if len(parts) > 1 and "staticmethod" not in decorators and ordered:
+    method = "." in qualname or node.name == "__init__"
+    if method and "staticmethod" not in decorators and ordered:
         ordered = ordered[1:]  # self, cls
     every = [*ordered, *a.kwonlyargs]
     return _Params(
@@ -74,6 +80,46 @@ def _params(source: str, qualname: str) -> _Params | None:
         a.vararg is not None,
         a.kwarg is not None,
     )
+
+
+def _attributes(tree: ast.Module, owner: str) -> dict[str, str]:
+    """``self.x`` -> the constructor's parameter it is set from (``self._x = x``)."""
+    init = _init(tree, owner)
+    if init is None:
+        return {}
+    a = init.args
+    params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    out: dict[str, str] = {}
+    for node in ast.walk(init):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)):
+            continue
+        for target in node.targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+                and node.value.id in params
+            ):
+                out.setdefault(target.attr, node.value.id)
+    for name in params:
+        out.setdefault(name, name)
+    return out
+
+
+def _as_parameters(hints: Hints, attributes: dict[str, str]) -> Hints:
+    """The hints with ``self.x`` read as the constructor's parameter it comes from;
+    attributes set from no parameter are left out."""
+    out = Hints()
+    for name, kinds in hints.kinds.items():
+        plain = name
+        if name.startswith(ATTR):
+            if name[len(ATTR) :] not in attributes:
+                continue
+            plain = attributes[name[len(ATTR) :]]
+        out.add(plain, *kinds)
+        for v in hints.numbers.get(name, []):
+            out.number(plain, v)
+    return out
 
 
 def _literal(source: str | None) -> tuple[bool, object]:
@@ -302,9 +348,33 @@ def retype(
     of each kind for the first inputs before more of either, at most ``MAX_TYPED``."""
     if not hints or not candidates:
         return []
-    params = _params(source, qualname)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    owner = qualname.rsplit(".", 1)[0] if "." in qualname else ""
+    on_instance = _as_parameters(hints, _attributes(tree, owner)) if owner else Hints()
+    if (
+        not owner
+        or qualname.endswith(".__init__")
+        or isinstance(_find(tree, qualname), ast.ClassDef)
+    ):
+        hints = _as_parameters(hints, _attributes(tree, qualname.removesuffix(".__init__")))
+    else:
+        hints = _as_parameters(hints, {})
+    params = _params(tree, qualname)
+    built = _params(tree, owner) if owner else None
     loose = _loose(candidates, params, hints)
-    places = [(c, _slots(c, params, hints, loose)) for c in candidates]
+    places = []
+    for c in candidates:
+        mapped, through, rest = _slots(c, params, hints, loose)
+        if c.ctor is not None and not c.factory and on_instance:  # self.x: from the ctor
+            ctor = Candidate(c.ctor[0], c.ctor[1])
+            mapped += [
+                replace(s, where=("ctor_" + s.where[0], *s.where[1:]))
+                for s in _slots(ctor, built, on_instance, ())[0]
+            ]
+        places.append((c, (mapped, through, rest)))
     passed_on = any(through for _, (_, through, _) in places)
     ranked: list[tuple[tuple[int, int], int, Candidate]] = []
     varied = 0
@@ -331,15 +401,17 @@ def retype(
 
 def _with(c: Candidate, where: _Path, value: object) -> Candidate:
     part, index, path = where
-    origin = f"{c.origin} (typed)"
+    c = replace(c, origin=f"{c.origin} (typed)")
     if isinstance(value, _Spelled):
         c = replace(c, imports=tuple(dict.fromkeys((*c.imports, *value.imports))))
-    if part == "args":
-        _, whole = _literal(c.args[index])
-        new = repr(_put(whole, path, value))
-        return replace(c, args=(*c.args[:index], new, *c.args[index + 1 :]), origin=origin)
-    key, source = c.kwargs[index]
-    _, whole = _literal(source)
-    new = repr(_put(whole, path, value))
-    kwargs = (*c.kwargs[:index], (key, new), *c.kwargs[index + 1 :])
-    return replace(c, kwargs=kwargs, origin=origin)
+    args, kwargs = c.ctor if part.startswith("ctor_") and c.ctor else (c.args, c.kwargs)
+    if part.endswith("args") and not part.endswith("kwargs"):
+        _, whole = _literal(args[index])
+        args = (*args[:index], repr(_put(whole, path, value)), *args[index + 1 :])
+    else:
+        key, source = kwargs[index]
+        _, whole = _literal(source)
+        kwargs = (*kwargs[:index], (key, repr(_put(whole, path, value))), *kwargs[index + 1 :])
+    if part.startswith("ctor_"):
+        return replace(c, ctor=(args, kwargs))
+    return replace(c, args=args, kwargs=kwargs)

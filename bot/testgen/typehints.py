@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from bot.testgen.ghostwriter import _module_name
 
-__all__ = ["ANY", "Hints", "imported_paths", "type_hints"]
+__all__ = ["ANY", "ATTR", "Hints", "imported_paths", "type_hints"]
 
 _NUMBERS = (int, float)
 
@@ -114,6 +114,7 @@ _EXCEPT_KINDS: dict[str, tuple[str, ...]] = {
 }
 ANY = ""  # kinds not tied to a name
 _KEY = "key:"  # a name read as a key of a dict (``kwargs["x"]``), not a variable
+ATTR = "self."  # an attribute of the instance (``self.value``): set from the constructor
 
 
 @dataclass
@@ -149,10 +150,16 @@ class Hints:
 
 def _subject(node: ast.expr) -> str | None:
     """The name a condition is about: ``x``, or the key of ``kwargs["x"]`` /
-    ``options.get("x")`` (a value passed on through a dict). Attributes are not names
-    a caller gives."""
+    ``options.get("x")`` (a value passed on through a dict), or ``self.x`` (what the
+    constructor may have been given)."""
     if isinstance(node, ast.Name):
         return node.id
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    ):
+        return ATTR + node.attr
     if (
         isinstance(node, ast.Subscript)
         and isinstance(node.slice, ast.Constant)
@@ -377,7 +384,7 @@ def type_hints(source: str, lines: list[int]) -> Hints:
     reader.visit(tree)
     for _, found, params in sorted(reader.found, key=lambda f: f[0]):
         for name, kinds in found.kinds.items():
-            if name == ANY or name in params or name.startswith(_KEY):
+            if name == ANY or name in params or name.startswith((_KEY, ATTR)):
                 plain = name.removeprefix(_KEY)
                 hints.add(plain, *kinds)
                 for v in found.numbers.get(name, []):

@@ -208,3 +208,28 @@ def test_values_without_a_literal_are_spelled_with_their_import() -> None:
     assert spelled[("float('inf')", "'f.txt'", "'2.5'")] == ()
     assert spelled[("'1'", "pathlib.Path('f.txt')", "'2.5'")] == ("import pathlib",)
     assert spelled[("'1'", "'f.txt'", "decimal.Decimal('2.5')")] == ("import decimal",)
+
+
+def test_an_attribute_the_constructor_sets_is_varied_where_the_instance_is_built() -> None:
+    source = """class Badge:
+    def __init__(self, label, amount=None):
+        self.label = label
+        self._amount = amount
+
+    def text(self):
+        if isinstance(self._amount, float):
+            return f"{self._amount:.1f}"
+        return str(self._amount)
+"""
+    hints = type_hints(source, [7])
+    assert hints.kinds == {"self._amount": ["float"]}
+    built = Candidate((), (), ctor=(("'cpu'",), (("amount", "'3'"),)), receiver="Badge")
+    found = retype([built], source, "Badge.text", hints)
+    assert [c.ctor for c in found][:2] == [
+        (("'cpu'",), (("amount", "3.0"),)),  # the test's text, as the number it spells
+        (("'cpu'",), (("amount", "1.5"),)),
+    ]
+    assert all(c.args == () and c.kwargs == () for c in found)
+    # the constructor itself: ``self._amount`` is its parameter ``amount``
+    found = retype([Candidate(("'cpu'", "'3'"))], source, "Badge.__init__", hints)
+    assert found[0].args == ("'cpu'", "3.0")
