@@ -38,6 +38,8 @@ from bot.testgen.inputs import (
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import data_inputs
 from bot.testgen.render import Example, render_module
+from bot.testgen.retype import retype
+from bot.testgen.typehints import Hints, imported_paths, type_hints
 from bot.testgen.workspace import Workspace, WriteRefused
 
 __all__ = ["DifferentialPlan", "generate_differential", "static_side_effect"]
@@ -319,8 +321,14 @@ def _plans(
     # the documentation's examples build and call things the way users do
     tests.update(doc_examples({p: ws.read(p) or "" for p in ws.files() if is_doc(p)}))
     plans = []
+    changed: dict[str, list[int]] = {}  # what the changed lines test steers input types
+    for t in targets:
+        changed.setdefault(t.path, []).extend(t.lines)
     for path, group in sorted(by_path.items()):
         source = ws.read(path) or ""
+        elsewhere = Hints()
+        for other in imported_paths(source, path, sorted(changed)):
+            elsewhere.merge(type_hints(ws.read(other) or "", changed[other]))
         names = {q.rsplit(".", 1)[-1] for q in group} | {
             q.rsplit(".", 2)[-2] for q in group if q.endswith(".__init__")
         }
@@ -338,7 +346,11 @@ def _plans(
                 {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
             )
             strings, numbers = steering_literals(source, lines)
-            candidates += steer(candidates, strings, numbers)
+            hints = type_hints(source, lines)
+            hints.merge(elsewhere)
+            candidates += steer(candidates, strings, numbers) + retype(
+                candidates, source, name, hints
+            )
             candidates += data_inputs(
                 [t.data for t in targets if t.data],
                 path,
@@ -477,10 +489,10 @@ def _compare(
     if slow:
         note += f", {slow} slower than {SLOW_MS} ms a call (not written)"
 
-    def rank(e: Example) -> tuple[int, int]:  # the project's own inputs, then the simplest
+    def rank(e: Example) -> tuple[bool, bool, int]:  # the project's own inputs, then the simplest
         size = sum(map(len, e.args)) + sum(len(k) + len(v) for k, v in e.kwargs.items())
         size += len(json.dumps(e.ctor)) + sum(map(len, e.steps)) if e.ctor else 0
-        return (e.origin == "drawn", size)
+        return (e.origin == "drawn", e.origin == "typed", size)
 
     changed.sort(key=rank)
     agreed.sort(key=rank)

@@ -86,7 +86,11 @@ class Candidate:
             "args": list(self.args),
             "kwargs": dict(self.kwargs),
             "imports": list(self.imports),
-            "origin": "doctest" if "doctest" in self.origin else "tests",
+            "origin": "doctest"
+            if "doctest" in self.origin
+            else "typed"
+            if "(typed)" in self.origin
+            else "tests",
         }
         if self.ctor is not None:
             out["ctor"] = {"args": list(self.ctor[0]), "kwargs": dict(self.ctor[1])}
