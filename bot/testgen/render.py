@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import OBJ
 
 __all__ = ["MARKER", "Example", "render_module", "tidy"]
@@ -60,7 +61,11 @@ class Example:
 
     def alone(self) -> bool:
         """Whether it needs a test of its own (an instance with steps to set up)."""
-        return self.kind in ("method", "property") or bool(self.outcome.get("state"))
+        return (
+            self.kind in ("method", "property")
+            or bool(self.outcome.get("state"))
+            or self.outcome["kind"] == "object"  # its facts are its own
+        )
 
 
 @dataclass
@@ -168,6 +173,8 @@ def _assertion(
     if isinstance(state, dict) and expected == "None" and var:
         return [*body, f"    {call}", f"    assert {state['view']}({var}) == {state['value']}"]
     observed = _observed(call, outcome)
+    if outcome["kind"] == "object":
+        return [*body, f"    actual = {observed}", *(f"    {c}" for c in _object_checks(outcome))]
     if expected in ("None", "True", "False"):
         return [*body, f"    assert {observed} is {expected}"]
     if outcome.get("strict"):
@@ -181,6 +188,18 @@ def _assertion(
             f"    assert repr(actual) == repr({expected})",
         ]
     return [*body, f"    assert {observed} == {expected}"]
+
+
+def _object_checks(outcome: dict[str, object]) -> list[str]:
+    """The asserts of a value whose repr is not a value, on ``actual``: the facts of its
+    structure the generator chose (type names, items, attributes that render)."""
+    facts = outcome.get("facts")
+    out = []
+    for expr, source in facts if isinstance(facts, list) else []:
+        left = str(expr).replace(VALUE, "actual")
+        same = "is" if source in ("None", "True", "False") else "=="
+        out.append(f"assert {left} {same} {source}")
+    return out
 
 
 def _pattern(message: str) -> str:
@@ -304,6 +323,8 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         if e.outcome["kind"] == "raises"
         else str(e.outcome.get("value"))
     )
+    if e.outcome["kind"] == "object":
+        head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
     return {
         "call": "; ".join([*setup, _observed(call, e.outcome)]),
         "head": head,
