@@ -423,9 +423,14 @@ def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, s
         shown = render(seen[1]) if seen is not None else None
         if seen is not None and shown is not None:
             state = {"view": seen[0], "value": shown[0], "imports": shown[1]}
+        elif render(obj) is None:  # the instance's structure after the call
+            found = objects.facts(obj, render)
+            if {e for e, _, _ in found} - {_TYPE, _STR}:
+                value, view = _Facts(found), AFTER
     return value, view, state
 
 
+AFTER = "after"  # a method returned None: the facts are of its instance after the call
 _TYPE = f"type({objects.VALUE}).__name__"
 _STR = f"str({objects.VALUE})"
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import collections.abc
 import inspect
 import itertools
+import os
 import sys
+import time
 import typing
 
 if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
@@ -300,6 +302,7 @@ def draw(
 FACTS = 400  # facts of one value at most (the shallowest first)
 DEPTH = 6  # objects below the value
 SHOWN = 200  # characters of one fact's value
+WALK_SECONDS = 0.25  # a value's walk stops here: the facts of every run are compared
 VALUE = "{r}"  # the value's place in a fact's expression
 _SHORT = ""  # a repr that is not a value: the object is walked instead
 
@@ -355,6 +358,24 @@ def _items(value: object) -> list[object] | None:
     return None
 
 
+def _keys(value: object) -> list[str | int] | None:
+    """The keys of a dict whose keys are all short strings or integers, in order."""
+    if not isinstance(value, dict) or len(value) > ITEMS * 2:
+        return None
+    keys = list(value)
+    plain = all(type(k) is int or (type(k) is str and len(k) <= 40) for k in keys)
+    return typing.cast("list[str | int]", keys) if plain else None
+
+
+def _here(source: str) -> bool:
+    """Whether a value names this run's tree or interpreter (a worktree's path differs
+    between head and parent: it is not behaviour)."""
+    return any(place in source for place in _PLACES if place and place != "/")
+
+
+_PLACES = [os.getcwd(), sys.prefix, sys.base_prefix]
+
+
 def facts(
     value: object, render: Callable[[object], tuple[str, list[str]] | None]
 ) -> list[tuple[str, str, list[str]]]:
@@ -367,18 +388,23 @@ def facts(
     out: list[tuple[str, str, list[str]]] = []
     seen: set[int] = {id(value)}
     queue: list[tuple[object, str, int]] = [(value, VALUE, 0)]
-    while queue and len(out) < FACTS:
+    stop = time.monotonic() + WALK_SECONDS
+    while queue and len(out) < FACTS and time.monotonic() < stop:
         obj, expr, depth = queue.pop(0)
         out.append((f"type({expr}).__name__", repr(type(obj).__name__), []))
         try:
             text = _own_str(obj)
             items = _items(obj)
+            keys = _keys(obj)
             attrs = attributes(obj)
         except Exception:  # the project's __str__ or descriptors: only the type is sure
             continue
-        if text is not None:
+        if text is not None and not _here(text):
             out.append((f"str({expr})", repr(text), []))
         parts: list[tuple[str, object]] = []
+        if keys is not None:
+            out.append((f"list({expr})", repr(keys), []))
+            parts += [(f"{expr}[{k!r}]", typing.cast("dict[object, object]", obj)[k]) for k in keys]
         if items is not None:
             if len(items) <= ITEMS * 2:  # the items' types first: they say the most
                 names = [type(i).__name__ for i in items]
@@ -392,7 +418,8 @@ def facts(
             except Exception:  # the project's __eq__ or __repr__
                 shown = None
             if shown is not None and len(shown[0]) <= SHOWN:
-                out.append((where, shown[0], shown[1]))
+                if not _here(shown[0]):
+                    out.append((where, shown[0], shown[1]))
             elif shown is None and id(part) not in seen and depth < DEPTH:
                 seen.add(id(part))
                 queue.append((part, where, depth + 1))

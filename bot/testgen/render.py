@@ -173,6 +173,10 @@ def _assertion(
     if isinstance(state, dict) and expected == "None" and var:
         return [*body, f"    {call}", f"    assert {state['view']}({var}) == {state['value']}"]
     observed = _observed(call, outcome)
+    if outcome["kind"] == "object" and outcome.get("view") == "after" and var:
+        # the call returned None: the facts are of the instance it changed
+        checks = [f"    {c}" for c in _object_checks(outcome)]
+        return [*body, f"    assert {call} is None", f"    actual = {var}", *checks]
     if outcome["kind"] == "object":
         return [*body, f"    actual = {observed}", *(f"    {c}" for c in _object_checks(outcome))]
     if expected in ("None", "True", "False"):
@@ -283,7 +287,7 @@ def _what(func: str, shape: tuple[object, ...], e: Example) -> str:
         return f"{base}_now_raises_{_snake(str(shape[2]))}"
     if not shape[0]:
         return f"{base}_unchanged"
-    if e.outcome.get("state"):
+    if e.outcome.get("state") or e.outcome.get("view") == "after":
         return f"{base}_changes_state"
     if e.parent and e.parent.get("kind") == "raises":
         return f"{base}_returns_instead_of_raising"
@@ -325,6 +329,7 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
     )
     if e.outcome["kind"] == "object":
         head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
+        head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
     return {
         "call": "; ".join([*setup, _observed(call, e.outcome)]),
         "head": head,

@@ -22,7 +22,8 @@ import pytest
 
 from bot.testgen import probe
 from bot.testgen.differential import _compare
-from bot.testgen.probe_objects import facts
+from bot.testgen.probe_objects import Named, facts
+from bot.testgen.render import Example, render_module
 from tests.conftest import GitRepo
 from tests.testgen.test_differential import project_venv
 from tests.testgen.test_testgen import nova_testgen
@@ -239,6 +240,10 @@ def test_facts_are_bounded_and_name_no_address() -> None:
     found = _facts([object(), Cell(1)])
     assert found["[type(item).__name__ for item in {r}]"] == "['object', 'Cell']"
     assert not any("0x" in v for v in found.values())
+    found = _facts({"a": Cell(1, object()), "b": 2, "where": str(Path.cwd() / "x")})
+    assert found["list({r})"] == "['a', 'b', 'where']"
+    assert (found["type({r}['a']).__name__"], found["{r}['b']"]) == ("'Cell'", "2")
+    assert "{r}['where']" not in found  # this run's tree: head's and parent's differ
 
 
 ROOTED = """class _Kind(tuple):
@@ -292,3 +297,43 @@ def test_only_facts_every_run_agrees_on_are_compared_and_the_structure_comes_fir
     )
     assert note == "1 inputs: 0 where the parent differs, 1 where it agrees"
     assert [f[0] for f in chosen[0].outcome["facts"]] == ["type({r}).__name__", names]
+
+
+class Basket:
+    def __init__(self) -> None:
+        self.items: list[object] = []
+        self.count = 0
+
+    def add(self, name: str) -> None:
+        self.items.append(Slotted(name, []))
+        self.count += 1
+
+
+def test_a_method_that_returns_none_is_seen_through_the_instance_it_changed() -> None:
+    named = Named("method", Basket, "add", Basket.add)
+    case = probe._Case(([], {}), [], (["ab"], {}), {}, "tests")
+    outcome = probe.call(named, case, 1.0)
+    assert outcome["kind"] == "object" and outcome["view"] == "after", outcome
+    shown = {e: v for e, v, _ in outcome["facts"]}
+    assert shown["{r}.count"] == "1"
+    assert shown["[type(item).__name__ for item in {r}.items]"] == "['Slotted']"
+    assert shown["{r}.items[0].name"] == "'ab'"
+    example = Example(
+        ["'ab'"],
+        {},
+        [],
+        {"kind": "object", "view": "after", "facts": [["{r}.count", "1"]], "imports": []},
+        before="{r}.count was 2".replace("{r}", "actual"),
+        kind="method",
+        owner="Basket",
+        ctor={"args": [], "kwargs": {}},
+    )
+    text = render_module("shop", "shop.py", {"Basket.add": [example]}, {})
+    assert (
+        "def test_basket_add_changes_state():\n"
+        "    # before this change: actual.count was 2\n"
+        "    basket = Basket()\n"
+        "    assert basket.add('ab') is None\n"
+        "    actual = basket\n"
+        "    assert actual.count == 1\n"
+    ) in text
