@@ -37,6 +37,7 @@ from bot.testgen.inputs import (
 )
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import data_inputs
+from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
 from bot.testgen.retype import retype
 from bot.testgen.typehints import Hints, imported_paths, type_hints
@@ -412,8 +413,16 @@ def _may_equal(head: str, parent: str) -> bool:
         return True
 
 
-def _example(result: dict[str, Any], entry: dict[str, Any], before: str | None) -> Example:
-    outcome = result["outcome"]
+def _example(
+    result: dict[str, Any],
+    entry: dict[str, Any],
+    before: str | None,
+    outcome: dict[str, Any] | None = None,
+    said: str = "",
+) -> Example:
+    """The example of one input: head's outcome (or the part of it to assert), and what
+    the parent did (``said`` when it is not its whole outcome)."""
+    outcome = outcome or result["outcome"]
     parent = json.loads(before) if before is not None and before != "missing" else None
     if (
         isinstance(parent, dict)
@@ -432,7 +441,7 @@ def _example(result: dict[str, Any], entry: dict[str, Any], before: str | None) 
         list(result["imports"]),
         outcome,
         before is not None,
-        "" if before is None else _describe(before),
+        "" if before is None else (said or _describe(before)),
         kind=str(entry.get("kind") or "function"),
         owner=entry.get("owner"),
         ctor=result.get("ctor"),
@@ -441,6 +450,62 @@ def _example(result: dict[str, Any], entry: dict[str, Any], before: str | None) 
         new=before == "missing",
         parent=None if before is None or before == "missing" else json.loads(before),
     )
+
+
+OBJECT_FACTS = 3  # facts asserted of an object when no single one tells the sides apart
+
+
+def _steady(outcomes: list[str]) -> dict[str, list[Any]] | None:
+    """expression -> fact, of the facts every run of one side showed alike (an address,
+    a counter, a set's order differ between runs: they are never pinned); None when a
+    run did not return an object."""
+    seen = [json.loads(o) if o.startswith("{") else {} for o in outcomes]
+    if not seen or any(o.get("kind") != "object" for o in seen):
+        return None
+    steady = {str(f[0]): list(f) for f in seen[0]["facts"]}
+    for other in seen[1:]:
+        shown = {str(f[0]): f[1] for f in other["facts"]}
+        steady = {e: f for e, f in steady.items() if shown.get(e) == f[1]}
+    return steady
+
+
+def _fact_rank(fact: list[Any]) -> int:
+    """Type names first (they never hold a value of the run), then sizes, then values."""
+    expr = str(fact[0])
+    return 0 if "__name__" in expr else 1 if expr.startswith("len(") else 2
+
+
+def _object_example(
+    result: dict[str, Any], entry: dict[str, Any], head: list[str], parent: list[str]
+) -> Example | None:
+    """The example of an input whose value's repr is not a value: the smallest fact of
+    its structure that tells head from the parent (the first in the walk: shallowest,
+    type names before contents), else a few that both share; None when the runs of a
+    side disagree on everything."""
+    outcome = result["outcome"]
+    ours = _steady([json.dumps(outcome, sort_keys=True), *head])
+    if not ours:
+        return None
+    if len(set(parent)) > 1 and _steady(parent) is None:
+        return None
+    theirs = _steady(parent) if parent else None
+    before: str | None = parent[0] if parent else None
+    said = ""
+    if theirs is not None:
+        differ = [f for e, f in ours.items() if e in theirs and theirs[e][1] != f[1]]
+        differ.sort(key=_fact_rank)  # stable: the shallowest of each rank first
+        if differ:
+            chosen = differ[:1]
+            said = f"{chosen[0][0].replace(VALUE, 'actual')} was {theirs[chosen[0][0]][1]}"
+        else:
+            chosen, before = list(ours.values())[:OBJECT_FACTS], None
+    else:
+        chosen = list(ours.values())[:OBJECT_FACTS]
+    imports = sorted({str(i) for f in chosen for i in f[2]})
+    shown = {"kind": "object", "facts": [f[:2] for f in chosen], "imports": imports}
+    if outcome.get("view"):
+        shown["view"] = outcome["view"]
+    return _example(result, entry, before, shown, said)
 
 
 def _compare(
@@ -461,11 +526,19 @@ def _compare(
             unstable += 1
             depends.add(str(outcome.get("on")))
             continue
-        if outcome["kind"] not in ("value", "raises"):
+        if outcome["kind"] not in ("value", "raises", "object"):
             unusable += 1
             continue
         if int(result.get("ms", 0)) > SLOW_MS:  # each run of the test would pay it again
             slow += 1
+            continue
+        if outcome["kind"] == "object":  # compared fact by fact: see _object_example
+            theirs_all = [r.get(key, r.get("*", "missing")) for r in parent_runs]
+            found = _object_example(result, entry, [r.get(key, "?") for r in head_runs], theirs_all)
+            if found is None:
+                unstable += 1
+            else:
+                (changed if found.changed else agreed).append(found)
             continue
         if len(ours) > 1:
             unstable += 1

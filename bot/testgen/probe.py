@@ -215,8 +215,13 @@ def _render_by_repr(value: object) -> tuple[str, list[str]] | None:
             continue
         try:
             namespace[name] = importlib.import_module(name)
-        except Exception:  # not a module: the repr cannot be evaluated
-            return None
+        except Exception:  # not a module: a name of the module that defines the class
+            found = _module_global(cls, name)
+            if found is None:
+                return None
+            namespace[name] = found
+            imports.append(f"from {cls.__module__} import {name}")
+            continue
         imports.append(f"import {name}")
     try:
         again = eval(compile(tree, "<repr>", "eval"), namespace)  # in the sandbox
@@ -224,6 +229,15 @@ def _render_by_repr(value: object) -> tuple[str, list[str]] | None:
     except Exception:
         return None
     return (text, imports) if equal and len(text) <= MAX_SOURCE else None
+
+
+def _module_global(cls: type, name: str) -> object | None:
+    """``name`` in the module that defines ``cls``, when that module is importable under
+    its name (a repr like ``Token.Keyword`` names its module's root object)."""
+    module = sys.modules.get(cls.__module__)
+    if module is None or cls.__module__ in ("builtins", "__main__"):
+        return None
+    return getattr(module, name, None)
 
 
 def exception_name(exc: BaseException) -> tuple[str, list[str]]:
@@ -390,19 +404,39 @@ def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, s
         value = typing.cast("Callable[..., object]", named.func)(*args, **kwargs)
     stage.append("materialise")  # an exception from here on comes out of iterating
     value, view = objects.materialise(value)
-    if render(value) is None and not view:
-        seen = objects.state_view(value) if named.kind == "init" else None
+    if render(value) is None:
+        seen = objects.state_view(value) if named.kind == "init" and not view else None
+        if seen is not None and render(seen[1]) is None:
+            seen = None  # contents that are not values: the instance's structure shows them
+        found = objects.facts(value, render) if seen is None else []
         if seen is not None:
             view, value = seen
-        elif objects.has_own_str(value):
-            view, value = "str", str(value)
+        elif (
+            objects.has_own_str(value) and not view and not {e for e, _, _ in found} - {_TYPE, _STR}
+        ):
+            view, value = "str", str(value)  # nothing to show but its text
+        elif found:
+            value = _Facts(found)  # its structure: type names, items, attributes
     state = None
     if value is None and named.kind == "method":
         seen = objects.state_view(obj)
         shown = render(seen[1]) if seen is not None else None
         if seen is not None and shown is not None:
             state = {"view": seen[0], "value": shown[0], "imports": shown[1]}
+        elif render(obj) is None:  # the instance's structure after the call
+            found = objects.facts(obj, render)
+            if {e for e, _, _ in found} - {_TYPE, _STR}:
+                value, view = _Facts(found), AFTER
     return value, view, state
+
+
+AFTER = "after"  # a method returned None: the facts are of its instance after the call
+_TYPE = f"type({objects.VALUE}).__name__"
+_STR = f"str({objects.VALUE})"
+
+
+class _Facts(list):  # type: ignore[type-arg]
+    """What a value whose repr is not a value showed (``objects.facts``)."""
 
 
 def call(named: objects.Named, case: _Case, seconds: float) -> Json:
@@ -441,6 +475,9 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
         if message:
             out["message"] = message
         return out
+    if isinstance(value, _Facts):
+        out = {"kind": "object", "type": ast.literal_eval(value[0][1]), "facts": value}
+        return {**out, "view": view} if view else out
     rendered = render(value)
     if rendered is None or (view == "str" and "0x" in str(value)):
         return {"kind": "unrenderable", "type": type(value).__name__}

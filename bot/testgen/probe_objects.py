@@ -10,7 +10,9 @@ from __future__ import annotations
 import collections.abc
 import inspect
 import itertools
+import os
 import sys
+import time
 import typing
 
 if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
@@ -292,3 +294,133 @@ def draw(
     except Exception:  # a type Hypothesis cannot build: no drawn inputs
         return found[:count]
     return found[:count]
+
+
+# -- the structure of a value whose repr does not evaluate back -----------------------
+
+
+FACTS = 400  # facts of one value at most (the shallowest first)
+DEPTH = 6  # objects below the value
+SHOWN = 200  # characters of one fact's value
+WALK_SECONDS = 0.25  # a value's walk stops here: the facts of every run are compared
+VALUE = "{r}"  # the value's place in a fact's expression
+_SHORT = ""  # a repr that is not a value: the object is walked instead
+
+
+def _own_str(value: object) -> str | None:
+    """``str(value)`` when its class defines one and it names no address."""
+    if type(value).__str__ is object.__str__ and type(value).__repr__ is object.__repr__:
+        return None
+    if isinstance(value, (list, tuple, dict)) and type(value).__str__ in (
+        list.__str__,
+        tuple.__str__,
+        dict.__str__,
+        object.__str__,
+    ):
+        return None  # the items' reprs: each item has its own facts
+    text = str(value)
+    return text if len(text) <= SHOWN and "0x" not in text.lower() else None
+
+
+def attributes(value: object) -> list[tuple[str, object]]:
+    """Public data attributes: a namedtuple's, dataclass' or attrs class' fields, the
+    ``__slots__`` of its classes, ``vars()``; no callables, modules or classes."""
+    names: list[str] = []
+    fields = getattr(type(value), "_fields", None)
+    if isinstance(value, tuple) and isinstance(fields, tuple):
+        names += [str(f) for f in fields]
+    names += [f.name for f in getattr(type(value), "__dataclass_fields__", {}).values()]
+    names += [a.name for a in getattr(type(value), "__attrs_attrs__", ())]
+    for cls in reversed(type(value).__mro__):
+        slots = cls.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [str(s) for s in slots]
+    own = getattr(value, "__dict__", None)
+    if isinstance(own, dict):
+        names += [str(k) for k in own]
+    out = []
+    for name in dict.fromkeys(names):
+        if name.startswith("_") or not name.isidentifier():
+            continue
+        try:
+            attr = getattr(value, name)
+        except Exception:  # an unset slot, a failing descriptor: nothing to show
+            continue
+        if callable(attr) or isinstance(attr, type(sys)):
+            continue
+        out.append((name, attr))
+    return out
+
+
+def _items(value: object) -> list[object] | None:
+    """The items of a list or tuple (not a namedtuple: its fields are shown)."""
+    if isinstance(value, (list, tuple)) and not hasattr(type(value), "_fields"):
+        return list(value)
+    return None
+
+
+def _keys(value: object) -> list[str | int] | None:
+    """The keys of a dict whose keys are all short strings or integers, in order."""
+    if not isinstance(value, dict) or len(value) > ITEMS * 2:
+        return None
+    keys = list(value)
+    plain = all(type(k) is int or (type(k) is str and len(k) <= 40) for k in keys)
+    return typing.cast("list[str | int]", keys) if plain else None
+
+
+def _here(source: str) -> bool:
+    """Whether a value names this run's tree or interpreter (a worktree's path differs
+    between head and parent: it is not behaviour)."""
+    return any(place in source for place in _PLACES if place and place != "/")
+
+
+_PLACES = [os.getcwd(), sys.prefix, sys.base_prefix]
+
+
+def facts(
+    value: object, render: Callable[[object], tuple[str, list[str]] | None]
+) -> list[tuple[str, str, list[str]]]:
+    """What a test can assert about a value whose repr is not a value: (an expression
+    with ``{r}`` for the value, the source of what it evaluates to, the imports that
+    source needs), the shallowest first: type names, ``str`` when the class defines it,
+    a list's length and its items' type names, then each item and public data attribute
+    (as a value where it renders, else walked in turn). Each object is walked once (a
+    back-reference to a parent is not followed); nothing that names an address."""
+    out: list[tuple[str, str, list[str]]] = []
+    seen: set[int] = {id(value)}
+    queue: list[tuple[object, str, int]] = [(value, VALUE, 0)]
+    stop = time.monotonic() + WALK_SECONDS
+    while queue and len(out) < FACTS and time.monotonic() < stop:
+        obj, expr, depth = queue.pop(0)
+        out.append((f"type({expr}).__name__", repr(type(obj).__name__), []))
+        try:
+            text = _own_str(obj)
+            items = _items(obj)
+            keys = _keys(obj)
+            attrs = attributes(obj)
+        except Exception:  # the project's __str__ or descriptors: only the type is sure
+            continue
+        if text is not None and not _here(text):
+            out.append((f"str({expr})", repr(text), []))
+        parts: list[tuple[str, object]] = []
+        if keys is not None:
+            out.append((f"list({expr})", repr(keys), []))
+            parts += [(f"{expr}[{k!r}]", typing.cast("dict[object, object]", obj)[k]) for k in keys]
+        if items is not None:
+            if len(items) <= ITEMS * 2:  # the items' types first: they say the most
+                names = [type(i).__name__ for i in items]
+                out.append((f"[type(item).__name__ for item in {expr}]", repr(names), []))
+            out.append((f"len({expr})", str(len(items)), []))
+            parts += [(f"{expr}[{n}]", item) for n, item in enumerate(items[:ITEMS])]
+        parts += [(f"{expr}.{name}", attr) for name, attr in attrs]
+        for where, part in parts:
+            try:
+                shown = render(part)
+            except Exception:  # the project's __eq__ or __repr__
+                shown = None
+            if shown is not None and len(shown[0]) <= SHOWN:
+                if not _here(shown[0]):
+                    out.append((where, shown[0], shown[1]))
+            elif shown is None and id(part) not in seen and depth < DEPTH:
+                seen.add(id(part))
+                queue.append((part, where, depth + 1))
+    return out[:FACTS]

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import OBJ
 
 __all__ = ["MARKER", "Example", "render_module", "tidy"]
@@ -60,7 +61,11 @@ class Example:
 
     def alone(self) -> bool:
         """Whether it needs a test of its own (an instance with steps to set up)."""
-        return self.kind in ("method", "property") or bool(self.outcome.get("state"))
+        return (
+            self.kind in ("method", "property")
+            or bool(self.outcome.get("state"))
+            or self.outcome["kind"] == "object"  # its facts are its own
+        )
 
 
 @dataclass
@@ -168,6 +173,12 @@ def _assertion(
     if isinstance(state, dict) and expected == "None" and var:
         return [*body, f"    {call}", f"    assert {state['view']}({var}) == {state['value']}"]
     observed = _observed(call, outcome)
+    if outcome["kind"] == "object" and outcome.get("view") == "after" and var:
+        # the call returned None: the facts are of the instance it changed
+        checks = [f"    {c}" for c in _object_checks(outcome)]
+        return [*body, f"    assert {call} is None", f"    actual = {var}", *checks]
+    if outcome["kind"] == "object":
+        return [*body, f"    actual = {observed}", *(f"    {c}" for c in _object_checks(outcome))]
     if expected in ("None", "True", "False"):
         return [*body, f"    assert {observed} is {expected}"]
     if outcome.get("strict"):
@@ -181,6 +192,18 @@ def _assertion(
             f"    assert repr(actual) == repr({expected})",
         ]
     return [*body, f"    assert {observed} == {expected}"]
+
+
+def _object_checks(outcome: dict[str, object]) -> list[str]:
+    """The asserts of a value whose repr is not a value, on ``actual``: the facts of its
+    structure the generator chose (type names, items, attributes that render)."""
+    facts = outcome.get("facts")
+    out = []
+    for expr, source in facts if isinstance(facts, list) else []:
+        left = str(expr).replace(VALUE, "actual")
+        same = "is" if source in ("None", "True", "False") else "=="
+        out.append(f"assert {left} {same} {source}")
+    return out
 
 
 def _pattern(message: str) -> str:
@@ -264,7 +287,7 @@ def _what(func: str, shape: tuple[object, ...], e: Example) -> str:
         return f"{base}_now_raises_{_snake(str(shape[2]))}"
     if not shape[0]:
         return f"{base}_unchanged"
-    if e.outcome.get("state"):
+    if e.outcome.get("state") or e.outcome.get("view") == "after":
         return f"{base}_changes_state"
     if e.parent and e.parent.get("kind") == "raises":
         return f"{base}_returns_instead_of_raising"
@@ -304,6 +327,9 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         if e.outcome["kind"] == "raises"
         else str(e.outcome.get("value"))
     )
+    if e.outcome["kind"] == "object":
+        head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
+        head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
     return {
         "call": "; ".join([*setup, _observed(call, e.outcome)]),
         "head": head,
