@@ -227,7 +227,10 @@ def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict
     run = ws.run(
         [fw.run_files[0], str(script), str(plan_file), str(out_file), str(scratch / "draw")],
         timeout=180,
-        env={"PYTHONHASHSEED": str(seed)},
+        # no bytecode written: the first import of a module inside a call (the idna codec,
+        # a lazily imported helper) would write a .pyc, which the audit hook takes for the
+        # function's own side effect (on a fresh tree only: the parent's)
+        env={"PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"},
     )
     if not out_file.is_file():
         tail = run.output.strip().splitlines()[-1:] or ["no output"]
@@ -517,11 +520,12 @@ def _compare(
     parent_runs = [_outcomes(d, name) for d in parent]
     changed: list[Example] = []
     agreed: list[Example] = []
-    unstable = unusable = slow = 0
+    unstable = unusable = slow = unreached = 0
     depends: set[str] = set()
     for result in entry["results"]:
         key, outcome = _key(result), result["outcome"]
-        ours = {json.dumps(outcome, sort_keys=True), *(r.get(key, "?") for r in head_runs)}
+        # a run that did not reach an input (out of time) tells nothing about it
+        ours = {json.dumps(outcome, sort_keys=True), *(r[key] for r in head_runs if key in r)}
         if outcome["kind"] == "depends":  # the clock, randomness, the environment
             unstable += 1
             depends.add(str(outcome.get("on")))
@@ -543,7 +547,10 @@ def _compare(
         if len(ours) > 1:
             unstable += 1
             continue
-        theirs = {r.get(key, r.get("*", "missing")) for r in parent_runs}
+        theirs = {r.get(key, r.get("*")) for r in parent_runs} - {None}
+        if parent_runs and not theirs:
+            unreached += 1
+            continue
         if len(theirs) > 1:
             unstable += 1
             continue
@@ -557,6 +564,8 @@ def _compare(
     if unstable:
         on = f": they read {', '.join(sorted(depends))}" if depends else ""
         note += f", {unstable} non-deterministic (dropped{on})"
+    if unreached:
+        note += f", {unreached} not reached by the parent's runs (not compared)"
     if unusable:
         note += f", {unusable} unusable (past the time of a call, or a value that does not render)"
     if slow:
@@ -646,6 +655,7 @@ def generate_differential(
             [b.get(plan.module, {}) for b in before],
             notes,
             pending,
+            ws.parent_text(plan.path, parent) if parent else None,
         )
     # the files that pin the most changed behaviour first: each costs runs of the gates
     pending.sort(key=lambda f: f.score, reverse=True)
@@ -664,6 +674,68 @@ def generate_differential(
             facts[file.target] = file.facts
         notes.append(f"differential wrote {file.target} for {', '.join(file.names)}")
     return notes
+
+
+def _parent_runs(
+    parent: list[dict[str, Any]], name: str, source: str | None
+) -> tuple[list[dict[str, Any]], str]:
+    """The parent's runs to compare ``name`` with: those that answered for it. A name
+    is new on the head only when the parent's module lacks it (the probe found no such
+    attribute, or its source defines no such name), never because the probe skipped it
+    or the module did not import there: then there is nothing to compare, and the
+    second value says why."""
+    if not parent:
+        return [], ""  # no parent commit
+    entries = [(run, (run.get("functions") or {}).get(name)) for run in parent]
+    answered = [run for run, e in entries if e is not None and "kind" in e]
+    if answered:
+        return answered, ""
+    missing = [run for run, e in entries if e is not None and e.get("missing")]
+    if missing or not defined(source, name):
+        return [{"functions": {name: {"missing": True, "results": []}}}], ""
+    skipped = next((str(e["skipped"]) for _, e in entries if e and e.get("skipped")), "")
+    failed = next((str(r["import_error"]) for r in parent if r.get("import_error")), "")
+    if skipped:
+        return [], f"the probe skipped it on the parent (it {skipped}), where it exists"
+    if failed:
+        return [], f"its module does not import on the parent ({failed})"
+    return [], "the parent's probe gave no answer for it"
+
+
+def defined(source: str | None, qualname: str) -> bool:
+    """Whether ``source`` (a module's text; None: no such file) defines ``qualname``
+    (``f``, ``Cls.method``): a def, a class, an assignment or an import binding the name,
+    a member of the class or one it may inherit. True when it cannot be told."""
+    if source is None:
+        return False
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True
+    owner, _, member = qualname.partition(".")
+    if not _binds(tree, owner):
+        return False
+    if not member or member.startswith("__"):
+        return True
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == owner]
+    if not classes:
+        return True  # bound by an import or an assignment: its members are unknown here
+    last = member.rsplit(".", 1)[-1]
+    return any(c.bases or c.keywords or c.decorator_list or _binds(c, last) for c in classes)
+
+
+def _binds(tree: ast.AST, name: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == name:
+                return True
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if node.id == name:
+                return True
+        elif isinstance(node, ast.alias):
+            if node.name == "*" or (node.asname or node.name.split(".")[0]) == name:
+                return True
+    return False
 
 
 @dataclass
@@ -688,6 +760,7 @@ def _one_module(
     parent: list[dict[str, Any]],
     notes: list[str],
     pending: list[_File],
+    parent_source: str | None = None,
 ) -> None:
     if not first or first.get("import_error"):
         notes.append(
@@ -704,7 +777,11 @@ def _one_module(
             continue
         if entry.get("missing"):
             continue
-        chosen, how = _compare(name, first, head, parent)
+        theirs, why = _parent_runs(parent, name, parent_source)
+        if why:
+            notes.append(f"differential: {plan.path}::{name}: no test: {why}")
+            continue
+        chosen, how = _compare(name, first, head, theirs)
         through = plan.via.get(name)
         reached = f" (reaches the changed {', '.join(through)})" if through else ""
         notes.append(f"differential: {plan.path}::{name}{reached}: {how}")

@@ -83,6 +83,8 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
         isolation=choose_isolation(job.settings.testgen.isolation),
     ) as ws:
         result.isolation = ws.isolation.to_dict() if ws.isolation else {}
+        if ws.generated:
+            result.notes.append(ws.generated_note())
         with job.tracker.step("detect-test-framework") as step:
             ws.framework = result.framework = detect_framework(ws.root)
             if ws.framework is None:

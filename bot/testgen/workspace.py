@@ -36,7 +36,18 @@ _STEERS = re.compile(
     r"|^(pyproject\.toml|setup\.cfg|tox\.ini|package\.json)$"
 )
 _NOT_STEERING = {"__pycache__", ".pytest_cache", ".hypothesis", "node_modules", ".git"}
+# generated modules of the user's working tree brought into the checkout (a version file
+# written at install): at most this many, each at most this big, none that names a secret
+MAX_GENERATED = 20
+MAX_GENERATED_BYTES = 256_000
+_SECRETISH = re.compile(
+    r"(?i)(secret|token|passw(or)?d|api_?key|private_?key|credential)\w*['\"]?\s*[:=]"
+)
 PLUGIN = Path(__file__).with_name("pytest_limits.py")
+# an import statement's module part (and the names of ``from . import x``)
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]+[\w, \t(]+|import[ \t]+[\w., \t]+)", re.M
+)
 
 
 class WriteRefused(ValueError):
@@ -78,6 +89,8 @@ class Workspace:
     # shares the first one's: its fingerprint is from before any test ran)
     shared: InitVar[UserRepo | None] = None
     user: UserRepo = field(init=False)
+    # git-ignored modules of the user's working tree that the package imports, copied in
+    generated: list[str] = field(default_factory=list)
 
     def __post_init__(self, shared: UserRepo | None) -> None:
         self.isolation = self.isolation or choose_isolation()
@@ -95,6 +108,7 @@ class Workspace:
             self.user.checkout(self.head, self.root)
             self._files = self.user.files(self.head)
             self._replacing: set[str] = set()
+            self.generated = self._bring_generated()
             self._steers = self._steering()
         except SourceError:
             shutil.rmtree(self._tmp, ignore_errors=True)
@@ -105,6 +119,78 @@ class Workspace:
         if modules.is_dir() and not (self.root / "node_modules").exists():
             self._modules = modules.resolve()
             (self.root / "node_modules").symlink_to(self._modules, target_is_directory=True)
+
+    def _bring_generated(self) -> list[str]:
+        """Copy in the git-ignored modules of the user's working tree that the checkout's
+        own packages import (``_version.py`` written by setuptools-scm or hatch-vcs at
+        install): without them the package imports on neither side. Only ``.py`` files
+        directly in a directory whose ``__init__.py`` is tracked, named by an import of a
+        tracked module, small, and with no assignment that looks like a secret; never a
+        file the commit has."""
+        packages = sorted(
+            {str(PurePosixPath(f).parent) for f in self._files if f.endswith("/__init__.py")}
+        )
+        if not packages or not (self.repo / ".git").exists():
+            return []
+        specs = [f":(glob){d}/*.py" for d in packages[:500]]
+        try:
+            out = self.user.git(
+                f"--work-tree={self.repo}",
+                "-C",
+                str(self.repo),
+                "ls-files",
+                "-z",
+                "--others",
+                "--ignored",
+                "--exclude-standard",
+                "--",
+                *specs,
+            )
+        except SourceError:
+            return []
+        tracked = set(self._files)
+        found = [p for p in out.decode("utf-8", "replace").split("\0") if p and p not in tracked]
+        imports = self._imports_in(packages)
+        brought: list[str] = []
+        for rel in sorted(found):
+            stem = PurePosixPath(rel).stem
+            source = self.repo / rel
+            if (
+                len(brought) >= MAX_GENERATED
+                or stem not in imports
+                or source.is_symlink()
+                or not source.is_file()
+                or source.stat().st_size > MAX_GENERATED_BYTES
+                or (self.root / rel).exists()
+            ):
+                continue
+            data = source.read_bytes()
+            if _SECRETISH.search(data.decode("utf-8", "replace")):
+                continue
+            (self.root / rel).write_bytes(data)
+            brought.append(rel)
+        return brought
+
+    def generated_note(self) -> str:
+        return (
+            f"the workspace has {', '.join(self.generated)} from your working tree (parent "
+            "and head): git ignores it, and the package imports it (generated at install)"
+        )
+
+    def _imports_in(self, packages: list[str]) -> set[str]:
+        """The module names (last parts) the tracked modules of ``packages`` import."""
+        names: set[str] = set()
+        inside = set(packages)
+        for rel in self._files:
+            if not rel.endswith(".py") or str(PurePosixPath(rel).parent) not in inside:
+                continue
+            path = self.root / rel
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > 1_000_000:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for m in _IMPORT.finditer(text):
+                names.update(re.findall(r"\w+", m.group(0)))
+        return names
 
     def view(self) -> View:
         """What the runs see: the checkout hidden (its node_modules shown read-only), the
