@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,11 +241,13 @@ def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict
 
 
 def _reached(
-    ws: Workspace, targets: list[Target], notes: list[str]
+    ws: Workspace, targets: list[Target], notes: list[str], tests: dict[str, str]
 ) -> dict[str, dict[str, list[str]]]:
-    """path -> the names a test calls -> the changed private names each reaches."""
+    """path -> the names a test calls -> the changed private names each reaches. A public
+    function the tests never call by name is reached through its callers too."""
     from bot.testgen.reach import entries
 
+    text = "\n".join(tests.values())
     by_path: dict[str, dict[str, list[str]]] = {}
     for t in targets:
         if not t.path.endswith(".py") or (t.name.startswith("<") and t.name != "<module>"):
@@ -252,7 +255,9 @@ def _reached(
         # a changed table: what reads it, in its module and those importing it
         found = list(t.data.entries) if t.data is not None else []
         if t.data is None or t.name != "<module>":
-            found += [(t.path, e) for e in entries(ws.read(t.path) or "", t.qualname, t.lines)]
+            unnamed = re.search(rf"\b{re.escape(t.name)}\s*\(", text) is None
+            source = ws.read(t.path) or ""
+            found += [(t.path, e) for e in entries(source, t.qualname, t.lines, callers=unnamed)]
         if not found and t.name == "<module>":
             continue  # an import, a version string: nothing a function reads
         if not found:
@@ -319,11 +324,11 @@ def _one_parameter(source: str, name: str) -> bool:
 def _plans(
     ws: Workspace, fw: Framework, targets: list[Target], notes: list[str]
 ) -> list[DifferentialPlan]:
-    by_path = _reached(ws, targets, notes)
     tests = {p: ws.read(p) or "" for p in ws.files() if fw.is_test_name(p)}
     tests = replay_fixtures(tests, {p: ws.read(p) or "" for p in fixture_files(ws.files(), tests)})
     # the documentation's examples build and call things the way users do
     tests.update(doc_examples({p: ws.read(p) or "" for p in ws.files() if is_doc(p)}))
+    by_path = _reached(ws, targets, notes, tests)
     plans = []
     changed: dict[str, list[int]] = {}  # what the changed lines test steers input types
     for t in targets:

@@ -112,9 +112,14 @@ def _module_names(tree: ast.Module, lines: list[int]) -> set[str]:
     return out
 
 
-def entries(source: str, qualname: str, lines: list[int] | None = None) -> list[Entry]:
+def entries(
+    source: str, qualname: str, lines: list[int] | None = None, callers: bool = False
+) -> list[Entry]:
     """The names to call for a changed ``qualname`` of this module (empty: none found);
-    for ``<module>``, the changed top-level assignments on ``lines``."""
+    for ``<module>``, the changed top-level assignments on ``lines``. A public method is
+    also reached through the special methods of its class that call it (``cache[k] = v``
+    runs ``__setitem__``); with ``callers``, a public function also through the public
+    functions of its module that call it (a helper the tests never call by name)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -132,7 +137,12 @@ def entries(source: str, qualname: str, lines: list[int] | None = None) -> list[
         return _callers(defs, qualname, {qualname, qualname.rsplit(".", 1)[-1]})[:MAX_CALLERS]
     target = _holder(qualname, defs)
     if not _private(target):
-        return [Entry(target, "" if target == qualname else qualname)]
+        first = Entry(target, "" if target == qualname else qualname)
+        return [
+            first,
+            *_syntax_entries(defs, target),
+            *(_public_callers(defs, target) if callers else []),
+        ]
     found = _callers(defs, target, _names_for(target, defs) | {target.rsplit(".", 1)[-1]})
     owner = target.rsplit(".", 1)[0] if "." in target else ""
     if not found and owner in defs and defs[owner][1] and not _private(owner):
@@ -187,3 +197,35 @@ def readers_entries(source: str, wanted: set[str]) -> list[Entry]:
     except SyntaxError:
         return []
     return _callers(_defs(tree), "<module>", wanted)[:MAX_CALLERS]
+
+
+# special methods whose use a test writes as syntax, not as a call by name (the scenarios
+# reader replays these forms)
+SYNTAX = (
+    "__setitem__",
+    "__getitem__",
+    "__delitem__",
+    "__contains__",
+    "__call__",
+    "__len__",
+    "__iter__",
+)
+
+
+def _syntax_entries(defs: dict[str, tuple[ast.AST, bool]], target: str) -> list[Entry]:
+    """``Owner.__setitem__`` and the like when their body calls ``self.member``."""
+    owner, _, member = target.rpartition(".")
+    if not owner or not defs.get(owner, (None, False))[1] or member in SYNTAX:
+        return []
+    out = []
+    for special in SYNTAX:
+        node = defs.get(f"{owner}.{special}")
+        if node is not None and f"{owner}.{member}" in _callees(node[0], owner):
+            out.append(Entry(f"{owner}.{special}", target))
+    return out
+
+
+def _public_callers(defs: dict[str, tuple[ast.AST, bool]], target: str) -> list[Entry]:
+    """The nearest public functions and methods of the module that call ``target``."""
+    found = _callers(defs, target, _names_for(target, defs) | {target.rsplit(".", 1)[-1]})
+    return [e for e in found if e.qualname != target][:MAX_CALLERS]

@@ -68,7 +68,7 @@ def _uses(
     """The member's uses on ``var`` in a statement: a call (its arguments are the
     input; ``filter(var.member, xs)`` is a call per item), or None for an argument-free
     use (a property, ``len(var)``)."""
-    found: list[ast.Call | None] = []
+    found: list[ast.Call | None] = list(_syntax_uses(stmt, var, member))
     handed = set()
     for sub in ast.walk(stmt):
         if isinstance(sub, ast.Call):
@@ -113,6 +113,45 @@ def _uses(
     # a call's func is also an Attribute: count it once
     calls: list[ast.Call | None] = [f for f in found if f is not None]
     return calls or found[:1]
+
+
+def _syntax_uses(stmt: ast.AST, var: str, member: str) -> list[ast.Call]:
+    """A special method's uses written as syntax, as calls: ``var[k] = v`` is
+    ``var.__setitem__(k, v)``, ``var[k]`` ``__getitem__``, ``del var[k]`` ``__delitem__``,
+    ``k in var`` ``__contains__``, ``var(x)`` ``__call__``."""
+
+    def on(node: ast.AST) -> bool:
+        return isinstance(node, ast.Name) and node.id == var
+
+    def call(args: list[ast.expr], keywords: list[ast.keyword] | None = None) -> ast.Call:
+        func = ast.Attribute(value=ast.Name(id=var, ctx=ast.Load()), attr=member, ctx=ast.Load())
+        return ast.Call(func=func, args=args, keywords=keywords or [])
+
+    out: list[ast.Call] = []
+    if member in ("__setitem__", "__delitem__"):
+        if member == "__setitem__" and isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                if isinstance(t, ast.Subscript) and on(t.value):
+                    out.append(call([t.slice, stmt.value]))
+        elif member == "__delitem__" and isinstance(stmt, ast.Delete):
+            out += [
+                call([t.slice])
+                for t in stmt.targets
+                if isinstance(t, ast.Subscript) and on(t.value)
+            ]
+        return out
+    for sub in ast.walk(stmt):
+        if member == "__getitem__" and isinstance(sub, ast.Subscript) and on(sub.value):
+            if isinstance(sub.ctx, ast.Load):
+                out.append(call([sub.slice]))
+        elif member == "__contains__" and isinstance(sub, ast.Compare):
+            lefts = [sub.left, *sub.comparators]
+            for left, op, right in zip(lefts, sub.ops, sub.comparators, strict=False):
+                if isinstance(op, ast.In | ast.NotIn) and on(right):
+                    out.append(call([left]))
+        elif member == "__call__" and isinstance(sub, ast.Call) and on(sub.func):
+            out.append(call(list(sub.args), list(sub.keywords)))
+    return out
 
 
 def _last_name(node: ast.expr) -> str:
