@@ -128,6 +128,13 @@ def test_the_generated_modules_the_package_imports_are_brought_into_the_checkout
                 assert not (ws.root / absent).exists(), absent
             assert "_version.py" in ws.generated_note()
             assert "_version.py" not in ws.files()  # not a file of the change
+    # a linked worktree of the repository, with its own generated file: that one is read
+    linked = repo.path.parent / "linked"
+    repo.git("worktree", "add", "-q", str(linked), "HEAD")
+    (linked / "src/hosts/_version.py").write_text(VERSION.replace("1.4.0", "1.5.0"))
+    with Workspace(linked, "HEAD", None) as ws:
+        assert ws.generated == ["src/hosts/_version.py"]
+        assert "1.5.0" in (ws.root / "src/hosts/_version.py").read_text()
 
 
 @pytest.fixture(scope="module")
