@@ -243,3 +243,23 @@ def test_an_input_the_repeat_run_did_not_reach_is_not_non_deterministic(
     examples, note = _compare("ascii_host", first, [again], [])
     assert "non-deterministic" not in note, note
     assert len(examples) == 3
+
+
+def test_a_name_is_absent_from_the_parent_only_when_its_source_lacks_it() -> None:
+    from bot.testgen.differential import defined
+
+    source = (
+        "from .compat import quote\n"
+        "from .extra import *\n"
+        "ALIAS = len\n\n\n"
+        "def f():\n    pass\n\n\n"
+        "class Plain:\n    def m(self):\n        pass\n\n\n"
+        "class Child(Base):\n    pass\n"
+    )
+    assert defined(source, "f") and defined(source, "quote") and defined(source, "ALIAS")
+    assert defined(source, "Plain.m") and defined(source, "Plain.__init__")
+    assert not defined(source, "Plain.gone")  # no base class to inherit it from
+    assert defined(source, "Child.anything")  # Base may define it
+    assert defined(source, "unknown")  # the star import may bring it
+    assert not defined(source.replace("from .extra import *\n", ""), "unknown")
+    assert not defined(None, "f")  # the module is not in the parent
