@@ -130,14 +130,15 @@ class Workspace:
         packages = sorted(
             {str(PurePosixPath(f).parent) for f in self._files if f.endswith("/__init__.py")}
         )
-        if not packages or not (self.repo / ".git").exists():
+        top = self._work_tree()
+        if not packages or top is None:
             return []
         specs = [f":(glob){d}/*.py" for d in packages[:500]]
         try:
             out = self.user.git(
-                f"--work-tree={self.repo}",
+                f"--work-tree={top}",
                 "-C",
-                str(self.repo),
+                str(top),
                 "ls-files",
                 "-z",
                 "--others",
@@ -150,11 +151,13 @@ class Workspace:
             return []
         tracked = set(self._files)
         found = [p for p in out.decode("utf-8", "replace").split("\0") if p and p not in tracked]
+        if not found:
+            return []
         imports = self._imports_in(packages)
         brought: list[str] = []
         for rel in sorted(found):
             stem = PurePosixPath(rel).stem
-            source = self.repo / rel
+            source = top / rel
             if (
                 len(brought) >= MAX_GENERATED
                 or stem not in imports
@@ -170,6 +173,19 @@ class Workspace:
             (self.root / rel).write_bytes(data)
             brought.append(rel)
         return brought
+
+    def _work_tree(self) -> Path | None:
+        """The top of the user's working tree (of a linked worktree too); None for a
+        bare repository or one whose git directory is elsewhere."""
+        git_dir = self.user.git_dir
+        pointer = git_dir / "gitdir"  # a linked worktree's: "<its top>/.git"
+        if pointer.is_file():
+            top = Path(pointer.read_text(encoding="utf-8").strip()).parent
+        elif git_dir.name == ".git":
+            top = git_dir.parent
+        else:
+            return None
+        return top if top.is_dir() else None
 
     def generated_note(self) -> str:
         return (

@@ -128,6 +128,13 @@ def test_the_generated_modules_the_package_imports_are_brought_into_the_checkout
                 assert not (ws.root / absent).exists(), absent
             assert "_version.py" in ws.generated_note()
             assert "_version.py" not in ws.files()  # not a file of the change
+    # a linked worktree of the repository, with its own generated file: that one is read
+    linked = repo.path.parent / "linked"
+    repo.git("worktree", "add", "-q", str(linked), "HEAD")
+    (linked / "src/hosts/_version.py").write_text(VERSION.replace("1.4.0", "1.5.0"))
+    with Workspace(linked, "HEAD", None) as ws:
+        assert ws.generated == ["src/hosts/_version.py"]
+        assert "1.5.0" in (ws.root / "src/hosts/_version.py").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -236,3 +243,23 @@ def test_an_input_the_repeat_run_did_not_reach_is_not_non_deterministic(
     examples, note = _compare("ascii_host", first, [again], [])
     assert "non-deterministic" not in note, note
     assert len(examples) == 3
+
+
+def test_a_name_is_absent_from_the_parent_only_when_its_source_lacks_it() -> None:
+    from bot.testgen.differential import defined
+
+    source = (
+        "from .compat import quote\n"
+        "from .extra import *\n"
+        "ALIAS = len\n\n\n"
+        "def f():\n    pass\n\n\n"
+        "class Plain:\n    def m(self):\n        pass\n\n\n"
+        "class Child(Base):\n    pass\n"
+    )
+    assert defined(source, "f") and defined(source, "quote") and defined(source, "ALIAS")
+    assert defined(source, "Plain.m") and defined(source, "Plain.__init__")
+    assert not defined(source, "Plain.gone")  # no base class to inherit it from
+    assert defined(source, "Child.anything")  # Base may define it
+    assert defined(source, "unknown")  # the star import may bring it
+    assert not defined(source.replace("from .extra import *\n", ""), "unknown")
+    assert not defined(None, "f")  # the module is not in the parent
