@@ -19,8 +19,9 @@ test per value). A fixture that hands back a callable (``partial(Signer, key=...
 lambda, an inner ``def``) is applied where the test calls it. Names the fixture's file
 imports or binds at its top come with it. pytest's own fixtures (``tmp_path``,
 ``monkeypatch``, ...) are never expanded, nor a value made inside a ``with`` or a loop:
-such a name stays unbound and the readers leave what uses it alone. Test methods a class
-inherits run with the class's fixtures, so they are copied into it."""
+such a name stays unbound and the readers leave what uses it alone; a fixture that uses
+one of them (a patch, a temporary file), or needs a fixture left out, is left out too.
+Test methods a class inherits run with the class's fixtures, so they are copied into it."""
 
 from __future__ import annotations
 
@@ -38,6 +39,24 @@ MAX_DEPTH = 5  # fixtures through fixtures
 MAX_VARIANTS = 6  # values of one fixture's ``params`` (or rows of a parametrize) read
 MAX_COPIES = 12  # copies of one test, one per combination of those values
 _NOT_FIXTURES = {"self", "cls", "request"}
+# pytest's (and common plugins') fixtures that patch, write files or capture output
+_ACTING = {
+    "monkeypatch",
+    "tmp_path",
+    "tmpdir",
+    "tmp_path_factory",
+    "tmpdir_factory",
+    "capsys",
+    "capsysbinary",
+    "capfd",
+    "capfdbinary",
+    "caplog",
+    "recwarn",
+    "pytester",
+    "testdir",
+    "mocker",
+    "freezer",
+}
 
 
 @dataclass
@@ -385,6 +404,15 @@ def _body(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
     return body
 
 
+def _acts(fx: _Fixture) -> bool:
+    """Whether the fixture uses one of pytest's fixtures that act on the world (patches,
+    temporary files, captured output): the object it makes may depend on what they did."""
+    used = {
+        n.id for n in ast.walk(fx.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    return bool(used & set(_parameters(fx.node)) & _ACTING)
+
+
 def _bind(fx: _Fixture, name: str) -> list[list[ast.stmt]] | None:
     """The statements that bind ``name`` as the fixture builds it: one list per value of
     its ``params``; None when its value cannot be read (made inside a ``with``, a loop, a
@@ -602,9 +630,12 @@ def _expanded(
 ) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The test with its fixtures bound at its top (a copy per value of ``params``)."""
     options: list[list[list[ast.stmt]]] = []
+    unmade: set[str] = set()  # fixtures left out, and those that need one of them
     for name, fx in _needed(func, layers, _parametrized(func)):
-        alternatives = _bind(fx, name)
-        if alternatives is not None:
+        alternatives = None if _acts(fx) or unmade & set(_parameters(fx.node)) else _bind(fx, name)
+        if alternatives is None:
+            unmade.add(name)
+        else:
             options.append([_transplant(a, fx.file, file) for a in alternatives])
     if not options:
         return [func]

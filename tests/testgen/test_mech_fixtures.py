@@ -173,6 +173,17 @@ def make_till(size):
 
 
 @pytest.fixture
+def patched(monkeypatch):
+    monkeypatch.setenv("TILL_MODE", "test")
+    return Till(1)
+
+
+@pytest.fixture
+def drawer(patched):
+    return Till(3)
+
+
+@pytest.fixture
 def frozen():
     with open("x") as handle:
         yield handle
@@ -182,6 +193,11 @@ class TestTaxedCart(TestCart):
     @pytest.fixture
     def cart_factory(self):
         return partial(Cart, currency="USD", tax=7)
+
+
+def test_patched(patched, drawer):
+    drawer.open()
+    patched.open()
 
 
 def test_sizes(make_till, frozen):
@@ -221,6 +237,8 @@ def test_fixtures_of_classes_bases_params_and_factories() -> None:
     text = files["tests/test_derived.py"]
     assert "tmp_path" in text and "tmp_path =" not in text  # pytest's own: never made
     assert "frozen =" not in text  # a value made inside a `with`
+    # a fixture that patches, and one that needs it: the objects may depend on the patch
+    assert "patched =" not in text and "drawer =" not in text
 
 
 @pytest.fixture(scope="module")
