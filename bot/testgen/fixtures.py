@@ -65,6 +65,7 @@ class _Fixture:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     file: _File
     params: list[ast.expr] | None  # ``params=[...]``; None: the fixture has none
+    autouse: bool = False
 
 
 @dataclass
@@ -76,6 +77,7 @@ class _File:
     fixtures: dict[str, _Fixture] = field(default_factory=dict)
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     class_fixtures: dict[str, dict[str, _Fixture]] = field(default_factory=dict)
+    plugins: list[str] = field(default_factory=list)  # its ``pytest_plugins``
 
 
 def replay_fixtures(tests: dict[str, str], support: dict[str, str]) -> dict[str, str]:
@@ -122,7 +124,7 @@ def _fixture(node: ast.stmt, file: _File) -> _Fixture | None:
         found = _is_fixture(deco)
         if not found:
             continue
-        name, params = node.name, None
+        name, params, autouse = node.name, None, False
         for kw in found.keywords if isinstance(found, ast.Call) else []:
             value = kw.value
             if isinstance(value, ast.Name):
@@ -131,7 +133,9 @@ def _fixture(node: ast.stmt, file: _File) -> _Fixture | None:
                 name = str(value.value)
             elif kw.arg == "params" and isinstance(value, ast.List | ast.Tuple):
                 params = [_param_value(e) for e in value.elts[:MAX_VARIANTS]]
-        return _Fixture(name, node, file, params)
+            elif kw.arg == "autouse" and isinstance(value, ast.Constant):
+                autouse = value.value is True
+        return _Fixture(name, node, file, params, autouse)
     return None
 
 
@@ -166,6 +170,10 @@ def _read(path: str, tree: ast.Module) -> _File:
                 if _constant(node.value):
                     file.consts[target.id] = node.value
     file.consts = {k: v for k, v in file.consts.items() if counts.get(k) == 1}
+    named = file.consts.get("pytest_plugins")
+    for item in named.elts if isinstance(named, ast.List | ast.Tuple) else [named]:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str):
+            file.plugins.append(item.value)
     for node in tree.body:
         found = _fixture(node, file)
         if found is not None:
@@ -270,14 +278,21 @@ def _layers(
     its module, the conftest.py files from its directory up."""
     layers = [where.class_fixtures.get(node.name, {}) for where, node in classes]
     layers.append({**_imported_fixtures(file, files, modules), **file.fixtures})
+    plugins = list(file.plugins)
     folder = posixpath.dirname(file.path)
     while True:
         conftest = files.get(posixpath.join(folder, "conftest.py") if folder else "conftest.py")
         if conftest is not None and conftest is not file:
             layers.append(conftest.fixtures)
+            plugins += conftest.plugins
         if not folder:
             break
         folder = posixpath.dirname(folder)
+    # the modules ``pytest_plugins`` names hold fixtures for every test
+    for name in plugins:
+        plugin = files.get(modules.get(name, ""))
+        if plugin is not None:
+            layers.append(plugin.fixtures)
     return [layer for layer in layers if layer]
 
 
@@ -306,6 +321,12 @@ def _needed(
             order.append((name, found))
             return
 
+    # a test class's own ``autouse`` fixtures set it up (``self.signer = Signer(k)``),
+    # as ``setUp`` does: the outermost first
+    for layer in reversed(layers):
+        for name, found in layer.items():
+            if found.autouse and "self" in _parameters(found.node):
+                visit(name, 0, 0)
     for param in _parameters(func):
         visit(param, 0, 0)
     return order
@@ -389,6 +410,19 @@ class _Names(ast.NodeTransformer):
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _named
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        inner = node.value
+        if (
+            isinstance(inner, ast.Attribute)
+            and inner.attr in ("cls", "instance")
+            and isinstance(inner.value, ast.Name)
+            and inner.value.id == "request"
+        ):  # ``request.cls.signer = ...`` in a class's fixture: ``self.signer``
+            return ast.copy_location(
+                ast.Attribute(
+                    value=ast.Name(id="self", ctx=ast.Load()), attr=node.attr, ctx=node.ctx
+                ),
+                node,
+            )
         if isinstance(node.value, ast.Name) and node.value.id == "request" and node.attr == "param":
             self.wanted_param = True
             if self.param is not None:
@@ -429,8 +463,8 @@ def _bind(fx: _Fixture, name: str) -> list[list[ast.stmt]] | None:
         if _stops_here(stmt):
             return None
         pre.append(stmt)
-    if value is None:
-        return None
+    if value is None and not fx.autouse:
+        return None  # an autouse fixture sets things up; any other makes a value
     local = _stored(pre)
     renamed = {n: f"_{fx.name}_{n}" for n in local}
     if isinstance(value, ast.Name) and value.id in local:
@@ -442,7 +476,7 @@ def _bind(fx: _Fixture, name: str) -> list[list[ast.stmt]] | None:
         names = _Names(renamed, consts)
         names.param = param
         stmts = [names.visit(copy.deepcopy(s)) for s in pre]
-        result = names.visit(copy.deepcopy(value))
+        result = names.visit(copy.deepcopy(value)) if value is not None else ast.Name(id=name)
         if names.wanted_param and param is None:
             return None
         if not (isinstance(result, ast.Name) and result.id == name):
@@ -723,12 +757,18 @@ def _rewrite_class(
 
 def fixture_files(paths: list[str], tests: dict[str, str]) -> list[str]:
     """The Python files a test's fixtures and base classes may come from: every
-    ``conftest.py``, and the other modules beside the test files."""
+    ``conftest.py``, and the other modules beside the test files and below their
+    directories (``tests/fixtures/signers.py``, a plugin of the tests)."""
     folders = {posixpath.dirname(p) for p in tests}
+
+    def near(path: str) -> bool:
+        folder = posixpath.dirname(path)
+        return folder in folders or any(f and folder.startswith(f + "/") for f in folders)
+
     return [
         p
         for p in paths
         if p.endswith(".py")
         and p not in tests
-        and (p.rsplit("/", 1)[-1] == "conftest.py" or posixpath.dirname(p) in folders)
+        and (p.rsplit("/", 1)[-1] == "conftest.py" or near(p))
     ]

@@ -345,3 +345,33 @@ def test_a_yield_fixture_its_steps_and_a_conftest_further_up() -> None:
     assert found.ctor == ((), (("tax", "7"),))  # the conftest's constant came with it
     assert found.steps == ("_nova_obj.add('tea', 3)",)  # its steps; not the teardown
     assert found.imports == ("from shop.cart import Cart",)
+
+
+def test_autouse_fixtures_of_a_class_set_it_up_and_plugins_hold_fixtures() -> None:
+    test = (
+        "import pytest\nfrom shop.cart import Cart\n\n\n"
+        "class TestCart:\n"
+        "    @pytest.fixture(autouse=True)\n"
+        "    def setup(self, request, currency):\n"
+        "        self.cart = Cart(currency)\n"
+        "        request.cls.other = Cart('GBP')\n"
+        "        yield\n"
+        "        self.cart.close()\n\n"
+        "    def test_total(self):\n"
+        "        self.cart.add('tea', 3)\n"
+        "        assert self.cart.total() == 3\n\n"
+        "    def test_other(self):\n"
+        "        assert self.other.total() == 0\n"
+    )
+    plugin = "import pytest\n\n\n@pytest.fixture\ndef currency():\n    return 'EUR'\n"
+    conftest = "pytest_plugins = ['tests.plugins.money']\n"
+    support = {"tests/conftest.py": conftest, "tests/plugins/money.py": plugin}
+    assert fixture_files([*support, "tests/test_cart.py"], {"tests/test_cart.py": test}) == [
+        *support
+    ]
+    files = replay_fixtures({"tests/test_cart.py": test}, support)
+    found = scenarios_from_tests(files, "Cart", "total")
+    assert [(c.ctor, c.steps) for c in found] == [
+        ((("'EUR'",), ()), ("_nova_obj.add('tea', 3)",)),
+        ((("'GBP'",), ()), ()),
+    ]
