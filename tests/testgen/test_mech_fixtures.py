@@ -375,3 +375,18 @@ def test_autouse_fixtures_of_a_class_set_it_up_and_plugins_hold_fixtures() -> No
         ((("'EUR'",), ()), ("_nova_obj.add('tea', 3)",)),
         ((("'GBP'",), ()), ()),
     ]
+
+
+def test_a_fixture_gives_a_plain_function_its_input() -> None:
+    from bot.testgen.inputs import inputs_from_tests
+
+    test = (
+        "import pytest\nfrom shop.text import slug\n\n\n"
+        "@pytest.fixture(params=['Tea Time', 'Ça va'])\ndef title(request):\n"
+        "    return request.param.strip()\n\n\n"
+        "def test_slug(title):\n    assert slug(title)\n"
+    )
+    tests = {"tests/test_text.py": test}
+    assert inputs_from_tests(tests, {"slug"}) == {"slug": []}
+    found = inputs_from_tests(replay_fixtures(tests, {}), {"slug"})
+    assert [c.args for c in found["slug"]] == [("'Tea Time'.strip()",), ("'Ça va'.strip()",)]
