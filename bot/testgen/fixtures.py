@@ -29,7 +29,7 @@ import ast
 import copy
 import itertools
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.testgen.inputs import _parametrize
 
@@ -336,9 +336,11 @@ def _parameters(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]]
 
 
-def _parametrized(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Names a ``parametrize`` decorator gives (they override a fixture of that name)."""
-    out: set[str] = set()
+def _parametrized(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[str], set[str]]:
+    """Names a ``parametrize`` decorator gives: directly (they override a fixture of that
+    name), and ``indirect`` ones (the fixture of that name gets each as ``request.param``)."""
+    direct: set[str] = set()
+    indirect: set[str] = set()
     for deco in func.decorator_list:
         if (
             isinstance(deco, ast.Call)
@@ -346,12 +348,22 @@ def _parametrized(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
             and deco.func.attr == "parametrize"
             and deco.args
         ):
-            names = deco.args[0]
-            if isinstance(names, ast.Constant) and isinstance(names.value, str):
-                out |= {n.strip() for n in names.value.split(",")}
-            elif isinstance(names, ast.List | ast.Tuple):
-                out |= {str(e.value) for e in names.elts if isinstance(e, ast.Constant)}
-    return out
+            names_node = deco.args[0]
+            names: set[str] = set()
+            if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
+                names = {n.strip() for n in names_node.value.split(",")}
+            elif isinstance(names_node, ast.List | ast.Tuple):
+                names = {str(e.value) for e in names_node.elts if isinstance(e, ast.Constant)}
+            via = next((k.value for k in deco.keywords if k.arg == "indirect"), None)
+            if isinstance(via, ast.Constant) and via.value is True:
+                chosen = names
+            elif isinstance(via, ast.List | ast.Tuple):
+                chosen = names & {str(e.value) for e in via.elts if isinstance(e, ast.Constant)}
+            else:
+                chosen = set()
+            indirect |= chosen
+            direct |= names - chosen
+    return direct, indirect
 
 
 # -- binding ---------------------------------------------------------------------------
@@ -665,7 +677,11 @@ def _expanded(
     """The test with its fixtures bound at its top (a copy per value of ``params``)."""
     options: list[list[list[ast.stmt]]] = []
     unmade: set[str] = set()  # fixtures left out, and those that need one of them
-    for name, fx in _needed(func, layers, _parametrized(func)):
+    direct, indirect = _parametrized(func)
+    table = _parametrize(func)[:MAX_VARIANTS]
+    for name, fx in _needed(func, layers, direct):
+        if name in indirect:
+            fx = replace(fx, params=[row[name] for row in table if name in row] or None)
         alternatives = None if _acts(fx) or unmade & set(_parameters(fx.node)) else _bind(fx, name)
         if alternatives is None:
             unmade.add(name)
@@ -679,9 +695,11 @@ def _expanded(
         [
             ast.Assign(targets=[ast.Name(id=k, ctx=ast.Store())], value=copy.deepcopy(v))
             for k, v in row.items()
+            if k not in indirect
         ]
-        for row in _parametrize(func)[:MAX_VARIANTS]
+        for row in table
     ]
+    rows = [row for row in rows if row]
     if rows:
         options.insert(0, rows)
     combos = list(itertools.islice(itertools.product(*options), MAX_COPIES))

@@ -390,3 +390,19 @@ def test_a_fixture_gives_a_plain_function_its_input() -> None:
     assert inputs_from_tests(tests, {"slug"}) == {"slug": []}
     found = inputs_from_tests(replay_fixtures(tests, {}), {"slug"})
     assert [c.args for c in found["slug"]] == [("'Tea Time'.strip()",), ("'Ça va'.strip()",)]
+
+
+def test_indirect_parametrization_goes_through_the_fixture() -> None:
+    test = (
+        "import pytest\nfrom shop.cart import Cart\n\n\n"
+        "@pytest.fixture\ndef cart(request):\n    return Cart(currency=request.param)\n\n\n"
+        "@pytest.mark.parametrize('cart', ['EUR', 'USD'], indirect=True)\n"
+        "@pytest.mark.parametrize('item', ['tea'])\n"
+        "def test_add(cart, item):\n    cart.add(item)\n"
+    )
+    files = replay_fixtures({"tests/test_cart.py": test}, {})
+    found = scenarios_from_tests(files, "Cart", "add")
+    assert [(c.ctor, c.args) for c in found] == [
+        (((), (("currency", "'EUR'"),)), ("'tea'",)),
+        (((), (("currency", "'USD'"),)), ("'tea'",)),
+    ]
