@@ -173,6 +173,17 @@ def make_till(size):
 
 
 @pytest.fixture
+def patched(monkeypatch):
+    monkeypatch.setenv("TILL_MODE", "test")
+    return Till(1)
+
+
+@pytest.fixture
+def drawer(patched):
+    return Till(3)
+
+
+@pytest.fixture
 def frozen():
     with open("x") as handle:
         yield handle
@@ -182,6 +193,11 @@ class TestTaxedCart(TestCart):
     @pytest.fixture
     def cart_factory(self):
         return partial(Cart, currency="USD", tax=7)
+
+
+def test_patched(patched, drawer):
+    drawer.open()
+    patched.open()
 
 
 def test_sizes(make_till, frozen):
@@ -221,6 +237,8 @@ def test_fixtures_of_classes_bases_params_and_factories() -> None:
     text = files["tests/test_derived.py"]
     assert "tmp_path" in text and "tmp_path =" not in text  # pytest's own: never made
     assert "frozen =" not in text  # a value made inside a `with`
+    # a fixture that patches, and one that needs it: the objects may depend on the patch
+    assert "patched =" not in text and "drawer =" not in text
 
 
 @pytest.fixture(scope="module")
@@ -327,3 +345,64 @@ def test_a_yield_fixture_its_steps_and_a_conftest_further_up() -> None:
     assert found.ctor == ((), (("tax", "7"),))  # the conftest's constant came with it
     assert found.steps == ("_nova_obj.add('tea', 3)",)  # its steps; not the teardown
     assert found.imports == ("from shop.cart import Cart",)
+
+
+def test_autouse_fixtures_of_a_class_set_it_up_and_plugins_hold_fixtures() -> None:
+    test = (
+        "import pytest\nfrom shop.cart import Cart\n\n\n"
+        "class TestCart:\n"
+        "    @pytest.fixture(autouse=True)\n"
+        "    def setup(self, request, currency):\n"
+        "        self.cart = Cart(currency)\n"
+        "        request.cls.other = Cart('GBP')\n"
+        "        yield\n"
+        "        self.cart.close()\n\n"
+        "    def test_total(self):\n"
+        "        self.cart.add('tea', 3)\n"
+        "        assert self.cart.total() == 3\n\n"
+        "    def test_other(self):\n"
+        "        assert self.other.total() == 0\n"
+    )
+    plugin = "import pytest\n\n\n@pytest.fixture\ndef currency():\n    return 'EUR'\n"
+    conftest = "pytest_plugins = ['tests.plugins.money']\n"
+    support = {"tests/conftest.py": conftest, "tests/plugins/money.py": plugin}
+    assert fixture_files([*support, "tests/test_cart.py"], {"tests/test_cart.py": test}) == [
+        *support
+    ]
+    files = replay_fixtures({"tests/test_cart.py": test}, support)
+    found = scenarios_from_tests(files, "Cart", "total")
+    assert [(c.ctor, c.steps) for c in found] == [
+        ((("'EUR'",), ()), ("_nova_obj.add('tea', 3)",)),
+        ((("'GBP'",), ()), ()),
+    ]
+
+
+def test_a_fixture_gives_a_plain_function_its_input() -> None:
+    from bot.testgen.inputs import inputs_from_tests
+
+    test = (
+        "import pytest\nfrom shop.text import slug\n\n\n"
+        "@pytest.fixture(params=['Tea Time', 'Ça va'])\ndef title(request):\n"
+        "    return request.param.strip()\n\n\n"
+        "def test_slug(title):\n    assert slug(title)\n"
+    )
+    tests = {"tests/test_text.py": test}
+    assert inputs_from_tests(tests, {"slug"}) == {"slug": []}
+    found = inputs_from_tests(replay_fixtures(tests, {}), {"slug"})
+    assert [c.args for c in found["slug"]] == [("'Tea Time'.strip()",), ("'Ça va'.strip()",)]
+
+
+def test_indirect_parametrization_goes_through_the_fixture() -> None:
+    test = (
+        "import pytest\nfrom shop.cart import Cart\n\n\n"
+        "@pytest.fixture\ndef cart(request):\n    return Cart(currency=request.param)\n\n\n"
+        "@pytest.mark.parametrize('cart', ['EUR', 'USD'], indirect=True)\n"
+        "@pytest.mark.parametrize('item', ['tea'])\n"
+        "def test_add(cart, item):\n    cart.add(item)\n"
+    )
+    files = replay_fixtures({"tests/test_cart.py": test}, {})
+    found = scenarios_from_tests(files, "Cart", "add")
+    assert [(c.ctor, c.args) for c in found] == [
+        (((), (("currency", "'EUR'"),)), ("'tea'",)),
+        (((), (("currency", "'USD'"),)), ("'tea'",)),
+    ]
