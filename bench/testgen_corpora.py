@@ -209,7 +209,9 @@ def _junit(python: Path, tree: Path, files: list[str]) -> dict[str, str]:
     for case in root.iter("testcase"):
         key = f"{case.get('classname')}::{case.get('name')}"
         bad = [c for c in case if c.tag in ("failure", "error")]
-        text = " ".join((c.get("message") or "") + (c.text or "") for c in bad)
+        # the failure's own exception line (junit's message), never the traceback's source
+        # lines: a test whose code reads `x.has_no_attribute` did not fail to import
+        text = " ".join(c.get("message") or (c.text or "").strip().rsplit("\n", 1)[-1] for c in bad)
         if not bad:
             out[key] = "pass"
         elif "ImportError" in text or "cannot import name" in text or "has no attribute" in text:
