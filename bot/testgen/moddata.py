@@ -12,8 +12,11 @@ multi-line literal have no line events at all, and import alone proves nothing. 
 - **Who reads it.** Functions and methods whose body mentions a bound name: in the module
   itself, and in the other modules of the package that import it (``from .table import
   TABLE [as T]``, ``from pkg import table`` then ``table.TABLE``, ``import pkg.table as t``
-  then ``t.TABLE``; relative imports resolved). In another module, the public names that
-  reach a reader (``reach``'s call graph) are what a test calls.
+  then ``t.TABLE``; relative imports resolved; names derived from it there; the same names
+  re-exported by a module importing them, ``from .data import *`` in a package's
+  ``__init__``). In another module, the public names that reach a reader (``reach``'s call
+  graph) are what a test calls. A table in a class body is read as ``self.NAME`` /
+  ``cls.NAME`` in the class's methods and ``Cls.NAME`` in its module.
 - **When a test runs a changed data line** (the changed-line gate, and the baseline's
   coverage): a changed line inside a function body counts when it ran; a changed line of a
   top-level statement counts when the test ran a line of the body of a function that
@@ -22,7 +25,8 @@ multi-line literal have no line events at all, and import alone proves nothing. 
   Other changed top-level lines (imports, docstrings) never count: the module running at
   import is not the test's doing.
 - **Inputs steered by the data.** The string and integer literals of the changed entries
-  (and of the lines they replaced), the words of a changed regular expression
+  (and of the lines they replaced; the values the change brought first, then those it
+  took away, then the others), the words of a changed regular expression
   (``(CASE|IN|VALUES)\\b`` gives ``IN``), and for integers written in hexadecimal (code
   points, almost always) the characters at each end of a changed range and just outside it.
 """
@@ -33,6 +37,8 @@ import ast
 import io
 import re
 import tokenize
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -54,6 +60,7 @@ MAX_READER_MODULES = 6  # other modules whose readers are probed
 MAX_ENTRIES = 12  # public names called, over all modules
 MAX_STRINGS = 8
 MAX_CHARS = 12
+MAX_ROWS = 1500  # changed rows read for literals, each side
 Lines = dict[str, set[int]]
 _T = TypeVar("_T")
 Replaced = tuple[set[int], list[str]]  # a hunk's added lines, and the lines it removed
@@ -142,17 +149,26 @@ def _reads(node: ast.AST) -> set[str]:
 
 
 def _derived(
-    tree: ast.Module, bindings: dict[str, set[_T]], dotted: dict[str, set[_T]] | None = None
+    tree: ast.Module,
+    rows: list[str],
+    bindings: dict[str, set[_T]],
+    dotted: dict[str, set[_T]] | None = None,
 ) -> None:
     """Top-level statements that read a bound name (or a ``dotted`` attribute chain) bind
     what they assign to the same origins: the changed lines in the data's own module
     (``_COMPILED = [re.compile(p) for p in PATTERNS]``), the changed names in a module
-    importing it (``_ZERO = frozenset(table.ZERO)``)."""
+    importing it (``_ZERO = frozenset(table.ZERO)``). ``rows``: the module's lines (a
+    statement whose text names none of them is not walked: a table can be huge)."""
     statements = [s for s in _top_statements(tree.body) if _bound(s)]
     grew = True
     while grew:
         grew = False
+        words = {w for k in [*bindings, *(dotted or {})] for w in k.split(".")}
         for s in statements:
+            # a statement reading only the names it binds adds nothing
+            text = "\n".join(rows[s.lineno - 1 : s.end_lineno or s.lineno])
+            if not (words - _bound(s)) & set(_WORD.findall(text)):
+                continue
             value = s.value if isinstance(s, ast.Assign | ast.AugAssign) and s.value else s
             origins: set[_T] = set()
             for n in _reads(value):
@@ -179,8 +195,8 @@ def _functions(tree: ast.AST) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunc
                 walk(child, f"{prefix}{child.name}.")
             elif isinstance(child, ast.ClassDef):
                 walk(child, f"{prefix}{child.name}.")
-            elif not isinstance(child, ast.Lambda):
-                walk(child, prefix)  # a def inside a top-level if / try
+            elif isinstance(child, ast.stmt | ast.excepthandler | ast.match_case):
+                walk(child, prefix)  # a def inside a top-level if / try (not in a table)
 
     walk(tree, "")
     return out
@@ -226,31 +242,34 @@ def _resolve(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
 
 
 def _imported(
-    tree: ast.Module, importer: str, is_package: bool, module: str, changed: set[str]
-) -> tuple[dict[str, str], dict[str, str], set[str]]:
-    """How a module refers to ``module``'s changed names: local names, attribute chains,
-    and the wanted keys of ``reach``'s call graph for them."""
+    tree: ast.Module, importer: str, is_package: bool, module: str, exported: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """How a module refers to names ``module`` exports (``exported``: its name -> the
+    changed name it holds): local names, attribute chains (``"table.TABLE"``), and the
+    local names its top-level imports bind (it re-exports them)."""
     names: dict[str, str] = {}
     dotted: dict[str, str] = {}
+    top = {id(s) for s in _top_statements(tree.body)}
+    again: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             source = _resolve(importer, is_package, node)
             for alias in node.names:
+                local = alias.asname or alias.name
                 if source == module and alias.name == "*":
-                    names.update({n: n for n in changed})
-                elif source == module and alias.name in changed:
-                    names[alias.asname or alias.name] = alias.name
+                    names.update(exported)
+                    again.update(exported if id(node) in top else {})
+                elif source == module and alias.name in exported:
+                    names[local] = exported[alias.name]
+                    again.update({local: names[local]} if id(node) in top else {})
                 elif f"{source}.{alias.name}" == module:
-                    local = alias.asname or alias.name
-                    dotted.update({f"{local}.{n}": n for n in changed})
+                    dotted.update({f"{local}.{n}": o for n, o in exported.items()})
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == module:
                     local = alias.asname or alias.name
-                    dotted.update({f"{local}.{n}": n for n in changed})
-    wanted = set(names) | {k for k in dotted if k.count(".") == 1}
-    wanted |= {f"*.{n}" for k, n in dotted.items() if k.count(".") > 1}
-    return names, dotted, wanted
+                    dotted.update({f"{local}.{n}": o for n, o in exported.items()})
+    return names, dotted, again
 
 
 def _bindings(
@@ -259,9 +278,10 @@ def _bindings(
     bindings: dict[str, set[int]] = {}
     spans = [_body_span(node) for _q, node in _functions(tree)]
     direct = [n for n in lines if any(a <= n <= b for a, b in spans)]
+    rest = sorted(set(lines) - set(direct))
     for node in _top_statements(body):
         first, last = node.lineno, node.end_lineno or node.lineno
-        hit = {n for n in lines if first <= n <= last and n not in direct}
+        hit = set(rest[bisect_left(rest, first) : bisect_right(rest, last)])
         if hit:
             for name in _bound(node):
                 bindings.setdefault(name, set()).update(hit)
@@ -308,7 +328,7 @@ def class_data_change(
     ]
     change.readers = readers
     wanted = {f"{q}.{n}" for n in found for q in {qualname, short}}
-    change.entries = [(path, e) for e in readers_entries(source, wanted)][:MAX_ENTRIES]
+    change.entries = [(path, e) for e in readers_entries(tree, wanted)][:MAX_ENTRIES]
     _steering(change, source, found, replaced)
     return change
 
@@ -330,7 +350,7 @@ def data_change(
     except SyntaxError:
         return None
     found, direct = _bindings(tree, tree.body, lines)
-    _derived(tree, found)
+    _derived(tree, source.split("\n"), found)
     spans = [_body_span(node) for _q, node in _functions(tree)]
     change = DataChange(
         path, {n: sorted(v) for n, v in found.items()}, direct, spans if found else []
@@ -339,7 +359,7 @@ def data_change(
         return change
     change.readers = _readers(path, tree, {n: {n} for n in found}, {})
     # in its own module, "<module>" is what a name reaches (its changed lines steer there)
-    change.entries = [(path, e) for e in readers_entries(source, set(found))][:MAX_ENTRIES]
+    change.entries = [(path, e) for e in readers_entries(tree, set(found))][:MAX_ENTRIES]
     _other_readers(change, path, set(found), package_files())
     _steering(change, source, found, replaced)
     return change
@@ -349,61 +369,79 @@ def _steering(
     change: DataChange, source: str, found: dict[str, set[int]], replaced: Sequence[Replaced]
 ) -> None:
     rows = source.split("\n")
-    bound = sorted({n for v in found.values() for n in v})
-    added = [rows[n - 1] for n in bound if 0 < n <= len(rows)]
-    removed = [text for hunk, texts in replaced if hunk & set(bound) for text in texts]
-    change.strings, change.numbers, change.chars = _literals(_entries_first(added, removed))
-
-
-def _entries_first(added: list[str], removed: list[str]) -> list[str]:
-    """The changed rows, those new or gone first (a table rewritten as a whole, or only
-    re-indented, still shows which entries really changed), then the moved ones."""
-    old = {r.strip() for r in removed}
-    new = {a.strip() for a in added}
-    return (
-        [a for a in added if a.strip() not in old]
-        + [r for r in removed if r.strip() not in new]
-        + [a for a in added if a.strip() in old]
-    )
+    bound = {n for v in found.values() for n in v}
+    added = [rows[n - 1] for n in sorted(bound) if 0 < n <= len(rows)][:MAX_ROWS]
+    removed = [text for hunk, texts in replaced if hunk & bound for text in texts][:MAX_ROWS]
+    change.strings, change.numbers, change.chars = _literals(added, removed)
 
 
 def _other_readers(change: DataChange, path: str, changed: set[str], files: dict[str, str]) -> None:
+    """The readers in the package's other modules: of the data module's names, then of
+    the same names re-exported by a module importing them (``from .data import *`` in a
+    package's ``__init__``, then ``pkg.TABLE`` elsewhere)."""
     module = module_of(path)
     package = module.split(".")[0]
     if "." not in module:
         return  # a top-level module: its readers are its own
-    modules = 0
-    for other, text in sorted(files.items()):
-        importer = module_of(other)
-        if other == path or not (importer == package or importer.startswith(package + ".")):
-            continue
-        if module.rsplit(".", 1)[-1] not in text or not any(n in text for n in changed):
-            continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        names, dotted, wanted = _imported(
-            tree, importer, other.endswith("__init__.py"), module, changed
-        )
-        if not names and not dotted:
-            continue
-        local = {k: {v} for k, v in names.items()}
-        _derived(tree, local, {k: {v} for k, v in dotted.items()})
-        wanted |= set(local)
-        readers = _readers(other, tree, local, {k: {v} for k, v in dotted.items()})
-        if not readers:
-            continue
-        change.readers += readers
-        modules += 1
-        label = ", ".join(sorted({n for r in readers for n in r.names}))
-        for entry in readers_entries(text, wanted):
-            if len(change.entries) < MAX_ENTRIES:
-                change.entries.append((other, replace(entry, via=f"{module}.{label}")))
-        if modules >= MAX_READER_MODULES:
-            return
+    found: dict[tuple[str, str], Reader] = {}
+    sources = {module: {n: n for n in changed}}
+    for _round in range(2):
+        reexports: dict[str, dict[str, str]] = {}
+        for other, text in sorted(files.items()):
+            importer = module_of(other)
+            if other == path or not (importer == package or importer.startswith(package + ".")):
+                continue
+            for source, exported in sources.items():
+                if source.rsplit(".", 1)[-1] not in text:  # cheap: most modules do not
+                    continue
+                again = _read_in(change, other, text, importer, source, exported, found)
+                if again and importer != module:
+                    reexports.setdefault(importer, {}).update(again)
+        sources = {m: e for m, e in reexports.items() if m not in sources}
+        if not sources:
+            break
+    change.readers += list(found.values())
 
 
+def _read_in(
+    change: DataChange,
+    path: str,
+    text: str,
+    importer: str,
+    source: str,
+    exported: dict[str, str],
+    found: dict[tuple[str, str], Reader],
+) -> dict[str, str]:
+    """The readers in one module of names ``source`` exports (into ``found``), and their
+    public callers (into the change's entries); returns what it re-exports."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    names, dotted, again = _imported(tree, importer, path.endswith("__init__.py"), source, exported)
+    if not names and not dotted:
+        return again
+    local = {k: {v} for k, v in names.items()}
+    _derived(tree, text.split("\n"), local, {k: {v} for k, v in dotted.items()})
+    readers = _readers(path, tree, local, {k: {v} for k, v in dotted.items()})
+    modules = {r.path for r in found.values()}
+    if not readers or (path not in modules and len(modules) >= MAX_READER_MODULES):
+        return again
+    for r in readers:
+        known = found.get((r.path, r.qualname))
+        merged = sorted({*r.names, *(known.names if known else ())})
+        found[(r.path, r.qualname)] = replace(r, names=tuple(merged))
+    wanted = set(local) | {k for k in dotted if k.count(".") == 1}
+    wanted |= {f"*.{n.rsplit('.', 1)[-1]}" for n in dotted if n.count(".") > 1}
+    label = ", ".join(sorted({n for r in readers for n in r.names}))
+    for entry in readers_entries(tree, wanted):
+        known_entries = {(p, e.qualname) for p, e in change.entries}
+        if len(change.entries) < MAX_ENTRIES and (path, entry.qualname) not in known_entries:
+            change.entries.append((path, replace(entry, via=f"{module_of(change.path)}.{label}")))
+    return again
+
+
+_WORD = re.compile(r"\w+")
 _LOOKS_REGEX = re.compile(r"\\.|\|\w|\(\?|\[[^\]]+\]|[+*]\??\)|\.\*")
 _REGEX_WORD = re.compile(r"(?<![\\\w])[A-Za-z][A-Za-z_]+")
 
@@ -420,43 +458,70 @@ def _regex_words(value: str) -> list[str] | None:
     return [w for w in _REGEX_WORD.findall(re.sub(r"\[[^\]]*\]", " ", value)) if len(w) <= 20]
 
 
-def _literals(rows: list[str]) -> tuple[list[str], list[int], list[str]]:
-    """Strings, integers and code-point characters of the changed entries, in order,
-    without repeats."""
-    strings: list[str] = []
-    numbers: list[int] = []
-    chars: list[str] = []
-    for code in rows:
-        try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline))
-        except (tokenize.TokenError, SyntaxError, IndentationError):
+def _row_literals(code: str) -> tuple[list[str | int], list[int]]:
+    """A row's string and integer literals, and its integers written in hexadecimal
+    that can be code points."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return [], []
+    values: list[str | int] = []
+    points: list[int] = []
+    for tok in tokens:
+        if tok.type not in (tokenize.STRING, tokenize.NUMBER):
             continue
-        points: list[int] = []
-        for tok in tokens:
-            try:
-                value = (
-                    ast.literal_eval(tok.string)
-                    if tok.type in (tokenize.STRING, tokenize.NUMBER)
-                    else None
-                )
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                continue
-            if isinstance(value, str) and value:
-                words = _regex_words(value)
-                strings += words if words is not None else [value] if len(value) <= 20 else []
-            elif type(value) is int:
-                if tok.string.lower().startswith("0x") and 0 < value <= 0x10FFFF:
-                    points.append(value)
-                elif abs(value) < 10**6:
-                    numbers.append(value)
+        try:
+            value = ast.literal_eval(tok.string)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, str) and value:
+            values.append(value)
+        elif type(value) is int:
+            if tok.string.lower().startswith("0x") and 0 < value <= 0x10FFFF:
+                points.append(value)
+            elif abs(value) < 10**6:
+                values.append(value)
+    return values, points
+
+
+def _literals(added: list[str], removed: list[str]) -> tuple[list[str], list[int], list[str]]:
+    """Strings, integers and code-point characters of the changed entries, without
+    repeats: first the values the change brought (more often in the added rows than in
+    the removed ones: ``'ru'`` added to a list of languages, an entry's new name), then
+    those it took away, then the others."""
+    new = [_row_literals(r) for r in added]
+    old = [_row_literals(r) for r in removed]
+    count = Counter(v for values, _p in new for v in values)
+    count.subtract(v for values, _p in old for v in values)
+    seen = list(dict.fromkeys(v for values, _p in new + old for v in values))
+    ordered = [
+        *(v for v in seen if count[v] > 0),
+        *(v for v in seen if count[v] < 0),
+        *(v for v in seen if count[v] == 0),
+    ]
+    strings: list[str] = []
+    for v in ordered:
+        if isinstance(v, str):
+            words = _regex_words(v)
+            strings += words if words is not None else [v] if len(v) <= 20 else []
+    numbers = [v for v in ordered if isinstance(v, int)]
+    chars: list[str] = []
+    for _values, points in [new[i] for i in _entry_order(added, removed)] + old:
         # a range (lo, hi): its ends, then just outside it (where a shrunk range changed)
         around = [points[0] - 1, points[-1] + 1] if len(points) == 2 else []
         chars += [chr(p) for p in [*points, *around] if 0 < p <= 0x10FFFF and not _surrogate(p)]
     return (
         list(dict.fromkeys(strings))[:MAX_STRINGS],
-        list(dict.fromkeys(numbers))[:MAX_STRINGS],
+        numbers[:MAX_STRINGS],
         list(dict.fromkeys(chars))[:MAX_CHARS],
     )
+
+
+def _entry_order(added: list[str], removed: list[str]) -> list[int]:
+    """The added rows' indexes, the rows that are new first (a table rewritten or
+    re-indented as a whole still shows which entries really changed)."""
+    old = {r.strip() for r in removed}
+    return sorted(range(len(added)), key=lambda i: added[i].strip() in old)
 
 
 def _surrogate(point: int) -> bool:

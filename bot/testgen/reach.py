@@ -188,14 +188,10 @@ def _callers(defs: dict[str, tuple[ast.AST, bool]], target: str, wanted: set[str
     return found
 
 
-def readers_entries(source: str, wanted: set[str]) -> list[Entry]:
+def readers_entries(tree: ast.Module, wanted: set[str]) -> list[Entry]:
     """The public names of this module that reach a function mentioning ``wanted`` (names
     of changed module-level data, ``table.TABLE`` for one read through its module); the
     entries' ``via`` is ``<module>``."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
     return _callers(_defs(tree), "<module>", wanted)[:MAX_CALLERS]
 
 

@@ -201,8 +201,9 @@ def test_steering_literals_of_changed_entries() -> None:
         [({2}, KEYWORDS.split("\n")[1:3])],
     )
     assert change is not None
-    # the words of the changed regular expressions, those removed or added first
-    assert change.strings == ["SELECT", "FROM", "WHERE", "IN", "keyword", "NOT", "comparison"]
+    # the words of the changed regular expressions: the values the change brought
+    # first, then those it took away, then the others
+    assert change.strings == ["SELECT", "FROM", "WHERE", "IN", "NOT", "comparison", "keyword"]
     assert [(p, e.qualname) for p, e in change.entries] == [("glyphs/lexer.py", "kinds")]
     zero = data_change("glyphs/table_zero.py", TABLE_NEW, [4], lambda: {})
     assert zero is not None
@@ -227,3 +228,31 @@ def test_a_name_derived_from_the_table_in_the_importing_module_is_read_too() -> 
     ]
     assert covered_lines(change, {"pkg/use.py": {6}}) == [3]
     assert covered_lines(change, {"pkg/use.py": {1, 2, 5, 9, 10}}) == []
+
+
+def test_a_table_re_exported_by_the_package_is_read_where_the_package_is_imported() -> None:
+    files = {
+        "pkg/codes/__init__.py": "from pkg.codes.data import *\n",
+        "pkg/core.py": (
+            "from pkg import codes\n\n\n"
+            "def name_of(char, language='en'):\n"
+            "    return codes.NAMES[char].get(language)\n"
+        ),
+    }
+    table = (
+        "LANGUAGES = ['en', 'es']\n"
+        "NAMES = {\n"
+        "    'x': {\n"
+        "        'en': 'ex',\n"
+        "        'ru': 'iks',\n"
+        "    },\n"
+        "}\n"
+    )
+    change = data_change(
+        "pkg/codes/data.py", table, [5], lambda: files, [({5}, ["        'en': 'ex',"])]
+    )
+    assert change is not None
+    assert change.read_by() == ["pkg/core.py::name_of"]
+    assert [(p, e.qualname) for p, e in change.entries] == [("pkg/core.py", "name_of")]
+    # the value the change brought comes before those it kept
+    assert change.strings[:2] == ["ru", "iks"]
