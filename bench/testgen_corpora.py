@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
+from bot.testgen.runners.python import measured_args
+
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "bench" / ".cache"
 
@@ -196,6 +198,8 @@ def _junit(python: Path, tree: Path, files: list[str]) -> dict[str, str]:
         report = Path(tmp) / "junit.xml"
         subprocess.run(
             [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"]
+            # the project's --cov options without pytest-cov in its venv: a usage error
+            + measured_args(tree)
             + files,
             cwd=tree,
             capture_output=True,
