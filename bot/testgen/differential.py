@@ -358,6 +358,8 @@ def _outcomes(data: dict[str, object], name: str) -> dict[str, str]:
         return {}
     if entry.get("missing"):
         return {"*": "missing"}
+    if not entry["results"]:
+        return {"*": "?"}  # there, but nothing was called (skipped, or out of time)
     return {_key(r): json.dumps(r["outcome"], sort_keys=True) for r in entry["results"]}
 
 
@@ -397,6 +399,10 @@ def _example(
     the parent did (``said`` when it is not its whole outcome)."""
     outcome = outcome or result["outcome"]
     parent = json.loads(before) if before is not None and before != "missing" else None
+    if isinstance(parent, dict) and parent.get("kind") == "object" and not said:
+        # a value whose repr is not a value: what it was, not its facts
+        what = f"a {parent.get('type')} object"
+        said = "returned None" if parent.get("view") == "after" else f"returned {what}"
     if (
         isinstance(parent, dict)
         and parent.get("kind") == outcome.get("kind") == "value"
@@ -425,6 +431,14 @@ def _example(
     )
 
 
+def _parent_outcome(run: dict[str, str], key: str) -> str:
+    """What one parent run did with an input: its outcome, "missing" when the name (or
+    its module) is not there, "?" when the run has the name but did not come to it."""
+    if key in run:
+        return run[key]
+    return run.get("*", "?" if run else "missing")
+
+
 OBJECT_FACTS = 3  # facts asserted of an object when no single one tells the sides apart
 
 
@@ -446,6 +460,14 @@ def _fact_rank(fact: list[Any]) -> int:
     """Type names first (they never hold a value of the run), then sizes, then values."""
     expr = str(fact[0])
     return 0 if "__name__" in expr else 1 if expr.startswith("len(") else 2
+
+
+def _guarding(facts: dict[str, list[Any]]) -> list[list[Any]]:
+    """The facts that guard a value both sides share, or that head returns where the
+    parent did something else: its type, then the first values (they bite on a mutant
+    where type names rarely do), then the rest."""
+    shown = list(facts.values())
+    return (shown[:1] + sorted(shown[1:], key=lambda f: -_fact_rank(f)))[:OBJECT_FACTS]
 
 
 def _object_example(
@@ -471,9 +493,9 @@ def _object_example(
             chosen = differ[:1]
             said = f"{chosen[0][0].replace(VALUE, 'actual')} was {theirs[chosen[0][0]][1]}"
         else:
-            chosen, before = list(ours.values())[:OBJECT_FACTS], None
+            chosen, before = _guarding(ours), None
     else:
-        chosen = list(ours.values())[:OBJECT_FACTS]
+        chosen = _guarding(ours)
     imports = sorted({str(i) for f in chosen for i in f[2]})
     shown = {"kind": "object", "facts": [f[:2] for f in chosen], "imports": imports}
     if outcome.get("view"):
@@ -490,7 +512,7 @@ def _compare(
     parent_runs = [_outcomes(d, name) for d in parent]
     changed: list[Example] = []
     agreed: list[Example] = []
-    unstable = unusable = slow = 0
+    unstable = unusable = slow = unreached = 0
     depends: set[str] = set()
     for result in entry["results"]:
         key, outcome = _key(result), result["outcome"]
@@ -505,8 +527,11 @@ def _compare(
         if int(result.get("ms", 0)) > SLOW_MS:  # each run of the test would pay it again
             slow += 1
             continue
+        theirs_all = [_parent_outcome(r, key) for r in parent_runs]
+        if "?" in theirs_all:  # the parent's run ended before it came to this input
+            unreached += 1
+            continue
         if outcome["kind"] == "object":  # compared fact by fact: see _object_example
-            theirs_all = [r.get(key, r.get("*", "missing")) for r in parent_runs]
             found = _object_example(result, entry, [r.get(key, "?") for r in head_runs], theirs_all)
             if found is None:
                 unstable += 1
@@ -516,7 +541,7 @@ def _compare(
         if len(ours) > 1:
             unstable += 1
             continue
-        theirs = {r.get(key, r.get("*", "missing")) for r in parent_runs}
+        theirs = set(theirs_all)
         if len(theirs) > 1:
             unstable += 1
             continue
@@ -534,6 +559,8 @@ def _compare(
         note += f", {unusable} unusable (past the time of a call, or a value that does not render)"
     if slow:
         note += f", {slow} slower than {SLOW_MS} ms a call (not written)"
+    if unreached:
+        note += f", {unreached} not reached by the parent's run in its time (not compared)"
 
     def rank(e: Example) -> tuple[int, int]:  # the project's own inputs, then the simplest
         size = sum(map(len, e.args)) + sum(len(k) + len(v) for k, v in e.kwargs.items())

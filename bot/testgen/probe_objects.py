@@ -410,6 +410,9 @@ def facts(
                 names = [type(i).__name__ for i in items]
                 out.append((f"[type(item).__name__ for item in {expr}]", repr(names), []))
             out.append((f"len({expr})", str(len(items)), []))
+            texts = [_own_str(i) for i in items[: ITEMS * 2]]
+            if items and not any(t is None or _here(t) for t in texts) and len(str(texts)) <= SHOWN:
+                out.append((f"[str(item) for item in {expr}]", repr(texts), []))
             parts += [(f"{expr}[{n}]", item) for n, item in enumerate(items[:ITEMS])]
         parts += [(f"{expr}.{name}", attr) for name, attr in attrs]
         for where, part in parts:
