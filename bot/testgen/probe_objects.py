@@ -363,7 +363,9 @@ def _keys(value: object) -> list[str | int] | None:
     if not isinstance(value, dict) or len(value) > ITEMS * 2:
         return None
     keys = list(value)
-    plain = all(type(k) is int or (type(k) is str and len(k) <= 40) for k in keys)
+    plain = all(  # and no brace: an expression's ``{r}`` is the value's place
+        type(k) is int or (type(k) is str and len(k) <= 40 and "{" not in k) for k in keys
+    )
     return typing.cast("list[str | int]", keys) if plain else None
 
 
