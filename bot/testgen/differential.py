@@ -560,7 +560,7 @@ def _compare(
     if slow:
         note += f", {slow} slower than {SLOW_MS} ms a call (not written)"
     if unreached:
-        note += f", {unreached} not reached by the parent's run in its time (not compared)"
+        note += f", {unreached} not probed on the parent (not compared)"
 
     def rank(e: Example) -> tuple[int, int]:  # the project's own inputs, then the simplest
         size = sum(map(len, e.args)) + sum(len(k) + len(v) for k, v in e.kwargs.items())

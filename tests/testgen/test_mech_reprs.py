@@ -347,5 +347,5 @@ def test_an_input_the_parent_s_run_did_not_reach_is_not_called_new() -> None:
     assert chosen == []
     assert note == (
         "1 inputs: 0 where the parent differs, 0 where it agrees, "
-        "1 not reached by the parent's run in its time (not compared)"
+        "1 not probed on the parent (not compared)"
     )
