@@ -393,6 +393,8 @@ def _outcomes(data: dict[str, object], name: str) -> dict[str, str]:
         return {}
     if entry.get("missing"):
         return {"*": "missing"}
+    if not entry["results"]:
+        return {"*": "?"}  # there, but nothing was called (skipped, or out of time)
     return {_key(r): json.dumps(r["outcome"], sort_keys=True) for r in entry["results"]}
 
 
@@ -432,6 +434,10 @@ def _example(
     the parent did (``said`` when it is not its whole outcome)."""
     outcome = outcome or result["outcome"]
     parent = json.loads(before) if before is not None and before != "missing" else None
+    if isinstance(parent, dict) and parent.get("kind") == "object" and not said:
+        # a value whose repr is not a value: what it was, not its facts
+        what = f"a {parent.get('type')} object"
+        said = "returned None" if parent.get("view") == "after" else f"returned {what}"
     if (
         isinstance(parent, dict)
         and parent.get("kind") == outcome.get("kind") == "value"
@@ -460,6 +466,14 @@ def _example(
     )
 
 
+def _parent_outcome(run: dict[str, str], key: str) -> str:
+    """What one parent run did with an input: its outcome, "missing" when the name (or
+    its module) is not there, "?" when the run has the name but did not come to it."""
+    if key in run:
+        return run[key]
+    return run.get("*", "?" if run else "missing")
+
+
 OBJECT_FACTS = 3  # facts asserted of an object when no single one tells the sides apart
 
 
@@ -481,6 +495,14 @@ def _fact_rank(fact: list[Any]) -> int:
     """Type names first (they never hold a value of the run), then sizes, then values."""
     expr = str(fact[0])
     return 0 if "__name__" in expr else 1 if expr.startswith("len(") else 2
+
+
+def _guarding(facts: dict[str, list[Any]]) -> list[list[Any]]:
+    """The facts that guard a value both sides share, or that head returns where the
+    parent did something else: its type, then the first values (they bite on a mutant
+    where type names rarely do), then the rest."""
+    shown = list(facts.values())
+    return (shown[:1] + sorted(shown[1:], key=lambda f: -_fact_rank(f)))[:OBJECT_FACTS]
 
 
 def _object_example(
@@ -506,9 +528,9 @@ def _object_example(
             chosen = differ[:1]
             said = f"{chosen[0][0].replace(VALUE, 'actual')} was {theirs[chosen[0][0]][1]}"
         else:
-            chosen, before = list(ours.values())[:OBJECT_FACTS], None
+            chosen, before = _guarding(ours), None
     else:
-        chosen = list(ours.values())[:OBJECT_FACTS]
+        chosen = _guarding(ours)
     imports = sorted({str(i) for f in chosen for i in f[2]})
     shown = {"kind": "object", "facts": [f[:2] for f in chosen], "imports": imports}
     if outcome.get("view"):
@@ -541,9 +563,14 @@ def _compare(
         if int(result.get("ms", 0)) > SLOW_MS:  # each run of the test would pay it again
             slow += 1
             continue
+        # the parent's runs that came to this input (one that ended before it tells nothing)
+        theirs_all = [o for o in (_parent_outcome(r, key) for r in parent_runs) if o != "?"]
+        if parent_runs and not theirs_all:
+            unreached += 1
+            continue
         if outcome["kind"] == "object":  # compared fact by fact: see _object_example
-            theirs_all = [r.get(key, r.get("*", "missing")) for r in parent_runs]
-            found = _object_example(result, entry, [r.get(key, "?") for r in head_runs], theirs_all)
+            steps = [r[key] for r in head_runs if key in r]
+            found = _object_example(result, entry, steps, theirs_all)
             if found is None:
                 unstable += 1
             else:
@@ -552,10 +579,7 @@ def _compare(
         if len(ours) > 1:
             unstable += 1
             continue
-        theirs = {r.get(key, r.get("*")) for r in parent_runs} - {None}
-        if parent_runs and not theirs:
-            unreached += 1
-            continue
+        theirs = set(theirs_all)
         if len(theirs) > 1:
             unstable += 1
             continue

@@ -363,7 +363,9 @@ def _keys(value: object) -> list[str | int] | None:
     if not isinstance(value, dict) or len(value) > ITEMS * 2:
         return None
     keys = list(value)
-    plain = all(type(k) is int or (type(k) is str and len(k) <= 40) for k in keys)
+    plain = all(  # and no brace: an expression's ``{r}`` is the value's place
+        type(k) is int or (type(k) is str and len(k) <= 40 and "{" not in k) for k in keys
+    )
     return typing.cast("list[str | int]", keys) if plain else None
 
 
@@ -410,6 +412,9 @@ def facts(
                 names = [type(i).__name__ for i in items]
                 out.append((f"[type(item).__name__ for item in {expr}]", repr(names), []))
             out.append((f"len({expr})", str(len(items)), []))
+            texts = [_own_str(i) for i in items[: ITEMS * 2]]
+            if items and not any(t is None or _here(t) for t in texts) and len(str(texts)) <= SHOWN:
+                out.append((f"[str(item) for item in {expr}]", repr(texts), []))
             parts += [(f"{expr}[{n}]", item) for n, item in enumerate(items[:ITEMS])]
         parts += [(f"{expr}.{name}", attr) for name, attr in attrs]
         for where, part in parts:

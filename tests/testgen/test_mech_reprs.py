@@ -337,3 +337,15 @@ def test_a_method_that_returns_none_is_seen_through_the_instance_it_changed() ->
         "    actual = basket\n"
         "    assert actual.count == 1\n"
     ) in text
+
+
+def test_an_input_the_parent_s_run_did_not_reach_is_not_called_new() -> None:
+    head = _run([["type({r}).__name__", "'Clause'"], ["{r}.text", "'x in 2'"]])
+    other = _run([["type({r}).__name__", "'Clause'"]])
+    other["args"] = ["'y'"]  # the parent's run came to another input only, then ran out
+    chosen, note = _compare("parse", _side(head), [_side(head)], [_side(other), _side(other)])
+    assert chosen == []
+    assert note == (
+        "1 inputs: 0 where the parent differs, 0 where it agrees, "
+        "1 not reached by the parent's runs (not compared)"
+    )
