@@ -192,6 +192,10 @@ def build(name: str, repo: Path) -> Path:
     return python
 
 
+# a parent failure that says the tested name is not there: no behaviour was compared
+_NOT_THERE = ("ImportError", "ModuleNotFoundError", "cannot import name", "has no attribute")
+
+
 def _junit(python: Path, tree: Path, files: list[str]) -> dict[str, str]:
     """node id -> "pass" | "import" | "fail" for the tests of ``files`` run in ``tree``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -218,7 +222,7 @@ def _junit(python: Path, tree: Path, files: list[str]) -> dict[str, str]:
         text = " ".join(c.get("message") or (c.text or "").strip().rsplit("\n", 1)[-1] for c in bad)
         if not bad:
             out[key] = "pass"
-        elif "ImportError" in text or "cannot import name" in text or "has no attribute" in text:
+        elif any(w in text for w in _NOT_THERE):
             out[key] = "import"
         else:
             out[key] = "fail"
