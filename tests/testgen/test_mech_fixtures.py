@@ -298,7 +298,9 @@ def test_an_input_is_steered_towards_the_exception_a_changed_except_clause_adds(
         if ".issued(" in fact["call"] and fact["changed"]
     ]
     assert caught, json.dumps(data["notes"], indent=1)
-    assert all("hello|" + "9" * 20 in fact["call"] for fact in caught)
+    calls = [f["call"] for f in caught]
+    assert all("9" * 20 in call for call in calls), calls  # only an overflowing input differs
+    assert any("hello|" + "9" * 20 in call for call in calls), calls  # the tests' own token
     assert caught[0]["parent"].startswith("raised OverflowError(")
     assert caught[0]["head"] == "None"
 
