@@ -309,9 +309,10 @@ def _slots(
         if isinstance(value, dict):
             keys = [k for k in value if isinstance(k, str)]
             mapped += [slot((where, index, (k,)), value[k], k) for k in keys if k in hints.kinds]
-            plain = [k for k in keys if k not in hints.kinds and isinstance(value[k], _SCALARS)]
-            if plain and loose:
-                through.append(slot((where, index, (plain[0],)), value[plain[0]], None))
+            rest_of = {k: v for k, v in value.items() if k not in hints.kinds}
+            leaf = _first_leaf(rest_of) if loose else None  # a value, nested or not
+            if leaf is not None:
+                through.append(slot((where, index, leaf), _get(value, leaf), None))
         elif loose:
             leaf = _first_leaf(value)
             if leaf is not None:

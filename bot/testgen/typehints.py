@@ -124,6 +124,7 @@ class Hints:
 
     kinds: dict[str, list[str]] = field(default_factory=dict)
     numbers: dict[str, list[int | float]] = field(default_factory=dict)
+    tested: set[str] = field(default_factory=set)  # a type check names it (isinstance)
 
     def add(self, name: str, *kinds: str) -> None:
         known = self.kinds.setdefault(name, [])
@@ -235,10 +236,12 @@ def _read_call(node: ast.Call, hints: Hints) -> None:
         subject = _subject(node.args[0])
         if subject:
             hints.add(subject, *_kinds_of_types(node.args[1]))
+            hints.tested.add(subject)
     elif name == "hasattr" and len(node.args) == 2:
         subject, attr = _subject(node.args[0]), node.args[1]
         if subject and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
             hints.add(subject, *_ATTR_KINDS.get(attr.value, ("int", "none")))
+            hints.tested.add(subject)
     elif (
         name in _CALL_KINDS
         and node.args
@@ -283,6 +286,7 @@ def _read_compare(node: ast.Compare, hints: Hints) -> None:
                 subject = _subject(a.args[0])
                 if subject:
                     hints.add(subject, *_kinds_of_types(b))
+                    hints.tested.add(subject)
                 continue
             subject = _subject(a)
             if not subject:
@@ -374,7 +378,8 @@ def type_hints(source: str, lines: list[int]) -> Hints:
     """What the changed lines of ``source`` test about the types of names: every call,
     comparison and arithmetic whose own span holds a changed line (a condition written
     over several lines counts), and the exceptions a changed ``except`` catches; in the
-    order they are written. A local variable is no name a caller gives: left out."""
+    order they are written. A local variable is no name a caller gives: only a type check
+    of one (``isinstance(v, bool)``) counts, for no name in particular."""
     hints = Hints()
     try:
         tree = ast.parse(source)
@@ -389,6 +394,10 @@ def type_hints(source: str, lines: list[int]) -> Hints:
                 hints.add(plain, *kinds)
                 for v in found.numbers.get(name, []):
                     hints.number(plain, v)
+            elif name in found.tested:
+                # a local the change checks the type of (``for v in value:``,
+                # ``isinstance(v, bool)``): values of that type flow in from somewhere
+                hints.add(ANY, *kinds)
     return hints
 
 

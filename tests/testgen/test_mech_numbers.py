@@ -233,3 +233,22 @@ def test_an_attribute_the_constructor_sets_is_varied_where_the_instance_is_built
     # the constructor itself: ``self._amount`` is its parameter ``amount``
     found = retype([Candidate(("'cpu'", "'3'"))], source, "Badge.__init__", hints)
     assert found[0].args == ("'cpu'", "3.0")
+
+
+def test_a_type_check_of_a_local_reaches_values_nested_in_what_the_call_is_given() -> None:
+    """``for v in value: if isinstance(v, bool)``: ``v`` is no parameter, but bools
+    flow in from somewhere: the first plain value nested in the dict the test gives."""
+    helper = (
+        "def _emit(key, value):\n"
+        "    for v in value:\n"
+        "        if isinstance(v, bool):\n"
+        "            v = 'true' if v else 'false'\n"
+    )
+    hints = type_hints(helper, [3, 4])
+    assert hints.kinds == {"": ["bool"]}
+    source = "def unparse(input_dict, full_document=True):\n    pass\n"
+    found = retype([Candidate(("{'a': {'b': ['1', '2']}}",))], source, "unparse", hints)
+    assert [c.args for c in found] == [
+        ("{'a': {'b': [True, '2']}}",),
+        ("{'a': {'b': [False, '2']}}",),
+    ]
