@@ -91,6 +91,8 @@ CORPORA = {
     "python-dotenv": Corpus(
         "python-dotenv", "1.2.3", "1.2.4", ("click",), headline=("parse_binding",)
     ),
+    # found by the engineer of inputs of other types: bools written as true/false
+    "xmltodict-bool": Corpus("xmltodict", "0.11.0", "0.12.0", headline=("_emit",)),
 }
 _TEST_DIRS = {"tests", "test", "testing"}
 _NOT_SOURCE = {
