@@ -311,6 +311,20 @@ def _read_compare(node: ast.Compare, hints: Hints) -> None:
                     hints.add(subject, "empty")
 
 
+def _read_truth(node: ast.expr, hints: Hints) -> None:
+    """``if rows:``, ``while not queue``, ``x or default``: the name tested for truth,
+    worth trying empty (``[]``, ``""``, ``0``) and None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        _read_truth(node.operand, hints)
+    elif isinstance(node, ast.BoolOp):
+        for value in node.values:
+            _read_truth(value, hints)
+    else:
+        subject = _subject(node)
+        if subject:
+            hints.add(subject, "empty", "none")
+
+
 def _read_binop(node: ast.BinOp, hints: Hints) -> None:
     """``x + 1``, ``x * 2.5``: arithmetic with a number. ``"%s" % x`` is not."""
     if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant):
@@ -363,6 +377,17 @@ class _Reader(ast.NodeVisitor):
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         self._read(node, _read_binop)
+
+    def _truth(self, node: ast.If | ast.While | ast.IfExp) -> None:
+        if _touches(node.test, self.lines):
+            hints = Hints()
+            _read_truth(node.test, hints)
+            if hints:
+                where = (node.test.lineno, node.test.col_offset)
+                self.found.append((where, hints, self.params))
+        self.generic_visit(node)
+
+    visit_If = visit_While = visit_IfExp = _truth
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.type is not None and node.lineno in self.lines:

@@ -252,3 +252,23 @@ def test_a_type_check_of_a_local_reaches_values_nested_in_what_the_call_is_given
         ("{'a': {'b': [True, '2']}}",),
         ("{'a': {'b': [False, '2']}}",),
     ]
+
+
+def test_a_name_tested_for_truth_is_tried_empty() -> None:
+    source = """def add_rows(self, rows, fill=None):
+    if rows:
+        self.width = len(rows[0])
+    while not fill or self.strict:
+        fill = fill or " "
+    return [r for r in rows] if rows else []
+"""
+    hints = type_hints(source, [2, 4, 6])
+    assert hints.kinds == {
+        "rows": ["empty", "none"],
+        "fill": ["empty", "none"],
+        "self.strict": ["empty", "none"],  # through the constructor argument it is set from
+    }
+    found = retype(
+        [Candidate(("[['a', 1]]",))], "def add_rows(rows, fill=None): ...", "add_rows", hints
+    )
+    assert "[]" in {c.args[0] for c in found}  # the test's own list, empty
