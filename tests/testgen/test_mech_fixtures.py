@@ -302,7 +302,7 @@ def test_an_input_is_steered_towards_the_exception_a_changed_except_clause_adds(
     assert all("9" * 20 in call for call in calls), calls  # only an overflowing input differs
     assert any("hello|" + "9" * 20 in call for call in calls), calls  # the tests' own token
     assert caught[0]["parent"].startswith("raised OverflowError(")
-    assert caught[0]["head"] == "None"
+    assert caught[0]["head"].split(",")[0] == "None"  # and the instance after it
 
 
 def test_the_types_a_changed_except_clause_names_steer_the_inputs() -> None:
