@@ -143,7 +143,8 @@ def setup_and_call(
     if e.kind not in ("method", "property") or e.ctor is None:
         return [], _call(func, args, kwargs)
     var = _snake(owner) or "obj"
-    if var in ("pytest", "expected", "actual", "re", "islice", "math", "datetime"):
+    taken = ("pytest", "expected", "actual", "re", "islice", "math", "datetime")
+    if var in taken or var == owner.split(".")[0]:  # a class named in lower case: `croniter`
         var += "_"
     make = f"{owner}.{e.ctor['factory']}" if e.ctor.get("factory") else owner
     lines = [f"{var} = {_call(make, list(e.ctor['args']), dict(e.ctor['kwargs']))}"]
@@ -380,6 +381,7 @@ def render_module(
     froms = sorted(
         i for i in imports if i.startswith("from ") and not i.startswith(f"from {module} import ")
     )
+    plain, body = _unshadowed(plain, body, names | {n for i in froms for n in _bound_by(i)})
     head = [
         f"{MARKER}{path}, written by Nova from running the code (no model).",
         "",
@@ -424,3 +426,25 @@ def tidy(text: str) -> str:
             new = [f"import {', '.join(a.name for a in keep)}"]
         rows[node.lineno - 1 : end] = new
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(rows)).rstrip("\n") + "\n"
+
+
+def _bound_by(line: str) -> list[str]:
+    """The names ``from m import a, b as c`` binds."""
+    return [n.split(" as ")[-1].strip() for n in line.split(" import ", 1)[-1].split(",")]
+
+
+def _unshadowed(plain: list[str], body: list[str], bound: set[str]) -> tuple[list[str], list[str]]:
+    """``import pkg.mod`` when the file also binds ``pkg`` to something else (a class
+    named like its package: ``from pkg.pkg import pkg``) is imported under an alias, and
+    the body's ``pkg.mod.Name`` follow it: else they look the name up on the class."""
+    out = []
+    for line in plain:
+        dotted = line.removeprefix("import ").strip()
+        if " " in dotted or dotted.split(".")[0] not in bound:
+            out.append(line)
+            continue
+        alias = "_" + dotted.replace(".", "_")
+        out.append(f"import {dotted} as {alias}")
+        pattern = re.compile(rf"(?<![\w.]){re.escape(dotted)}\.")
+        body = [pattern.sub(alias + ".", row) for row in body]
+    return out, body

@@ -1,0 +1,130 @@
+"""`nova testgen` with no model (issue 35) on a class named like its package, in lower case
+(`from cronny.cronny import cronny`): the written test must not shadow the package with
+the class (an exception named `cronny.cronny.BadCron` would fail with "type object has no
+attribute") nor the class with its instance (`cronny = cronny(...)`: UnboundLocalError).
+One real sample project (git in tmp, its own virtualenv, real pytest), run once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.testgen.render import _unshadowed
+from tests.conftest import GitRepo
+from tests.testgen.test_differential import project_venv
+from tests.testgen.test_testgen import nova_testgen
+
+CRONNY = """class CronnyError(ValueError):
+    pass
+
+
+class BadCron(CronnyError):
+    pass
+
+
+class NotAlpha(CronnyError):
+    pass
+
+
+class cronny:
+    def __init__(self, expr):
+        self.expr = expr
+
+    @classmethod
+    def expand(cls, expr):
+        if expr.startswith("@"):
+            raise NotAlpha(expr)
+        return expr.split()
+
+    def count(self, field):
+        return self.expr.split().count(field)
+"""
+CRONNY_NEW = CRONNY.replace(
+    'if expr.startswith("@"):\n            raise NotAlpha(expr)',
+    'if "?" in expr:\n            raise BadCron(expr)',
+).replace(
+    "return self.expr.split().count(field)",
+    "return self.expr.split().count(field) + (field == '?')",
+)
+TESTS = """from cronny.cronny import cronny
+
+
+def test_expand():
+    assert cronny.expand("1 2 3") == ["1", "2", "3"]
+
+
+def test_count():
+    cron = cronny("1 2 3")
+    assert cron.count("1") == 1
+"""
+
+
+def test_a_module_import_the_class_would_shadow_is_aliased() -> None:
+    plain, body = _unshadowed(
+        ["import cronny.cronny", "import decimal"],
+        ["    with pytest.raises(cronny.cronny.BadCron):", "        cronny.expand('?')"],
+        {"cronny"},
+    )
+    assert plain == ["import cronny.cronny as _cronny_cronny", "import decimal"]
+    assert body == [
+        "    with pytest.raises(_cronny_cronny.BadCron):",
+        "        cronny.expand('?')",  # the class itself is untouched
+    ]
+    assert _unshadowed(["import other.mod"], ["other.mod.X"], {"cronny"}) == (
+        ["import other.mod"],
+        ["other.mod.X"],
+    )
+
+
+@pytest.fixture(scope="module")
+def cronny(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("cronny")
+    repo = GitRepo(tmp / "repo")
+    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    repo.write("cronny/__init__.py", "")
+    repo.write("cronny/cronny.py", CRONNY)
+    repo.write("tests/test_cronny.py", TESTS)
+    repo.commit("base")
+    repo.write("cronny/cronny.py", CRONNY_NEW)
+    repo.commit("a question mark is a bad expression, and a field")
+    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
+    project_venv(repo.path / ".venv")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("VIRTUAL_ENV", raising=False)
+        result = nova_testgen(repo, tmp, "-o", "json")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return repo, json.loads(result.stdout)
+
+
+def _caught(data: dict[str, Any], call: str) -> list[dict[str, Any]]:
+    return [
+        fact
+        for case in data["kept"]
+        if case["evidence"].get("catches_change")
+        for fact in case["evidence"].get("calls", [])
+        if call in fact["call"]
+    ]
+
+
+def test_a_changed_exception_of_a_class_named_like_its_package_is_caught(
+    cronny: tuple[GitRepo, dict[str, Any]],
+) -> None:
+    repo, data = cronny
+    caught = _caught(data, "cronny.expand(")
+    assert caught, json.dumps([data["notes"], data["dropped"]], indent=1)[:4000]
+    assert all(f["head"].startswith("raises cronny.cronny.BadCron(") for f in caught)
+    written = repo.git("show", f"{data['branch']}:tests/test_nova_cronny_cronny.py")
+    assert "import cronny.cronny as _cronny_cronny" in written
+    assert "pytest.raises(_cronny_cronny.BadCron" in written
+
+
+def test_an_instance_of_a_lower_case_class_does_not_shadow_it(
+    cronny: tuple[GitRepo, dict[str, Any]],
+) -> None:
+    _repo, data = cronny
+    caught = _caught(data, ".count(")
+    assert caught, json.dumps([data["notes"], data["dropped"]], indent=1)[:4000]
+    assert all(f["call"].startswith("cronny_ = cronny(") for f in caught)
+    assert not [d for d in data["dropped"] if "UnboundLocalError" in d["reason"]]
