@@ -381,7 +381,9 @@ def render_module(
     froms = sorted(
         i for i in imports if i.startswith("from ") and not i.startswith(f"from {module} import ")
     )
-    plain, body = _unshadowed(plain, body, names | {n for i in froms for n in _bound_by(i)})
+    plain, aliases, body = _unshadowed(
+        plain, body, names | {n for i in froms for n in _bound_by(i)}
+    )
     head = [
         f"{MARKER}{path}, written by Nova from running the code (no model).",
         "",
@@ -397,6 +399,7 @@ def render_module(
         "",
         *froms,
         *([f"from {module} import {', '.join(sorted(names))}"] if names else []),
+        *(["", *aliases] if aliases else []),
         *body,
     ]
     text = "\n".join(lines) + "\n"
@@ -433,18 +436,26 @@ def _bound_by(line: str) -> list[str]:
     return [n.split(" as ")[-1].strip() for n in line.split(" import ", 1)[-1].split(",")]
 
 
-def _unshadowed(plain: list[str], body: list[str], bound: set[str]) -> tuple[list[str], list[str]]:
+def _unshadowed(
+    plain: list[str], body: list[str], bound: set[str]
+) -> tuple[list[str], list[str], list[str]]:
     """``import pkg.mod`` when the file also binds ``pkg`` to something else (a class
-    named like its package: ``from pkg.pkg import pkg``) is imported under an alias, and
-    the body's ``pkg.mod.Name`` follow it: else they look the name up on the class."""
-    out = []
+    named like its package: ``from pkg.pkg import pkg``): the body's ``pkg.mod.Name``
+    would look the name up on the class. The module is named through ``sys.modules``
+    instead (``import pkg.mod as m`` is no help: it reads ``pkg.mod``, which the package
+    may have rebound to the class too); the name is still looked up when the test runs,
+    so a name the parent lacks fails only its own test. Returns the imports, the lines
+    that name the modules (after every import) and the body."""
+    out, names = [], []
     for line in plain:
         dotted = line.removeprefix("import ").strip()
-        if " " in dotted or dotted.split(".")[0] not in bound:
-            out.append(line)
+        out.append(line)
+        if " " in dotted or "." not in dotted or dotted.split(".")[0] not in bound:
             continue
         alias = "_" + dotted.replace(".", "_")
-        out.append(f"import {dotted} as {alias}")
+        names.append(f"{alias} = sys.modules[{dotted!r}]")
         pattern = re.compile(rf"(?<![\w.]){re.escape(dotted)}\.")
         body = [pattern.sub(alias + ".", row) for row in body]
-    return out, body
+    if names and "import sys" not in out:
+        out = sorted([*out, "import sys"])
+    return out, names, body

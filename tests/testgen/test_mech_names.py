@@ -61,19 +61,21 @@ def test_count():
 """
 
 
-def test_a_module_import_the_class_would_shadow_is_aliased() -> None:
-    plain, body = _unshadowed(
+def test_a_module_import_the_class_would_shadow_is_named_through_sys_modules() -> None:
+    plain, aliases, body = _unshadowed(
         ["import cronny.cronny", "import decimal"],
         ["    with pytest.raises(cronny.cronny.BadCron):", "        cronny.expand('?')"],
         {"cronny"},
     )
-    assert plain == ["import cronny.cronny as _cronny_cronny", "import decimal"]
+    assert plain == ["import cronny.cronny", "import decimal", "import sys"]
+    assert aliases == ["_cronny_cronny = sys.modules['cronny.cronny']"]
     assert body == [
         "    with pytest.raises(_cronny_cronny.BadCron):",
         "        cronny.expand('?')",  # the class itself is untouched
     ]
     assert _unshadowed(["import other.mod"], ["other.mod.X"], {"cronny"}) == (
         ["import other.mod"],
+        [],
         ["other.mod.X"],
     )
 
@@ -83,7 +85,9 @@ def cronny(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str,
     tmp = tmp_path_factory.mktemp("cronny")
     repo = GitRepo(tmp / "repo")
     repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
-    repo.write("cronny/__init__.py", "")
+    # the package binds its submodule's name to the class (`import cronny.cronny as m`
+    # then gives the class, not the module)
+    repo.write("cronny/__init__.py", "from .cronny import cronny, BadCron, NotAlpha  # noqa\n")
     repo.write("cronny/cronny.py", CRONNY)
     repo.write("tests/test_cronny.py", TESTS)
     repo.commit("base")
@@ -116,7 +120,7 @@ def test_a_changed_exception_of_a_class_named_like_its_package_is_caught(
     assert caught, json.dumps([data["notes"], data["dropped"]], indent=1)[:4000]
     assert all(f["head"].startswith("raises cronny.cronny.BadCron(") for f in caught)
     written = repo.git("show", f"{data['branch']}:tests/test_nova_cronny_cronny.py")
-    assert "import cronny.cronny as _cronny_cronny" in written
+    assert "_cronny_cronny = sys.modules['cronny.cronny']" in written
     assert "pytest.raises(_cronny_cronny.BadCron" in written
 
 
