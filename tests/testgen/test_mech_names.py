@@ -13,8 +13,7 @@ import pytest
 
 from bot.testgen.render import _unshadowed
 from tests.conftest import GitRepo
-from tests.testgen.test_differential import project_venv
-from tests.testgen.test_testgen import nova_testgen
+from tests.testgen.sample import caught, sample_testgen
 
 CRONNY = """class CronnyError(ValueError):
     pass
@@ -82,43 +81,24 @@ def test_a_module_import_the_class_would_shadow_is_named_through_sys_modules() -
 
 @pytest.fixture(scope="module")
 def cronny(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, Any]]:
-    tmp = tmp_path_factory.mktemp("cronny")
-    repo = GitRepo(tmp / "repo")
-    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     # the package binds its submodule's name to the class (`import cronny.cronny as m`
     # then gives the class, not the module)
-    repo.write("cronny/__init__.py", "from .cronny import cronny, BadCron, NotAlpha  # noqa\n")
-    repo.write("cronny/cronny.py", CRONNY)
-    repo.write("tests/test_cronny.py", TESTS)
-    repo.commit("base")
-    repo.write("cronny/cronny.py", CRONNY_NEW)
-    repo.commit("a question mark is a bad expression, and a field")
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code == 0, result.stdout + result.stderr
-    return repo, json.loads(result.stdout)
-
-
-def _caught(data: dict[str, Any], call: str) -> list[dict[str, Any]]:
-    return [
-        fact
-        for case in data["kept"]
-        if case["evidence"].get("catches_change")
-        for fact in case["evidence"].get("calls", [])
-        if call in fact["call"]
-    ]
+    init = "from .cronny import cronny, BadCron, NotAlpha  # noqa\n"
+    return sample_testgen(
+        tmp_path_factory.mktemp("cronny"),
+        {"cronny/__init__.py": init, "cronny/cronny.py": CRONNY, "tests/test_cronny.py": TESTS},
+        {"cronny/cronny.py": CRONNY_NEW},
+        "a question mark is a bad expression, and a field",
+    )
 
 
 def test_a_changed_exception_of_a_class_named_like_its_package_is_caught(
     cronny: tuple[GitRepo, dict[str, Any]],
 ) -> None:
     repo, data = cronny
-    caught = _caught(data, "cronny.expand(")
-    assert caught, json.dumps([data["notes"], data["dropped"]], indent=1)[:4000]
-    assert all(f["head"].startswith("raises cronny.cronny.BadCron(") for f in caught)
+    facts = caught(data, "cronny.expand(")
+    assert facts, json.dumps([data["notes"], data["dropped"]], indent=1)[:4000]
+    assert all(f["head"].startswith("raises cronny.cronny.BadCron(") for f in facts)
     written = repo.git("show", f"{data['branch']}:tests/test_nova_cronny_cronny.py")
     assert "_cronny_cronny = sys.modules['cronny.cronny']" in written
     assert "pytest.raises(_cronny_cronny.BadCron" in written
@@ -128,7 +108,7 @@ def test_an_instance_of_a_lower_case_class_does_not_shadow_it(
     cronny: tuple[GitRepo, dict[str, Any]],
 ) -> None:
     _repo, data = cronny
-    caught = _caught(data, ".count(")
-    assert caught, json.dumps([data["notes"], data["dropped"]], indent=1)[:4000]
-    assert all(f["call"].startswith("cronny_ = cronny(") for f in caught)
+    facts = caught(data, ".count(")
+    assert facts, json.dumps([data["notes"], data["dropped"]], indent=1)[:4000]
+    assert all(f["call"].startswith("cronny_ = cronny(") for f in facts)
     assert not [d for d in data["dropped"] if "UnboundLocalError" in d["reason"]]

@@ -21,9 +21,7 @@ import pytest
 
 from bot.testgen.reach import Entry, entries
 from bot.testgen.scenarios import scenarios_from_tests
-from tests.conftest import GitRepo
-from tests.testgen.test_differential import project_venv
-from tests.testgen.test_testgen import nova_testgen
+from tests.testgen.sample import caught, sample_testgen
 
 LRU = """class LRU:
     def __init__(self, capacity=None):
@@ -114,44 +112,28 @@ def test_a_public_helper_is_also_reached_through_its_public_callers() -> None:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    tmp = tmp_path_factory.mktemp("store")
-    repo = GitRepo(tmp / "repo")
-    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
-    repo.write("store/__init__.py", "")
-    repo.write("store/lru.py", LRU)
-    repo.write("store/envfile.py", ENVFILE)
-    repo.write("tests/test_lru.py", LRU_TESTS)
-    repo.write("tests/test_envfile.py", ENVFILE_TESTS)
-    repo.commit("base")
-    repo.write("store/lru.py", LRU_NEW)
-    repo.write("store/envfile.py", ENVFILE_NEW)
-    repo.commit("set replaces a stored value; values are stripped")
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code == 0, result.stdout + result.stderr
-    data: dict[str, Any] = json.loads(result.stdout)
+    _repo, data = sample_testgen(
+        tmp_path_factory.mktemp("store"),
+        {
+            "store/__init__.py": "",
+            "store/lru.py": LRU,
+            "store/envfile.py": ENVFILE,
+            "tests/test_lru.py": LRU_TESTS,
+            "tests/test_envfile.py": ENVFILE_TESTS,
+        },
+        {"store/lru.py": LRU_NEW, "store/envfile.py": ENVFILE_NEW},
+        "set replaces a stored value; values are stripped",
+    )
     return data
 
 
-def _catching(data: dict[str, Any], call: str) -> list[dict[str, Any]]:
-    return [
-        case
-        for case in data["kept"]
-        if case["evidence"].get("catches_change")
-        and any(call in f["call"] for f in case["evidence"].get("calls", []))
-    ]
-
-
 def test_a_change_reached_only_through_a_subscript_is_caught(store: dict[str, Any]) -> None:
-    kept = _catching(store, "= LRU(")
-    assert kept, json.dumps(store["notes"], indent=1)
-    assert any("__setitem__" in f["call"] for k in kept for f in k["evidence"]["calls"])
+    facts = caught(store, "= LRU(")
+    assert facts, json.dumps(store["notes"], indent=1)
+    assert any("__setitem__" in f["call"] for f in facts)
 
 
 def test_a_change_in_a_helper_the_tests_never_name_is_caught(store: dict[str, Any]) -> None:
-    kept = _catching(store, "parse(")
-    assert all("parse_line" in f["reaches"] for k in kept for f in k["evidence"]["calls"])
-    assert kept, json.dumps(store["notes"], indent=1)
+    facts = caught(store, "parse(")
+    assert all("parse_line" in f["reaches"] for f in facts if f["call"].startswith("parse("))
+    assert facts, json.dumps(store["notes"], indent=1)

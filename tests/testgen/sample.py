@@ -1,0 +1,49 @@
+"""A sample project for one `nova testgen` run with no model: a git repository in tmp
+(a base commit, then the change), its own virtualenv, and Nova's JSON report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import GitRepo
+from tests.testgen.test_differential import project_venv
+from tests.testgen.test_testgen import nova_testgen
+
+PYPROJECT = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+
+
+def sample_testgen(
+    tmp: Path, base: dict[str, str], change: dict[str, str], message: str
+) -> tuple[GitRepo, dict[str, Any]]:
+    """Commit ``base`` (path -> text; a pyproject naming `tests` unless given), then
+    ``change``, and run `nova testgen HEAD` with the repository's own `.venv`."""
+    repo = GitRepo(tmp / "repo")
+    for path, text in {"pyproject.toml": PYPROJECT, **base}.items():
+        repo.write(path, text)
+    repo.commit("base")
+    for path, text in change.items():
+        repo.write(path, text)
+    repo.commit(message)
+    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
+    project_venv(repo.path / ".venv")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("VIRTUAL_ENV", raising=False)
+        result = nova_testgen(repo, tmp, "-o", "json")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return repo, data
+
+
+def caught(data: dict[str, Any], call: str) -> list[dict[str, Any]]:
+    """The facts of the kept tests claimed as catching whose call contains ``call``."""
+    return [
+        fact
+        for case in data["kept"]
+        if case["evidence"].get("catches_change")
+        for fact in case["evidence"].get("calls", [])
+        if call in fact["call"]
+    ]
