@@ -138,11 +138,16 @@ def entries(
     target = _holder(qualname, defs)
     if not _private(target):
         first = Entry(target, "" if target == qualname else qualname)
-        return [
-            first,
-            *_syntax_entries(defs, target),
-            *(_public_callers(defs, target) if callers else []),
-        ]
+        # a special method calling the target is also its caller: listed once
+        return list(
+            dict.fromkeys(
+                [
+                    first,
+                    *_syntax_entries(defs, target),
+                    *(_public_callers(defs, target) if callers else []),
+                ]
+            )
+        )
     found = _callers(defs, target, _names_for(target, defs) | {target.rsplit(".", 1)[-1]})
     owner = target.rsplit(".", 1)[0] if "." in target else ""
     if not found and owner in defs and defs[owner][1] and not _private(owner):

@@ -28,6 +28,12 @@ def sample_testgen(
     for path, text in change.items():
         repo.write(path, text)
     repo.commit(message)
+    return repo, run_testgen(repo, tmp)
+
+
+def run_testgen(repo: GitRepo, tmp: Path) -> dict[str, Any]:
+    """`nova testgen HEAD -o json` on ``repo`` with its own `.venv` (made here, kept out
+    of git), which must exit 0; its report."""
     (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
     project_venv(repo.path / ".venv")
     with pytest.MonkeyPatch.context() as mp:
@@ -35,7 +41,7 @@ def sample_testgen(
         result = nova_testgen(repo, tmp, "-o", "json")
     assert result.exit_code == 0, result.stdout + result.stderr
     data: dict[str, Any] = json.loads(result.stdout)
-    return repo, data
+    return data
 
 
 def caught(data: dict[str, Any], call: str) -> list[dict[str, Any]]:

@@ -16,8 +16,7 @@ from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.inputs import Candidate
 from bot.testgen.scenarios import scenarios_from_tests
 from tests.conftest import GitRepo
-from tests.testgen.test_differential import project_venv
-from tests.testgen.test_testgen import nova_testgen
+from tests.testgen.sample import sample_testgen
 
 CONFTEST = """import pytest
 
@@ -244,22 +243,18 @@ def test_fixtures_of_classes_bases_params_and_factories() -> None:
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("vault")
-    repo = GitRepo(tmp / "repo")
-    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
-    repo.write("vault/__init__.py", "")
-    repo.write("vault/signing.py", SIGNING)
-    repo.write("tests/conftest.py", CONFTEST)
-    repo.write("tests/test_signing.py", TESTS)
-    repo.commit("base")
-    repo.write("vault/signing.py", SIGNING_NEW)
-    repo.commit("shorter, URL-safe signatures; no year for a timestamp out of range")
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code == 0, result.stdout + result.stderr
-    return repo, json.loads(result.stdout)
+    repo, data = sample_testgen(
+        tmp,
+        {
+            "vault/__init__.py": "",
+            "vault/signing.py": SIGNING,
+            "tests/conftest.py": CONFTEST,
+            "tests/test_signing.py": TESTS,
+        },
+        {"vault/signing.py": SIGNING_NEW},
+        "shorter, URL-safe signatures; no year for a timestamp out of range",
+    )
+    return repo, data
 
 
 @pytest.mark.slow

@@ -13,8 +13,7 @@ import pytest
 
 from bot.testgen.moddata import covered_lines, data_change
 from tests.conftest import GitRepo
-from tests.testgen.test_differential import project_venv
-from tests.testgen.test_testgen import nova_testgen
+from tests.testgen.sample import sample_testgen
 
 TABLE = """\"\"\"Zero-width ranges of code points.\"\"\"
 ZERO = (
@@ -102,29 +101,27 @@ def test_escape():
 @pytest.fixture(scope="module")
 def glyphs(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("glyphs")
-    repo = GitRepo(tmp / "repo")
-    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
-    repo.write("glyphs/__init__.py", "")
-    repo.write("glyphs/table_zero.py", TABLE)
-    repo.write("glyphs/width.py", WIDTH)
-    repo.write("glyphs/keywords.py", KEYWORDS)
-    repo.write("glyphs/lexer.py", LEXER)
-    repo.write("tests/test_width.py", WIDTH_TESTS)
-    repo.write("tests/test_lexer.py", LEXER_TESTS)
-    repo.write("glyphs/escape.py", ESCAPE)
-    repo.write("tests/test_escape.py", ESCAPE_TESTS)
-    repo.commit("base")
-    repo.write("glyphs/table_zero.py", TABLE_NEW)
-    repo.write("glyphs/keywords.py", KEYWORDS_NEW)
-    repo.write("glyphs/escape.py", ESCAPE_NEW)
-    repo.commit("Hangul medial vowels are zero width; IN is a keyword")
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code == 0, result.stdout + result.stderr
-    return repo, json.loads(result.stdout)
+    repo, data = sample_testgen(
+        tmp,
+        {
+            "glyphs/__init__.py": "",
+            "glyphs/table_zero.py": TABLE,
+            "glyphs/width.py": WIDTH,
+            "glyphs/keywords.py": KEYWORDS,
+            "glyphs/lexer.py": LEXER,
+            "tests/test_width.py": WIDTH_TESTS,
+            "tests/test_lexer.py": LEXER_TESTS,
+            "glyphs/escape.py": ESCAPE,
+            "tests/test_escape.py": ESCAPE_TESTS,
+        },
+        {
+            "glyphs/table_zero.py": TABLE_NEW,
+            "glyphs/keywords.py": KEYWORDS_NEW,
+            "glyphs/escape.py": ESCAPE_NEW,
+        },
+        "Hangul medial vowels are zero width; IN is a keyword",
+    )
+    return repo, data
 
 
 def _catching(data: dict[str, Any], target: str) -> list[dict[str, Any]]:

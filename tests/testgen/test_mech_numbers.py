@@ -15,8 +15,7 @@ from bot.testgen.inputs import Candidate
 from bot.testgen.retype import MAX_TYPED, retype
 from bot.testgen.typehints import imported_paths, type_hints
 from tests.conftest import GitRepo
-from tests.testgen.test_differential import project_venv
-from tests.testgen.test_testgen import nova_testgen
+from tests.testgen.sample import sample_testgen
 
 FILL = '''def fill(pattern, values=None, **more):
     """The pattern with each ``{name}`` replaced by the text of its value."""
@@ -63,21 +62,13 @@ def test_missing():
 @pytest.fixture(scope="module")
 def labels(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("labels")
-    repo = GitRepo(tmp / "repo")
-    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
-    repo.write("labels/__init__.py", "")
-    repo.write("labels/fill.py", FILL)
-    repo.write("tests/test_fill.py", FILL_TESTS)
-    repo.commit("base")
-    repo.write("labels/fill.py", FILL_NEW)
-    repo.commit("numbers are values too")
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code == 0, result.stdout + result.stderr
-    return repo, json.loads(result.stdout)
+    repo, data = sample_testgen(
+        tmp,
+        {"labels/__init__.py": "", "labels/fill.py": FILL, "tests/test_fill.py": FILL_TESTS},
+        {"labels/fill.py": FILL_NEW},
+        "numbers are values too",
+    )
+    return repo, data
 
 
 @pytest.mark.slow

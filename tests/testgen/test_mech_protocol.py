@@ -108,6 +108,10 @@ def test_a_public_helper_is_also_reached_through_its_public_callers() -> None:
         Entry("parse", "parse_line"),
     ]
     assert entries(ENVFILE, "parse_line") == [Entry("parse_line")]
+    # a special method that calls the method is one of its public callers too: once
+    both = entries(LRU, "LRU.set", callers=True)
+    assert Entry("LRU.__setitem__", "LRU.set") in both
+    assert len(both) == len(set(both))
 
 
 @pytest.fixture(scope="module")

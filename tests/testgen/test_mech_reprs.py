@@ -25,8 +25,7 @@ from bot.testgen.differential import _compare
 from bot.testgen.probe_objects import Named, facts
 from bot.testgen.render import Example, render_module
 from tests.conftest import GitRepo
-from tests.testgen.test_differential import project_venv
-from tests.testgen.test_testgen import nova_testgen
+from tests.testgen.sample import sample_testgen
 
 NODES = '''class Node:
     """A piece of a condition: its text, and a key that differs between runs."""
@@ -116,22 +115,18 @@ def test_parse_keeps_the_text():
 def query(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, Any], Path]:
     """The sample, its change, Nova's report on it, and where the patch went."""
     tmp = tmp_path_factory.mktemp("query")
-    repo = GitRepo(tmp / "repo")
-    repo.write("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
-    repo.write("query/__init__.py", "")
-    repo.write("query/nodes.py", NODES)
-    repo.write("query/parser.py", PARSER)
-    repo.write("tests/test_parser.py", TESTS)
-    repo.commit("base")
-    repo.write("query/parser.py", PARSER_NEW)
-    repo.commit("in is a keyword, not a comparison")
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code == 0, result.stdout + result.stderr
-    return repo, json.loads(result.stdout), tmp
+    repo, data = sample_testgen(
+        tmp,
+        {
+            "query/__init__.py": "",
+            "query/nodes.py": NODES,
+            "query/parser.py": PARSER,
+            "tests/test_parser.py": TESTS,
+        },
+        {"query/parser.py": PARSER_NEW},
+        "in is a keyword, not a comparison",
+    )
+    return repo, data, tmp
 
 
 @pytest.mark.slow

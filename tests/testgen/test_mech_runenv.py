@@ -21,8 +21,7 @@ import pytest
 
 from bot.testgen.workspace import Workspace
 from tests.conftest import GitRepo
-from tests.testgen.test_differential import project_venv
-from tests.testgen.test_testgen import nova_testgen
+from tests.testgen.sample import run_testgen
 
 PYPROJECT = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
 GITIGNORE = "src/hosts/_version.py\nsrc/hosts/_local_settings.py\nsrc/hosts/scratch.py\n.env\n"
@@ -142,13 +141,7 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, 
     """The sample, its change, and Nova's report on it (one run for the whole module)."""
     tmp = tmp_path_factory.mktemp("hosts")
     repo = build_hosts(GitRepo(tmp / "repo"))
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code == 0, result.stdout + result.stderr
-    return repo, json.loads(result.stdout)
+    return repo, run_testgen(repo, tmp)
 
 
 def _notes(data: dict[str, Any]) -> str:
