@@ -37,10 +37,10 @@ from bot.testgen.inputs import (
     steering_literals,
 )
 from bot.testgen.matrix import Target
-from bot.testgen.moddata import data_inputs
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
 from bot.testgen.retype import retype
+from bot.testgen.steer import data_inputs
 from bot.testgen.typehints import Hints, imported_paths, type_hints
 from bot.testgen.workspace import Workspace, WriteRefused
 
