@@ -24,7 +24,8 @@ import io
 import re
 import tokenize
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bot.testgen.inputs import Candidate, steer
@@ -32,13 +33,16 @@ from bot.testgen.inputs import Candidate, steer
 if TYPE_CHECKING:
     from bot.testgen.moddata import DataChange
 
-__all__ = ["contrasts", "data_inputs", "literals"]
+__all__ = ["contrasts", "data_inputs", "literals", "placed"]
 
 MAX_STRINGS = 8
 MAX_CHARS = 12
 MAX_CONTRASTS = 4
 MAX_SAMPLES = 32  # strings made from one pattern
 MAX_PAIRS = 6  # changed regular expressions contrasted, per change
+MAX_PLACED = 16  # inputs with a separator put in place, per function
+MAX_PLACED_FROM = 6  # the tests' inputs it is put into
+MAX_SPOTS = 6  # places in one text
 
 _LOOKS_REGEX = re.compile(r"\\.|\|\w|\(\?|\[[^\]]+\]|[+*]\??\)|\.\*")
 _REGEX_WORD = re.compile(r"(?<![\\\w])[A-Za-z][A-Za-z_]+")
@@ -173,19 +177,22 @@ _POOL = "a0 '-_.#=:/A"  # characters tried for a negated class or a \W
 def contrasts(added: list[str], removed: list[str]) -> list[str]:
     """Short strings that the old and the new version of a changed regex literal match
     differently (one matches, the other does not, or the groups differ), shortest first;
-    each added regex is paired with the most alike removed one."""
-    new = _regexes(added)
-    old = _regexes(removed)
+    each changed string literal is paired with the most alike one on the other side,
+    when one of the two looks like a regex (``(?i)^key=`` -> ``^key=``)."""
+    now, then = _patterns(added), _patterns(removed)
+    new = [p for p in now if p[0].pattern not in {o.pattern for o, _l in then}]
+    old = [p for p in then if p[0].pattern not in {n.pattern for n, _l in now}]
     pairs: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
-    for n in new:
-        if n.pattern in {o.pattern for o in old}:
-            continue
-        like = max(old, key=lambda o: _alike(o.pattern, n.pattern), default=None)
-        partner = like if like is not None and _alike(like.pattern, n.pattern) >= 0.5 else None
-        pairs.append((partner or _NOTHING, n))
-    paired = {p.pattern for p, _n in pairs}
-    kept = {n.pattern for n in new}
-    pairs += [(o, _NOTHING) for o in old if o.pattern not in paired | kept]
+    used: set[str] = set()
+    for n, looks in new:
+        free = [(o, ol) for o, ol in old if o.pattern not in used and (looks or ol)]
+        like = max(free, key=lambda o: _alike(o[0].pattern, n.pattern), default=None)
+        if like is not None and _alike(like[0].pattern, n.pattern) >= 0.5:
+            pairs.append((like[0], n))
+            used.add(like[0].pattern)
+        elif looks:
+            pairs.append((_NOTHING, n))
+    pairs += [(o, _NOTHING) for o, looks in old if looks and o.pattern not in used]
     out: list[str] = []
     for before, after in pairs[:MAX_PAIRS]:
         tried = _samples(before) + _samples(after)
@@ -198,14 +205,20 @@ def _alike(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
-def _regexes(rows: list[str]) -> list[re.Pattern[str]]:
-    out: list[re.Pattern[str]] = []
+def _patterns(rows: list[str]) -> list[tuple[re.Pattern[str], bool]]:
+    """The string literals of ``rows`` that compile as regexes, and whether each looks
+    like one (a plain word compiles too)."""
+    out: dict[str, tuple[re.Pattern[str], bool]] = {}
     for row in rows:
         values, _points = _row_literals(row)
         for v in values:
-            if isinstance(v, str) and _regex_words(v) is not None:
-                out.append(re.compile(v))
-    return list({p.pattern: p for p in out}.values())
+            if not isinstance(v, str) or len(v) > 200 or v in out:
+                continue
+            try:
+                out[v] = (re.compile(v), _regex_words(v) is not None)
+            except (re.error, RecursionError, OverflowError):
+                continue
+    return list(out.values())
 
 
 def _differ(a: re.Pattern[str], b: re.Pattern[str], text: str) -> bool:
@@ -217,11 +230,12 @@ def _differ(a: re.Pattern[str], b: re.Pattern[str], text: str) -> bool:
 
 def _shortened(texts: list[str]) -> list[str]:
     """The strings, and each with one of its characters left out (where a ``+`` that was
-    a ``*`` now needs one)."""
+    a ``*`` now needs one), and in the other case (where a flag changed)."""
     out = list(texts)
     for t in texts:
         if len(t) <= 8:
             out += [t[:i] + t[i + 1 :] for i in range(len(t))]
+    out += [t.swapcase() for t in texts]
     return out
 
 
@@ -304,3 +318,63 @@ def _category(name: str) -> str:
         "CATEGORY_WORD": "a",
         "CATEGORY_NOT_WORD": " ",
     }.get(name, "a")
+
+
+def placed(candidates: list[Candidate], strings: list[str]) -> list[Candidate]:
+    """The tests' text inputs with a separator the changed lines test for (a short
+    literal of punctuation: ``"#"`` of ``peek(1) == "#"``) put where separators go: at
+    each end, and after each punctuation character, alone and after a space
+    (``a=b`` gives ``a= #b``: a value that is only a comment). ``steer`` puts it at the
+    end and in the middle only; a parser's branch often needs it right after a token."""
+    marks = [s for s in strings if 0 < len(s) <= 2 and not any(c.isalnum() for c in s)]
+    out: list[Candidate] = []
+    for c in candidates[:MAX_PLACED_FROM]:
+        for i, source in enumerate(c.args):
+            for value in _placings(source, marks):
+                out.append(replace(c, args=(*c.args[:i], value, *c.args[i + 1 :])))
+        for j, (key, source) in enumerate(c.kwargs):
+            for value in _placings(source, marks):
+                kwargs = (*c.kwargs[:j], (key, value), *c.kwargs[j + 1 :])
+                out.append(replace(c, kwargs=kwargs))
+    return [replace(c, origin=f"{c.origin} (placed)") for c in dict.fromkeys(out)][:MAX_PLACED]
+
+
+def _placings(source: str | None, marks: list[str]) -> list[str]:
+    text = _text(source)
+    if text is None:
+        return []
+    value, rebuild = text
+    spots = [0, *(i + 1 for i, ch in enumerate(value) if _separator(ch)), len(value)]
+    out = []
+    for mark in marks:
+        for at in list(dict.fromkeys(spots))[:MAX_SPOTS]:
+            for piece in (mark, f" {mark}"):
+                out.append(rebuild(value[:at] + piece + value[at:]))
+    return list(dict.fromkeys(out))
+
+
+def _text(source: str | None) -> tuple[str, Callable[[str], str]] | None:
+    """The text of an argument: a string literal, or the string literal a call wraps
+    (``io.StringIO('a=b')``, ``Path('x')``); and how to write the argument with other
+    text."""
+    try:
+        node = ast.parse(source, mode="eval").body if source else None
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Call) and node.args and not node.keywords:
+        inner = node.args[0]
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            call = node
+
+            def wrap(text: str) -> str:
+                call.args[0] = ast.Constant(text)
+                return ast.unparse(call)
+
+            return (inner.value, wrap) if 0 < len(inner.value) <= 80 else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return (node.value, repr) if 0 < len(node.value) <= 80 else None
+    return None
+
+
+def _separator(ch: str) -> bool:
+    return not ch.isalnum() and not ch.isspace() and ch != "_"
