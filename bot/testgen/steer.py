@@ -40,6 +40,7 @@ MAX_CHARS = 12
 MAX_CONTRASTS = 4
 MAX_SAMPLES = 32  # strings made from one pattern
 MAX_PAIRS = 6  # changed regular expressions contrasted, per change
+MAX_PATTERNS = 60  # changed string literals read for them, each side
 MAX_PLACED = 16  # inputs with a separator put in place, per function
 MAX_PLACED_FROM = 6  # the tests' inputs it is put into
 MAX_SPOTS = 6  # places in one text
@@ -180,11 +181,15 @@ def contrasts(added: list[str], removed: list[str]) -> list[str]:
     each changed string literal is paired with the most alike one on the other side,
     when one of the two looks like a regex (``(?i)^key=`` -> ``^key=``)."""
     now, then = _patterns(added), _patterns(removed)
-    new = [p for p in now if p[0].pattern not in {o.pattern for o, _l in then}]
-    old = [p for p in then if p[0].pattern not in {n.pattern for n, _l in now}]
+    had, has = {o.pattern for o, _l in then}, {n.pattern for n, _l in now}
+    # a big table of changed strings: its first ones (few of them look like regexes)
+    new = [p for p in now if p[0].pattern not in had][:MAX_PATTERNS]
+    old = [p for p in then if p[0].pattern not in has][:MAX_PATTERNS]
     pairs: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
     used: set[str] = set()
     for n, looks in new:
+        if len(pairs) >= MAX_PAIRS:
+            break
         free = [(o, ol) for o, ol in old if o.pattern not in used and (looks or ol)]
         like = max(free, key=lambda o: _alike(o[0].pattern, n.pattern), default=None)
         if like is not None and _alike(like[0].pattern, n.pattern) >= 0.5:
