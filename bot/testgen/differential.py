@@ -37,10 +37,10 @@ from bot.testgen.inputs import (
     steering_literals,
 )
 from bot.testgen.matrix import Target
-from bot.testgen.moddata import data_inputs
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
 from bot.testgen.retype import retype
+from bot.testgen.steer import data_inputs, placed
 from bot.testgen.typehints import Hints, imported_paths, type_hints
 from bot.testgen.workspace import Workspace, WriteRefused
 
@@ -357,8 +357,10 @@ def _plans(
             strings, numbers = steering_literals(source, lines)
             hints = type_hints(source, lines)
             hints.merge(elsewhere)
-            candidates += steer(candidates, strings, numbers) + retype(
-                candidates, source, name, hints
+            candidates += (
+                steer(candidates, strings, numbers)
+                + placed(candidates, strings)
+                + retype(candidates, source, name, hints)
             )
             candidates += data_inputs(
                 [t.data for t in targets if t.data],

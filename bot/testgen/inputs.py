@@ -402,6 +402,8 @@ def _candidate(
     if expanded is None:
         return None
     args, keywords = expanded
+    # a test's parameter inside an argument (``parse(io.StringIO(text))``) is its row's value
+    env = {**env, **row}
     args = [inline(a, env) for a in args]
     if not all(_plain(a, bound) for a in args):
         return None

@@ -24,27 +24,21 @@ multi-line literal have no line events at all, and import alone proves nothing. 
   ``getattr`` or ``globals()``), when the test ran a line of a function body of that module.
   Other changed top-level lines (imports, docstrings) never count: the module running at
   import is not the test's doing.
-- **Inputs steered by the data.** The string and integer literals of the changed entries
-  (and of the lines they replaced; the values the change brought first, then those it
-  took away, then the others), the words of a changed regular expression
-  (``(CASE|IN|VALUES)\\b`` gives ``IN``), and for integers written in hexadecimal (code
-  points, almost always) the characters at each end of a changed range and just outside it.
+- **Inputs steered by the data**: ``steer`` (the changed entries' literals, the
+  strings a changed regular expression matches differently).
 """
 
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 from bisect import bisect_left, bisect_right
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from bot.testgen.inputs import Candidate, steer
 from bot.testgen.reach import Entry, readers_entries
+from bot.testgen.steer import contrasts, literals
 
 __all__ = [
     "DataChange",
@@ -52,14 +46,11 @@ __all__ = [
     "class_data_change",
     "covered_lines",
     "data_change",
-    "data_inputs",
     "module_of",
 ]
 
 MAX_READER_MODULES = 6  # other modules whose readers are probed
 MAX_ENTRIES = 12  # public names called, over all modules
-MAX_STRINGS = 8
-MAX_CHARS = 12
 MAX_ROWS = 1500  # changed rows read for literals, each side
 Lines = dict[str, set[int]]
 _T = TypeVar("_T")
@@ -90,6 +81,7 @@ class DataChange:
     strings: list[str] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)
     chars: list[str] = field(default_factory=list)
+    contrasts: list[str] = field(default_factory=list)  # strings a changed regex splits
 
     def countable(self) -> list[int]:
         """The changed lines a test can run (not an import, not a docstring)."""
@@ -372,7 +364,8 @@ def _steering(
     bound = {n for v in found.values() for n in v}
     added = [rows[n - 1] for n in sorted(bound) if 0 < n <= len(rows)][:MAX_ROWS]
     removed = [text for hunk, texts in replaced if hunk & bound for text in texts][:MAX_ROWS]
-    change.strings, change.numbers, change.chars = _literals(added, removed)
+    change.strings, change.numbers, change.chars = literals(added, removed)
+    change.contrasts = contrasts(added, removed)
 
 
 def _other_readers(change: DataChange, path: str, changed: set[str], files: dict[str, str]) -> None:
@@ -442,90 +435,6 @@ def _read_in(
 
 
 _WORD = re.compile(r"\w+")
-_LOOKS_REGEX = re.compile(r"\\.|\|\w|\(\?|\[[^\]]+\]|[+*]\??\)|\.\*")
-_REGEX_WORD = re.compile(r"(?<![\\\w])[A-Za-z][A-Za-z_]+")
-
-
-def _regex_words(value: str) -> list[str] | None:
-    """The literal words of a regular expression (``(NOT\\s+)?(IN)\\b`` gives NOT, IN);
-    None when the string does not look like one."""
-    if not _LOOKS_REGEX.search(value) or len(value) > 200:
-        return None
-    try:
-        re.compile(value)
-    except re.error:
-        return None
-    return [w for w in _REGEX_WORD.findall(re.sub(r"\[[^\]]*\]", " ", value)) if len(w) <= 20]
-
-
-def _row_literals(code: str) -> tuple[list[str | int], list[int]]:
-    """A row's string and integer literals, and its integers written in hexadecimal
-    that can be code points."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return [], []
-    values: list[str | int] = []
-    points: list[int] = []
-    for tok in tokens:
-        if tok.type not in (tokenize.STRING, tokenize.NUMBER):
-            continue
-        try:
-            value = ast.literal_eval(tok.string)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            continue
-        if isinstance(value, str) and value:
-            values.append(value)
-        elif type(value) is int:
-            if tok.string.lower().startswith("0x") and 0 < value <= 0x10FFFF:
-                points.append(value)
-            elif abs(value) < 10**6:
-                values.append(value)
-    return values, points
-
-
-def _literals(added: list[str], removed: list[str]) -> tuple[list[str], list[int], list[str]]:
-    """Strings, integers and code-point characters of the changed entries, without
-    repeats: first the values the change brought (more often in the added rows than in
-    the removed ones: ``'ru'`` added to a list of languages, an entry's new name), then
-    those it took away, then the others."""
-    new = [_row_literals(r) for r in added]
-    old = [_row_literals(r) for r in removed]
-    count = Counter(v for values, _p in new for v in values)
-    count.subtract(v for values, _p in old for v in values)
-    seen = list(dict.fromkeys(v for values, _p in new + old for v in values))
-    ordered = [
-        *(v for v in seen if count[v] > 0),
-        *(v for v in seen if count[v] < 0),
-        *(v for v in seen if count[v] == 0),
-    ]
-    strings: list[str] = []
-    for v in ordered:
-        if isinstance(v, str):
-            words = _regex_words(v)
-            strings += words if words is not None else [v] if len(v) <= 20 else []
-    numbers = [v for v in ordered if isinstance(v, int)]
-    chars: list[str] = []
-    for _values, points in [new[i] for i in _entry_order(added, removed)] + old:
-        # a range (lo, hi): its ends, then just outside it (where a shrunk range changed)
-        around = [points[0] - 1, points[-1] + 1] if len(points) == 2 else []
-        chars += [chr(p) for p in [*points, *around] if 0 < p <= 0x10FFFF and not _surrogate(p)]
-    return (
-        list(dict.fromkeys(strings))[:MAX_STRINGS],
-        numbers[:MAX_STRINGS],
-        list(dict.fromkeys(chars))[:MAX_CHARS],
-    )
-
-
-def _entry_order(added: list[str], removed: list[str]) -> list[int]:
-    """The added rows' indexes, the rows that are new first (a table rewritten or
-    re-indented as a whole still shows which entries really changed)."""
-    old = {r.strip() for r in removed}
-    return sorted(range(len(added)), key=lambda i: added[i].strip() in old)
-
-
-def _surrogate(point: int) -> bool:
-    return 0xD800 <= point <= 0xDFFF
 
 
 def covered_lines(change: DataChange, executed: Lines) -> list[int]:
@@ -544,40 +453,3 @@ def covered_lines(change: DataChange, executed: Lines) -> list[int]:
     elif any(ran(change.path, a, b) for a, b in change.bodies):
         out |= {n for v in change.bindings.values() for n in v}  # read, but not by name
     return sorted(out)
-
-
-def data_inputs(
-    changes: Iterable[DataChange],
-    path: str,
-    qualname: str,
-    candidates: list[Candidate],
-    one_parameter: bool,
-) -> list[Candidate]:
-    """More inputs for the public name ``qualname`` of ``path`` when it reads changed data:
-    the tests' inputs steered by the data's literals (in its own module the changed
-    lines' strings and numbers already steer: only the characters are added), and for a
-    one-parameter function the literals alone. The changes take turns, so one big table
-    does not crowd out another's entries."""
-    chars: list[list[str]] = []
-    words: list[list[str]] = []
-    numbers: list[int] = []
-    for change in changes:
-        if not any(p == path and e.qualname == qualname for p, e in change.entries):
-            continue
-        chars.append(change.chars)
-        if change.path != path:
-            words.append(change.strings)
-            numbers += change.numbers
-    strings = list(dict.fromkeys(_turns(chars) + _turns(words)))
-    numbers = list(dict.fromkeys(numbers))
-    out = steer(candidates, strings, numbers)
-    if one_parameter:
-        out += [
-            Candidate((repr(v),), (), (), f"{path} (changed data)") for v in [*strings, *numbers]
-        ]
-    return out
-
-
-def _turns(groups: list[list[str]]) -> list[str]:
-    """The first of each group, then the second of each, ..."""
-    return [g[i] for i in range(max(map(len, groups), default=0)) for g in groups if i < len(g)]

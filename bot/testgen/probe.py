@@ -151,6 +151,10 @@ def render(value: object, depth: int = 0) -> tuple[str, list[str]] | None:
         return repr(value), []
     if isinstance(value, int) and type(value) is int:
         return (repr(value), []) if len(repr(value)) <= 60 else None
+    if isinstance(value, io.StringIO | io.BytesIO) and type(value) in (io.StringIO, io.BytesIO):
+        text = value.getvalue()  # a parser's input, not read yet
+        fits = value.tell() == 0 and len(text) <= 2000
+        return (f"io.{type(value).__name__}({text!r})", ["import io"]) if fits else None
     if type(value) is float:
         if math.isnan(value):
             return None  # nan equals nothing: it cannot be asserted with ==

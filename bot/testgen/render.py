@@ -381,6 +381,9 @@ def render_module(
     froms = sorted(
         i for i in imports if i.startswith("from ") and not i.startswith(f"from {module} import ")
     )
+    # a value's class from the module under test (``Binding(...)``) joins its import line
+    same = [i for i in imports if i.startswith(f"from {module} import ") and " as " not in i]
+    names |= {n for i in same for n in _bound_by(i)}
     plain, aliases, body = _unshadowed(
         plain, body, names | {n for i in froms for n in _bound_by(i)}
     )
