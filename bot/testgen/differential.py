@@ -36,6 +36,7 @@ from bot.testgen.inputs import (
     steer,
     steering_literals,
 )
+from bot.testgen.linebreaks import broken_lines
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import data_inputs
 from bot.testgen.probe_objects import VALUE
@@ -355,6 +356,7 @@ def _plans(
                 {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
             )
             strings, numbers = steering_literals(source, lines)
+            broken = broken_lines(candidates, source, lines)  # of the project's own inputs
             hints = type_hints(source, lines)
             hints.merge(elsewhere)
             candidates += steer(candidates, strings, numbers) + retype(
@@ -367,7 +369,7 @@ def _plans(
                 candidates,
                 _one_parameter(source, name),
             )
-            candidates += towards_exceptions(candidates, source, lines)
+            candidates += towards_exceptions(candidates, source, lines) + broken
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")

@@ -1,0 +1,111 @@
+"""Inputs with a line broken in two, for a change about line breaks.
+
+When the changed lines test for a line break (a string literal holding ``"\\n"``, a
+``splitlines()``, a ``cleandoc`` or ``dedent`` of a continuation), the inputs that reach
+them are the project's own text inputs with one line continued on the next: a parameter
+spec ``ratio (Optional[float], optional): ...`` written over two lines, a call's argument
+list wrapped after a comma. A line is broken where text is naturally wrapped: at a space
+inside brackets first (Python, type hints, SQL, every format with brackets joins the
+lines there), else at its last space; the continuation is indented four spaces further
+than the line. Only the project's string arguments are edited, never made up.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+from bot.testgen.inputs import Candidate
+
+__all__ = ["about_line_breaks", "broken_lines"]
+
+MAX_BROKEN = 16  # inputs made this way, per function
+_PER_VALUE = 3  # variants of one string
+_BREAK_CALLS = re.compile(r"\.splitlines\(|\bcleandoc\(|\bdedent\(|\bindent\(")
+
+
+def about_line_breaks(source: str, lines: list[int]) -> bool:
+    """Whether a changed line is about line breaks: a string literal with a line break
+    (``"\\n" in before``, ``split("\\n", 1)``) or a call that splits or re-indents lines."""
+    rows = source.split("\n")
+    for n in lines:
+        if not 0 < n <= len(rows):
+            continue
+        code = rows[n - 1]
+        if _BREAK_CALLS.search(code) or "\\n" in code or "\\r" in code:
+            return True
+    return False
+
+
+def _break_at(line: str, at: int) -> str:
+    indent = len(line) - len(line.lstrip(" "))
+    return line[:at].rstrip(" ") + "\n" + " " * (indent + 4) + line[at:].lstrip(" ")
+
+
+def _bracketed_spaces(line: str) -> list[int]:
+    """The positions of the spaces inside brackets of one line (first of each run)."""
+    depth = 0
+    out = []
+    for i, ch in enumerate(line):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif ch == " " and depth and line[i - 1] != " ":
+            out.append(i)
+    return out
+
+
+def _variants(text: str) -> tuple[list[str], list[str]]:
+    """(``text`` with one line broken inside brackets, ... broken at its last space):
+    one variant a line, at most a few."""
+    rows = text.split("\n")
+    inside: list[str] = []
+    last: list[str] = []
+    for i, row in enumerate(rows):
+        spaces = _bracketed_spaces(row)
+        body = row.strip(" ")
+        if spaces:
+            inside.append("\n".join([*rows[:i], _break_at(row, spaces[0]), *rows[i + 1 :]]))
+        elif " " in body:
+            at = row.rstrip(" ").rindex(" ")
+            last.append("\n".join([*rows[:i], _break_at(row, at), *rows[i + 1 :]]))
+    return inside[:_PER_VALUE], last[:_PER_VALUE]
+
+
+def _string(source: str | None) -> str | None:
+    try:
+        value = ast.literal_eval(source) if source else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str) and len(value) <= 2000 else None
+
+
+def broken_lines(candidates: list[Candidate], source: str, lines: list[int]) -> list[Candidate]:
+    """The candidates' string arguments with one line broken in two, when the changed
+    lines are about line breaks: breaks inside brackets of multi-line texts first, then
+    of one-line texts, then breaks at a line's last space."""
+    if not about_line_breaks(source, lines):
+        return []
+    ranked: list[tuple[int, int, Candidate]] = []  # (kind of break, n-th of its value, input)
+    for c in candidates:
+        origin = f"{c.origin} (line broken)"
+        places = [("a", i, s) for i, s in enumerate(c.args)]
+        places += [("k", j, s) for j, (_, s) in enumerate(c.kwargs)]
+        for kind, i, arg in places:
+            text = _string(arg)
+            if text is None:
+                continue
+            inside, last = _variants(text)
+            for rank, group in ((0 if "\n" in text else 1, inside), (2, last)):
+                for n, new in enumerate(group):
+                    if kind == "a":
+                        made = replace(c, args=(*c.args[:i], repr(new), *c.args[i + 1 :]))
+                    else:
+                        key = c.kwargs[i][0]
+                        kwargs = (*c.kwargs[:i], (key, repr(new)), *c.kwargs[i + 1 :])
+                        made = replace(c, kwargs=kwargs)
+                    ranked.append((rank, n, replace(made, origin=origin)))
+    ranked.sort(key=lambda r: r[:2])  # one variant of each input before a second one
+    return list(dict.fromkeys(c for *_, c in ranked))[:MAX_BROKEN]

@@ -1,0 +1,131 @@
+"""`nova testgen` with no model (issue 35) on a change whose difference shows only in a
+parsed object built from a multi-line input: a private helper of a docstring parser now
+joins a parameter spec written over two lines. The project's tests give only specs on one
+line, so no input of theirs reaches the changed branch; the changed lines test for a line
+break, so their multi-line inputs are also tried with a line broken inside its brackets,
+and the parsed object (a tree with no ``__eq__``) is compared by the attribute that
+differs. One real sample project (git in tmp, its own virtualenv, real pytest), run once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.testgen.inputs import Candidate
+from bot.testgen.linebreaks import about_line_breaks, broken_lines
+from tests.conftest import GitRepo
+from tests.testgen.sample import caught, sample_testgen
+
+PARSER = """import re
+
+_TYPED = re.compile(r"\\s*(\\w+)\\s*\\(\\s*(.*[^\\s]+)\\s*\\)")
+
+
+class Param:
+    def __init__(self, name, type_name, description):
+        self.name = name
+        self.type_name = type_name
+        self.description = description
+
+
+class Doc:
+    def __init__(self, summary):
+        self.summary = summary
+        self.params = []
+
+
+def _build_param(text):
+    before, desc = text.split(":", 1)
+    match = _TYPED.match(before)
+    if match:
+        return Param(match.group(1), match.group(2), desc.strip())
+    return Param(before.strip(), None, desc.strip())
+
+
+def _items(lines):
+    items = []
+    for line in lines:
+        if line.startswith("    ") and items:
+            items[-1] += "\\n" + line
+        elif line.strip():
+            items.append(line.strip())
+    return items
+
+
+def parse(text):
+    head, _, rest = text.strip().partition("Args:")
+    doc = Doc(head.strip())
+    for item in _items(rest.split("\\n")):
+        doc.params.append(_build_param(item))
+    return doc
+"""
+# the release: a spec continued on the next line is joined before it is read
+PARSER_NEW = PARSER.replace(
+    '    before, desc = text.split(":", 1)\n',
+    '    before, desc = text.split(":", 1)\n'
+    '    if "\\n" in before:\n'
+    '        first, rest = before.split("\\n", 1)\n'
+    '        before = first + " " + rest.strip()\n',
+)
+TESTS = '''from docparse.parser import parse
+
+
+def test_summary():
+    assert parse("Adds two numbers.").summary == "Adds two numbers."
+
+
+def test_params():
+    doc = parse(
+        """Adds two numbers.
+
+Args:
+  a (int): The first.
+  b (Optional[int], optional): The second.
+"""
+    )
+    assert [p.name for p in doc.params] == ["a", "b"]
+    assert doc.params[1].type_name == "Optional[int], optional"
+'''
+
+
+def test_a_change_about_line_breaks_breaks_the_tests_lines_inside_brackets() -> None:
+    changed = PARSER_NEW.split("\n")
+    lines = [n for n, row in enumerate(changed, 1) if "\\n" in row and row not in PARSER]
+    assert about_line_breaks(PARSER_NEW, lines)
+    assert not about_line_breaks(PARSER_NEW, [changed.index("class Param:") + 1])
+    own = Candidate((repr("S.\n\nArgs:\n  b (Optional[int], optional): B.\n  c: the c"),))
+    made = [c.args[0] for c in broken_lines([own], PARSER_NEW, lines)]
+    # inside the brackets first (multi-line text), then at a line's last space
+    assert made == [
+        repr("S.\n\nArgs:\n  b (Optional[int],\n      optional): B.\n  c: the c"),
+        repr("S.\n\nArgs:\n  b (Optional[int], optional): B.\n  c: the\n      c"),
+    ]
+    assert broken_lines([own], PARSER_NEW, []) == []  # a change not about line breaks
+
+
+@pytest.fixture(scope="module")
+def docparse(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, Any]]:
+    return sample_testgen(
+        tmp_path_factory.mktemp("docparse"),
+        {
+            "docparse/__init__.py": "",
+            "docparse/parser.py": PARSER,
+            "tests/test_parser.py": TESTS,
+        },
+        {"docparse/parser.py": PARSER_NEW},
+        "join a parameter spec written over two lines",
+    )
+
+
+def test_a_parsed_object_from_a_line_broken_input_catches_the_change(
+    docparse: tuple[GitRepo, dict[str, Any]],
+) -> None:
+    repo, data = docparse
+    facts = caught(data, "parse(")
+    assert facts, json.dumps([data["notes"], data["dropped"]], indent=1)[:4000]
+    # the input is the tests' own, with its spec continued on the next line
+    assert any("Optional[int],\\n" in f["call"] for f in facts), facts
+    written = repo.git("show", f"{data['branch']}:tests/test_nova_docparse_parser.py")
+    assert ".params[1].name == 'b'" in written, written
