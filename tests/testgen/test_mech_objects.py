@@ -9,10 +9,15 @@ differs. One real sample project (git in tmp, its own virtualenv, real pytest), 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bot.testgen import probe, probe_objects
 from bot.testgen.inputs import Candidate
 from bot.testgen.linebreaks import about_line_breaks, broken_lines
 from tests.conftest import GitRepo
@@ -129,3 +134,59 @@ def test_a_parsed_object_from_a_line_broken_input_catches_the_change(
     assert any("Optional[int],\\n" in f["call"] for f in facts), facts
     written = repo.git("show", f"{data['branch']}:tests/test_nova_docparse_parser.py")
     assert ".params[1].name == 'b'" in written, written
+
+
+SHAPES = """class Item:
+    def __init__(self, name):
+        self.name = name
+
+
+class Box:
+    def __init__(self, label=None):
+        self.label = label
+        self.items = []
+
+    def add(self, item):
+        self.items.append(item)
+
+    def names(self, sep=", "):
+        if sep is None:
+            return [i.name for i in self.items]
+        return sep.join(i.name for i in self.items)
+"""
+
+
+def _probe(tmp: Path, functions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The side-runner, as Nova runs it (its own copy, a plan file, a subprocess)."""
+    (tmp / "shapes.py").write_text(SHAPES)
+    shutil.copyfile(probe.__file__, tmp / "nova_probe.py")
+    shutil.copyfile(probe_objects.__file__, tmp / "nova_probe_objects.py")
+    plan = {"call_seconds": 1, "modules": [{"module": "shapes", "functions": functions}]}
+    (tmp / "plan.json").write_text(json.dumps(plan))
+    subprocess.run([sys.executable, "nova_probe.py", "plan.json", "out.json"], cwd=tmp, check=True)
+    out: dict[str, Any] = json.loads((tmp / "out.json").read_text())
+    return out["modules"]["shapes"]["functions"]
+
+
+def test_a_none_the_tests_pass_is_a_value_and_steps_keep_the_imports_they_need(
+    tmp_path: Path,
+) -> None:
+    imports = ["import os", "from shapes import Box, Item"]
+    steps = ["_nova_obj.add(Item('a'))", "_nova_obj.add(Item('b'))"]
+    ctor = {"args": [], "kwargs": {"label": "None"}}
+    inputs = [
+        {"args": [], "kwargs": {"sep": "None"}, "imports": imports, "ctor": ctor, "steps": steps},
+        # a value that was not plain data (no source) still keeps the default
+        {"args": [], "kwargs": {"sep": None}, "imports": imports, "ctor": ctor, "steps": steps},
+    ]
+    found = _probe(tmp_path, [{"qualname": "Box.names", "inputs": inputs, "draw": 0}])
+    results = found["Box.names"]["results"]
+    by_sep = {json.dumps(r["kwargs"]): r for r in results}
+    assert by_sep['{"sep": "None"}']["outcome"]["value"] == "['a', 'b']"
+    assert by_sep["{}"]["outcome"]["value"] == "'a, b'"
+    assert all(r["ctor"]["kwargs"] == {"label": "None"} for r in results)
+    # a later run gets only what this one rendered: the steps' own import, narrowed
+    assert all(r["imports"] == ["from shapes import Item"] for r in results)
+    again = [{k: r[k] for k in ("args", "kwargs", "imports", "ctor", "steps")} for r in results]
+    second = _probe(tmp_path, [{"qualname": "Box.names", "inputs": again, "draw": 0}])
+    assert [r["outcome"] for r in second["Box.names"]["results"]] == [r["outcome"] for r in results]
