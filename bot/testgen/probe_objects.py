@@ -140,9 +140,13 @@ def imports_used(lines: list[str], steps: list[str]) -> tuple[str, ...]:
                 if {(a.asname or a.name).split(".")[0] for a in node.names} & used:
                     out.append(line)
             elif isinstance(node, ast.ImportFrom):  # only the names used: another may be new
-                names = [a for a in node.names if (a.asname or a.name) in used]
+                names = [
+                    f"{a.name} as {a.asname}" if a.asname else a.name
+                    for a in node.names
+                    if (a.asname or a.name) in used
+                ]
                 if names:
-                    what = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in names)
+                    what = ", ".join(names)
                     out.append(f"from {'.' * node.level}{node.module or ''} import {what}")
     return tuple(out)
 
