@@ -36,7 +36,7 @@ from bot.testgen.inputs import (
     steer,
     steering_literals,
 )
-from bot.testgen.linebreaks import broken_lines
+from bot.testgen.linebreaks import broken_lines, placed_in_lines
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import data_inputs
 from bot.testgen.probe_objects import VALUE
@@ -356,7 +356,8 @@ def _plans(
                 {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
             )
             strings, numbers = steering_literals(source, lines)
-            broken = broken_lines(candidates, source, lines)  # of the project's own inputs
+            # the project's own multi-line inputs, steered line by line
+            broken = broken_lines(candidates, source, lines) + placed_in_lines(candidates, strings)
             hints = type_hints(source, lines)
             hints.merge(elsewhere)
             candidates += steer(candidates, strings, numbers) + retype(

@@ -1,4 +1,5 @@
-"""Inputs with a line broken in two, for a change about line breaks.
+"""Multi-line inputs steered line by line: a line broken in two, for a change about line
+breaks; a changed literal at a line's start and end, for a reader that goes line by line.
 
 When the changed lines test for a line break (a string literal holding ``"\\n"``, a
 ``splitlines()``, a ``cleandoc`` or ``dedent`` of a continuation), the inputs that reach
@@ -8,6 +9,10 @@ list wrapped after a comma. A line is broken where text is naturally wrapped: at
 inside brackets first (Python, type hints, SQL, every format with brackets joins the
 lines there), else at its last space; the continuation is indented four spaces further
 than the line. Only the project's string arguments are edited, never made up.
+
+A changed string literal (``if line.strip().startswith("#")``) is put at the start of a
+line's content and at the end of a line of the project's multi-line inputs: appended to
+the whole text it lands after a trailing blank line, and in its middle inside a word.
 """
 
 from __future__ import annotations
@@ -18,11 +23,14 @@ from dataclasses import replace
 
 from bot.testgen.inputs import Candidate
 
-__all__ = ["about_line_breaks", "broken_lines"]
+__all__ = ["about_line_breaks", "broken_lines", "placed_in_lines"]
 
 MAX_BROKEN = 16  # inputs made this way, per function
 _PER_VALUE = 3  # variants of one string
-_BREAK_CALLS = re.compile(r"\.splitlines\(|\bcleandoc\(|\bdedent\(|\bindent\(")
+_BREAK_CALLS = re.compile(
+    r"\.splitlines\(|\bcleandoc\(|\bdedent\(|\bindent\(|\bre\.(M|MULTILINE)\b|\blinesep\b"
+)
+MAX_PLACED = 12  # inputs with a changed literal put at a line's start or end, per function
 
 
 def about_line_breaks(source: str, lines: list[int]) -> bool:
@@ -109,3 +117,41 @@ def broken_lines(candidates: list[Candidate], source: str, lines: list[int]) -> 
                     ranked.append((rank, n, replace(made, origin=origin)))
     ranked.sort(key=lambda r: r[:2])  # one variant of each input before a second one
     return list(dict.fromkeys(c for *_, c in ranked))[:MAX_BROKEN]
+
+
+def _placed(text: str, literal: str) -> list[str]:
+    """``text`` with ``literal`` at the end of its first line that has content, at the
+    start (after the indentation) and the end of its last: where a line-by-line reader
+    tests it (``line.startswith("#")``, ``line.endswith("\\")``), which the end of the
+    whole text (often a blank line) or its middle (inside a word) is not."""
+    rows = text.split("\n")
+    full = [i for i, row in enumerate(rows) if row.strip()]
+    if not full:
+        return []
+    out = []
+    for i, at_start in ((full[0], False), (full[-1], True), (full[-1], False)):
+        row = rows[i]
+        indent = len(row) - len(row.lstrip())
+        new = row[:indent] + literal + row[indent:] if at_start else row.rstrip() + literal
+        out.append("\n".join([*rows[:i], new, *rows[i + 1 :]]))
+    return list(dict.fromkeys(v for v in out if v != text))
+
+
+def placed_in_lines(candidates: list[Candidate], strings: list[str]) -> list[Candidate]:
+    """The candidates' multi-line string arguments with each changed string literal
+    (not a line break itself) at a line's start and end; one variant of each input
+    before a second one."""
+    literals = [s for s in strings if s.strip() and "\n" not in s and "\r" not in s]
+    ranked: list[tuple[int, Candidate]] = []
+    for c in candidates:
+        origin = f"{c.origin} (steered)"
+        for i, arg in enumerate(c.args):
+            text = _string(arg)
+            if text is None or "\n" not in text.strip():
+                continue
+            variants = [v for s in literals for v in _placed(text, s)]
+            for n, new in enumerate(variants):
+                args = (*c.args[:i], repr(new), *c.args[i + 1 :])
+                ranked.append((n, replace(c, args=args, origin=origin)))
+    ranked.sort(key=lambda r: r[0])
+    return list(dict.fromkeys(c for _, c in ranked))[:MAX_PLACED]

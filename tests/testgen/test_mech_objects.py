@@ -19,7 +19,7 @@ import pytest
 
 from bot.testgen import probe, probe_objects
 from bot.testgen.inputs import Candidate
-from bot.testgen.linebreaks import about_line_breaks, broken_lines
+from bot.testgen.linebreaks import about_line_breaks, broken_lines, placed_in_lines
 from tests.conftest import GitRepo
 from tests.testgen.sample import caught, sample_testgen
 
@@ -66,13 +66,17 @@ def parse(text):
         doc.params.append(_build_param(item))
     return doc
 """
-# the release: a spec continued on the next line is joined before it is read
+# the release: a spec continued on the next line is joined before it is read, and a
+# line that starts with "#" is a comment
 PARSER_NEW = PARSER.replace(
     '    before, desc = text.split(":", 1)\n',
     '    before, desc = text.split(":", 1)\n'
     '    if "\\n" in before:\n'
     '        first, rest = before.split("\\n", 1)\n'
     '        before = first + " " + rest.strip()\n',
+).replace(
+    "    for line in lines:\n",
+    '    for line in lines:\n        if line.strip().startswith("#"):\n            continue\n',
 )
 TESTS = '''from docparse.parser import parse
 
@@ -108,6 +112,13 @@ def test_a_change_about_line_breaks_breaks_the_tests_lines_inside_brackets() -> 
         repr("S.\n\nArgs:\n  b (Optional[int], optional): B.\n  c: the\n      c"),
     ]
     assert broken_lines([own], PARSER_NEW, []) == []  # a change not about line breaks
+    # a changed literal goes where a line-by-line reader tests it: a line's start and end
+    placed = [c.args[0] for c in placed_in_lines([own, Candidate(("'one line'",))], ["#"])]
+    assert placed == [
+        repr("S.#\n\nArgs:\n  b (Optional[int], optional): B.\n  c: the c"),
+        repr("S.\n\nArgs:\n  b (Optional[int], optional): B.\n  #c: the c"),
+        repr("S.\n\nArgs:\n  b (Optional[int], optional): B.\n  c: the c#"),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +145,14 @@ def test_a_parsed_object_from_a_line_broken_input_catches_the_change(
     assert any("Optional[int],\\n" in f["call"] for f in facts), facts
     written = repo.git("show", f"{data['branch']}:tests/test_nova_docparse_parser.py")
     assert ".params[1].name == 'b'" in written, written
+
+
+def test_a_changed_literal_put_at_the_start_of_a_line_catches_the_change(
+    docparse: tuple[GitRepo, dict[str, Any]],
+) -> None:
+    _repo, data = docparse
+    facts = caught(data, "parse(")
+    assert any("\\n  #" in f["call"] for f in facts), facts
 
 
 SHAPES = """class Item:
