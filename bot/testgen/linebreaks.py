@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from bot.testgen.inputs import Candidate
@@ -82,12 +83,27 @@ def _variants(text: str) -> tuple[list[str], list[str]]:
     return inside[:_PER_VALUE], last[:_PER_VALUE]
 
 
-def _string(source: str | None) -> str | None:
+def _text(source: str | None) -> tuple[str, Callable[[str], str]] | None:
+    """The text of an argument and how to write it with another text: a string literal,
+    or a call of one (``io.StringIO('a=1\\nb=2')``: a reader of streams gets its text so)."""
     try:
-        value = ast.literal_eval(source) if source else None
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        node = ast.parse(source, mode="eval").body if source else None
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    return value if isinstance(value, str) and len(value) <= 2000 else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return (node.value, repr) if len(node.value) <= 2000 else None
+    if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
+        return None
+    first, call = node.args[0], node
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return None
+    if len(first.value) > 2000:
+        return None
+
+    def written(text: str) -> str:
+        return ast.unparse(ast.Call(call.func, [ast.Constant(text)], []))
+
+    return first.value, written
 
 
 def broken_lines(candidates: list[Candidate], source: str, lines: list[int]) -> list[Candidate]:
@@ -102,17 +118,18 @@ def broken_lines(candidates: list[Candidate], source: str, lines: list[int]) -> 
         places = [("a", i, s) for i, s in enumerate(c.args)]
         places += [("k", j, s) for j, (_, s) in enumerate(c.kwargs)]
         for kind, i, arg in places:
-            text = _string(arg)
-            if text is None:
+            found = _text(arg)
+            if found is None:
                 continue
+            text, written = found
             inside, last = _variants(text)
             for rank, group in ((0 if "\n" in text else 1, inside), (2, last)):
                 for n, new in enumerate(group):
                     if kind == "a":
-                        made = replace(c, args=(*c.args[:i], repr(new), *c.args[i + 1 :]))
+                        made = replace(c, args=(*c.args[:i], written(new), *c.args[i + 1 :]))
                     else:
                         key = c.kwargs[i][0]
-                        kwargs = (*c.kwargs[:i], (key, repr(new)), *c.kwargs[i + 1 :])
+                        kwargs = (*c.kwargs[:i], (key, written(new)), *c.kwargs[i + 1 :])
                         made = replace(c, kwargs=kwargs)
                     ranked.append((rank, n, replace(made, origin=origin)))
     ranked.sort(key=lambda r: r[:2])  # one variant of each input before a second one
@@ -146,12 +163,13 @@ def placed_in_lines(candidates: list[Candidate], strings: list[str]) -> list[Can
     for c in candidates:
         origin = f"{c.origin} (steered)"
         for i, arg in enumerate(c.args):
-            text = _string(arg)
-            if text is None or "\n" not in text.strip():
+            found = _text(arg)
+            if found is None or "\n" not in found[0].strip():
                 continue
+            text, written = found
             variants = [v for s in literals for v in _placed(text, s)]
             for n, new in enumerate(variants):
-                args = (*c.args[:i], repr(new), *c.args[i + 1 :])
+                args = (*c.args[:i], written(new), *c.args[i + 1 :])
                 ranked.append((n, replace(c, args=args, origin=origin)))
     ranked.sort(key=lambda r: r[0])
     return list(dict.fromkeys(c for _, c in ranked))[:MAX_PLACED]

@@ -119,6 +119,12 @@ def test_a_change_about_line_breaks_breaks_the_tests_lines_inside_brackets() -> 
         repr("S.\n\nArgs:\n  b (Optional[int], optional): B.\n  #c: the c"),
         repr("S.\n\nArgs:\n  b (Optional[int], optional): B.\n  c: the c#"),
     ]
+    # a reader of streams gets its text in a call: the text is edited there
+    stream = Candidate(("io.StringIO('a = 1\\nb = f(x, y)')",))
+    assert [c.args[0] for c in broken_lines([stream], PARSER_NEW, lines)] == [
+        "io.StringIO('a = 1\\nb = f(x,\\n    y)')",
+        "io.StringIO('a =\\n    1\\nb = f(x, y)')",
+    ]
 
 
 @pytest.fixture(scope="module")
