@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from bot.testgen import probe, probe_objects
-from bot.testgen.inputs import Candidate
+from bot.testgen.inputs import Candidate, inputs_from_tests
 from bot.testgen.linebreaks import about_line_breaks, broken_lines, placed_in_lines
 from tests.conftest import GitRepo
 from tests.testgen.sample import caught, sample_testgen
@@ -215,3 +215,22 @@ def test_a_none_the_tests_pass_is_a_value_and_steps_keep_the_imports_they_need(
     again = [{k: r[k] for k in ("args", "kwargs", "imports", "ctor", "steps")} for r in results]
     second = _probe(tmp_path, [{"qualname": "Box.names", "inputs": again, "draw": 0}])
     assert [r["outcome"] for r in second["Box.names"]["results"]] == [r["outcome"] for r in results]
+
+
+def test_a_parametrize_row_is_put_inside_an_argument_such_as_a_stream() -> None:
+    tests = """import io
+
+import pytest
+
+from confparse import parse_stream
+
+
+@pytest.mark.parametrize(("text", "expected"), [("a=b", 1), ("a=b\\nc=d", 2)])
+def test_parse_stream(text, expected):
+    assert len(list(parse_stream(io.StringIO(text), strict=text))) == expected
+"""
+    found = inputs_from_tests({"tests/test_conf.py": tests}, {"parse_stream"})["parse_stream"]
+    assert [(c.args, c.kwargs) for c in found] == [
+        (("io.StringIO('a=b')",), (("strict", "'a=b'"),)),
+        (("io.StringIO('a=b\\nc=d')",), (("strict", "'a=b\\nc=d'"),)),
+    ]
