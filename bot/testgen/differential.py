@@ -36,6 +36,7 @@ from bot.testgen.inputs import (
     steer,
     steering_literals,
 )
+from bot.testgen.linebreaks import broken_lines, placed_in_lines
 from bot.testgen.matrix import Target
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
@@ -355,6 +356,8 @@ def _plans(
                 {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
             )
             strings, numbers = steering_literals(source, lines)
+            # the project's own multi-line inputs, steered line by line
+            broken = broken_lines(candidates, source, lines) + placed_in_lines(candidates, strings)
             hints = type_hints(source, lines)
             hints.merge(elsewhere)
             candidates += (
@@ -369,7 +372,7 @@ def _plans(
                 candidates,
                 _one_parameter(source, name),
             )
-            candidates += towards_exceptions(candidates, source, lines)
+            candidates += towards_exceptions(candidates, source, lines) + broken
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")

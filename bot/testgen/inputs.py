@@ -221,7 +221,8 @@ def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str,
 def _expand(
     call: ast.Call, row: dict[str, ast.expr]
 ) -> tuple[list[ast.expr], list[ast.keyword]] | None:
-    """The call's arguments with the row's values put in for the test's parameters."""
+    """The call's arguments with the row's values put in for the test's parameters,
+    also inside an argument (a stream made of the row's text)."""
     args: list[ast.expr] = []
     for arg in call.args:
         if isinstance(arg, ast.Starred):
@@ -231,14 +232,13 @@ def _expand(
             args += inner.elts
         elif isinstance(arg, ast.Name) and arg.id in row:
             args.append(row[arg.id])
-        else:
-            args.append(arg)
+        else:  # the row's values inside it too: ``parse(io.StringIO(text))``
+            args.append(inline(arg, row))
     keywords = []
     for kw in call.keywords:
         if kw.arg is None:
             return None
-        value = row.get(kw.value.id, kw.value) if isinstance(kw.value, ast.Name) else kw.value
-        keywords.append(ast.keyword(arg=kw.arg, value=value))
+        keywords.append(ast.keyword(arg=kw.arg, value=inline(kw.value, row)))
     return args, keywords
 
 
@@ -402,8 +402,6 @@ def _candidate(
     if expanded is None:
         return None
     args, keywords = expanded
-    # a test's parameter inside an argument (``parse(io.StringIO(text))``) is its row's value
-    env = {**env, **row}
     args = [inline(a, env) for a in args]
     if not all(_plain(a, bound) for a in args):
         return None

@@ -274,12 +274,14 @@ def _scope(imports: list[str], named: objects.Named) -> dict[str, object]:
 
 
 def _evaluate(spec: Json, scope: dict[str, object]) -> Args | None:
-    """Values of a call's mined arguments; a value that was not plain stays None (an
-    optional parameter then keeps its default)."""
+    """Values of a call's mined arguments; a value that was not plain is ``UNPLAIN`` (an
+    optional parameter then keeps its default), a ``None`` of the tests stays None."""
     try:
-        args = [None if a is None else eval(a, dict(scope)) for a in spec.get("args", [])]
+        args = [
+            objects.UNPLAIN if a is None else eval(a, dict(scope)) for a in spec.get("args", [])
+        ]
         kwargs = {
-            k: None if v is None else eval(v, dict(scope))
+            k: objects.UNPLAIN if v is None else eval(v, dict(scope))
             for k, v in spec.get("kwargs", {}).items()
         }
     except Exception:  # a name the tests define elsewhere, a fixture: not a plain value
@@ -307,6 +309,7 @@ class _Case(typing.NamedTuple):
     scope: dict[str, object]
     origin: str
     factory: str = ""  # the class method that builds the instance ("": the class)
+    lines: tuple[str, ...] = ()  # the import lines its steps need (they are source)
 
 
 def _cases(named: objects.Named, spec: Json) -> list[_Case]:
@@ -338,7 +341,8 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
             cases.append(_Case(None, [], values, scope, origin))
         elif built is not None:
             steps = list(item.get("steps", []))
-            cases.append(_Case(built, steps, values, scope, origin, factory))
+            lines = objects.imports_used(item.get("imports", []), steps)
+            cases.append(_Case(built, steps, values, scope, origin, factory, lines))
             if not item.get("steps"):
                 pool.append((built, scope, factory))
             loose.append((values, scope))  # its arguments, on the instances others built
@@ -538,7 +542,7 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         if shown is None or (case.ctor is not None and built is None):
             continue
         if built is not None:
-            shown["imports"] = sorted({*shown["imports"], *built.pop("imports")})
+            shown["imports"] = sorted({*shown["imports"], *built.pop("imports"), *case.lines})
             if case.factory:
                 built["factory"] = case.factory
         shown.update(ctor=built, steps=case.steps)

@@ -7,6 +7,7 @@ the project's interpreter, next to ``probe.py`` (copied there as ``nova_probe_ob
 
 from __future__ import annotations
 
+import ast
 import collections.abc
 import inspect
 import itertools
@@ -90,22 +91,64 @@ def signature_of(named: Named) -> inspect.Signature | None:
     return sig
 
 
+class _Unplain:
+    """A mined value that was not plain data (the plan has no source for it)."""
+
+    def __repr__(self) -> str:
+        return "<not plain>"
+
+
+UNPLAIN = _Unplain()  # not None: ``f(x, sep=None)`` of the tests is a call like any other
+
+
 def drop_unplain(
     sig: inspect.Signature | None, args: list[object], kwargs: dict[str, object]
 ) -> tuple[list[object], dict[str, object]] | None:
     """A mined call whose value for an optional parameter was not plain data (a helper of
     the tests, a fixture) keeps the default instead; None when a required one was not."""
-    if any(a is None for a in args):
+    if any(a is UNPLAIN for a in args):
         return None
     out = {}
     for key, value in kwargs.items():
-        if value is not None:
+        if value is not UNPLAIN:
             out[key] = value
             continue
         param = sig.parameters.get(key) if sig is not None else None
         if param is None or param.default is param.empty:
             return None
     return args, out
+
+
+def imports_used(lines: list[str], steps: list[str]) -> tuple[str, ...]:
+    """The import lines that bind a name the steps use (``Section`` in
+    ``obj.add_section(Section('Note'))``): the steps are source, and a later run or the
+    written test has only the imports its values need."""
+    used: set[str] = set()
+    for step in steps:
+        try:
+            used |= {n.id for n in ast.walk(ast.parse(step)) if isinstance(n, ast.Name)}
+        except SyntaxError:
+            continue
+    out = []
+    for line in lines:
+        try:
+            nodes = ast.parse(line).body
+        except SyntaxError:
+            continue
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                if {(a.asname or a.name).split(".")[0] for a in node.names} & used:
+                    out.append(line)
+            elif isinstance(node, ast.ImportFrom):  # only the names used: another may be new
+                names = [
+                    f"{a.name} as {a.asname}" if a.asname else a.name
+                    for a in node.names
+                    if (a.asname or a.name) in used
+                ]
+                if names:
+                    what = ", ".join(names)
+                    out.append(f"from {'.' * node.level}{node.module or ''} import {what}")
+    return tuple(out)
 
 
 _SIZE_WORDS = ("size", "max", "count", "len", "limit", "num", "ttl", "capacity", "n")
