@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.testgen.extremes import towards_exceptions
+from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
@@ -38,6 +38,7 @@ from bot.testgen.inputs import (
 )
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import data_inputs
+from bot.testgen.placed import into_containers, switched
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
 from bot.testgen.retype import retype
@@ -357,9 +358,9 @@ def _plans(
             strings, numbers = steering_literals(source, lines)
             hints = type_hints(source, lines)
             hints.merge(elsewhere)
-            candidates += steer(candidates, strings, numbers) + retype(
-                candidates, source, name, hints
-            )
+            steered = into_containers(candidates, strings) + steer(candidates, strings, numbers)
+            candidates += steered + switched(steered, source, name)
+            candidates += retype(candidates, source, name, hints)
             candidates += data_inputs(
                 [t.data for t in targets if t.data],
                 path,
@@ -368,6 +369,7 @@ def _plans(
                 _one_parameter(source, name),
             )
             candidates += towards_exceptions(candidates, source, lines)
+            candidates += towards_transforms(candidates, source, lines, strings)
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")

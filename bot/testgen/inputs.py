@@ -402,12 +402,13 @@ def _candidate(
     if expanded is None:
         return None
     args, keywords = expanded
-    args = [inline(a, env) for a in args]
+    scope = {**env, **row}  # a row's value inside a list too: ``attrs=[attr]``
+    args = [inline(a, scope) for a in args]
     if not all(_plain(a, bound) for a in args):
         return None
     named: list[tuple[str, str | None]] = []
     for k in keywords:
-        value = inline(k.value, env)
+        value = inline(k.value, scope)
         named.append((str(k.arg), ast.unparse(value) if _plain(value, bound) else None))
     return Candidate(tuple(ast.unparse(a) for a in args), tuple(named), tuple(imports), origin)
 

@@ -49,6 +49,7 @@ _TYPE_KINDS: dict[str, tuple[str, ...]] = {
     "Collection": ("list",),
     "Sized": ("list",),
     "Container": ("list",),
+    "Hashable": ("unhashable",),
 }
 # a call on the name -> the kinds that call suggests it may be given
 _CALL_KINDS: dict[str, tuple[str, ...]] = {
@@ -73,6 +74,7 @@ _CALL_KINDS: dict[str, tuple[str, ...]] = {
     "isinf": ("nonfinite", "float"),
     "isfinite": ("nonfinite", "float"),
     "fspath": ("path",),
+    "hash": ("unhashable",),
 }
 _MATH_CALLS = {"floor", "ceil", "isnan", "isinf", "isfinite", "fspath"}  # math.floor(x)
 # a method called on the name -> the kinds it may be
