@@ -2,9 +2,10 @@
 the source (never run): ``isinstance(value, (int, float))``, ``type(x) is bool``,
 ``hasattr(x, "__iter__")``, ``x is None``, ``n >= 10``, ``str(x)`` / ``int(x)`` /
 ``len(x)``, ``x.decode()``, ``options["width"]`` / ``kwargs.get("width")``, an ``except
-OverflowError``. Each becomes the kinds of value worth trying for a name a caller can give
-(a parameter of the function holding the line, or a dict key); ``retype`` puts them into
-the project's own inputs."""
+OverflowError``, ``hash(x)`` / ``isinstance(x, Hashable)`` (a tuple holding a list is
+"Hashable" and does not hash). Each becomes the kinds of value worth trying for a name a
+caller can give (a parameter of the function holding the line, or a dict key); ``retype``
+puts them into the project's own inputs."""
 
 from __future__ import annotations
 

@@ -140,16 +140,18 @@ def kit(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, An
     )
 
 
-def _shown(data: dict[str, Any]) -> str:
-    return json.dumps([data["notes"], data["kept"], data["dropped"]], indent=1)[:6000]
+def _caught(kit: tuple[GitRepo, dict[str, Any]], call: str) -> list[dict[str, Any]]:
+    """The facts of the run's catching tests of ``call``; there must be some."""
+    data = kit[1]
+    facts = caught(data, call)
+    assert facts, json.dumps([data["notes"], data["kept"], data["dropped"]], indent=1)[:6000]
+    return facts
 
 
 def test_a_new_table_key_is_given_as_a_list_item_with_the_switch_on(
     kit: tuple[GitRepo, dict[str, Any]],
 ) -> None:
-    _repo, data = kit
-    facts = caught(data, "paint(")
-    assert facts, _shown(data)
+    facts = _caught(kit, "paint(")
     for fact in facts:
         assert "'strike'" in fact["call"] and "force=True" in fact["call"]
         assert fact["parent"] == "raised KeyError(\"'strike'\")"
@@ -158,16 +160,12 @@ def test_a_new_table_key_is_given_as_a_list_item_with_the_switch_on(
 def test_a_hashable_check_gets_a_tuple_holding_a_list_in_a_dict_value(
     kit: tuple[GitRepo, dict[str, Any]],
 ) -> None:
-    _repo, data = kit
-    facts = caught(data, "lookup(")
-    assert facts, _shown(data)
+    facts = _caught(kit, "lookup(")
     assert any("[" in f["call"] and "unhashable" in f["parent"] for f in facts)
 
 
 def test_a_changed_lower_gets_text_in_upper_case(kit: tuple[GitRepo, dict[str, Any]]) -> None:
-    _repo, data = kit
-    facts = caught(data, "canonical(")
-    assert facts, _shown(data)
+    facts = _caught(kit, "canonical(")
     assert all(f["call"] != f["call"].lower() for f in facts)  # the case was changed
 
 
