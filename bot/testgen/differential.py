@@ -358,8 +358,11 @@ def _plans(
             strings, numbers = steering_literals(source, lines)
             hints = type_hints(source, lines)
             hints.merge(elsewhere)
-            steered = into_containers(candidates, strings) + steer(candidates, strings, numbers)
-            candidates += steered + switched(steered, source, name)
+            steered = into_containers(candidates, [*strings, *numbers])
+            steered += steer(candidates, strings, numbers)
+            # the switches a changed reader may sit behind: on steered inputs, on the first
+            switched_ = switched(steered, source, name) + switched(candidates[:4], source, name)
+            candidates += steered + switched_
             candidates += retype(candidates, source, name, hints)
             candidates += data_inputs(
                 [t.data for t in targets if t.data],

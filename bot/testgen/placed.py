@@ -6,13 +6,14 @@ often only when a switch lets it (``force_color=True``; without it the function 
 early). Steering the tests' inputs by the changed lines' strings appends a string to a
 string, which never makes such an item, and keeps the tests' switches as they are. So:
 
-- **into containers**: each changed string put in place of the strings of a list, tuple
-  or set argument of the tests (``attrs=['bold']`` also as ``attrs=['strike']`` and
-  ``attrs=['bold', 'strike']``);
-- **switches flipped**: each steered input also with one of the function's switches
-  flipped: a parameter whose default is ``True`` or ``False``, or ``None`` with a ``bool``
-  annotation (``force_color: bool | None = None`` given ``True``), at most three of
-  them, in the order the function declares them.
+- **into containers**: each changed string (integer) put in place of the strings
+  (integers) of a list, tuple or set argument of the tests (``attrs=['bold']`` also as
+  ``attrs=['strike']`` and ``attrs=['bold', 'strike']``), and as a key of a dict whose keys
+  are of its type;
+- **switches flipped**: each steered input (and the first few of the tests) also with
+  one of the function's switches flipped: a parameter whose default is ``True`` or
+  ``False``, or ``None`` with a ``bool`` annotation (``force_color: bool | None = None``
+  given ``True``), at most three of them, in the order the function declares them.
 
 Read, never run: the side-runner calls them like any input."""
 
@@ -33,40 +34,44 @@ MAX_SWITCHED = 16  # steered inputs with a switch flipped, per function
 _SWITCHES = 3
 
 
-def into_containers(candidates: list[Candidate], strings: list[str]) -> list[Candidate]:
-    """The tests' list, tuple and set arguments of strings with each changed string as
-    their only item and as one more item; the first inputs of each string first."""
-    per_string: list[list[Candidate]] = []
-    for s in strings:
+def into_containers(candidates: list[Candidate], values: list[str | int]) -> list[Candidate]:
+    """The tests' list, tuple and set arguments of strings (of integers) with each changed
+    string (integer) as their only item and as one more item, and their dicts with string
+    keys with it as a key (the first key's value); the first inputs of each value first."""
+    per_value: list[list[Candidate]] = []
+    for v in values:
         made: list[Candidate] = []
         for c in candidates:
-            made += each_argument(c, partial(_with_item, item=s), "steered item")
-        per_string.append(list(dict.fromkeys(made)))
+            made += each_argument(c, partial(_with_item, item=v), "steered item")
+        per_value.append(list(dict.fromkeys(made)))
     seen = set(candidates)
     out: list[Candidate] = []
-    for i in range(max((len(g) for g in per_string), default=0)):
-        for group in per_string:  # the strings take turns
+    for i in range(max((len(g) for g in per_value), default=0)):
+        for group in per_value:  # the values take turns
             if i < len(group) and group[i] not in seen:
                 seen.add(group[i])
                 out.append(group[i])
     return out[:MAX_PLACED]
 
 
-def _with_item(source: str | None, item: str) -> list[str]:
+def _with_item(source: str | None, item: str | int) -> list[str]:
     try:
         value = ast.literal_eval(source) if source else None
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         return []
-    if not isinstance(value, list | tuple | set | frozenset) or not value:
+    if not isinstance(value, list | tuple | set | frozenset | dict) or not value:
         return []
-    if not all(isinstance(v, str) for v in value) or item in value:
+    if not all(type(v) is type(item) for v in value) or item in value:
         return []
+    if isinstance(value, dict):
+        first = next(iter(value.values()))
+        return [repr({item: first}), repr({**value, item: first})]
     if isinstance(value, list):
         return [repr([item]), repr([*value, item])]
     if isinstance(value, tuple):
         return [repr((item,)), repr((*value, item))]
     # a set written in sorted order: its repr's order is the hash seed's
-    either: list[set[str]] = [{item}, {*value, item}]
+    either: list[set[str | int]] = [{item}, {*value, item}]
     return ["{" + ", ".join(repr(v) for v in sorted(one)) + "}" for one in either]
 
 

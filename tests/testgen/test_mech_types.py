@@ -186,15 +186,20 @@ def test_switches_are_the_bool_defaults_flipped() -> None:
     ]
 
 
-def test_a_changed_string_goes_into_lists_tuples_and_sets_of_strings_only() -> None:
-    c = Candidate(("['a', 'b']", "('a',)", "{'b'}", "[1]"))
-    made = into_containers([c], ["new"])
-    shown = [m.args for m in made]
-    assert ("['new']", "('a',)", "{'b'}", "[1]") in shown
-    assert ("['a', 'b', 'new']", "('a',)", "{'b'}", "[1]") in shown
-    assert ("['a', 'b']", "('new',)", "{'b'}", "[1]") in shown
-    assert ("['a', 'b']", "('a',)", "{'b', 'new'}", "[1]") in shown
-    assert all(m.args[3] == "[1]" for m in made)  # not a list of strings
+def test_a_changed_value_goes_into_containers_of_its_own_type_only() -> None:
+    c = Candidate(("['a', 'b']", "('a',)", "{'b'}", "[1]", "{'k': 2}"))
+    shown = [m.args for m in into_containers([c], ["new"])]
+    assert ("['new']", "('a',)", "{'b'}", "[1]", "{'k': 2}") in shown
+    assert ("['a', 'b', 'new']", "('a',)", "{'b'}", "[1]", "{'k': 2}") in shown
+    assert ("['a', 'b']", "('new',)", "{'b'}", "[1]", "{'k': 2}") in shown
+    assert ("['a', 'b']", "('a',)", "{'b', 'new'}", "[1]", "{'k': 2}") in shown
+    assert ("['a', 'b']", "('a',)", "{'b'}", "[1]", "{'k': 2, 'new': 2}") in shown
+    assert all(args[3] == "[1]" for args in shown)  # not a list of strings
+    numbers = [m.args for m in into_containers([c], [9])]
+    assert numbers == [
+        ("['a', 'b']", "('a',)", "{'b'}", "[9]", "{'k': 2}"),
+        ("['a', 'b']", "('a',)", "{'b'}", "[1, 9]", "{'k': 2}"),
+    ]
 
 
 def test_a_parametrize_value_inside_a_list_is_put_in_place() -> None:
