@@ -361,7 +361,9 @@ def _plans(
             steered = into_containers(candidates, [*strings, *numbers])
             steered += steer(candidates, strings, numbers)
             # the switches a changed reader may sit behind: on steered inputs, on the first
-            switched_ = switched(steered, source, name) + switched(candidates[:4], source, name)
+            mine = changed.get(path, [])  # a parameter on a changed line may be new
+            switched_ = switched(steered, source, name, mine)
+            switched_ += switched(candidates[:4], source, name, mine)
             candidates += steered + switched_
             candidates += retype(candidates, source, name, hints)
             candidates += data_inputs(

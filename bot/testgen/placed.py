@@ -20,6 +20,7 @@ Read, never run: the side-runner calls them like any input."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from dataclasses import replace
 from functools import partial
 
@@ -75,11 +76,14 @@ def _with_item(source: str | None, item: str | int) -> list[str]:
     return ["{" + ", ".join(repr(v) for v in sorted(one)) + "}" for one in either]
 
 
-def switches(source: str, qualname: str) -> list[tuple[str, bool, int]]:
+def switches(
+    source: str, qualname: str, changed: Collection[int] = ()
+) -> list[tuple[str, bool, int]]:
     """The switches of the function a call of ``qualname`` runs, each with its flipped
     value and its place among the positional arguments (-1: keyword only):
     ``strict=False`` -> ``('strict', True, 1)``; ``*, force: bool | None = None`` ->
-    ``('force', True, -1)``."""
+    ``('force', True, -1)``. A parameter on a ``changed`` line may be new: the parent
+    would refuse it (an unexpected keyword is no behaviour), so it is left out."""
     try:
         node = called_def(ast.parse(source), qualname)
     except SyntaxError:
@@ -101,6 +105,8 @@ def switches(source: str, qualname: str) -> list[tuple[str, bool, int]]:
     for param, default in pairs:
         if param.arg not in named or not isinstance(default, ast.Constant):
             continue
+        if param.lineno in changed:
+            continue
         if isinstance(default.value, bool):
             out.append((param.arg, not default.value, place.get(param.arg, -1)))
         elif default.value is None and param.annotation is not None:
@@ -109,10 +115,12 @@ def switches(source: str, qualname: str) -> list[tuple[str, bool, int]]:
     return out[:_SWITCHES]
 
 
-def switched(candidates: list[Candidate], source: str, qualname: str) -> list[Candidate]:
+def switched(
+    candidates: list[Candidate], source: str, qualname: str, changed: Collection[int] = ()
+) -> list[Candidate]:
     """``candidates`` (steered inputs) each with one of the function's switches flipped
     (given by keyword), the first inputs first."""
-    flips = switches(source, qualname)
+    flips = switches(source, qualname, changed)
     if not flips:
         return []
     out: list[Candidate] = []

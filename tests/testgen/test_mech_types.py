@@ -177,6 +177,7 @@ def test_switches_are_the_bool_defaults_flipped() -> None:
         "def f(text, strict=False, lazy=True, *, force: bool | None = None, n=None):\n    pass\n"
     )
     assert switches(source, "f") == [("strict", True, 1), ("lazy", False, 2), ("force", True, -1)]
+    assert switches(source, "f", changed=[1]) == []  # maybe new: the parent refuses them
     given = Candidate(("'a'", "False"))  # strict given by place: flipped there
     made = switched([given], source, "f")
     assert made == [
