@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.testgen.extremes import towards_exceptions
+from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
@@ -38,6 +38,7 @@ from bot.testgen.inputs import (
 )
 from bot.testgen.linebreaks import broken_lines, placed_in_lines
 from bot.testgen.matrix import Target
+from bot.testgen.placed import into_containers, switched
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
 from bot.testgen.retype import retype
@@ -360,11 +361,14 @@ def _plans(
             broken = broken_lines(candidates, source, lines) + placed_in_lines(candidates, strings)
             hints = type_hints(source, lines)
             hints.merge(elsewhere)
-            candidates += (
-                steer(candidates, strings, numbers)
-                + placed(candidates, strings)
-                + retype(candidates, source, name, hints)
-            )
+            steered = into_containers(candidates, [*strings, *numbers])
+            steered += steer(candidates, strings, numbers) + placed(candidates, strings)
+            # the switches a changed reader may sit behind: on steered inputs, on the first
+            mine = changed.get(path, [])  # a parameter on a changed line may be new
+            switched_ = switched(steered, source, name, mine)
+            switched_ += switched(candidates[:4], source, name, mine)
+            candidates += steered + switched_
+            candidates += retype(candidates, source, name, hints)
             candidates += data_inputs(
                 [t.data for t in targets if t.data],
                 path,
@@ -373,6 +377,7 @@ def _plans(
                 _one_parameter(source, name),
             )
             candidates += towards_exceptions(candidates, source, lines) + broken
+            candidates += towards_transforms(candidates, source, lines, strings)
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")

@@ -24,10 +24,18 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from bot.testgen.inputs import Candidate
 
-__all__ = ["MAX_EXTREME", "caught_types", "towards_exceptions"]
+__all__ = [
+    "MAX_EXTREME",
+    "caught_types",
+    "each_argument",
+    "towards_exceptions",
+    "towards_transforms",
+    "transforms",
+]
 
 MAX_EXTREME = 48  # inputs made this way, per function
 _TOKEN = re.compile(r"[A-Za-z0-9]{2,}")
@@ -75,15 +83,7 @@ def towards_exceptions(
     for c in candidates:
         made: list[Candidate] = []
         for name, make in makers:
-            origin = f"{c.origin} (towards {name})"
-            for i, arg in enumerate(c.args):
-                for value in _values(arg, make):
-                    args = (*c.args[:i], value, *c.args[i + 1 :])
-                    made.append(replace(c, args=args, origin=origin))
-            for j, (key, arg) in enumerate(c.kwargs):
-                for value in _values(arg, make):
-                    kwargs = (*c.kwargs[:j], (key, value), *c.kwargs[j + 1 :])
-                    made.append(replace(c, kwargs=kwargs, origin=origin))
+            made += each_argument(c, partial(_values, make=make), f"towards {name}")
         fresh = [m for m in dict.fromkeys(made) if m not in seen]
         seen.update(fresh)
         if fresh:
@@ -92,6 +92,23 @@ def towards_exceptions(
     for group in per_candidate:  # a few of each first: the inputs differ more than the kinds
         out += group[:12]
     return out[:MAX_EXTREME]
+
+
+def each_argument(
+    c: Candidate, values: Callable[[str | None], list[str]], why: str
+) -> list[Candidate]:
+    """``c`` with one argument (positional or keyword) at a time given each of the
+    sources ``values`` makes from its own; the origin says ``why``."""
+    origin = f"{c.origin} ({why})"
+    out: list[Candidate] = []
+    for i, arg in enumerate(c.args):
+        for value in values(arg):
+            out.append(replace(c, args=(*c.args[:i], value, *c.args[i + 1 :]), origin=origin))
+    for j, (key, arg) in enumerate(c.kwargs):
+        for value in values(arg):
+            kwargs = (*c.kwargs[:j], (key, value), *c.kwargs[j + 1 :])
+            out.append(replace(c, kwargs=kwargs, origin=origin))
+    return out
 
 
 def _values(source: str | None, make: Callable[[object], list[object]]) -> list[str]:
@@ -196,3 +213,110 @@ _MAKERS: dict[str, Callable[[object], list[object]]] = {
     "UnicodeEncodeError": _unicode,
     "AttributeError": _nothing,
 }
+
+
+# a method that changes the case or the surrounding space of text
+_CASE = frozenset({"lower", "upper", "casefold", "title", "capitalize", "swapcase"})
+_SPACE = frozenset({"strip", "lstrip", "rstrip"})
+
+
+def transforms(source: str, lines: list[int]) -> list[str]:
+    """The case and whitespace methods the changed lines call (``netloc.lower()``,
+    ``value.strip()``), in the order written: a change that adds, moves or drops one
+    shows only on text that it changes (mixed case, surrounding spaces). ``strip(":")``
+    strips no space: its literal steers inputs elsewhere."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    changed = set(lines)
+    found: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        name = node.func.attr
+        if name not in _CASE | _SPACE or node.lineno not in changed:
+            continue
+        if name in _SPACE and node.args:
+            arg = node.args[0]
+            if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str | bytes)):
+                continue
+            if arg.value.strip():  # strip(":"), not strip(" \t")
+                continue
+        found.append((node.lineno, node.col_offset, name))
+    return list(dict.fromkeys(name for _, _, name in sorted(found)))
+
+
+def _cased(text: str) -> list[str]:
+    """Text in the cases a case transform changes: all upper, all lower, each word
+    capitalised."""
+    return [t for t in dict.fromkeys((text.upper(), text.lower(), text.title())) if t != text]
+
+
+def _spaced(text: str) -> list[str]:
+    return [f" {text} ", f"{text}\n"]
+
+
+def _text_variants(value: object, make: Callable[[str], list[str]], depth: int = 0) -> list[object]:
+    """``value`` with every string in it (also inside lists, tuples and dict values)
+    made each way ``make`` makes one; bytes as their Latin-1 text."""
+    if isinstance(value, str):
+        return list(make(value))
+    if isinstance(value, bytes):
+        text = value.decode("latin-1")
+        return [v.encode("latin-1") for v in make(text) if all(ord(ch) < 256 for ch in v)]
+    if depth > 4 or not isinstance(value, list | tuple | dict):
+        return []
+    items = list(value.values()) if isinstance(value, dict) else list(value)
+    per_item = [_text_variants(item, make, depth + 1) or [item] for item in items]
+    out: list[object] = []
+    for i in range(max((len(p) for p in per_item), default=0)):
+        made = [p[min(i, len(p) - 1)] for p in per_item]
+        if isinstance(value, dict):
+            out.append(dict(zip(value, made, strict=True)))
+        else:
+            out.append(made if isinstance(value, list) else tuple(made))
+    return [v for v in out if v != value]
+
+
+def towards_transforms(
+    candidates: list[Candidate], source: str, lines: list[int], strings: list[str]
+) -> list[Candidate]:
+    """The candidates' text changed towards the case and whitespace methods the changed
+    lines call: ``canonicalize_url('http://user:pass@host/')`` also as
+    ``'HTTP://USER:PASS@HOST/'``, a ``.strip()`` with spaces around the text. The inputs
+    holding more of the changed lines' ``strings`` (``"@"`` of ``netloc.split("@")``)
+    first: they reach the changed code; then the project's order, a few of each."""
+    names = transforms(source, lines)
+    makers: list[tuple[str, Callable[[str], list[str]]]] = []
+    if any(n in _CASE for n in names):
+        makers.append(("case", _cased))
+    if any(n in _SPACE for n in names):
+        makers.append(("space", _spaced))
+    if not makers:
+        return []
+    seen = set(candidates)
+    out: list[Candidate] = []
+    for c in sorted(candidates, key=lambda c: -_holds(c, strings)):
+        made: list[Candidate] = []
+        for what, make in makers:
+            made += each_argument(c, partial(_made, make=make), f"towards {what}")
+        fresh = [m for m in dict.fromkeys(made) if m not in seen]
+        seen.update(fresh)
+        out += fresh[:6]
+    return out[:MAX_EXTREME]
+
+
+def _made(source: str | None, make: Callable[[str], list[str]]) -> list[str]:
+    try:
+        value = ast.literal_eval(source) if source else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return []
+    shown = [repr(v) for v in _text_variants(value, make)]
+    return [s for s in dict.fromkeys(shown) if len(s) <= 200]
+
+
+def _holds(c: Candidate, strings: list[str]) -> int:
+    """How many of ``strings`` the candidate's arguments hold."""
+    sources = [a for a in (*c.args, *(v for _, v in c.kwargs)) if a]
+    return sum(1 for s in strings if s and any(s in a for a in sources))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from bot.testgen.inputs import Candidate
 from bot.testgen.typehints import ATTR, Hints
 
-__all__ = ["MAX_TYPED", "retype"]
+__all__ = ["MAX_TYPED", "called_def", "retype"]
 
 MAX_TYPED = 32  # inputs of other types per function
 MAX_VARIED = 8  # of the project's inputs, the first ones varied
@@ -54,7 +54,7 @@ def _find(tree: ast.Module, qualname: str) -> ast.AST | None:
     return node
 
 
-def _init(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def called_def(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The function a call of ``qualname`` runs: itself, or a class's ``__init__``."""
     node = _find(tree, qualname)
     if isinstance(node, ast.ClassDef):
@@ -63,7 +63,7 @@ def _init(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctio
 
 
 def _params(tree: ast.Module, qualname: str) -> _Params | None:
-    node = _init(tree, qualname)
+    node = called_def(tree, qualname)
     if node is None:
         return None
     a = node.args
@@ -84,7 +84,7 @@ def _params(tree: ast.Module, qualname: str) -> _Params | None:
 
 def _attributes(tree: ast.Module, owner: str) -> dict[str, str]:
     """``self.x`` -> the constructor's parameter it is set from (``self._x = x``)."""
-    init = _init(tree, owner)
+    init = called_def(tree, owner)
     if init is None:
         return {}
     a = init.args
@@ -199,6 +199,8 @@ def _values(kind: str, o: object, numbers: tuple[int | float, ...]) -> list[obje
         out = [(o,), ()]
     elif kind == "dict":
         out = [{str(o): o}, {}]
+    elif kind == "unhashable":  # isinstance(x, Hashable) holds, hash(x) fails; a list
+        out = [(o, [o]), [o]]
     elif kind == "empty":
         out = [type(o)()] if isinstance(o, str | bytes | list | tuple | dict) else ["", []]
     elif kind == "negative":
@@ -374,6 +376,12 @@ def retype(
             mapped += [
                 replace(s, where=("ctor_" + s.where[0], *s.where[1:]))
                 for s in _slots(ctor, built, on_instance, ())[0]
+            ]
+        if c.ctor is not None and not c.factory and loose:  # what the ctor passes on
+            ctor = Candidate(c.ctor[0], c.ctor[1])
+            through += [
+                replace(s, where=("ctor_" + s.where[0], *s.where[1:]))
+                for s in _slots(ctor, built, Hints(), loose)[1]
             ]
         places.append((c, (mapped, through, rest)))
     passed_on = any(through for _, (_, through, _) in places)

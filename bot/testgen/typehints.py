@@ -2,9 +2,10 @@
 the source (never run): ``isinstance(value, (int, float))``, ``type(x) is bool``,
 ``hasattr(x, "__iter__")``, ``x is None``, ``n >= 10``, ``str(x)`` / ``int(x)`` /
 ``len(x)``, ``x.decode()``, ``options["width"]`` / ``kwargs.get("width")``, an ``except
-OverflowError``. Each becomes the kinds of value worth trying for a name a caller can give
-(a parameter of the function holding the line, or a dict key); ``retype`` puts them into
-the project's own inputs."""
+OverflowError``, ``hash(x)`` / ``isinstance(x, Hashable)`` (a tuple holding a list is
+"Hashable" and does not hash). Each becomes the kinds of value worth trying for a name a
+caller can give (a parameter of the function holding the line, or a dict key); ``retype``
+puts them into the project's own inputs."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ _TYPE_KINDS: dict[str, tuple[str, ...]] = {
     "Collection": ("list",),
     "Sized": ("list",),
     "Container": ("list",),
+    "Hashable": ("unhashable",),
 }
 # a call on the name -> the kinds that call suggests it may be given
 _CALL_KINDS: dict[str, tuple[str, ...]] = {
@@ -73,6 +75,7 @@ _CALL_KINDS: dict[str, tuple[str, ...]] = {
     "isinf": ("nonfinite", "float"),
     "isfinite": ("nonfinite", "float"),
     "fspath": ("path",),
+    "hash": ("unhashable",),
 }
 _MATH_CALLS = {"floor", "ceil", "isnan", "isinf", "isfinite", "fspath"}  # math.floor(x)
 # a method called on the name -> the kinds it may be
