@@ -125,7 +125,7 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
             module == "time"
             or (isinstance(owner, type) and owner.__module__ in ("datetime", "_datetime"))
         ):
-            if frame is not None and frame.f_code in steady.MOVED_CODES:
+            if steady.ACTIVE[0] and frame is not None and frame.f_code in steady.MOVED_CODES:
                 _moved_reads[0] += 1  # read for a stand-in: the time it gives is moved
                 return
             found = f"the clock ({getattr(owner, '__name__', module)}.{name})"

@@ -13,7 +13,9 @@ read of the clock made through a stand-in, does not depend on the time a test ru
 
 A read the stand-ins cannot move (a function bound before, ``def f(now=time.time)``, a
 class kept in a container) is a read from a frame that is not a stand-in's: ``MOVED_CODES``
-lets the profile hook tell the two apart, and such a call stays "non-deterministic".
+lets the profile hook tell the two apart, and such a call stays "non-deterministic". A
+read through a stand-in outside ``moved()`` (kept by a module imported within it) is a
+read of the real clock.
 
 A call that returns the id of an argument (a registry's key, ``make_id(obj)``) returns
 another number in every run. ``identity()`` names such a value by what it is the id of:
@@ -117,27 +119,54 @@ MOVED_CODES = frozenset(
 )
 
 
-@contextlib.contextmanager
-def moved() -> Iterator[list[datetime.timedelta]]:
-    """Within: every module-level name bound to the real clock is bound to its stand-in;
-    set ``[0]`` of the list it gives to move the clock."""
-    real = {id(v): k for k, v in _REAL.items()}
-    bound: list[tuple[dict[str, object], str, object]] = []
+_FOUND: list[typing.Any] = [-1, []]  # modules scanned, and where the real clock was bound
+ACTIVE = [False]  # within moved(): a read through a stand-in is a moved read
+
+
+def _scan(values: dict[str, object]) -> list[tuple[dict[str, object], str, str]]:
+    """(a module's names, the name, which clock) for every module-level name bound to
+    one of ``values`` (which clock -> the object)."""
+    wanted = {id(v): k for k, v in values.items()}
+    found = []
     for module in list(sys.modules.values()):
         names = getattr(module, "__dict__", None)
         if not isinstance(names, dict) or names is globals():
             continue
         for name, value in list(names.items()):
-            which = real.get(id(value))
-            if which is not None and value is _REAL[which]:
-                bound.append((names, name, value))
-                names[name] = _STAND_INS[which]
+            which = wanted.get(id(value))
+            if which is not None and value is values[which]:
+                found.append((names, name, which))
+    return found
+
+
+def _bound() -> list[tuple[dict[str, object], str, str]]:
+    """Where the real clock is bound; scanned again only when modules were imported."""
+    if _FOUND[0] != len(sys.modules):
+        _FOUND[:] = [len(sys.modules), _scan(_REAL)]
+    return typing.cast("list[tuple[dict[str, object], str, str]]", _FOUND[1])
+
+
+@contextlib.contextmanager
+def moved() -> Iterator[list[datetime.timedelta]]:
+    """Within: every module-level name bound to the real clock is bound to its stand-in;
+    set ``[0]`` of the list it gives to move the clock."""
+    bound = []
+    for names, name, which in _bound():
+        if names.get(name) is _REAL[which]:
+            bound.append((names, name, which))
+            names[name] = _STAND_INS[which]
+    count = len(sys.modules)
+    ACTIVE[0] = True
     try:
         yield _SHIFT
     finally:
+        ACTIVE[0] = False
         _SHIFT[0] = datetime.timedelta(0)
-        for names, name, value in bound:
-            names[name] = value
+        for names, name, which in bound:
+            names[name] = _REAL[which]
+        if len(sys.modules) != count:  # imported within: they took the stand-ins
+            for names, name, which in _scan(_STAND_INS):
+                names[name] = _REAL[which]
 
 
 def identity(value: object, args: list[object], kwargs: dict[str, object]) -> str | None:

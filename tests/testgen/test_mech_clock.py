@@ -9,15 +9,20 @@ calls on functions whose value does depend on the time."""
 from __future__ import annotations
 
 import datetime
+import importlib
 import os
 import re
+import sys
 import time
 from datetime import datetime as imported
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.testgen import probe, probe_steady
+from bot.testgen.inputs import Candidate
+from bot.testgen.nearby import containment_names, nearby_strings
 from bot.testgen.probe_objects import Named
 from tests.testgen.sample import caught, sample_testgen
 
@@ -55,18 +60,39 @@ def test_no_scope():
 """
 
 
+ORIGINS = '''def allowed(origin, origins):
+    """Whether a request's origin is one the site allows (one, or a list of them)."""
+    return origin in origins
+'''
+ORIGINS_NEW = ORIGINS.replace(
+    "    return origin in origins",
+    "    if isinstance(origins, str):\n"
+    "        return origin == origins\n"
+    "    return origin in origins",
+)
+ORIGINS_TESTS = """from tokens.origins import allowed
+
+
+def test_allowed():
+    assert allowed("https://a.example", "https://a.example")
+    assert not allowed("https://b.example", ["https://a.example"])
+"""
+
+
 @pytest.fixture(scope="module")
 def tokens(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[str, Any]]:
     base = {
         "tokens/__init__.py": "",
         "tokens/scopes.py": SCOPES,
         "tests/test_scopes.py": SCOPES_TESTS,
+        "tokens/origins.py": ORIGINS,
+        "tests/test_origins.py": ORIGINS_TESTS,
     }
     return sample_testgen(
         tmp_path_factory.mktemp("tokens"),
         base,
-        {"tokens/scopes.py": SCOPES_NEW},
-        "empty scopes are not scopes",
+        {"tokens/scopes.py": SCOPES_NEW, "tokens/origins.py": ORIGINS_NEW},
+        "empty scopes are not scopes; one origin is matched whole",
     )
 
 
@@ -238,3 +264,52 @@ def test_an_id_of_an_argument_is_named_not_pinned() -> None:
     assert outcome["value"] == "(id(argument 1.__self__), id(argument 1.__func__))"
     assert _call(filed_under, 7)["kind"] == "identity"
     assert _call(len, "user") == {"kind": "value", "value": "4", "imports": [], "ordered": True}
+
+
+def test_a_module_imported_while_the_clock_is_moved_gets_the_real_clock_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "nova_lazy_clock.py").write_text("from datetime import date\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with probe_steady.moved():
+        lazy = importlib.import_module("nova_lazy_clock")
+        assert lazy.date is not probe_steady._REAL["date"]  # it took the stand-in
+    assert lazy.date is probe_steady._REAL["date"]
+    monkeypatch.delitem(sys.modules, "nova_lazy_clock")
+
+
+def kept_stand_in() -> str:
+    """A stand-in kept past ``moved()``: its reads are of the real clock."""
+    stand_in: Any = probe_steady._STAND_INS["datetime"]
+    return str(stand_in.now().isoformat())
+
+
+def test_a_stand_in_read_outside_a_moved_clock_is_the_real_clock() -> None:
+    assert _call(kept_stand_in) == {"kind": "depends", "on": "the clock (datetime.now)"}
+
+
+@pytest.mark.slow
+def test_a_change_to_containment_is_tried_on_strings_next_to_the_tests(
+    tokens: tuple[Any, dict[str, Any]],
+) -> None:
+    """``origin in origins`` became ``==`` for one origin: the tests' strings are equal or
+    unrelated; one character shorter or longer, one contains the other."""
+    _, data = tokens
+    facts = caught(data, "allowed(")
+    assert facts, data["notes"]
+    nearby = ("'https://a.exampl'", "'https://a.examplee'")
+    assert [f for f in facts if any(n in f["call"] for n in nearby)], facts
+    assert all(f["changed"] and f["parent"] == "returned True" for f in facts), facts
+
+
+def test_containment_is_read_from_the_changed_lines_only() -> None:
+    source = "def f(a, b):\n    for x in b:\n        pass\n\n\n    return a.startswith(b)\n"
+    assert containment_names(source, [2]) == set()  # a for's in iterates
+    assert "b" in containment_names(source, [6]) and "b" in containment_names(source, [4])
+    keyed = Candidate(("'some long token'",), (("b", "'urn:foo'"),))
+    made = nearby_strings([keyed], source, [6])
+    assert made[:2] == [  # the changed lines' own names first
+        Candidate(("'some long token'",), (("b", "'urn:fooo'"),)),
+        Candidate(("'some long token'",), (("b", "'urn:fo'"),)),
+    ]
+    assert nearby_strings([keyed], source, [2]) == []
