@@ -38,6 +38,7 @@ from bot.testgen.inputs import (
 )
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import data_inputs
+from bot.testgen.nearby import nearby_strings
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
 from bot.testgen.retype import retype
@@ -369,6 +370,7 @@ def _plans(
                 _one_parameter(source, name),
             )
             candidates += towards_exceptions(candidates, source, lines)
+            candidates += nearby_strings(candidates, source, lines)
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")
