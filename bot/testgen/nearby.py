@@ -50,19 +50,22 @@ def containment_names(source: str, lines: list[int]) -> set[str]:
 def nearby_strings(candidates: list[Candidate], source: str, lines: list[int]) -> list[Candidate]:
     """The candidates with each plain string argument one character longer and one
     shorter, when the changed lines test containment: first those given by a name the
-    changed lines use (``issuer=``), then the project's inputs in order."""
+    changed lines use (``issuer=``, in any of the candidates), then the other arguments of
+    the first few."""
     names = containment_names(source, lines)
     if not names:
         return []
     seen = set(candidates)
     named: list[Candidate] = []
     out: list[Candidate] = []
-    for c in candidates[:12]:
+    for n, c in enumerate(candidates):
         origin = f"{c.origin} (nearby)"
-        for i, arg in enumerate(c.args):
+        for i, arg in enumerate(c.args if n < 12 else ()):
             for value in _nearby(arg):
                 out.append(replace(c, args=(*c.args[:i], value, *c.args[i + 1 :]), origin=origin))
         for j, (key, arg) in enumerate(c.kwargs):
+            if n >= 12 and key not in names:
+                continue  # past the first few: only what a name the changed lines use gets
             for value in _nearby(arg):
                 kwargs = (*c.kwargs[:j], (key, value), *c.kwargs[j + 1 :])
                 (named if key in names else out).append(replace(c, kwargs=kwargs, origin=origin))
