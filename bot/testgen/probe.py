@@ -135,13 +135,23 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
             found = f"the machine ({module}.{name})"
     elif event == "call":
         code = frame.f_code
-        where = code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
-        if where == "os.py" and code.co_name in ("__getitem__", "getenv"):
-            found = "the environment (os.environ)"
-        elif where in ("random.py", "secrets.py", "uuid.py"):
-            found = f"randomness ({where[:-3]}.{code.co_name})"
+        if code not in _CALLED:  # each code object is read once: the hook runs on every call
+            _CALLED[code] = _read_by(code)
+        found = _CALLED[code]
     if found and found not in _depends:
         _depends.append(found)
+
+
+_CALLED: dict[object, str] = {}  # code object -> what calling it reads ("": nothing)
+
+
+def _read_by(code: typing.Any) -> str:
+    where = code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+    if where == "os.py" and code.co_name in ("__getitem__", "getenv"):
+        return "the environment (os.environ)"
+    if where in ("random.py", "secrets.py", "uuid.py"):
+        return f"randomness ({where[:-3]}.{code.co_name})"
+    return ""
 
 
 def _on_alarm(signum: int, frame: object) -> None:

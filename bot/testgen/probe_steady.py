@@ -8,7 +8,8 @@ a token without expiry, a log record's time stamp) and show the same whatever th
 ``moved()`` binds, in every loaded module, the names that hold ``time.time``,
 ``time.time_ns``, ``datetime.datetime`` or ``datetime.date`` to stand-ins whose "now" is
 ahead by a chosen span, and restores them after. The side-runner calls again with the clock
-a day, 400 days and 30 years ahead: an outcome that stays the same at each, with every
+three days, half a year and 30 years ahead (each to another hour, and to days of the week
+that reach a weekend from any day): an outcome that stays the same at each, with every
 read of the clock made through a stand-in, does not depend on the time a test runs at.
 
 A read the stand-ins cannot move (a function bound before, ``def f(now=time.time)``, a
@@ -34,12 +35,13 @@ import typing
 if typing.TYPE_CHECKING:
     from collections.abc import Iterator
 
-# how far ahead the clock is moved: past an expiry within a day, within a year or two, and
-# within a working life of the test
+# how far ahead the clock is moved: past an expiry within days, and within a working life
+# of the test; each to another hour of the day, and together to a weekend from any day of
+# the week (+3, +5, +2 days of the week) and to another month
 SHIFTS = (
-    datetime.timedelta(days=1),
-    datetime.timedelta(days=400),
-    datetime.timedelta(days=30 * 365),
+    datetime.timedelta(days=3, hours=9),
+    datetime.timedelta(days=187, hours=5),
+    datetime.timedelta(days=30 * 365, hours=17),
 )
 _SHIFT = [datetime.timedelta(0)]
 _REAL: dict[str, typing.Any] = {

@@ -1,6 +1,6 @@
 """A call that reads the clock is pinned when what it shows does not depend on the time
-(issue 35): the side-runner calls it again with the clock moved a day, 400 days and 30
-years ahead (``probe_steady``), and keeps the outcome only when it stays the same and every
+(issue 35): the side-runner calls it again with the clock moved three days, half a year
+and 30 years ahead (``probe_steady``), and keeps the outcome only when it stays the same and every
 read of the clock went through the moved stand-ins. A real sample project (a git
 repository in tmp, its own virtualenv, real pytest and coverage subprocesses) whose
 release changes a function that checks a token's expiry on the way; and the probe's
@@ -157,6 +157,20 @@ def test_an_outcome_the_same_with_the_clock_moved_is_kept() -> None:
 def test_a_value_computed_from_today_depends_on_it() -> None:
     outcome = _call(days_left, datetime.date(2100, 1, 1))
     assert outcome == {"kind": "depends", "on": "the clock (date.today)"}
+
+
+def weekend() -> bool:
+    return datetime.date.today().weekday() >= 5
+
+
+def morning() -> bool:
+    return datetime.datetime.now().hour < 12
+
+
+def test_a_day_of_the_week_and_an_hour_of_the_day_are_not_pinned() -> None:
+    # whatever day and hour the test runs at, one move reaches the other side
+    assert _call(weekend)["kind"] == "depends"
+    assert _call(morning)["kind"] == "depends"
 
 
 def test_a_clock_that_cannot_be_moved_is_not_trusted() -> None:
