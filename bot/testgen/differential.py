@@ -38,6 +38,7 @@ from bot.testgen.inputs import (
 )
 from bot.testgen.linebreaks import broken_lines, placed_in_lines
 from bot.testgen.matrix import Target
+from bot.testgen.nearby import nearby_strings
 from bot.testgen.placed import into_containers, switched
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
@@ -222,7 +223,8 @@ def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict
     script = scratch / "nova_probe.py"
     if not script.is_file():
         shutil.copyfile(PROBE, script)
-        shutil.copyfile(PROBE.with_name("probe_objects.py"), scratch / "nova_probe_objects.py")
+        for helper in ("probe_objects", "probe_steady"):
+            shutil.copyfile(PROBE.with_name(f"{helper}.py"), scratch / f"nova_{helper}.py")
         _lend_hypothesis(scratch / "draw")
     plan_file, out_file = scratch / f"plan-{tag}.json", scratch / f"out-{tag}.json"
     plan_file.write_text(plan, encoding="utf-8")
@@ -378,6 +380,7 @@ def _plans(
             )
             candidates += towards_exceptions(candidates, source, lines) + broken
             candidates += towards_transforms(candidates, source, lines, strings)
+            candidates += nearby_strings(candidates, source, lines)
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")
@@ -416,6 +419,8 @@ def _describe(outcome: str) -> str:
     if data.get("kind") == "raises":
         message = data.get("message")
         return f"raised {data['type']}" + (f"({message!r})" if message else "")
+    if data.get("kind") == "identity":
+        return f"returned {data['value']}, another number in every run"
     if data.get("kind") == "value":
         shown = data.get("state", {}).get("value") if data["value"] == "None" else None
         value = str(data["value"]) if shown is None else f"None, leaving {shown}"
@@ -559,11 +564,12 @@ def _compare(
     agreed: list[Example] = []
     unstable = unusable = slow = unreached = 0
     depends: set[str] = set()
+    timeless = sum(1 for r in entry["results"] if r.get("clock"))  # see probe.call
     for result in entry["results"]:
         key, outcome = _key(result), result["outcome"]
         # a run that did not reach an input (out of time) tells nothing about it
         ours = {json.dumps(outcome, sort_keys=True), *(r[key] for r in head_runs if key in r)}
-        if outcome["kind"] == "depends":  # the clock, randomness, the environment
+        if outcome["kind"] in ("depends", "identity"):  # the clock, ids, the environment
             unstable += 1
             depends.add(str(outcome.get("on")))
             continue
@@ -603,6 +609,8 @@ def _compare(
     if unstable:
         on = f": they read {', '.join(sorted(depends))}" if depends else ""
         note += f", {unstable} non-deterministic (dropped{on})"
+    if timeless:
+        note += f", {timeless} read the clock but came out the same with it moved ahead"
     if unreached:
         note += f", {unreached} not reached by the parent's runs (not compared)"
     if unusable:

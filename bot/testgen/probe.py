@@ -31,8 +31,10 @@ import typing
 
 if __package__:  # imported by Nova (its tests)
     from bot.testgen import probe_objects as objects
-else:  # run as a script next to its copy
+    from bot.testgen import probe_steady as steady
+else:  # run as a script next to its copies
     import nova_probe_objects as objects  # type: ignore[import-not-found,no-redef]
+    import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
 
 if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
     from collections.abc import Callable
@@ -85,6 +87,7 @@ _CLOCK = {"time", "time_ns", "now", "utcnow", "today"}
 _MACHINE = {"getcwd", "getpid", "gethostname", "getlogin", "getuid", "urandom", "getrandom"}
 _MACHINE_MODULES = {"posix", "nt", "os", "socket", "_socket"}
 _depends: list[str] = []  # what the current call read (filled while it runs)
+_moved_reads = [0]  # reads of the clock made through a moved clock's stand-ins
 
 
 class SideEffect(BaseException):
@@ -111,9 +114,9 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
 
 
 def _watch(frame: typing.Any, event: str, arg: object) -> None:
-    """A profile hook while a call runs: notes what its value may depend on."""
-    if _depends:
-        return
+    """A profile hook while a call runs: notes what its value may depend on (every kind
+    of source once: a call that read the clock may also read the environment)."""
+    found = ""
     if event == "c_call":
         name = getattr(arg, "__name__", "")
         owner = getattr(arg, "__self__", None)
@@ -122,18 +125,33 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
             module == "time"
             or (isinstance(owner, type) and owner.__module__ in ("datetime", "_datetime"))
         ):
-            _depends.append(f"the clock ({getattr(owner, '__name__', module)}.{name})")
+            if steady.ACTIVE[0] and frame is not None and frame.f_code in steady.MOVED_CODES:
+                _moved_reads[0] += 1  # read for a stand-in: the time it gives is moved
+                return
+            found = f"the clock ({getattr(owner, '__name__', module)}.{name})"
         elif owner is not None and type(owner).__module__ in ("random", "_random"):
-            _depends.append(f"randomness (random.{name})")
+            found = f"randomness (random.{name})"
         elif name in _MACHINE and module in _MACHINE_MODULES:
-            _depends.append(f"the machine ({module}.{name})")
+            found = f"the machine ({module}.{name})"
     elif event == "call":
         code = frame.f_code
-        where = code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
-        if where == "os.py" and code.co_name in ("__getitem__", "getenv"):
-            _depends.append("the environment (os.environ)")
-        elif where in ("random.py", "secrets.py", "uuid.py"):
-            _depends.append(f"randomness ({where[:-3]}.{code.co_name})")
+        if code not in _CALLED:  # each code object is read once: the hook runs on every call
+            _CALLED[code] = _read_by(code)
+        found = _CALLED[code]
+    if found and found not in _depends:
+        _depends.append(found)
+
+
+_CALLED: dict[object, str] = {}  # code object -> what calling it reads ("": nothing)
+
+
+def _read_by(code: typing.Any) -> str:
+    where = code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+    if where == "os.py" and code.co_name in ("__getitem__", "getenv"):
+        return "the environment (os.environ)"
+    if where in ("random.py", "secrets.py", "uuid.py"):
+        return f"randomness ({where[:-3]}.{code.co_name})"
+    return ""
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -448,7 +466,34 @@ class _Facts(list):  # type: ignore[type-arg]
 
 
 def call(named: objects.Named, case: _Case, seconds: float) -> Json:
-    """Call once: the outcome as data (value, raises, or why it cannot be used)."""
+    """Call once: the outcome as data (value, raises, or why it cannot be used). One that
+    read the clock is called again with the clock moved ahead (``probe_steady``): when it
+    comes out the same each time, it is kept, marked ``clock``; else it depends."""
+    started = time.monotonic()
+    outcome = _call(named, case, seconds)
+    _took[0] = time.monotonic() - started
+    read = list(_depends)
+    if not read or outcome["kind"] == "side effect":
+        return outcome
+    if outcome["kind"] in _PINNABLE and all(r.startswith(_CLOCK_READ) for r in read):
+        with steady.moved() as shift:
+            for ahead in steady.SHIFTS:
+                shift[0] = ahead
+                _moved_reads[0] = 0
+                again = _call(named, case, seconds)
+                if again != outcome or _depends or not _moved_reads[0]:
+                    break  # another outcome, a read not moved, or the clock not read
+            else:
+                return {**outcome, "clock": f"the same with {read[0]} moved ahead"}
+    return {"kind": "depends", "on": read[0]}
+
+
+_took = [0.0]  # seconds of the last first call (the calls with a moved clock not counted)
+_PINNABLE = ("value", "raises", "object")
+_CLOCK_READ = "the clock"
+
+
+def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
     caught: BaseException | None = None
     stage: list[str] = []
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -468,8 +513,6 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
         signal.setitimer(signal.ITIMER_REAL, 0)
     if isinstance(caught, SideEffect):
         return {"kind": "side effect", "why": str(caught)}
-    if _depends:
-        return {"kind": "depends", "on": _depends[0]}
     if isinstance(caught, CallTimeout):
         return {"kind": "timeout", "seconds": seconds}
     if isinstance(caught, (MemoryError, RecursionError)):
@@ -486,6 +529,9 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     if isinstance(value, _Facts):
         out = {"kind": "object", "type": ast.literal_eval(value[0][1]), "facts": value}
         return {**out, "view": view} if view else out
+    ids = steady.identity(value, *case.args) if named.kind != "init" else None
+    if ids:  # another number in every run; what it is the id of is the same
+        return {"kind": "identity", "value": ids, "on": "object ids"}
     rendered = render(value)
     if rendered is None or (view == "str" and "0x" in str(value)):
         return {"kind": "unrenderable", "type": type(value).__name__}
@@ -552,12 +598,14 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         if key in seen:
             continue
         seen.add(key)
-        started = time.monotonic()
         outcome = call(named, case, seconds)
         if outcome["kind"] == "side effect":
             return {"skipped": outcome["why"], "params": params, "results": []}
-        ms = round((time.monotonic() - started) * 1000)
+        ms = round(_took[0] * 1000)
+        timeless = outcome.pop("clock", None)  # not part of the outcome: the parent may not
         results.append({**shown, "outcome": outcome, "origin": case.origin, "ms": ms})
+        if timeless:
+            results[-1]["clock"] = timeless
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
 
 

@@ -1,0 +1,189 @@
+"""Outcomes made steady inside the side-runner (copied next to ``probe.py`` as
+``nova_probe_steady``; standard library only, any Python 3 the project runs): the wall
+clock moved ahead, and object ids named.
+
+A call that read the clock is not pinned as it is: its value may be today's date, or a
+token that expires. But most such calls only read the clock on the way (an expiry check on
+a token without expiry, a log record's time stamp) and show the same whatever the time.
+``moved()`` binds, in every loaded module, the names that hold ``time.time``,
+``time.time_ns``, ``datetime.datetime`` or ``datetime.date`` to stand-ins whose "now" is
+ahead by a chosen span, and restores them after. The side-runner calls again with the clock
+three days, half a year and 30 years ahead (each to another hour, and to days of the week
+that reach a weekend from any day): an outcome that stays the same at each, with every
+read of the clock made through a stand-in, does not depend on the time a test runs at.
+
+A read the stand-ins cannot move (a function bound before, ``def f(now=time.time)``, a
+class kept in a container) is a read from a frame that is not a stand-in's: ``MOVED_CODES``
+lets the profile hook tell the two apart, and such a call stays "non-deterministic". A
+read through a stand-in outside ``moved()`` (kept by a module imported within it) is a
+read of the real clock.
+
+A call that returns the id of an argument (a registry's key, ``make_id(obj)``) returns
+another number in every run. ``identity()`` names such a value by what it is the id of:
+steady, so a side that returns ids can be compared with one that returns something else;
+it is never pinned itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import sys
+import time
+import typing
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Iterator
+
+# how far ahead the clock is moved: past an expiry within days, and within a working life
+# of the test; each to another hour of the day, and together to a weekend from any day of
+# the week (+3, +5, +2 days of the week) and to another month
+SHIFTS = (
+    datetime.timedelta(days=3, hours=9),
+    datetime.timedelta(days=187, hours=5),
+    datetime.timedelta(days=30 * 365, hours=17),
+)
+_SHIFT = [datetime.timedelta(0)]
+_REAL: dict[str, typing.Any] = {
+    "datetime": datetime.datetime,
+    "date": datetime.date,
+    "time": time.time,
+    "time_ns": time.time_ns,
+}
+
+
+class _Moved(type):
+    """A stand-in class is its real class to ``isinstance`` and ``issubclass``."""
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, cls.__mro__[1])
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, cls.__mro__[1])
+
+
+class _Datetime(datetime.datetime, metaclass=_Moved):
+    """``datetime.datetime`` whose now is moved; every instance it makes is a real one."""
+
+    def __new__(cls, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+        return _REAL["datetime"](*args, **kwargs)
+
+    @classmethod
+    def now(cls, tz: datetime.tzinfo | None = None) -> typing.Any:
+        return _REAL["datetime"].now(tz) + _SHIFT[0]
+
+    @classmethod
+    def utcnow(cls) -> typing.Any:
+        return _REAL["datetime"].utcnow() + _SHIFT[0]
+
+    @classmethod
+    def today(cls) -> typing.Any:  # the real today reads time.time, which is moved too
+        return _REAL["datetime"].now() + _SHIFT[0]
+
+
+class _Date(datetime.date, metaclass=_Moved):
+    """``datetime.date`` whose today is moved; every instance it makes is a real one."""
+
+    def __new__(cls, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+        return _REAL["date"](*args, **kwargs)
+
+    @classmethod
+    def today(cls) -> typing.Any:
+        return (_REAL["datetime"].now() + _SHIFT[0]).date()
+
+
+def _time() -> float:
+    return float(_REAL["time"]() + _SHIFT[0].total_seconds())
+
+
+def _time_ns() -> int:
+    return int(_REAL["time_ns"]() + int(_SHIFT[0].total_seconds()) * 10**9)
+
+
+for _cls in (_Datetime, _Date):  # a message that names the class reads as the real one's
+    _cls.__name__ = _cls.__qualname__ = _cls.__mro__[1].__name__
+    _cls.__module__ = "datetime"
+_STAND_INS: dict[str, object] = {
+    "datetime": _Datetime,
+    "date": _Date,
+    "time": _time,
+    "time_ns": _time_ns,
+}
+# the code of every function that reads the real clock on a stand-in's behalf
+MOVED_CODES = frozenset(
+    [
+        vars(c)[n].__func__.__code__
+        for c in (_Datetime, _Date)
+        for n in ("now", "utcnow", "today")
+        if n in vars(c)
+    ]
+    + [_time.__code__, _time_ns.__code__]
+)
+
+
+_FOUND: list[typing.Any] = [-1, []]  # modules scanned, and where the real clock was bound
+ACTIVE = [False]  # within moved(): a read through a stand-in is a moved read
+
+
+def _scan(values: dict[str, object]) -> list[tuple[dict[str, object], str, str]]:
+    """(a module's names, the name, which clock) for every module-level name bound to
+    one of ``values`` (which clock -> the object)."""
+    wanted = {id(v): k for k, v in values.items()}
+    found = []
+    for module in list(sys.modules.values()):
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict) or names is globals():
+            continue
+        for name, value in list(names.items()):
+            which = wanted.get(id(value))
+            if which is not None and value is values[which]:
+                found.append((names, name, which))
+    return found
+
+
+def _bound() -> list[tuple[dict[str, object], str, str]]:
+    """Where the real clock is bound; scanned again only when modules were imported."""
+    if _FOUND[0] != len(sys.modules):
+        _FOUND[:] = [len(sys.modules), _scan(_REAL)]
+    return typing.cast("list[tuple[dict[str, object], str, str]]", _FOUND[1])
+
+
+@contextlib.contextmanager
+def moved() -> Iterator[list[datetime.timedelta]]:
+    """Within: every module-level name bound to the real clock is bound to its stand-in;
+    set ``[0]`` of the list it gives to move the clock."""
+    bound = []
+    for names, name, which in _bound():
+        if names.get(name) is _REAL[which]:
+            bound.append((names, name, which))
+            names[name] = _STAND_INS[which]
+    count = len(sys.modules)
+    ACTIVE[0] = True
+    try:
+        yield _SHIFT
+    finally:
+        ACTIVE[0] = False
+        _SHIFT[0] = datetime.timedelta(0)
+        for names, name, which in bound:
+            names[name] = _REAL[which]
+        if len(sys.modules) != count:  # imported within: they took the stand-ins
+            for names, name, which in _scan(_STAND_INS):
+                names[name] = _REAL[which]
+
+
+def identity(value: object, args: list[object], kwargs: dict[str, object]) -> str | None:
+    """``value`` described by the arguments it is the id of (``id(argument 1)``, a tuple
+    of them), or None when it is not made of their ids only."""
+    known: dict[int, str] = {}
+    named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
+    for name, arg in reversed(named):  # the first argument's name wins
+        for attr in ("__func__", "__self__"):  # a bound method is keyed by its two parts
+            part = getattr(arg, attr, None)
+            if part is not None:
+                known[id(part)] = f"id({name}.{attr})"
+        known[id(arg)] = f"id({name})"
+    parts = list(value) if type(value) is tuple else [value]
+    if not parts or any(type(p) is not int or p not in known for p in parts):
+        return None
+    shown = [known[typing.cast("int", p)] for p in parts]
+    return shown[0] if type(value) is not tuple else "(" + ", ".join(shown) + ")"
