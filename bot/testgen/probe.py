@@ -147,7 +147,8 @@ _CALLED: dict[object, str] = {}  # code object -> what calling it reads ("": not
 
 def _read_by(code: typing.Any) -> str:
     where = code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
-    if where == "os.py" and code.co_name in ("__getitem__", "getenv"):
+    # os is a frozen module from 3.11 on: its code's file is '<frozen os>'
+    if where in ("os.py", "<frozen os>") and code.co_name in ("__getitem__", "getenv"):
         return "the environment (os.environ)"
     if where in ("random.py", "secrets.py", "uuid.py"):
         return f"randomness ({where[:-3]}.{code.co_name})"

@@ -184,6 +184,21 @@ def test_a_call_that_also_reads_the_machine_depends_on_it() -> None:
     assert outcome == {"kind": "depends", "on": "the clock (datetime.now)"}
 
 
+def colour_wanted(text: str) -> str:
+    """A value that depends on the environment the test later runs in."""
+    return f"[{text}]" if "NO_COLOUR" not in os.environ else text
+
+
+def home_of(name: str) -> str:
+    return os.getenv("HOME", "/") + "/" + name
+
+
+def test_a_call_that_reads_the_environment_depends_on_it() -> None:
+    # os is a frozen module on 3.11 ('<frozen os>'): its reads are seen all the same
+    assert _call(colour_wanted, "a") == {"kind": "depends", "on": "the environment (os.environ)"}
+    assert _call(home_of, "a") == {"kind": "depends", "on": "the environment (os.environ)"}
+
+
 def test_the_stand_ins_move_the_clock_and_are_taken_back() -> None:
     before = time.time()
     with probe_steady.moved() as shift:
