@@ -218,13 +218,21 @@ def _lend_hypothesis(target: Path) -> None:
             link.symlink_to(where)
 
 
+def side_runner(where: Path) -> Path:
+    """The side-runner's script and the helper modules it imports, copied into ``where``
+    (it runs with the project's interpreter, which cannot import Nova)."""
+    script = where / "nova_probe.py"
+    shutil.copyfile(PROBE, script)
+    for helper in ("probe_objects", "probe_steady"):
+        shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
+    return script
+
+
 def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict[str, object]:
     scratch = ws.scratch()
     script = scratch / "nova_probe.py"
     if not script.is_file():
-        shutil.copyfile(PROBE, script)
-        for helper in ("probe_objects", "probe_steady"):
-            shutil.copyfile(PROBE.with_name(f"{helper}.py"), scratch / f"nova_{helper}.py")
+        side_runner(scratch)
         _lend_hypothesis(scratch / "draw")
     plan_file, out_file = scratch / f"plan-{tag}.json", scratch / f"out-{tag}.json"
     plan_file.write_text(plan, encoding="utf-8")

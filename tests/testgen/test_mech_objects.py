@@ -9,7 +9,6 @@ differs. One real sample project (git in tmp, its own virtualenv, real pytest), 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bot.testgen import probe, probe_objects
+from bot.testgen.differential import side_runner
 from bot.testgen.inputs import Candidate, inputs_from_tests
 from bot.testgen.linebreaks import about_line_breaks, broken_lines, placed_in_lines
 from tests.conftest import GitRepo
@@ -184,8 +183,7 @@ class Box:
 def _probe(tmp: Path, functions: list[dict[str, Any]]) -> dict[str, Any]:
     """The side-runner, as Nova runs it (its own copy, a plan file, a subprocess)."""
     (tmp / "shapes.py").write_text(SHAPES)
-    shutil.copyfile(probe.__file__, tmp / "nova_probe.py")
-    shutil.copyfile(probe_objects.__file__, tmp / "nova_probe_objects.py")
+    side_runner(tmp)
     plan = {"call_seconds": 1, "modules": [{"module": "shapes", "functions": functions}]}
     (tmp / "plan.json").write_text(json.dumps(plan))
     subprocess.run([sys.executable, "nova_probe.py", "plan.json", "out.json"], cwd=tmp, check=True)
