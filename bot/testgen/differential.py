@@ -307,8 +307,39 @@ def _candidates(
             scenarios_from_tests(tests, short, member)
             + scenarios_from_doctests(source, short, member, path)
             + sorted(calls, key=lambda c: c.ctor is None)  # built in place first
+            + _on_built(source, qualname, found.get(short, []))
         )
     )
+
+
+BUILT = 24  # instances a member that needs no argument is read on
+
+
+def _on_built(source: str, qualname: str, built: list[Candidate]) -> list[Candidate]:
+    """A property, or a method that needs no argument, read on each distinct instance
+    the tests build of its class: its own calls in the tests may be few or none (a sort
+    key), while what it answers depends on how the instance was built."""
+    try:
+        nodes = _defs_named(ast.parse(source), qualname)
+    except SyntaxError:
+        return []
+    if not nodes or not isinstance(nodes[0], ast.FunctionDef | ast.AsyncFunctionDef):
+        return []
+    args = nodes[0].args
+    if len(args.posonlyargs) + len(args.args) - len(args.defaults) != 1 or args.kwonlyargs:
+        return []  # besides self, it needs an argument (or it is a static method)
+    if any(
+        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+        for d in nodes[0].decorator_list
+    ):
+        return []
+    short = qualname.rsplit(".", 2)[-2]
+    made = [
+        Candidate((), (), c.imports, c.origin, ctor=(c.args, c.kwargs), receiver=short)
+        for c in built
+        if c.ctor is None and not c.steps
+    ]
+    return list(dict.fromkeys(made))[:BUILT]
 
 
 def _words(tests: dict[str, str], name: str) -> list[str]:
@@ -350,8 +381,9 @@ def _plans(
         elsewhere = Hints()
         for other in imported_paths(source, path, sorted(changed)):
             elsewhere.merge(type_hints(ws.read(other) or "", changed[other]))
+        # the class of a member too: how the tests build its instances
         names = {q.rsplit(".", 1)[-1] for q in group} | {
-            q.rsplit(".", 2)[-2] for q in group if q.endswith(".__init__")
+            q.rsplit(".", 2)[-2] for q in group if "." in q
         }
         found = inputs_from_tests(tests, names)
         plan = DifferentialPlan(path, _module_name(path))
