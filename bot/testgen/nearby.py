@@ -7,8 +7,10 @@ their strings are equal or unrelated. When a changed line, or one of the two eit
 of it, tests containment (``in``, ``not in``, ``startswith``, ``endswith``, ``find``,
 ``index``, ``count``), each plain string argument of the tests' calls is also tried one
 character longer (``'urn:foo'`` gives ``'urn:fooo'``, which contains it) and one shorter
-(``'urn:fo'``, which it contains). Read, never run: the side-runner calls them like any
-input, and only a different outcome on the parent makes a test."""
+(``'urn:fo'``, which it contains). A changed length test (``if length > len(data) - 2``)
+asks for the same: a record one byte short is what a new bounds check rejects, so bytes
+arguments are varied too. Read, never run: the side-runner calls them like any input,
+and only a different outcome on the parent makes a test."""
 
 from __future__ import annotations
 
@@ -43,7 +45,12 @@ def containment_names(source: str, lines: list[int]) -> set[str]:
         words = [t.string for t in tokens if t.type == tokenize.NAME]
         names.update(words)
         after_dot = {b.string for a, b in zip(tokens, tokens[1:], strict=False) if a.string == "."}
-        contains = contains or words.count("in") > words.count("for") or bool(after_dot & _METHODS)
+        contains = (
+            contains
+            or words.count("in") > words.count("for")
+            or bool(after_dot & _METHODS)
+            or "len" in words  # a length test: one element more or less crosses it
+        )
     return names if contains else set()
 
 
@@ -77,6 +84,8 @@ def _nearby(source: str | None) -> list[str]:
         value = ast.literal_eval(source) if source else None
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         return []
+    if isinstance(value, bytes) and 2 <= len(value) <= 200:  # an encoded record
+        return [repr(value + value[-1:]), repr(value[:-1])]
     if not isinstance(value, str) or not 2 <= len(value) <= 60:  # not a blob (a token)
         return []
     return [repr(value + value[-1]), repr(value[:-1])]
