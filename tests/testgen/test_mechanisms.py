@@ -20,7 +20,8 @@ from bot.testgen.runners.python import measured_args, project_addopts
 from bot.testgen.scenarios import scenarios_from_tests
 from tests.conftest import GitRepo
 from tests.servers.openai_server import FakeOpenAI, text, tool_call
-from tests.testgen.test_differential import build_calc_sample, project_venv
+from tests.testgen.sample import run_testgen
+from tests.testgen.test_differential import build_calc_sample
 from tests.testgen.test_testgen import nova_testgen
 
 PYPROJECT = """[tool.pytest.ini_options]
@@ -201,13 +202,7 @@ def feeds(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, 
     for name, (_old, new, _tests) in MODULES.items():
         repo.write(f"feeds/{name}.py", new)
     repo.commit("dicts, a grace day, spaces, escaped brackets, whole years")
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code == 0, result.stdout + result.stderr
-    return repo, json.loads(result.stdout)
+    return repo, run_testgen(repo, tmp)
 
 
 def _kept(data: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
