@@ -235,6 +235,7 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         result.notes += generate_differential(
             ws, ws.framework, result.matrix, result.change.base_ref, result.facts
         )
+        _amplify(job, ws, result)
         return
     from bot.llm.loop import run_coroutine
     from bot.testgen.agent import generate_with_llm
@@ -258,6 +259,19 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         return
     if summary:
         result.notes.append(f"model: {summary[:500]}")
+
+
+def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
+    """The project's own tests that run the changed lines, observed on both sides: a
+    value they got that differs becomes a test (``bot.testgen.amplify``)."""
+    from bot.testgen.amplify import TEST_SECONDS, generate_amplified
+
+    assert ws.framework is not None
+    parent_files = _parent_files(ws, result, result.change.base_ref)
+    seconds = min(TEST_SECONDS, job.settings.testgen.timeout)
+    result.notes += generate_amplified(
+        ws, ws.framework, result.matrix, parent_files, result.facts, seconds
+    )
 
 
 def _write_given(ws: Workspace, files: dict[str, str], result: TestgenResult) -> None:

@@ -1,0 +1,597 @@
+"""Test amplification: the project's own tests that run the changed lines, observed.
+
+The differential generator re-creates calls from the tests' source; where a test drives
+the code in a way it cannot replay (a state machine fed through several calls, a
+``monkeypatch.setenv`` first, a fixture pointing at a data directory), this runs the test
+itself instead, on the change's head and on its parent (twice each, with two hash
+seeds), and observes what every call from the test's body into the project returned
+(``amplify_plugin``). The old test passes on both sides — it asserts only some things —
+but a value it got often differs: then a new test is written beside it, its own body cut
+after the statement holding the differing call, with head's value asserted there. The
+gates then decide as for any generated test.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from bot.testgen.differential import side_runner
+from bot.testgen.frameworks import Framework
+from bot.testgen.ghostwriter import _module_name
+from bot.testgen.matrix import Target
+from bot.testgen.runners.python import measured_args
+from bot.testgen.workspace import Workspace, WriteRefused
+
+__all__ = ["Observed", "generate_amplified"]
+
+PLUGIN = Path(__file__).with_name("amplify_plugin.py")
+MAX_TEST_FILES = 30  # test files run in the first observation
+MAX_TESTS = 400  # tests of the first observation
+MAX_RERUN = 40  # tests that ran a changed line, observed three times more
+MAX_FILES = 2  # files written (each costs several runs of the gates)
+PER_TARGET = 3  # tests written per changed target
+FIRST_SECONDS = 45.0  # the first run (every test of the files)
+RUN_SECONDS = 30.0  # each of the three others
+TEST_SECONDS = 5.0  # one test, at most
+_TEMP = re.compile(r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\")
+
+
+@dataclass
+class Observed:
+    """One run's observations: node id -> {"changed", "passed", "calls"}."""
+
+    tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: str = ""
+    capped: int = 0
+
+
+@dataclass
+class Difference:
+    """The first steady difference of one test: the call, head's and the parent's outcome."""
+
+    node: str
+    line: int
+    name: str
+    index: int
+    head: dict[str, Any]
+    parent: dict[str, Any]
+
+
+def generate_amplified(
+    ws: Workspace,
+    fw: Framework,
+    targets: list[Target],
+    parent_files: dict[str, str | None] | None,
+    facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
+    test_seconds: float = TEST_SECONDS,
+) -> list[str]:
+    """Observe the tests that run the changed lines on both sides; write a test for each
+    difference (a few per changed target). Returns notes."""
+    started = time.monotonic()
+    if not parent_files:
+        return ["amplify: no parent commit to compare the tests' observations with"]
+    changed = _changed_lines(ws, fw, targets)
+    if not changed:
+        return ["amplify: no changed Python source lines"]
+    files = _test_files(ws, fw, sorted(changed))
+    if not files:
+        return ["amplify: no test file mentions a changed module"]
+    sources = {rel: ws.read(rel) or "" for rel in files}
+    first = _observe(ws, fw, files, changed, 0, FIRST_SECONDS, test_seconds, MAX_TESTS)
+    if first.error:
+        return [
+            f"amplify: the tests mentioning the changed modules could not be observed: "
+            f"{first.error}"
+        ]
+    ran = [n for n, t in first.tests.items() if t.get("changed") and t.get("passed")]
+    notes = [
+        f"amplify: {len(ran)} of {len(first.tests)} tests of {len(files)} file(s) ran a "
+        "changed line and passed on the head"
+        + (f" (the first {MAX_TESTS} of {first.capped} were run)" if first.capped else "")
+    ]
+    if not ran:
+        return notes
+    ran = ran[:MAX_RERUN]
+    extra = _variants(ws, fw, ran, sources)
+    nodes = ran + [n for _, ns in extra for n in ns]
+    head2 = _observe(ws, fw, nodes, changed, 1, RUN_SECONDS, test_seconds)
+    with ws.replaced(parent_files):
+        parents = [
+            _observe(ws, fw, nodes, changed, seed, RUN_SECONDS, test_seconds) for seed in (0, 1)
+        ]
+    for rel, _ in extra:
+        ws.remove_test(rel)
+    broken = next((o.error for o in [head2, *parents] if o.error), "")
+    if broken:
+        return [*notes, f"amplify: a later observation failed: {broken}"]
+    found = [d for n in nodes if (d := _first_difference(n, first, head2, parents))]
+    notes.append(f"amplify: {len(found)} test(s) got another value on the parent")
+    written = _write(ws, fw, _chosen(found, targets, changed), sources, facts, notes)
+    notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
+    return notes
+
+
+def _variants(
+    ws: Workspace, fw: Framework, nodes: list[str], sources: dict[str, str]
+) -> list[tuple[str, list[str]]]:
+    """Temporary copies of test modules with input variants of the tests in ``nodes``
+    (written with ``ws.write_test``, each with its new node ids; ``sources`` gets their
+    text): observed like the originals, then removed. None for now: the variants come
+    from ``bot.testgen.amplify_inputs`` (``add_variants``), wired in when it lands."""
+    return []
+
+
+def _changed_lines(ws: Workspace, fw: Framework, targets: list[Target]) -> dict[str, list[int]]:
+    out: dict[str, set[int]] = {}
+    for t in targets:
+        if t.path.endswith(".py") and not fw.is_test_name(t.path) and t.lines:
+            out.setdefault(t.path, set()).update(t.lines)
+    return {p: sorted(n) for p, n in out.items()}
+
+
+def _test_files(ws: Workspace, fw: Framework, changed: list[str]) -> list[str]:
+    """The project's test files that name a changed module (its last part, as a word)."""
+    names = {_module_name(p).rsplit(".", 1)[-1] for p in changed}
+    names = {n for n in names if n not in ("__init__", "")} | {
+        _module_name(p).split(".", 1)[0] for p in changed
+    }
+    words = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+    found = []
+    for rel in ws.files():
+        if rel.endswith(".py") and fw.is_test_name(rel) and not _nova_file(rel):
+            if words.search(ws.read(rel) or ""):
+                found.append(rel)
+    return found[:MAX_TEST_FILES]
+
+
+def _nova_file(rel: str) -> bool:
+    return PurePosixPath(rel).name.startswith("test_nova_")
+
+
+def _observe(
+    ws: Workspace,
+    fw: Framework,
+    selected: list[str],
+    changed: dict[str, list[int]],
+    seed: int,
+    seconds: float,
+    test_seconds: float,
+    max_tests: int = 0,
+) -> Observed:
+    scratch = ws.scratch()
+    if not (scratch / "nova_probe.py").is_file():
+        side_runner(scratch)
+    plugins = ws.plugin_dir()
+    if not (plugins / "nova_amp.py").is_file():
+        shutil.copyfile(PLUGIN, plugins / "nova_amp.py")
+    out = scratch / f"amp-{seed}-{time.monotonic_ns()}.json"
+    plan = scratch / "amp-plan.json"
+    plan.write_text(
+        json.dumps(
+            {
+                "root": str(ws.root),
+                "test_files": sorted({str(ws.root / n.split("::", 1)[0]) for n in selected}),
+                "changed": {str(ws.root / p): lines for p, lines in changed.items()},
+                "out": str(out),
+                "max_tests": max_tests,
+            }
+        ),
+        encoding="utf-8",
+    )
+    run = ws.run(
+        [
+            *fw.run_files,
+            *measured_args(ws.root),
+            "-p",
+            "nova_limits",
+            "-p",
+            "nova_amp",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            f"--nova-amp={plan}",
+            "-q",
+            *selected,
+        ],
+        timeout=seconds,
+        env={
+            "PYTHONHASHSEED": str(seed),
+            "PYTEST_NOVA_SECONDS": f"{test_seconds:g}",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        },
+    )
+    if run.timed_out:
+        return Observed(error=f"the run took over {seconds:g} s")
+    if not out.is_file():
+        tail = run.output.strip().splitlines()[-1:] or ["no output"]
+        return Observed(error=tail[0][:200])
+    data = json.loads(out.read_text(encoding="utf-8"))
+    out.unlink()
+    return Observed(tests=data.get("tests") or {}, capped=int(data.get("capped") or 0))
+
+
+# -- comparing --------------------------------------------------------------------------
+
+
+def _keyed(obs: Observed, node: str) -> dict[tuple[int, str, int], dict[str, Any]]:
+    test = obs.tests.get(node) or {}
+    return {(c["line"], c["name"], c["index"]): c for c in test.get("calls", [])}
+
+
+def _outcome(call: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in call.items() if k not in ("line", "name", "index")}
+
+
+def _steady(runs: list[dict[tuple[int, str, int], dict[str, Any]]], key: Any) -> Any:
+    """The outcome every run showed alike for ``key``, else None."""
+    seen = [_outcome(r[key]) for r in runs if key in r]
+    if len(seen) != len(runs) or any(s != seen[0] for s in seen):
+        return None
+    return seen[0]
+
+
+def _pinnable(outcome: dict[str, Any]) -> bool:
+    """Nothing that names an address, a temporary path or today's date."""
+    text = json.dumps(outcome)
+    today = time.strftime("%Y-%m-%d")
+    y, m, d = time.localtime()[:3]
+    return not (
+        "0x" in text
+        or _TEMP.search(text)
+        or today in text
+        or f"{y}, {m}, {d}" in text
+        or outcome.get("kind") == "unshown"
+    )
+
+
+def _first_difference(
+    node: str, first: Observed, head2: Observed, parents: list[Observed]
+) -> Difference | None:
+    if not all((o.tests.get(node) or {}).get("passed") for o in (first, head2)):
+        return None
+    head = [_keyed(first, node), _keyed(head2, node)]
+    parent = [_keyed(p, node) for p in parents]
+    for key in head[0]:
+        mine, theirs = _steady(head, key), _steady(parent, key)
+        if mine is None or theirs is None or mine == theirs or not _pinnable(mine):
+            continue
+        if mine["kind"] == "after" and theirs["kind"] == "after":
+            fact = _differing_fact(mine["facts"], theirs["facts"])
+            if fact is None:
+                continue
+            mine = {"kind": "after", "facts": [fact[0]]}
+            theirs = {"kind": "after", "facts": [fact[1]]}
+        return Difference(node, key[0], key[1], key[2], mine, theirs)
+    return None
+
+
+def _differing_fact(
+    mine: list[list[Any]], theirs: list[list[Any]]
+) -> tuple[list[Any], list[Any]] | None:
+    """The first fact of the receiver both sides show with different values."""
+    other = {f[0]: f for f in theirs}
+    for fact in mine:
+        twin = other.get(fact[0])
+        if twin is not None and twin[1] != fact[1]:
+            return fact, twin
+    return None
+
+
+def _chosen(
+    found: list[Difference], targets: list[Target], changed: dict[str, list[int]]
+) -> list[Difference]:
+    """Up to ``PER_TARGET`` per changed target: different callees first, one per test."""
+    cap = PER_TARGET * max(1, len({(t.path, t.qualname) for t in targets if t.path in changed}))
+    first: list[Difference] = []
+    rest: list[Difference] = []
+    names: set[str] = set()
+    for d in found:
+        (rest if d.name in names else first).append(d)
+        names.add(d.name)
+    return (first + rest)[:cap]
+
+
+# -- writing ----------------------------------------------------------------------------
+
+
+def _write(
+    ws: Workspace,
+    fw: Framework,
+    found: list[Difference],
+    sources: dict[str, str],
+    facts: dict[str, dict[str, list[dict[str, object]]]] | None,
+    notes: list[str],
+) -> int:
+    by_file: dict[str, list[tuple[Difference, Written]]] = {}
+    for d in found:
+        rel = d.node.split("::", 1)[0]
+        built = amplified_test(sources.get(rel, ""), d)
+        if isinstance(built, str):
+            notes.append(f"amplify: {d.node}: no test: {built}")
+            continue
+        by_file.setdefault(rel, []).append((d, built))
+    count = 0
+    for rel, tests in sorted(by_file.items(), key=lambda kv: -len(kv[1]))[:MAX_FILES]:
+        text = amplified_module(
+            sources[rel], [(d.node.split("::")[1:], lines) for d, lines in tests]
+        )
+        stem = PurePosixPath(rel).stem.removeprefix("test_").removesuffix("_test")
+        target = str(PurePosixPath(rel).with_name(f"test_nova_amp_{stem}.py"))
+        try:
+            target = ws.write_test(target, text)
+        except WriteRefused as exc:
+            notes.append(f"amplify: {exc}")
+            continue
+        count += len(tests)
+        mine = facts.setdefault(target, {}) if facts is not None else {}
+        for d, _ in tests:
+            parts = d.node.split("::")[1:]
+            unit = "::".join([*parts[:-1], _renamed(parts[-1])])
+            mine[unit] = [_fact(d)]
+            notes.append(
+                f"amplify wrote {target}::{unit} from {d.node}: {d.name} gave "
+                f"{_shown(d.head)} on the head, {_shown(d.parent)} on the parent"
+            )
+    return count
+
+
+def _renamed(name: str) -> str:
+    return f"{name}_changed"
+
+
+def _shown(outcome: dict[str, Any]) -> str:
+    if outcome["kind"] == "raises":
+        message = outcome.get("message")
+        return f"raises {outcome['type']}" + (f"({message!r})" if message else "")
+    if outcome["kind"] == "after":
+        fact = outcome["facts"][0]
+        return f"None, leaving {fact[0].replace('{r}', 'it')} == {fact[1]}"
+    return str(outcome.get("value"))[:200]
+
+
+def _fact(d: Difference) -> dict[str, object]:
+    return {
+        "call": d.head.get("asserted", d.name),
+        "head": _shown(d.head),
+        "parent": _shown(d.parent),
+        "changed": True,
+        "new_name": False,
+        "reaches": [],
+        "amplifies": d.node,
+    }
+
+
+@dataclass
+class Written:
+    """An amplified test: the imports its asserted values need, and its source lines."""
+
+    imports: list[str]
+    lines: list[str]
+
+
+def amplified_test(source: str, d: Difference) -> Written | str:
+    """The test function of ``d.node`` (in ``source``), renamed, cut after the statement
+    holding the differing call, with head's outcome asserted there: its lines. A string
+    says why it cannot be written."""
+    parts = d.node.split("::")[1:]
+    if "[" in parts[-1]:
+        return "a parametrized test (one case differs; the others would be asserted too)"
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return "its module does not parse"
+    func = _function(tree, parts)
+    if func is None:
+        return "its function was not found in the module"
+    where = _statement(func.body, d.line)
+    if isinstance(where, str):
+        return where
+    body, index = where
+    stmt = body[index]
+    target = _target(stmt, d)
+    if target is None:
+        return f"the call of {d.name} was not found on line {d.line}"
+    checks = _checks(stmt, target, d)
+    if isinstance(checks, str):
+        return checks
+    head_imports = list(d.head.get("imports") or [])
+    if d.head["kind"] == "after":
+        head_imports += list(d.head["facts"][0][2])
+    d.head["asserted"] = ast.unparse(target)
+    del body[index:]
+    body.extend(checks)
+    func.name = _renamed(func.name)
+    comment = f"# Nova: amplified from {d.node}; on the parent {d.name} gave {_shown(d.parent)}"
+    text = ast.unparse(func)
+    return Written(head_imports, [*comment[:300].splitlines(), *text.splitlines()])
+
+
+def _function(tree: ast.Module, parts: list[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    body: list[ast.stmt] = tree.body
+    for part in parts[:-1]:
+        cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if cls is None:
+            return None
+        body = cls.body
+    return next(
+        (
+            n
+            for n in body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == parts[-1]
+        ),
+        None,
+    )
+
+
+def _statement(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt], int] | str:
+    """The simple statement holding ``line`` (in the function's body, or a ``with`` or
+    ``if`` block of it) and the block it sits in."""
+    for i, stmt in enumerate(body):
+        if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            continue
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            return "the call is inside a loop (its values at that line are not asserted)"
+        if isinstance(stmt, ast.With | ast.AsyncWith):
+            inner = _statement(stmt.body, line)
+            if isinstance(inner, tuple):
+                return inner
+            return (
+                "the call is in a with statement's header"
+                if not stmt.body or line < stmt.body[0].lineno
+                else inner
+            )
+        if isinstance(stmt, ast.If):
+            for block in (stmt.body, stmt.orelse):
+                if block and block[0].lineno <= line <= (block[-1].end_lineno or 0):
+                    inner = _statement(block, line)
+                    if isinstance(inner, tuple) and block is stmt.orelse:
+                        return "the call is in an else branch"
+                    return inner
+            return "the call is in an if statement's test"
+        if isinstance(stmt, ast.Try | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return "the call is inside a try block or a nested definition"
+        if hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar):
+            return "the call is inside a try block"
+        if isinstance(stmt, ast.Match):
+            return "the call is inside a match statement"
+        return body, i
+    return f"no statement of the test holds line {line}"
+
+
+def _target(stmt: ast.stmt, d: Difference) -> ast.expr | None:
+    """The call (or property read) of ``d.name`` in the statement: one of them, or the
+    one starting on ``d.line``."""
+    parts = d.name.split(".")
+    if any(p.startswith("<") for p in parts[:-1]):
+        return None  # a function defined inside another: not named in the test
+    short = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+    if short.startswith("__"):
+        return None  # an operator's method: no call names it
+    calls: list[ast.expr] = []
+    properties: list[ast.expr] = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name == short:
+                calls.append(node)
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr == short
+            and isinstance(node.ctx, ast.Load)
+        ):
+            properties.append(node)
+    funcs = {id(c.func) for c in calls if isinstance(c, ast.Call)}
+    found = calls or [p for p in properties if id(p) not in funcs]
+    if d.index > 0 or not found:
+        return None
+    if len(found) > 1:
+        found = [c for c in found if c.lineno == d.line]
+    return found[0] if len(found) == 1 else None
+
+
+def _checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] | str:
+    """What replaces the statement: it (when it binds the value) or the call alone, and
+    the assert of head's outcome."""
+    head = d.head
+    bound = (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and stmt.value is target
+    )
+    value = ast.Name(stmt.targets[0].id) if bound else target  # type: ignore[attr-defined]
+    keep: list[ast.stmt] = [stmt] if bound else []
+    if head["kind"] == "raises":
+        match = f", match={re.escape(head['message'])!r}" if head.get("message") else ""
+        check = f"with pytest.raises({head['type']}{match}):\n    {ast.unparse(target)}"
+        head.setdefault("imports", []).append("import pytest")
+        return ast.parse(check).body
+    if head["kind"] == "value":
+        return [*keep, *ast.parse(f"assert {ast.unparse(value)} == {head['value']}").body]
+    if head["kind"] == "repr":
+        return [*keep, *ast.parse(f"assert repr({ast.unparse(value)}) == {head['value']!r}").body]
+    if head["kind"] == "after":
+        receiver: ast.expr | None = None
+        if isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute):
+            receiver = target.func.value
+        elif bound and d.name.endswith(".__init__"):
+            receiver = value
+        if receiver is None or not _plain(receiver):
+            return "the call's receiver is not a name the test can read again"
+        expr, shown = head["facts"][0][0], head["facts"][0][1]
+        check = f"assert {expr.replace('{r}', ast.unparse(receiver))} == {shown}"
+        return [stmt, *ast.parse(check).body]
+    return f"head's outcome cannot be asserted ({head['kind']})"
+
+
+def _plain(node: ast.expr) -> bool:
+    """A name or a chain of attributes of one: reading it again changes nothing."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def amplified_module(source: str, tests: list[tuple[list[str], Written]]) -> str:
+    """The original module's imports and non-test statements, with the amplified tests
+    (each: its class path and name, and the lines ``amplified_test`` made) in place of
+    its tests."""
+    tree = ast.parse(source)
+    classes = {parts[0] for parts, _ in tests if len(parts) > 1}
+    imports: list[str] = []
+    out: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            continue
+        if isinstance(node, ast.ClassDef):
+            has_tests = any(
+                isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
+                for n in node.body
+            )
+            if node.name in classes:
+                mine = [lines for parts, lines in tests if parts[0] == node.name]
+                out.append(_class_with(node, mine))
+                continue
+            if has_tests or node.name.startswith("Test"):
+                continue
+        if isinstance(node, ast.ImportFrom | ast.Import):
+            node.names = [a for a in node.names if not (a.asname or a.name).startswith("Test")]
+            if not node.names:
+                continue
+        out.append(ast.unparse(node))
+    for parts, written in tests:
+        imports += written.imports
+        if len(parts) == 1:
+            out.append("\n".join(written.lines))
+    head = [ast.unparse(n) for n in tree.body if _future(n)]
+    extra = [i for i in dict.fromkeys(imports) if i not in head]
+    body = [o for o in out if o not in head]
+    return "\n\n".join([*head, *extra, *body]) + "\n"
+
+
+def _future(node: ast.stmt) -> bool:
+    return isinstance(node, ast.ImportFrom) and node.module == "__future__"
+
+
+def _class_with(node: ast.ClassDef, tests: list[Written]) -> str:
+    """The class with its non-test members and the amplified tests only."""
+    node.body = [
+        n
+        for n in node.body
+        if not (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test"))
+    ] or [ast.Pass()]
+    text = ast.unparse(node)
+    methods = []
+    for written in tests:
+        methods.append("\n".join("    " + line if line else line for line in written.lines))
+    return text + "\n\n" + "\n\n".join(methods)

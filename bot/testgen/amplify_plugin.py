@@ -1,0 +1,246 @@
+"""Nova's observation plugin for test amplification (``-p nova_amp``). It runs in the
+sandbox with the project's interpreter and pytest, so it uses the standard library only
+(and the side-runner's value helpers, copied beside the plan as ``nova_probe*.py``).
+
+While each selected test runs, a trace function records every call made from the test
+function's own frame into the project's code (not its tests, not site-packages) or into a
+helper of the test module: where in the test it was made (the test's line), what was
+called (its qualname), which occurrence at that line, and how it ended — the value as
+Python source where it renders, else a repr without addresses; for a method that
+returned None, facts of its receiver afterwards; or the exception's type and message.
+Line events are asked only of the changed files' code: whether a test ran a changed line.
+The plan (``--nova-amp=PLAN.json``) names the files; the observations go to one JSON file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import threading
+import time
+import typing
+
+import pytest
+
+_PLAN: dict[str, typing.Any] = {}
+_STATE: dict[str, typing.Any] = {"node": None, "code": None, "counts": {}}
+_OUT: dict[str, dict[str, typing.Any]] = {}
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{6,}")
+_GEN = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator, iterable coroutine
+FACTS_SECONDS = 1.0  # receivers walked per test, in all
+SHOWN = 300  # characters of a value kept
+
+
+def pytest_addoption(parser: typing.Any) -> None:
+    parser.addoption("--nova-amp", default="", help="Nova's amplification plan (JSON)")
+
+
+def pytest_configure(config: typing.Any) -> None:
+    plan = config.getoption("--nova-amp")
+    if not plan:
+        return
+    with open(plan, encoding="utf-8") as f:
+        _PLAN.update(json.load(f))
+    sys.path.insert(0, os.path.dirname(plan))  # the side-runner's helpers
+    _PLAN["tests"] = {os.path.realpath(p) for p in _PLAN["test_files"]}
+    _PLAN["changed_real"] = {os.path.realpath(p): set(n) for p, n in _PLAN["changed"].items()}
+    _PLAN["root_real"] = os.path.realpath(_PLAN["root"]) + os.sep
+    _PLAN["files"] = {}  # filename -> "test" | "project" | "changed" | ""
+    _PLAN["lines"] = {}  # filename -> its changed lines
+
+
+def pytest_collection_modifyitems(config: typing.Any, items: list[typing.Any]) -> None:
+    cap = int(_PLAN.get("max_tests") or 0)
+    if cap and len(items) > cap:
+        config.hook.pytest_deselected(items=items[cap:])
+        _PLAN["capped"] = len(items)
+        del items[cap:]
+
+
+def _kind(filename: str) -> str:
+    files = _PLAN["files"]
+    found = files.get(filename)
+    if found is None:
+        real = os.path.realpath(filename)
+        if real in _PLAN["tests"]:
+            found = "test"
+        elif real in _PLAN["changed_real"]:
+            found = "changed"
+        elif (
+            real.startswith(_PLAN["root_real"])
+            and "site-packages" not in real
+            and real.endswith(".py")
+            and not _PLAN.get("is_test", lambda p: False)(real)
+        ):
+            found = "project"
+        else:
+            found = ""
+        files[filename] = found
+    return typing.cast(str, found)
+
+
+def _test_file(real: str) -> bool:
+    rel = real[len(_PLAN["root_real"]) :]
+    name = os.path.basename(rel)
+    parts = rel.split(os.sep)
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+        or any(p in ("tests", "test", "testing") for p in parts[:-1])
+    )
+
+
+_PLAN["is_test"] = _test_file
+
+
+def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
+    if event != "call" or _STATE["node"] is None:
+        return None
+    code = frame.f_code
+    kind = _kind(code.co_filename)
+    caller = frame.f_back
+    local = _lines if kind == "changed" else None
+    if caller is None or caller.f_code is not _STATE["code"] or not kind:
+        return local
+    if code.co_flags & _GEN or code.co_name.startswith("<"):
+        return local
+    if kind == "test" and code.co_name.startswith("test"):
+        return local
+    return _Call(frame, caller.f_lineno, kind).event
+
+
+def _lines(frame: typing.Any, event: str, arg: object) -> typing.Any:
+    if event == "line":
+        name = frame.f_code.co_filename
+        lines = _PLAN["lines"].get(name)
+        if lines is None:
+            lines = _PLAN["lines"][name] = _PLAN["changed_real"].get(os.path.realpath(name), ())
+        if frame.f_lineno in lines:
+            _record()["changed"] = True
+    return _lines
+
+
+class _Call:
+    """One call from the test into the code: its outcome when it ends."""
+
+    def __init__(self, frame: typing.Any, line: int, kind: str) -> None:
+        self.line, self.changed, self.error = line, kind == "changed", None
+        code = frame.f_code
+        self.name = getattr(code, "co_qualname", code.co_name)
+        names = code.co_varnames[: code.co_argcount]
+        # the receiver of a method of the project's (a test's helper's is the test case)
+        mine = kind != "test" and names and names[0] == "self"
+        self.receiver = frame.f_locals.get(names[0]) if mine else None
+
+    def event(self, frame: typing.Any, event: str, arg: typing.Any) -> typing.Any:
+        if event == "line":
+            self.error = None  # an exception raised inside and caught
+            if self.changed:
+                _lines(frame, event, arg)
+        elif event == "exception":
+            self.error = arg[1]
+        elif event == "return":
+            _observe(self, arg)
+        return self.event
+
+
+def _record() -> dict[str, typing.Any]:
+    node = _STATE["node"]
+    return _OUT.setdefault(node, {"changed": False, "calls": [], "passed": None})
+
+
+def _observe(call: _Call, value: object) -> None:
+    counts = _STATE["counts"]
+    where = (call.line, call.name)
+    index = counts[where] = counts.get(where, -1) + 1
+    row: dict[str, typing.Any] = {"line": call.line, "name": call.name, "index": index}
+    if call.error is not None and value is None:
+        row.update(_raised(call.error))
+    else:
+        row.update(_value(value, call.receiver))
+    _record()["calls"].append(row)
+
+
+def _raised(exc: BaseException) -> dict[str, typing.Any]:
+    import nova_probe as probe  # type: ignore[import-not-found]
+
+    name, imports = probe.exception_name(exc)
+    return {"kind": "raises", "type": name, "imports": imports, "message": probe._message(exc)}
+
+
+def _value(value: object, receiver: object) -> dict[str, typing.Any]:
+    import nova_probe as probe
+
+    try:
+        shown = probe.render(value)
+    except Exception:  # the project's __eq__ or __repr__
+        shown = None
+    if shown is not None and len(shown[0]) <= SHOWN:
+        return {"kind": "value", "value": shown[0], "imports": shown[1]}
+    if value is None and receiver is not None:
+        return {"kind": "after", "facts": _facts(receiver)}
+    try:
+        text = _ADDRESS.sub(" at 0x…", repr(value))
+    except Exception:
+        return {"kind": "unshown"}
+    return {"kind": "repr", "value": text[:SHOWN], "type": type(value).__name__}
+
+
+def _facts(receiver: object) -> list[list[typing.Any]]:
+    import nova_probe as probe
+    import nova_probe_objects as objects  # type: ignore[import-not-found]
+
+    spent = _STATE.setdefault("walked", 0.0)
+    if spent > FACTS_SECONDS:
+        return []
+    started = time.monotonic()
+    objects.WALK_SECONDS = 0.05
+    objects.FACTS = 80
+    try:
+        found = objects.facts(receiver, probe.render)
+    except Exception:  # the project's descriptors
+        found = []
+    _STATE["walked"] = spent + time.monotonic() - started
+    return [list(f) for f in found]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.Any:
+    if not _PLAN:
+        yield
+        return
+    function: typing.Any = getattr(item, "function", None)
+    while hasattr(function, "__wrapped__"):  # a decorated test: its own body's code
+        function = function.__wrapped__
+    _STATE.update(node=item.nodeid, counts={}, walked=0.0)
+    _STATE["code"] = getattr(function, "__code__", None)
+    _record()
+    previous = sys.gettrace()
+    sys.settrace(_trace)
+    threading.settrace(_trace)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+        threading.settrace(previous)
+        _STATE.update(node=None, code=None)
+
+
+def pytest_runtest_logreport(report: typing.Any) -> None:
+    if not _PLAN or report.nodeid not in _OUT:
+        return
+    row = _OUT[report.nodeid]
+    if report.failed:
+        row["passed"] = False
+    elif report.when == "call" and row["passed"] is None:
+        row["passed"] = report.passed
+
+
+def pytest_sessionfinish(session: typing.Any) -> None:
+    if not _PLAN:
+        return
+    with open(_PLAN["out"], "w", encoding="utf-8") as f:
+        json.dump({"tests": _OUT, "capped": _PLAN.get("capped", 0)}, f)

@@ -1,0 +1,153 @@
+"""Test amplification: the project's own tests that run the changed lines are observed on
+the head and on the parent; a value a call from the test's body got that differs becomes
+a new test — the old test's body (its monkeypatch steps, its helper-built objects) cut
+after that call, with head's value asserted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.testgen.amplify import Difference, amplified_module, amplified_test
+from tests.conftest import GitRepo
+from tests.testgen.sample import PYPROJECT, caught, sample_testgen
+from tests.testgen.test_differential import project_venv
+from tests.testgen.test_testgen import nova_testgen
+
+GREET = """
+import os
+
+
+class Greeter:
+    def __init__(self):
+        self.said = []
+
+    def feed(self, name):
+        self.said.append(name)
+
+    def shout(self):
+        style = os.environ.get("GREET_STYLE", "plain")
+        if style == "loud":
+            return " ".join(self.said).upper() + "!"
+        return "hello " + " ".join(self.said)
+"""
+
+GREET_NEW = GREET.replace('.upper() + "!"', '.upper() + "!!"')
+
+TESTS = """
+from greet.core import Greeter
+
+
+def fed(*names):
+    g = Greeter()
+    for name in names:
+        g.feed(name)
+    return g
+
+
+def test_loud(monkeypatch):
+    monkeypatch.setenv("GREET_STYLE", "loud")
+    g = fed("bob", "ann")
+    text = g.shout()
+    assert text.startswith("BOB ANN")
+
+
+def test_plain():
+    assert fed("bob").shout() == "hello bob"
+"""
+
+
+@pytest.fixture(scope="module")
+def greet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    _repo, data = sample_testgen(
+        tmp_path_factory.mktemp("greet"),
+        {"greet/__init__.py": "", "greet/core.py": GREET, "tests/test_core.py": TESTS},
+        {"greet/core.py": GREET_NEW},
+        "a loud greeting ends with two marks",
+    )
+    return data
+
+
+def test_a_test_driven_through_an_environment_and_a_helper_is_amplified(
+    greet: dict[str, Any],
+) -> None:
+    facts = caught(greet, "g.shout()")
+    assert facts, greet["notes"]
+    assert facts[0]["amplifies"] == "tests/test_core.py::test_loud"
+    assert "BOB ANN!!" in str(facts[0]["head"]) and "BOB ANN!" in str(facts[0]["parent"])
+    assert any(n.startswith("amplify wrote tests/test_nova_amp_core.py") for n in greet["notes"])
+
+
+REFACTOR = GREET.replace('" ".join(self.said)', '" ".join(list(self.said))')
+
+
+def test_nothing_is_written_when_no_value_differs(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    base = {"greet/__init__.py": "", "greet/core.py": GREET, "tests/test_core.py": TESTS}
+    for path, text in {"pyproject.toml": PYPROJECT, **base}.items():
+        repo.write(path, text)
+    repo.commit("base")
+    repo.write("greet/core.py", REFACTOR)
+    repo.commit("the same greeting, built another way")
+    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
+    project_venv(repo.path / ".venv")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("VIRTUAL_ENV", raising=False)
+        result = nova_testgen(repo, tmp_path, "-o", "json")
+    data = json.loads(result.stdout)  # exit 1: nothing kept
+    assert "amplify: 0 test(s) got another value on the parent" in data["notes"]
+    assert not any("test_nova_amp" in c["path"] for c in data["kept"] + data["dropped"])
+
+
+UNITTEST = """
+import unittest
+
+from greet.core import Greeter
+from tests.base import TestShared
+
+
+class TestGreeter(unittest.TestCase):
+    def setUp(self):
+        self.g = Greeter()
+
+    def test_feed(self):
+        self.g.feed("x")
+        self.g.feed("y")
+        self.assertEqual(len(self.g.said), 2)
+
+    def test_other(self):
+        self.assertTrue(True)
+
+
+def test_free():
+    pass
+"""
+
+
+def test_a_unittest_method_keeps_its_class_and_set_up_and_nothing_else() -> None:
+    d = Difference(
+        "tests/test_core.py::TestGreeter::test_feed",
+        line=14,
+        name="Greeter.feed",
+        index=0,
+        head={"kind": "after", "facts": [["{r}.said", "['x', 'z']", []]]},
+        parent={"kind": "after", "facts": [["{r}.said", "['x']", []]]},
+    )
+    written = amplified_test(UNITTEST, d)
+    assert not isinstance(written, str), written
+    text = amplified_module(UNITTEST, [(["TestGreeter", "test_feed"], written)])
+    compile(text, "test_nova_amp_core.py", "exec")
+    assert "def setUp(self):" in text and "def test_feed_changed(self):" in text
+    assert "test_other" not in text and "test_free" not in text and "TestShared" not in text
+    # cut after the second feed (line 14), which is asserted by what it left
+    assert "self.g.feed('y')\n        assert self.g.said == ['x', 'z']" in text
+    assert "assertEqual" not in text
+
+
+def test_a_call_inside_a_loop_is_not_written() -> None:
+    source = "def test_loop():\n    for n in range(3):\n        f(n)\n"
+    d = Difference("t.py::test_loop", 3, "f", 0, {"kind": "value", "value": "1"}, {})
+    assert "inside a loop" in str(amplified_test(source, d))
