@@ -137,18 +137,24 @@ def _changed_lines(ws: Workspace, fw: Framework, targets: list[Target]) -> dict[
 
 
 def _test_files(ws: Workspace, fw: Framework, changed: list[str]) -> list[str]:
-    """The project's test files that name a changed module (its last part, as a word)."""
+    """The project's test files: all of a small suite, else those that name a changed
+    module (its last part or its package, as a word)."""
     names = {_module_name(p).rsplit(".", 1)[-1] for p in changed}
     names = {n for n in names if n not in ("__init__", "")} | {
         _module_name(p).split(".", 1)[0] for p in changed
     }
     words = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
-    found = []
-    for rel in ws.files():
-        if rel.endswith(".py") and fw.is_test_name(rel) and not _nova_file(rel):
-            if words.search(ws.read(rel) or ""):
-                found.append(rel)
-    return found[:MAX_TEST_FILES]
+    every = [
+        rel
+        for rel in ws.files()
+        if rel.endswith(".py")
+        and fw.is_test_name(rel)
+        and not _nova_file(rel)
+        and not rel.endswith("conftest.py")
+    ]
+    if len(every) <= MAX_TEST_FILES:
+        return every  # a small suite: all of it (tests import by relative imports too)
+    return [rel for rel in every if words.search(ws.read(rel) or "")][:MAX_TEST_FILES]
 
 
 def _nova_file(rel: str) -> bool:
