@@ -62,6 +62,8 @@ class Difference:
     index: int
     head: dict[str, Any]
     parent: dict[str, Any]
+    # a parametrized case's arguments: name -> [source, imports] (None: not rendered)
+    params: dict[str, Any] | None = None
 
 
 def generate_amplified(
@@ -275,7 +277,8 @@ def _first_difference(
                 continue
             mine = {"kind": "after", "facts": [fact[0]]}
             theirs = {"kind": "after", "facts": [fact[1]]}
-        return Difference(node, key[0], key[1], key[2], mine, theirs)
+        params = (first.tests.get(node) or {}).get("params")
+        return Difference(node, key[0], key[1], key[2], mine, theirs, params)
     return None
 
 
@@ -299,7 +302,12 @@ def _chosen(
     first: list[Difference] = []
     rest: list[Difference] = []
     names: set[str] = set()
+    units: dict[
+        str, Difference
+    ] = {}  # one case of a parametrized test: each would be written under one name
     for d in found:
+        units.setdefault(d.node.split("[", 1)[0], d)
+    for d in units.values():
         (rest if d.name in names else first).append(d)
         names.add(d.name)
     return (first + rest)[:cap]
@@ -327,7 +335,7 @@ def _write(
     count = 0
     for rel, tests in sorted(by_file.items(), key=lambda kv: -len(kv[1]))[:MAX_FILES]:
         text = amplified_module(
-            sources[rel], [(d.node.split("::")[1:], lines) for d, lines in tests]
+            sources[rel], [(d.node.split("[", 1)[0].split("::")[1:], w) for d, w in tests]
         )
         stem = PurePosixPath(rel).stem.removeprefix("test_").removesuffix("_test")
         target = str(PurePosixPath(rel).with_name(f"test_nova_amp_{stem}.py"))
@@ -339,7 +347,7 @@ def _write(
         count += len(tests)
         mine = facts.setdefault(target, {}) if facts is not None else {}
         for d, _ in tests:
-            parts = d.node.split("::")[1:]
+            parts = d.node.split("[", 1)[0].split("::")[1:]
             unit = "::".join([*parts[:-1], _renamed(parts[-1])])
             mine[unit] = [_fact(d)]
             notes.append(
@@ -388,8 +396,7 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     holding the differing call, with head's outcome asserted there: its lines. A string
     says why it cannot be written."""
     parts = d.node.split("::")[1:]
-    if "[" in parts[-1]:
-        return "a parametrized test (one case differs; the others would be asserted too)"
+    parts[-1] = parts[-1].split("[", 1)[0]
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -408,16 +415,52 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     checks = _checks(stmt, target, d)
     if isinstance(checks, str):
         return checks
+    bound = _bind_params(func, d.params) if "[" in d.node else []
+    if isinstance(bound, str):
+        return bound
     head_imports = list(d.head.get("imports") or [])
     if d.head["kind"] == "after":
         head_imports += list(d.head["facts"][0][2])
     d.head["asserted"] = ast.unparse(target)
     del body[index:]
     body.extend(checks)
+    for name, (shown, imports) in reversed(bound):
+        func.body.insert(0, ast.parse(f"{name} = {shown}").body[0])
+        head_imports += imports
     func.name = _renamed(func.name)
     comment = f"# Nova: amplified from {d.node}; on the parent {d.name} gave {_shown(d.parent)}"
     text = ast.unparse(func)
     return Written(head_imports, [*comment[:300].splitlines(), *text.splitlines()])
+
+
+def _bind_params(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[str, Any] | None
+) -> list[tuple[str, list[Any]]] | str:
+    """A parametrized case made plain: the function's own ``parametrize`` marks taken
+    off, their argument names taken out of its signature, and (name, [source, imports])
+    to bind at its start. A string says why it cannot be."""
+    if not params or any(v is None for v in params.values()):
+        return "a parametrized case whose arguments have no source form"
+    names: set[str] = set()
+    kept = []
+    for deco in func.decorator_list:
+        if isinstance(deco, ast.Call) and ast.unparse(deco.func).endswith("parametrize"):
+            if any(k.arg == "indirect" for k in deco.keywords) or not deco.args:
+                return "a parametrized case with indirect arguments"
+            first = deco.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names |= {n.strip() for n in first.value.split(",") if n.strip()}
+            elif isinstance(first, ast.List | ast.Tuple):
+                names |= {str(e.value) for e in first.elts if isinstance(e, ast.Constant)}
+            continue
+        kept.append(deco)
+    if names != set(params):
+        return "a case parametrized outside its function (a class mark, a fixture's params)"
+    func.decorator_list = kept
+    args = func.args
+    args.args = [a for a in args.args if a.arg not in names]
+    args.defaults = args.defaults[-len(args.args) :] if args.args else []
+    return [(n, params[n]) for n in params]
 
 
 def _function(tree: ast.Module, parts: list[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

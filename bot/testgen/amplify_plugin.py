@@ -217,7 +217,7 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
         function = function.__wrapped__
     _STATE.update(node=item.nodeid, counts={}, walked=0.0)
     _STATE["code"] = getattr(function, "__code__", None)
-    _record()
+    _record()["params"] = _params(item)
     previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
@@ -227,6 +227,23 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
         sys.settrace(previous)
         threading.settrace(previous)
         _STATE.update(node=None, code=None)
+
+
+def _params(item: typing.Any) -> dict[str, typing.Any] | None:
+    """A parametrized case's arguments as source (None where one does not render)."""
+    spec = getattr(item, "callspec", None)
+    if spec is None:
+        return None
+    import nova_probe as probe
+
+    out: dict[str, typing.Any] = {}
+    for name, value in spec.params.items():
+        try:
+            shown = probe.render(value)
+        except Exception:  # the project's __repr__
+            shown = None
+        out[name] = list(shown) if shown is not None and len(shown[0]) <= SHOWN * 4 else None
+    return out
 
 
 def pytest_runtest_logreport(report: typing.Any) -> None:

@@ -151,3 +151,37 @@ def test_a_call_inside_a_loop_is_not_written() -> None:
     source = "def test_loop():\n    for n in range(3):\n        f(n)\n"
     d = Difference("t.py::test_loop", 3, "f", 0, {"kind": "value", "value": "1"}, {})
     assert "inside a loop" in str(amplified_test(source, d))
+
+
+PARAMETRIZED = """
+import pytest
+
+from greet.core import Greeter
+
+
+@pytest.mark.parametrize("name,loud", [("bob", True), ("ann", False)])
+def test_shout(monkeypatch, name, loud):
+    if loud:
+        monkeypatch.setenv("GREET_STYLE", "loud")
+    g = Greeter()
+    g.feed(name)
+    assert g.shout()
+"""
+
+
+def test_a_parametrized_case_is_written_with_its_arguments_bound() -> None:
+    d = Difference(
+        "tests/test_core.py::test_shout[bob-True]",
+        line=13,
+        name="Greeter.shout",
+        index=0,
+        head={"kind": "value", "value": "'BOB!!'", "imports": []},
+        parent={"kind": "value", "value": "'BOB!'", "imports": []},
+        params={"name": ["'bob'", []], "loud": ["True", []]},
+    )
+    written = amplified_test(PARAMETRIZED, d)
+    assert not isinstance(written, str), written
+    text = amplified_module(PARAMETRIZED, [(["test_shout"], written)])
+    assert "parametrize" not in text and "def test_shout_changed(monkeypatch):" in text
+    assert "    name = 'bob'\n    loud = True\n" in text
+    assert text.rstrip().endswith("assert g.shout() == 'BOB!!'")
