@@ -37,8 +37,8 @@ MAX_TESTS = 400  # tests of the first observation
 MAX_RERUN = 40  # tests that ran a changed line, observed three times more
 MAX_FILES = 2  # files written (each costs several runs of the gates)
 PER_TARGET = 3  # tests written per changed target
-FIRST_SECONDS = 45.0  # the first run (every test of the files)
-RUN_SECONDS = 30.0  # each of the three others
+FIRST_SECONDS = 25.0  # the first run (every test of the files): a slower suite is skipped
+SECONDS = 50.0  # all four runs: the whole job stays within its two minutes
 TEST_SECONDS = 5.0  # one test, at most
 _TEMP = re.compile(r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\")
 
@@ -86,36 +86,36 @@ def generate_amplified(
     if not files:
         return ["amplify: no test file mentions a changed module"]
     sources = {rel: ws.read(rel) or "" for rel in files}
-    first = _observe(ws, fw, files, changed, 0, FIRST_SECONDS, test_seconds, MAX_TESTS)
-    if first.error:
+    survey = _observe(ws, fw, files, changed, 0, FIRST_SECONDS, test_seconds, MAX_TESTS, False)
+    if survey.error:
         return [
             f"amplify: the tests mentioning the changed modules could not be observed: "
-            f"{first.error}"
+            f"{survey.error}"
         ]
-    ran = [n for n, t in first.tests.items() if t.get("changed") and t.get("passed")]
+    ran = [n for n, t in survey.tests.items() if t.get("changed") and t.get("passed")]
     notes = [
-        f"amplify: {len(ran)} of {len(first.tests)} tests of {len(files)} file(s) ran a "
+        f"amplify: {len(ran)} of {len(survey.tests)} tests of {len(files)} file(s) ran a "
         "changed line and passed on the head"
-        + (f" (the first {MAX_TESTS} of {first.capped} were run)" if first.capped else "")
+        + (f" (the first {MAX_TESTS} of {survey.capped} were run)" if survey.capped else "")
     ]
     if not ran:
         return notes
     ran = ran[:MAX_RERUN]
     extra = _variants(ws, fw, ran, sources)
     nodes = ran + [n for _, ns in extra for n in ns]
-    head2 = _observe(ws, fw, nodes, changed, 1, RUN_SECONDS, test_seconds)
+    each = max(5.0, (SECONDS - (time.monotonic() - started)) / 4)
+    first, head2 = (_observe(ws, fw, nodes, changed, s, each, test_seconds) for s in (0, 1))
     with ws.replaced(parent_files):
-        parents = [
-            _observe(ws, fw, nodes, changed, seed, RUN_SECONDS, test_seconds) for seed in (0, 1)
-        ]
+        parents = [_observe(ws, fw, nodes, changed, s, each, test_seconds) for s in (0, 1)]
     for rel, _ in extra:
         ws.remove_test(rel)
-    broken = next((o.error for o in [head2, *parents] if o.error), "")
+    broken = next((o.error for o in [first, head2, *parents] if o.error), "")
     if broken:
         return [*notes, f"amplify: a later observation failed: {broken}"]
-    found = [d for n in nodes if (d := _first_difference(n, first, head2, parents))]
+    found = [ds for n in nodes if (ds := _differences(n, first, head2, parents))]
     notes.append(f"amplify: {len(found)} test(s) got another value on the parent")
-    written = _write(ws, fw, _chosen(found, targets, changed), sources, facts, notes)
+    writable = _writable(found, sources, notes)
+    written = _write(ws, _chosen(writable, targets, changed), sources, facts, notes)
     notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
     return notes
 
@@ -172,6 +172,7 @@ def _observe(
     seconds: float,
     test_seconds: float,
     max_tests: int = 0,
+    values: bool = True,
 ) -> Observed:
     scratch = ws.scratch()
     if not (scratch / "nova_probe.py").is_file():
@@ -189,6 +190,7 @@ def _observe(
                 "changed": {str(ws.root / p): lines for p, lines in changed.items()},
                 "out": str(out),
                 "max_tests": max_tests,
+                "values": values,
             }
         ),
         encoding="utf-8",
@@ -260,11 +262,18 @@ def _pinnable(outcome: dict[str, Any]) -> bool:
     )
 
 
-def _first_difference(
+DIFFERENCES = 6  # differing calls of one test tried, in the order the test made them
+
+
+def _differences(
     node: str, first: Observed, head2: Observed, parents: list[Observed]
-) -> Difference | None:
+) -> list[Difference]:
+    """The calls of the test whose steady outcome differs between the sides, in order
+    (the first one that can be written is: the test's body passes on both sides, so
+    cutting it after a later call is as sound as after the first)."""
     if not all((o.tests.get(node) or {}).get("passed") for o in (first, head2)):
-        return None
+        return []
+    out: list[Difference] = []
     head = [_keyed(first, node), _keyed(head2, node)]
     parent = [_keyed(p, node) for p in parents]
     for key in head[0]:
@@ -278,8 +287,10 @@ def _first_difference(
             mine = {"kind": "after", "facts": [fact[0]]}
             theirs = {"kind": "after", "facts": [fact[1]]}
         params = (first.tests.get(node) or {}).get("params")
-        return Difference(node, key[0], key[1], key[2], mine, theirs, params)
-    return None
+        out.append(Difference(node, key[0], key[1], key[2], mine, theirs, params))
+        if len(out) >= DIFFERENCES:
+            break
+    return out
 
 
 def _differing_fact(
@@ -294,22 +305,39 @@ def _differing_fact(
     return None
 
 
+def _writable(
+    found: list[list[Difference]], sources: dict[str, str], notes: list[str]
+) -> list[tuple[Difference, Written]]:
+    """Each test's first difference that can be written, with its test."""
+    out = []
+    for ds in found:
+        why = ""
+        for d in ds:
+            built = amplified_test(sources.get(d.node.split("::", 1)[0], ""), d)
+            if not isinstance(built, str):
+                out.append((d, built))
+                break
+            why = why or built
+        else:
+            notes.append(f"amplify: {ds[0].node}: no test: {why}")
+    return out
+
+
 def _chosen(
-    found: list[Difference], targets: list[Target], changed: dict[str, list[int]]
-) -> list[Difference]:
-    """Up to ``PER_TARGET`` per changed target: different callees first, one per test."""
+    found: list[tuple[Difference, Written]], targets: list[Target], changed: dict[str, list[int]]
+) -> list[tuple[Difference, Written]]:
+    """Up to ``PER_TARGET`` per changed target: different callees first, one per test
+    function (its parametrized cases would be written under one name)."""
     cap = PER_TARGET * max(1, len({(t.path, t.qualname) for t in targets if t.path in changed}))
-    first: list[Difference] = []
-    rest: list[Difference] = []
+    first: list[tuple[Difference, Written]] = []
+    rest: list[tuple[Difference, Written]] = []
     names: set[str] = set()
-    units: dict[
-        str, Difference
-    ] = {}  # one case of a parametrized test: each would be written under one name
-    for d in found:
-        units.setdefault(d.node.split("[", 1)[0], d)
-    for d in units.values():
-        (rest if d.name in names else first).append(d)
-        names.add(d.name)
+    units: dict[str, tuple[Difference, Written]] = {}
+    for pair in found:
+        units.setdefault(pair[0].node.split("[", 1)[0], pair)
+    for pair in units.values():
+        (rest if pair[0].name in names else first).append(pair)
+        names.add(pair[0].name)
     return (first + rest)[:cap]
 
 
@@ -318,20 +346,14 @@ def _chosen(
 
 def _write(
     ws: Workspace,
-    fw: Framework,
-    found: list[Difference],
+    found: list[tuple[Difference, Written]],
     sources: dict[str, str],
     facts: dict[str, dict[str, list[dict[str, object]]]] | None,
     notes: list[str],
 ) -> int:
     by_file: dict[str, list[tuple[Difference, Written]]] = {}
-    for d in found:
-        rel = d.node.split("::", 1)[0]
-        built = amplified_test(sources.get(rel, ""), d)
-        if isinstance(built, str):
-            notes.append(f"amplify: {d.node}: no test: {built}")
-            continue
-        by_file.setdefault(rel, []).append((d, built))
+    for d, built in found:
+        by_file.setdefault(d.node.split("::", 1)[0], []).append((d, built))
     count = 0
     for rel, tests in sorted(by_file.items(), key=lambda kv: -len(kv[1]))[:MAX_FILES]:
         text = amplified_module(

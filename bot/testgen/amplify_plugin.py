@@ -49,6 +49,7 @@ def pytest_configure(config: typing.Any) -> None:
     _PLAN["root_real"] = os.path.realpath(_PLAN["root"]) + os.sep
     _PLAN["files"] = {}  # filename -> "test" | "project" | "changed" | ""
     _PLAN["lines"] = {}  # filename -> its changed lines
+    _PLAN.setdefault("values", True)  # False: only which tests run a changed line
 
 
 def pytest_collection_modifyitems(config: typing.Any, items: list[typing.Any]) -> None:
@@ -103,7 +104,7 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
     kind = _kind(code.co_filename)
     caller = frame.f_back
     local = _lines if kind == "changed" else None
-    if caller is None or caller.f_code is not _STATE["code"] or not kind:
+    if caller is None or caller.f_code is not _STATE["code"] or not kind or not _PLAN["values"]:
         return local
     if code.co_flags & _GEN or code.co_name.startswith("<"):
         return local
@@ -217,7 +218,7 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
         function = function.__wrapped__
     _STATE.update(node=item.nodeid, counts={}, walked=0.0)
     _STATE["code"] = getattr(function, "__code__", None)
-    _record()["params"] = _params(item)
+    _record()["params"] = _params(item) if _PLAN["values"] else None
     previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
