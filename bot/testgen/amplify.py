@@ -50,6 +50,7 @@ class Observed:
     tests: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str = ""
     capped: int = 0
+    stopped: str = ""  # the run hit its time limit: the tests that ended are here
 
 
 @dataclass
@@ -97,6 +98,7 @@ def generate_amplified(
         f"amplify: {len(ran)} of {len(survey.tests)} tests of {len(files)} file(s) ran a "
         "changed line and passed on the head"
         + (f" (the first {MAX_TESTS} of {survey.capped} were run)" if survey.capped else "")
+        + (f" ({survey.stopped})" if survey.stopped else "")
     ]
     if not ran:
         return notes
@@ -218,14 +220,20 @@ def _observe(
             "PYTHONDONTWRITEBYTECODE": "1",
         },
     )
+    rows = out.read_text(encoding="utf-8").splitlines() if out.is_file() else []
+    out.unlink(missing_ok=True)
+    found = Observed()
+    for row in rows:
+        data = json.loads(row)
+        if "test" in data:
+            found.tests[data.pop("test")] = data
+        found.capped = int(data.get("capped") or found.capped)
     if run.timed_out:
-        return Observed(error=f"the run took over {seconds:g} s")
-    if not out.is_file():
+        found.stopped = f"stopped after {seconds:g} s"
+    elif not found.tests:
         tail = run.output.strip().splitlines()[-1:] or ["no output"]
-        return Observed(error=tail[0][:200])
-    data = json.loads(out.read_text(encoding="utf-8"))
-    out.unlink()
-    return Observed(tests=data.get("tests") or {}, capped=int(data.get("capped") or 0))
+        found.error = tail[0][:200]
+    return found
 
 
 # -- comparing --------------------------------------------------------------------------

@@ -9,7 +9,8 @@ called (its qualname), which occurrence at that line, and how it ended — the v
 Python source where it renders, else a repr without addresses; for a method that
 returned None, facts of its receiver afterwards; or the exception's type and message.
 Line events are asked only of the changed files' code: whether a test ran a changed line.
-The plan (``--nova-amp=PLAN.json``) names the files; the observations go to one JSON file.
+The plan (``--nova-amp=PLAN.json``) names the files; the observations go to one JSON-lines
+file, a line per test as it ends (a run stopped by its time limit still tells).
 """
 
 from __future__ import annotations
@@ -255,10 +256,15 @@ def pytest_runtest_logreport(report: typing.Any) -> None:
         row["passed"] = False
     elif report.when == "call" and row["passed"] is None:
         row["passed"] = report.passed
+    if report.when == "teardown":  # one line a test: a run stopped midway still tells
+        _write({"test": report.nodeid, **_OUT.pop(report.nodeid)})
+
+
+def _write(row: dict[str, typing.Any]) -> None:
+    with open(_PLAN["out"], "a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 def pytest_sessionfinish(session: typing.Any) -> None:
-    if not _PLAN:
-        return
-    with open(_PLAN["out"], "w", encoding="utf-8") as f:
-        json.dump({"tests": _OUT, "capped": _PLAN.get("capped", 0)}, f)
+    if _PLAN:
+        _write({"capped": _PLAN.get("capped", 0)})
