@@ -33,12 +33,14 @@ __all__ = ["Observed", "generate_amplified"]
 
 PLUGIN = Path(__file__).with_name("amplify_plugin.py")
 MAX_TEST_FILES = 30  # test files run in the first observation
-MAX_TESTS = 400  # tests of the first observation
-MAX_RERUN = 40  # tests that ran a changed line, observed three times more
+MAX_TESTS = 1000  # tests of the first observation (its time limit stops it sooner)
+MAX_RERUN = 300  # tests that ran a changed line, observed on the parent
+MAX_CONFIRMED = 30  # tests whose values differed there, observed once more on each side
 MAX_FILES = 2  # files written (each costs several runs of the gates)
 PER_TARGET = 3  # tests written per changed target
-FIRST_SECONDS = 25.0  # the first run (every test of the files): a slower suite is skipped
-SECONDS = 50.0  # all four runs: the whole job stays within its two minutes
+FIRST_SECONDS = 20.0  # the first run (every test of the files): it stops there
+PARENT_SECONDS = 20.0  # the parent's first run
+SECONDS = 55.0  # all four runs: the whole job stays within its two minutes
 TEST_SECONDS = 5.0  # one test, at most
 _TEMP = re.compile(r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\")
 
@@ -87,39 +89,70 @@ def generate_amplified(
     if not files:
         return ["amplify: no test file mentions a changed module"]
     sources = {rel: ws.read(rel) or "" for rel in files}
-    survey = _observe(ws, fw, files, changed, 0, FIRST_SECONDS, test_seconds, MAX_TESTS, False)
-    if survey.error:
+    first = _observe(ws, fw, files, changed, 0, FIRST_SECONDS, test_seconds, MAX_TESTS)
+    if first.error:
         return [
             f"amplify: the tests mentioning the changed modules could not be observed: "
-            f"{survey.error}"
+            f"{first.error}"
         ]
-    ran = [n for n, t in survey.tests.items() if t.get("changed") and t.get("passed")]
+    ran = [n for n, t in first.tests.items() if t.get("changed") and t.get("passed")]
     notes = [
-        f"amplify: {len(ran)} of {len(survey.tests)} tests of {len(files)} file(s) ran a "
+        f"amplify: {len(ran)} of {len(first.tests)} tests of {len(files)} file(s) ran a "
         "changed line and passed on the head"
-        + (f" (the first {MAX_TESTS} of {survey.capped} were run)" if survey.capped else "")
-        + (f" ({survey.stopped})" if survey.stopped else "")
+        + (f" (the first {MAX_TESTS} of {first.capped} were run)" if first.capped else "")
+        + (f" ({first.stopped})" if first.stopped else "")
     ]
     if not ran:
         return notes
-    ran = ran[:MAX_RERUN]
+    ran = _spread(ran, first)[:MAX_RERUN]
     extra = _variants(ws, fw, ran, sources)
-    nodes = ran + [n for _, ns in extra for n in ns]
-    each = max(5.0, (SECONDS - (time.monotonic() - started)) / 4)
-    first, head2 = (_observe(ws, fw, nodes, changed, s, each, test_seconds) for s in (0, 1))
+    if extra:  # the variants' first head run
+        more = _observe(
+            ws, fw, [n for _, ns in extra for n in ns], changed, 0, PARENT_SECONDS, test_seconds
+        )
+        first.tests.update(more.tests)
+        ran += list(more.tests)
+    # the parent once on every test that ran a changed line; both sides' second runs
+    # only on the tests whose values differed there
     with ws.replaced(parent_files):
-        parents = [_observe(ws, fw, nodes, changed, s, each, test_seconds) for s in (0, 1)]
+        parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS, test_seconds)
+    seen = [n for n in ran if _differences(n, first, first, [parent])][:MAX_CONFIRMED]
+    each = max(5.0, (SECONDS - (time.monotonic() - started)) / 2)
+    head2 = _observe(ws, fw, seen, changed, 1, each, test_seconds) if seen else Observed()
+    with ws.replaced(parent_files):
+        parent2 = _observe(ws, fw, seen, changed, 1, each, test_seconds) if seen else Observed()
     for rel, _ in extra:
         ws.remove_test(rel)
-    broken = next((o.error for o in [first, head2, *parents] if o.error), "")
+    broken = next((o.error for o in [parent, head2, parent2] if o.error), "")
     if broken:
         return [*notes, f"amplify: a later observation failed: {broken}"]
-    found = [ds for n in nodes if (ds := _differences(n, first, head2, parents))]
-    notes.append(f"amplify: {len(found)} test(s) got another value on the parent")
+    found = [ds for n in seen if (ds := _differences(n, first, head2, [parent, parent2]))]
+    notes.append(
+        f"amplify: {len(found)} test(s) got another value on the parent"
+        + (f" ({len(seen) - len(found)} more only in one run)" if len(seen) > len(found) else "")
+    )
     writable = _writable(found, sources, notes)
     written = _write(ws, _chosen(writable, targets, changed), sources, facts, notes)
     notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
     return notes
+
+
+def _spread(nodes: list[str], survey: Observed) -> list[str]:
+    """The tests in an order that reaches every changed line early: each round takes,
+    in the suite's order, a test that runs a changed line none taken before ran."""
+    left = list(nodes)
+    out: list[str] = []
+    while left:
+        seen: set[str] = set()
+        taken: list[str] = []
+        for node in left:
+            hit = set(survey.tests[node].get("hit") or [])
+            if not hit <= seen or not taken:
+                taken.append(node)
+                seen |= hit
+        out += taken
+        left = [n for n in left if n not in taken]
+    return out
 
 
 def _variants(
@@ -174,7 +207,6 @@ def _observe(
     seconds: float,
     test_seconds: float,
     max_tests: int = 0,
-    values: bool = True,
 ) -> Observed:
     scratch = ws.scratch()
     if not (scratch / "nova_probe.py").is_file():
@@ -192,7 +224,6 @@ def _observe(
                 "changed": {str(ws.root / p): lines for p, lines in changed.items()},
                 "out": str(out),
                 "max_tests": max_tests,
-                "values": values,
             }
         ),
         encoding="utf-8",
@@ -248,12 +279,21 @@ def _outcome(call: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in call.items() if k not in ("line", "name", "index")}
 
 
+WALKED = ("after", "object")  # outcomes shown by facts of an object
+
+
 def _steady(runs: list[dict[tuple[int, str, int], dict[str, Any]]], key: Any) -> Any:
     """The outcome every run showed alike for ``key``, else None."""
     seen = [_outcome(r[key]) for r in runs if key in r]
-    if len(seen) != len(runs) or any(s != seen[0] for s in seen):
+    if len(seen) != len(runs):
         return None
-    return seen[0]
+    if all(s["kind"] == seen[0]["kind"] for s in seen) and seen[0]["kind"] in WALKED:
+        # a walk stops at its time limit: the facts every run showed alike
+        others = [{json.dumps(f) for f in s["facts"]} for s in seen[1:]]
+        facts = [f for f in seen[0]["facts"] if all(json.dumps(f) in o for o in others)]
+        same = all(s.get("repr") == seen[0].get("repr") for s in seen)
+        return {**seen[0], "facts": facts, "repr": seen[0].get("repr") if same else None}
+    return seen[0] if all(s == seen[0] for s in seen) else None
 
 
 def _pinnable(outcome: dict[str, Any]) -> bool:
@@ -286,19 +326,36 @@ def _differences(
     parent = [_keyed(p, node) for p in parents]
     for key in head[0]:
         mine, theirs = _steady(head, key), _steady(parent, key)
-        if mine is None or theirs is None or mine == theirs or not _pinnable(mine):
+        if mine is None or theirs is None or mine == theirs:
             continue
-        if mine["kind"] == "after" and theirs["kind"] == "after":
-            fact = _differing_fact(mine["facts"], theirs["facts"])
-            if fact is None:
+        if mine["kind"] == theirs["kind"] and mine["kind"] in ("after", "object"):
+            narrowed = _narrowed(mine, theirs)
+            if narrowed is None:
                 continue
-            mine = {"kind": "after", "facts": [fact[0]]}
-            theirs = {"kind": "after", "facts": [fact[1]]}
+            mine, theirs = narrowed
+        if not _pinnable(mine):
+            continue
         params = (first.tests.get(node) or {}).get("params")
         out.append(Difference(node, key[0], key[1], key[2], mine, theirs, params))
         if len(out) >= DIFFERENCES:
             break
     return out
+
+
+def _narrowed(
+    mine: dict[str, Any], theirs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """An object (or what a call left in its receiver) on both sides: the one thing to
+    assert of it — its repr when both are text that differs, else its first fact that
+    differs (of those that can be pinned)."""
+    kind = mine["kind"]
+    if mine.get("repr") and theirs.get("repr") and _pinnable({"v": mine["repr"]}):
+        return {"kind": "repr", "value": mine["repr"]}, {"kind": "repr", "value": theirs["repr"]}
+    facts = [f for f in mine["facts"] if _pinnable({"v": f})]
+    fact = _differing_fact(facts, theirs["facts"])
+    if fact is None:
+        return None
+    return {"kind": kind, "facts": [fact[0]]}, {"kind": kind, "facts": [fact[1]]}
 
 
 def _differing_fact(
@@ -395,9 +452,10 @@ def _shown(outcome: dict[str, Any]) -> str:
     if outcome["kind"] == "raises":
         message = outcome.get("message")
         return f"raises {outcome['type']}" + (f"({message!r})" if message else "")
-    if outcome["kind"] == "after":
+    if outcome["kind"] in ("after", "object"):
         fact = outcome["facts"][0]
-        return f"None, leaving {fact[0].replace('{r}', 'it')} == {fact[1]}"
+        left = "None, leaving " if outcome["kind"] == "after" else ""
+        return f"{left}{fact[0].replace('{r}', 'it')} == {fact[1]}"
     return str(outcome.get("value"))[:200]
 
 
@@ -449,7 +507,7 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     if isinstance(bound, str):
         return bound
     head_imports = list(d.head.get("imports") or [])
-    if d.head["kind"] == "after":
+    if d.head["kind"] in ("after", "object"):
         head_imports += list(d.head["facts"][0][2])
     d.head["asserted"] = ast.unparse(target)
     del body[index:]
@@ -609,6 +667,10 @@ def _checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] |
         expr, shown = head["facts"][0][0], head["facts"][0][1]
         check = f"assert {expr.replace('{r}', ast.unparse(receiver))} == {shown}"
         return [stmt, *ast.parse(check).body]
+    if head["kind"] == "object":
+        expr, shown = head["facts"][0][0], head["facts"][0][1]
+        check = f"assert {expr.replace('{r}', ast.unparse(value))} == {shown}"
+        return [*keep, *ast.parse(check).body]
     return f"head's outcome cannot be asserted ({head['kind']})"
 
 

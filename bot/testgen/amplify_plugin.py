@@ -30,7 +30,7 @@ _STATE: dict[str, typing.Any] = {"node": None, "code": None, "counts": {}}
 _OUT: dict[str, dict[str, typing.Any]] = {}
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{6,}")
 _GEN = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator, iterable coroutine
-FACTS_SECONDS = 1.0  # receivers walked per test, in all
+FACTS_SECONDS = 0.15  # objects walked per test, in all
 SHOWN = 300  # characters of a value kept
 
 
@@ -50,7 +50,6 @@ def pytest_configure(config: typing.Any) -> None:
     _PLAN["root_real"] = os.path.realpath(_PLAN["root"]) + os.sep
     _PLAN["files"] = {}  # filename -> "test" | "project" | "changed" | ""
     _PLAN["lines"] = {}  # filename -> its changed lines
-    _PLAN.setdefault("values", True)  # False: only which tests run a changed line
 
 
 def pytest_collection_modifyitems(config: typing.Any, items: list[typing.Any]) -> None:
@@ -105,7 +104,7 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
     kind = _kind(code.co_filename)
     caller = frame.f_back
     local = _lines if kind == "changed" else None
-    if caller is None or caller.f_code is not _STATE["code"] or not kind or not _PLAN["values"]:
+    if caller is None or caller.f_code is not _STATE["code"] or not kind:
         return local
     if code.co_flags & _GEN or code.co_name.startswith("<"):
         return local
@@ -121,7 +120,9 @@ def _lines(frame: typing.Any, event: str, arg: object) -> typing.Any:
         if lines is None:
             lines = _PLAN["lines"][name] = _PLAN["changed_real"].get(os.path.realpath(name), ())
         if frame.f_lineno in lines:
-            _record()["changed"] = True
+            row = _record()
+            row["changed"] = True
+            row["hit"].add(f"{name}:{frame.f_lineno}")
     return _lines
 
 
@@ -151,7 +152,7 @@ class _Call:
 
 def _record() -> dict[str, typing.Any]:
     node = _STATE["node"]
-    return _OUT.setdefault(node, {"changed": False, "calls": [], "passed": None})
+    return _OUT.setdefault(node, {"changed": False, "calls": [], "passed": None, "hit": set()})
 
 
 def _observe(call: _Call, value: object) -> None:
@@ -185,10 +186,12 @@ def _value(value: object, receiver: object) -> dict[str, typing.Any]:
     if value is None and receiver is not None:
         return {"kind": "after", "facts": _facts(receiver)}
     try:
-        text = _ADDRESS.sub(" at 0x…", repr(value))
-    except Exception:
-        return {"kind": "unshown"}
-    return {"kind": "repr", "value": text[:SHOWN], "type": type(value).__name__}
+        text = repr(value)
+    except Exception:  # the project's __repr__
+        text = ""
+    plain = text if text and len(text) <= SHOWN and not _ADDRESS.search(text) else None
+    # what a test can assert of it: its repr when that is steady text, else its facts
+    return {"kind": "object", "repr": plain, "facts": _facts(value)}
 
 
 def _facts(receiver: object) -> list[list[typing.Any]]:
@@ -199,7 +202,7 @@ def _facts(receiver: object) -> list[list[typing.Any]]:
     if spent > FACTS_SECONDS:
         return []
     started = time.monotonic()
-    objects.WALK_SECONDS = 0.05
+    objects.WALK_SECONDS = 0.03
     objects.FACTS = 80
     try:
         found = objects.facts(receiver, probe.render)
@@ -219,7 +222,7 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
         function = function.__wrapped__
     _STATE.update(node=item.nodeid, counts={}, walked=0.0)
     _STATE["code"] = getattr(function, "__code__", None)
-    _record()["params"] = _params(item) if _PLAN["values"] else None
+    _record()["params"] = _params(item)
     previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
@@ -257,7 +260,8 @@ def pytest_runtest_logreport(report: typing.Any) -> None:
     elif report.when == "call" and row["passed"] is None:
         row["passed"] = report.passed
     if report.when == "teardown":  # one line a test: a run stopped midway still tells
-        _write({"test": report.nodeid, **_OUT.pop(report.nodeid)})
+        row = _OUT.pop(report.nodeid)
+        _write({"test": report.nodeid, **row, "hit": sorted(row["hit"])})
 
 
 def _write(row: dict[str, typing.Any]) -> None:
