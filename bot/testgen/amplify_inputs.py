@@ -363,6 +363,7 @@ class _Inputs:
         out: list[ast.expr] = []
         for dec in self.func.decorator_list:
             out += _parametrize_inputs(dec)
+        found: list[ast.expr] = []  # the body's, in the order written
         body = self.func.body
         if body and isinstance(body[0], ast.Expr) and isinstance(_const(body[0].value), str):
             body = body[1:]  # the docstring
@@ -372,8 +373,8 @@ class _Inputs:
                 negated = isinstance(parent, ast.UnaryOp) and _literal(parent)
                 if isinstance(node, ast.expr) and _literal(node) and not negated:
                     if self._is_input(node):
-                        out.append(node)
-        return out
+                        found.append(node)
+        return out + sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
     def _is_input(self, node: ast.expr) -> bool:
         if id(node) in self.expected:
