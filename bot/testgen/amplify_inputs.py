@@ -213,14 +213,32 @@ def steer_from_change(
 # ---- the values a literal is changed to (as Python source) ----
 
 
-def _placed_text(value: str, pieces: list[str]) -> list[str]:
-    """``value`` with each piece at its end, then each at its start, inside it, in its
-    place."""
-    fresh = [p for p in pieces if p and p not in value]
+def _placed_text(value: str, pieces: list[str]) -> tuple[list[str], list[str]]:
+    """``value`` with each piece it lacks at its end, and each piece it holds broken
+    (first); then the pieces at its start, inside it, in its place, the other breaks."""
+    first: list[str] = []
+    later: list[str] = []
+    fresh = [p for p in dict.fromkeys(pieces) if p and p not in value]
+    for piece in dict.fromkeys(pieces):
+        if piece and piece in value:
+            broken = _broken(value, piece)
+            first += broken[:1]
+            later += broken[1:]
+        elif piece:
+            first.append(value + piece)
     middle = len(value) // 2
-    out = [value + p for p in fresh] + [p + value for p in fresh]
-    out += [value[:middle] + p + value[middle:] for p in fresh] + fresh
-    return out
+    rest = [p + value for p in fresh] + [value[:middle] + p + value[middle:] for p in fresh]
+    return first, rest + later + fresh
+
+
+def _broken(value: str, piece: str) -> list[str]:
+    """``value`` with one occurrence of ``piece`` made other characters of its length,
+    the last occurrence first, then the first, then the others: a change that now
+    requires the piece (a terminator checked, not skipped) shows where it is missing."""
+    at = [m.start() for m in re.finditer(re.escape(piece), value)][:8]
+    other = "".join("Y" if c == "X" else "X" for c in piece)
+    order = list(dict.fromkeys([at[-1], at[0], *at[1:-1]]))[:4]
+    return [value[:i] + other + value[i + len(piece) :] for i in order]
 
 
 def _at_an_end(source: str, value: str) -> bool:
@@ -236,10 +254,11 @@ def _resized(value: str, lengths: tuple[int, ...]) -> list[str]:
 def _text_values(value: str, steer: Steer) -> list[str]:
     pieces = [*steer.strings, *steer.chars]
     marks = [p for p in pieces if 0 < len(p) <= 2 and not any(c.isalnum() for c in p)]
-    out = [repr(v) for v in _placed_text(value, pieces)[: len(pieces)]]  # at the end
+    first, rest = _placed_text(value, pieces)
+    out = [repr(v) for v in first]
     placed = _placings(repr(value), marks)  # after a separator first (``a=b`` -> ``a= #b``)
     out += sorted(placed, key=lambda p: _at_an_end(p, value))
-    out += [repr(v) for v in _placed_text(value, pieces)[len(pieces) :]]
+    out += [repr(v) for v in rest]
     out += [repr(c) for c in steer.contrasts] + [repr(value + c) for c in steer.contrasts]
     out += [repr(v) for v in _resized(value, steer.lengths)]
     return out
@@ -253,8 +272,8 @@ def _bytes_values(value: bytes, steer: Steer) -> list[str]:
         except UnicodeEncodeError:
             continue
     text = value.decode("latin-1")
-    out = _placed_text(text, [p.decode("latin-1") for p in dict.fromkeys(pieces)])
-    out += _resized(text, steer.lengths)
+    first, rest = _placed_text(text, [p.decode("latin-1") for p in dict.fromkeys(pieces)])
+    out = first + rest + _resized(text, steer.lengths)
     return [repr(v.encode("latin-1")) for v in out]
 
 

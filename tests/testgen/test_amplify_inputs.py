@@ -288,7 +288,9 @@ def test_a_setenv_value_is_an_input_its_name_is_not() -> None:
     olds = {_changed(original, _function(result, v.qualname))[0][0] for v in variants}
     assert "/srv/app" in olds and "strict" in olds
     assert not olds & {"APP_HOME", "sep", "home"}
-    assert variants[0].description == "line 7: \"/srv/app\" -> '/srv/app//'"
+    # "//" (not in the value) at its end; "/" (in it) broken at its last place
+    assert variants[0].description == "line 7: \"/srv/app\" -> '/srvXapp'"
+    assert "line 7: \"/srv/app\" -> '/srv/app//'" in {v.description for v in variants[:6]}
 
 
 MACHINE_MODULE = """from pkg.wire import Reader
