@@ -1,0 +1,678 @@
+"""Input variants of the project's own tests: copies of one test, each with ONE literal
+input changed towards what the changed lines test (DSpot-style input amplification).
+
+The tests that run the changed lines often never reach the changed branch: the changed
+condition tests a character, a prefix, a number range that no test input holds. The
+amplifier (``amplify``) runs the copies exactly like the original tests and compares what
+their calls return on the head and on the parent.
+
+- **Steer** (``steer_from_change``): the literals of the changed lines and of the removed
+  lines they replace (``steer.literals``: the values the change brought first), strings a
+  changed regex matches differently (``steer.contrasts``), the characters a changed ``in``
+  tests for, comparison bounds (``n >= 1024`` gives 1023, 1024, 1025; ``len(x) > 3`` asks
+  for texts 3 and 4 long), bytes literals, the exceptions a changed ``except`` / ``raise``
+  names (``extremes``), ``None`` for a changed ``is None``, containment (``nearby``) and
+  case / space transforms.
+- **Which literals are inputs**: arguments of calls (not of ``pytest.raises``, an
+  ``assert*`` method, ``print``), values of assignments whose name is not an expected
+  value, the last argument of ``setenv`` / ``setattr`` / ``setitem``, the input columns of
+  ``pytest.mark.parametrize`` rows and of tables a ``for`` loops over (a column named like
+  ``expected`` is kept), never the expected side of an ``assert``, a docstring, a dict key
+  or a subscript.
+- **Variants**: per literal, the values steered by the change first, then generic ones
+  (one element longer / shorter, +-1, 0, negated); the literals take turns. A copy is the
+  test's own text with the literal's span replaced and the name made unique
+  (``test_x__v1``), appended to the module (to its class for a method); the module's other
+  text stays byte for byte, and a copy that does not compile is dropped.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caught_types, transforms
+from bot.testgen.nearby import _nearby, containment_names
+from bot.testgen.steer import _placings, contrasts, literals
+
+__all__ = ["Steer", "Variant", "add_variants", "steer_from_change"]
+
+MAX_VALUE = 300  # characters of a new literal's source
+_EXPECTED = re.compile(r"expect|want|result|output|answer|golden|correct|^(exp|out|res|ref)$", re.I)
+_NAME_ARGS = {"setenv", "setattr", "setitem", "delenv", "delattr", "delitem", "patch"}
+_NOT_INPUT_CALLS = {"raises", "warns", "skip", "fail", "xfail", "approx", "print", "subTest"}
+_CASE = frozenset({"lower", "upper", "casefold", "title", "capitalize", "swapcase"})
+_NOT_INPUT_CALLS |= {
+    "debug",
+    "info",
+    "warning",
+    "error",
+    "exception",
+    "skipTest",
+    "deprecated_call",
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str  # the new test function's name
+    qualname: str  # with its class if any
+    description: str  # what changed: "line 14: 'a=b' -> 'a= #b'"
+
+
+@dataclass(frozen=True)
+class Steer:
+    """What the changed lines test, to change the tests' literals towards."""
+
+    strings: tuple[str, ...] = ()  # literals of the changed (then removed) lines
+    chars: tuple[str, ...] = ()  # single characters tested (an ``in``, a code point)
+    contrasts: tuple[str, ...] = ()  # strings a changed regex matches differently
+    byteses: tuple[bytes, ...] = ()
+    numbers: tuple[int, ...] = ()  # literals and comparison bounds (n - 1, n, n + 1)
+    floats: tuple[float, ...] = ()
+    lengths: tuple[int, ...] = ()  # lengths a changed ``len(x) > n`` sits between
+    exceptions: tuple[str, ...] = ()  # named in a changed ``except`` / ``raise``
+    none: bool = False  # a changed ``is None``
+    containment: bool = False  # a changed line (or a neighbour) tests containment
+    transforms: tuple[str, ...] = ()  # case / whitespace methods the changed lines call
+
+
+def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
+    """The parent's line numbers that the changed head lines replace (or that were
+    deleted next to them)."""
+    out: list[int] = []
+    matcher = difflib.SequenceMatcher(None, parent, head, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        span = set(range(j1 + 1, j2 + 1)) if j2 > j1 else {j1, j1 + 1}
+        if span & changed:
+            out += range(i1 + 1, i2 + 1)
+    return out
+
+
+def _rows(rows: list[str], lines: list[int]) -> list[str]:
+    return [rows[n - 1] for n in lines if 0 < n <= len(rows)]
+
+
+def _byte_literals(rows: list[str]) -> list[bytes]:
+    out: list[bytes] = []
+    for row in rows:
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(row.strip() + "\n").readline))
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            continue
+        for tok in tokens:
+            if tok.type == tokenize.STRING and tok.string.lstrip("rR")[:1] in "bB":
+                try:
+                    value = ast.literal_eval(tok.string)
+                except (ValueError, SyntaxError):
+                    continue
+                if isinstance(value, bytes) and 0 < len(value) <= 20:
+                    out.append(value)
+    return out
+
+
+@dataclass
+class _Conditions:
+    numbers: list[int]
+    floats: list[float]
+    lengths: list[int]
+    chars: list[str]
+    none: bool = False
+
+
+def _conditions(source: str, lines: list[int], into: _Conditions) -> None:
+    """Comparison bounds, ``len`` bounds, the characters of a string an ``in`` tests
+    against and ``is None`` on ``lines`` of ``source``."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return
+    wanted = set(lines)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or node.lineno not in wanted:
+            continue
+        operands = [node.left, *node.comparators]
+        for op, left, right in zip(node.ops, operands, operands[1:], strict=False):
+            pair = [(left, right), (right, left)]
+            if isinstance(op, ast.Is | ast.IsNot) and any(_const(o) is None for o in (left, right)):
+                into.none = True
+            if isinstance(op, ast.In | ast.NotIn):
+                text = _const(right)
+                if isinstance(text, str) and len(text) <= 12:
+                    into.chars += list(text)
+                char = _const(left)
+                if isinstance(char, str) and len(char) == 1:
+                    into.chars.append(char)
+                continue
+            for side, other in pair:
+                value = _const(side)
+                if type(value) is int and abs(value) < 10**9:
+                    bounds = [value - 1, value, value + 1]
+                    if _is_len(other):
+                        into.lengths += [b for b in bounds if 0 <= b <= 200]
+                    into.numbers += bounds
+                elif type(value) is float:
+                    into.floats += [value, value - 1, value + 1]
+
+
+def _const(node: ast.expr) -> object:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _const(node.operand)
+        if type(inner) in (int, float):
+            return -inner  # type: ignore[operator]
+    return ...
+
+
+def _is_len(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+
+
+def steer_from_change(
+    head_source: str, parent_source: str | None, changed_lines: set[int]
+) -> Steer:
+    """What the changed lines of a module (and the parent's lines they replace) test."""
+    head = head_source.split("\n")
+    changed = sorted(changed_lines)
+    parent = parent_source.split("\n") if parent_source is not None else []
+    removed = _removed_lines(parent, head, set(changed)) if parent_source is not None else []
+    added_rows, removed_rows = _rows(head, changed), _rows(parent, removed)
+    strings, numbers, chars = literals(added_rows, removed_rows)
+    found = _Conditions([], [], [], [])
+    _conditions(head_source, changed, found)
+    exceptions = caught_types(head_source, changed)[::-1]  # an added type goes last
+    methods = transforms(head_source, changed)
+    contains = bool(containment_names(head_source, changed))
+    if parent_source is not None:
+        _conditions(parent_source, removed, found)
+        exceptions += caught_types(parent_source, removed)[::-1]
+        methods += transforms(parent_source, removed)
+        contains = contains or bool(containment_names(parent_source, removed))
+    return Steer(
+        strings=tuple(strings),
+        chars=tuple(dict.fromkeys([*found.chars, *chars]))[:12],
+        contrasts=tuple(contrasts(added_rows, removed_rows)),
+        byteses=tuple(dict.fromkeys(_byte_literals(added_rows) + _byte_literals(removed_rows)))[:8],
+        numbers=tuple(dict.fromkeys([*found.numbers, *numbers]))[:12],
+        floats=tuple(dict.fromkeys(found.floats))[:6],
+        lengths=tuple(dict.fromkeys(found.lengths))[:6],
+        exceptions=tuple(dict.fromkeys(e for e in exceptions if e in _MAKERS)),
+        none=found.none,
+        containment=contains,
+        transforms=tuple(dict.fromkeys(methods)),
+    )
+
+
+# ---- the values a literal is changed to (as Python source) ----
+
+
+def _placed_text(value: str, pieces: list[str]) -> tuple[list[str], list[str]]:
+    """``value`` with each piece it lacks at its end, and each piece it holds broken
+    (first); then the pieces at its start, inside it, in its place, the other breaks."""
+    first: list[str] = []
+    later: list[str] = []
+    fresh = [p for p in dict.fromkeys(pieces) if p and p not in value]
+    for piece in dict.fromkeys(pieces):
+        if piece and piece in value:
+            broken = _broken(value, piece)
+            first += broken[:1]
+            later += broken[1:]
+        elif piece:
+            first.append(value + piece)
+    middle = len(value) // 2
+    rest = [p + value for p in fresh] + [value[:middle] + p + value[middle:] for p in fresh]
+    return first, rest + later + fresh
+
+
+def _broken(value: str, piece: str) -> list[str]:
+    """``value`` with one occurrence of ``piece`` made other characters of its length,
+    the last occurrence first, then the first, then the others: a change that now
+    requires the piece (a terminator checked, not skipped) shows where it is missing."""
+    at = [m.start() for m in re.finditer(re.escape(piece), value)][:8]
+    other = "".join("Y" if c == "X" else "X" for c in piece)
+    order = list(dict.fromkeys([at[-1], at[0], *at[1:-1]]))[:4]
+    return [value[:i] + other + value[i + len(piece) :] for i in order]
+
+
+def _at_an_end(source: str, value: str) -> bool:
+    placed = ast.literal_eval(source)
+    return isinstance(placed, str) and (placed.endswith(value) or placed.startswith(value))
+
+
+def _resized(value: str, lengths: tuple[int, ...]) -> list[str]:
+    pad = value[-1:] or "a"
+    return [value[:n] if n <= len(value) else value + pad * (n - len(value)) for n in lengths]
+
+
+def _text_values(value: str, steer: Steer) -> list[str]:
+    pieces = [*steer.strings, *steer.chars]
+    marks = [p for p in pieces if 0 < len(p) <= 2 and not any(c.isalnum() for c in p)]
+    first, rest = _placed_text(value, pieces)
+    out = [repr(v) for v in first]
+    placed = _placings(repr(value), marks)  # after a separator first (``a=b`` -> ``a= #b``)
+    out += sorted(placed, key=lambda p: _at_an_end(p, value))
+    out += [repr(v) for v in rest]
+    out += [repr(c) for c in steer.contrasts] + [repr(value + c) for c in steer.contrasts]
+    out += [repr(v) for v in _resized(value, steer.lengths)]
+    return out
+
+
+def _bytes_values(value: bytes, steer: Steer) -> list[str]:
+    pieces = list(steer.byteses)
+    for text in (*steer.strings, *steer.chars, *steer.contrasts):
+        try:
+            pieces.append(text.encode("latin-1"))
+        except UnicodeEncodeError:
+            continue
+    text = value.decode("latin-1")
+    first, rest = _placed_text(text, [p.decode("latin-1") for p in dict.fromkeys(pieces)])
+    out = first + rest + _resized(text, steer.lengths)
+    return [repr(v.encode("latin-1")) for v in out]
+
+
+def _number_values(value: int | float, steer: Steer) -> list[str]:
+    if isinstance(value, int):
+        return [repr(n) for n in steer.numbers]
+    return [repr(float(n)) for n in (*steer.floats, *steer.numbers)]
+
+
+def _steered(source: str, value: object, steer: Steer) -> list[str]:
+    """Sources of the values steered by the change, for a literal ``value``."""
+    out: list[str] = []
+    if isinstance(value, str):
+        out += _text_values(value, steer)
+        if steer.containment:
+            out += _nearby(source)
+    elif isinstance(value, bytes):
+        out += _bytes_values(value, steer)
+        if steer.containment:
+            out += _nearby(source)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        out += _number_values(value, steer)
+    for name in steer.exceptions:
+        out += _values(source, make=_MAKERS[name])
+    if set(steer.transforms) & _CASE:
+        out += _made(source, make=_cased)
+    if set(steer.transforms) - _CASE:
+        out += _made(source, make=_spaced)
+    if steer.none:
+        out.append("None")
+    return out
+
+
+def _generic(source: str, value: object) -> list[str]:
+    if isinstance(value, str | bytes):
+        return [*_nearby(source), repr(value[:0])]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [repr(v) for v in (value + 1, value - 1, type(value)(0), -value)]
+    return []
+
+
+# ---- which literals of a test are inputs ----
+
+
+def _literal(node: ast.AST) -> bool:
+    value = _const(node) if isinstance(node, ast.expr) else ...
+    return type(value) in (str, bytes, int, float)
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _contains_call(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) for n in ast.walk(node))
+
+
+def _expected_ids(func: ast.AST) -> set[int]:
+    """The nodes on the expected side of the test's asserts (the operands of an
+    ``assert`` comparison without a call when another has one; ``assertEqual``'s second
+    argument; messages)."""
+    sides: list[ast.AST] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assert):
+            sides += [node.msg] if node.msg is not None else []
+            if isinstance(node.test, ast.Compare):
+                operands = [node.test.left, *node.test.comparators]
+                actual = [o for o in operands if _contains_call(o)]
+                sides += [o for o in operands if o not in actual] if actual else operands
+        elif isinstance(node, ast.Call) and _callee(node).startswith("assert"):
+            name = _callee(node)
+            if "Raises" in name or "Warns" in name:
+                sides += node.args[: 2 if "Regex" in name else 1]
+            else:
+                sides += node.args[1:]
+            sides += [k.value for k in node.keywords if k.arg == "msg"]
+    return {id(n) for side in sides for n in ast.walk(side)}
+
+
+def _column(path: list[ast.AST], table: ast.AST, target: ast.AST) -> str:
+    """The name the loop ``for <target> in <table>`` gives the row item on ``path``."""
+    if not isinstance(table, ast.List | ast.Tuple | ast.Set) or not isinstance(target, ast.Tuple):
+        return ""
+    on = {id(n) for n in path}
+    row = next((e for e in table.elts if id(e) in on), None)
+    if not isinstance(row, ast.Tuple | ast.List):
+        return ""
+    for i, item in enumerate(row.elts):
+        if id(item) in on and i < len(target.elts):
+            name = target.elts[i]
+            return name.id if isinstance(name, ast.Name) else ""
+    return ""
+
+
+class _Inputs:
+    """The input literals of one test function."""
+
+    def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.func = func
+        self.parents = {id(c): p for p in ast.walk(func) for c in ast.iter_child_nodes(p)}
+        self.expected = _expected_ids(func)
+        self.loops = [n for n in ast.walk(func) if isinstance(n, ast.For | ast.AsyncFor)]
+
+    def found(self) -> list[ast.expr]:
+        out: list[ast.expr] = []
+        for dec in self.func.decorator_list:
+            out += _parametrize_inputs(dec)
+        found: list[ast.expr] = []  # the body's, in the order written
+        body = self.func.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(_const(body[0].value), str):
+            body = body[1:]  # the docstring
+        for stmt in body:
+            for node in ast.walk(stmt):
+                parent = self.parents.get(id(node))
+                negated = isinstance(parent, ast.UnaryOp) and _literal(parent)
+                if isinstance(node, ast.expr) and _literal(node) and not negated:
+                    if self._is_input(node):
+                        found.append(node)
+        return out + sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+    def _is_input(self, node: ast.expr) -> bool:
+        if id(node) in self.expected:
+            return False
+        path: list[ast.AST] = [node]
+        child: ast.AST = node
+        while (parent := self.parents.get(id(child))) is not None and parent is not self.func:
+            path.append(parent)
+            verdict = self._step(parent, child, path)
+            if verdict is not None:
+                return verdict
+            child = parent
+        return False
+
+    def _step(self, parent: ast.AST, child: ast.AST, path: list[ast.AST]) -> bool | None:
+        """Whether ``child`` (on ``path``) is an input, decided at ``parent``; None: go up."""
+        if isinstance(parent, ast.JoinedStr | ast.Assert | ast.Return):
+            return False
+        if isinstance(parent, ast.Dict) and child in parent.keys:
+            return False
+        if isinstance(parent, ast.Subscript) and child is parent.slice:
+            return False
+        if isinstance(parent, ast.Call):
+            return self._argument(parent, child)
+        if isinstance(parent, ast.For | ast.AsyncFor) and child is parent.iter:
+            return not _EXPECTED.search(_column(path, parent.iter, parent.target))
+        if isinstance(parent, ast.Assign | ast.AnnAssign) and child is parent.value:
+            targets: list[ast.expr] = (
+                parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            )
+            return self._assigned(targets, parent.value, path)
+        return None
+
+    def _argument(self, call: ast.Call, child: ast.AST) -> bool:
+        name = _callee(call)
+        if child is call.func or name in _NOT_INPUT_CALLS:
+            return False
+        if name.startswith("assert"):
+            first = 3 if "Regex" in name else 2
+            raises = "Raises" in name or "Warns" in name
+            return raises and child in call.args and call.args.index(child) >= first
+        if name in _NAME_ARGS:  # setenv(name, value), setattr(target, name, value): the value
+            last = call.args[-1] if len(call.args) >= 2 else None
+            return child is last and name.startswith("set")
+        return not (isinstance(child, ast.keyword) and child.arg in ("msg", "match", "id", "ids"))
+
+    def _assigned(self, targets: list[ast.expr], value: ast.expr, path: list[ast.AST]) -> bool:
+        names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        if not names or any(_EXPECTED.search(n) for n in names):
+            return False
+        loads = [
+            n
+            for n in ast.walk(self.func)
+            if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
+        ]
+        if not loads or all(id(n) in self.expected for n in loads):
+            return False  # never used, or only compared against
+        for loop in self.loops:  # a table the test loops over: its input columns
+            if isinstance(loop.iter, ast.Name) and loop.iter.id in names:
+                if _EXPECTED.search(_column(path, value, loop.target)):
+                    return False
+        return True
+
+
+def _parametrize_inputs(dec: ast.expr) -> list[ast.expr]:
+    """The literals of a ``pytest.mark.parametrize`` decorator's rows, not those of a
+    column named like an expected value."""
+    if not (isinstance(dec, ast.Call) and _callee(dec) == "parametrize" and dec.args):
+        return []
+    names_node = dec.args[0]
+    raw = _const(names_node)
+    if isinstance(raw, str):
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+    elif isinstance(names_node, ast.List | ast.Tuple):
+        names = [str(_const(e)) for e in names_node.elts]
+    else:
+        return []
+    rows_node = dec.args[1] if len(dec.args) > 1 else None
+    rows_node = rows_node or next((k.value for k in dec.keywords if k.arg == "argvalues"), None)
+    if not isinstance(rows_node, ast.List | ast.Tuple):
+        return []
+    out: list[ast.expr] = []
+    for row in rows_node.elts:
+        if isinstance(row, ast.Call) and _callee(row) == "param":
+            items = list(row.args)
+        elif len(names) > 1 and isinstance(row, ast.Tuple | ast.List):
+            items = list(row.elts)
+        else:
+            items = [row]
+        for name, item in zip(names, items, strict=False):
+            if not _EXPECTED.search(name):
+                out += _plain_literals(item)
+    return out
+
+
+def _plain_literals(node: ast.expr) -> list[ast.expr]:
+    """The literals in a data value (not dict keys, not a negated number's inner part)."""
+    if _literal(node):
+        return [node]
+    out: list[ast.expr] = []
+    if isinstance(node, ast.Dict):
+        for value in node.values:
+            out += _plain_literals(value)
+    elif isinstance(node, ast.List | ast.Tuple | ast.Set):
+        for e in node.elts:
+            out += _plain_literals(e)
+    elif isinstance(node, ast.Call):
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            out += _plain_literals(arg)
+    return out
+
+
+# ---- the copies ----
+
+
+def _find(
+    tree: ast.Module, qualname: str
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None] | None:
+    body: list[ast.stmt] = tree.body
+    owner: ast.ClassDef | None = None
+    parts = qualname.split(".")
+    for part in parts[:-1]:
+        owner = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if owner is None:
+            return None
+        body = owner.body
+    func = [n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    found = [n for n in func if n.name == parts[-1]]
+    return (found[-1], owner) if found else None  # the last def of a name is the one run
+
+
+class _Text:
+    """A module's text, addressed as the ``ast`` addresses it (lines, UTF-8 columns)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.starts = [0]
+        for m in re.finditer("\n", source):
+            self.starts.append(m.end())
+
+    def offset(self, line: int, col: int) -> int:
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.source)
+        return start + len(self.source[start:end].encode("utf-8")[:col].decode("utf-8", "replace"))
+
+    def line_end(self, line: int) -> int:
+        return self.starts[line] if line < len(self.starts) else len(self.source)
+
+
+def _schedule(per_literal: list[list[str]], limit: int) -> list[tuple[int, str]]:
+    """(literal index, value) pairs: each literal's first value, then each one's second..."""
+    out: list[tuple[int, str]] = []
+    depth = max(map(len, per_literal), default=0)
+    for k in range(depth):
+        for i, values in enumerate(per_literal):
+            if k < len(values):
+                out.append((i, values[k]))
+    return out[: limit * 4]  # room for the copies that do not compile
+
+
+def _fits(source: str, own: object) -> bool:
+    """A value source that is short, evaluates back (no ``inf``, no ``nan``) and is not
+    the literal's own value (``0.0`` for ``-0.0``)."""
+    if len(source) > MAX_VALUE:
+        return False
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return False
+    return type(value) is not type(own) or value != own
+
+
+def _values_for(nodes: list[ast.expr], steer: Steer) -> tuple[list[list[str]], list[list[str]]]:
+    """Per literal, its steered values and its generic ones (Python source, deduplicated,
+    never its own value)."""
+    steered: list[list[str]] = []
+    generic: list[list[str]] = []
+    for node in nodes:
+        value = _const(node)
+        own = repr(value)
+        first = [s for s in dict.fromkeys(_steered(own, value, steer)) if _fits(s, value)]
+        rest = [s for s in dict.fromkeys(_generic(own, value)) if s not in first]
+        steered.append(first)
+        generic.append([s for s in rest if _fits(s, value)])
+    return steered, generic
+
+
+def add_variants(
+    module_source: str, qualname: str, steer: Steer, limit: int = 12
+) -> tuple[str, list[Variant]]:
+    """The test module's source with up to ``limit`` copies of the test ``qualname``
+    appended (inside its class for a method), each with one literal input changed; the
+    module unchanged and no variant when the test is not found or has no literal input."""
+    try:
+        tree = ast.parse(module_source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return module_source, []
+    found = _find(tree, qualname)
+    if found is None or limit <= 0:
+        return module_source, []
+    func, owner = found
+    nodes = _Inputs(func).found()
+    if not nodes:
+        return module_source, []
+    steered, generic = _values_for(nodes, steer)
+    plan = _schedule(steered, limit) + _schedule(generic, limit)
+    taken = _names(owner.body if owner is not None else tree.body)
+    return _write(module_source, (func, owner), nodes, plan, (taken, limit))
+
+
+def _names(body: list[ast.stmt]) -> set[str]:
+    out: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return out
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    k = 1
+    while f"{name}__v{k}" in taken:
+        k += 1
+    taken.add(f"{name}__v{k}")
+    return f"{name}__v{k}"
+
+
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<variants>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _write(
+    source: str,
+    where: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None],
+    nodes: list[ast.expr],
+    plan: list[tuple[int, str]],
+    names: tuple[set[str], int],
+) -> tuple[str, list[Variant]]:
+    """The copies spliced from the test's own text: the literal's span replaced, the
+    name made unique; each appended (to its class for a method) if the module compiles."""
+    func, owner = where
+    taken, limit = names
+    text = _Text(source)
+    first = min([d.lineno for d in func.decorator_list] + [func.lineno])
+    start, end = text.starts[first - 1], text.line_end(func.end_lineno or func.lineno)
+    segment = source[start:end] if source[start:end].endswith("\n") else source[start:end] + "\n"
+    at = text.line_end(owner.end_lineno or owner.lineno) if owner is not None else len(source)
+    head, tail = source[:at], source[at:]
+    head += "" if head.endswith("\n") or not head else "\n"
+    gap = "\n" if owner is not None else "\n\n"
+    at_def = text.offset(func.lineno, func.col_offset) - start
+    named = re.compile(r"def\s+(" + re.escape(func.name) + r")\b").search(segment, at_def)
+    if named is None:
+        return source, []
+    prefix = owner.name + "." if owner is not None else ""
+    variants: list[Variant] = []
+    for i, value in plan:
+        if len(variants) >= limit:
+            break
+        node = nodes[i]
+        a = text.offset(node.lineno, node.col_offset) - start
+        b = text.offset(node.end_lineno or node.lineno, node.end_col_offset or 0) - start
+        new = f"({value})" if value.startswith("-") and not isinstance(node, ast.UnaryOp) else value
+        name = _unique(func.name, taken)
+        edits = sorted([(a, b, new), (named.start(1), named.end(1), name)], reverse=True)
+        copy = segment
+        for x, y, piece in edits:
+            copy = copy[:x] + piece + copy[y:]
+        if not _compiles(head + gap + copy + tail):
+            continue
+        head += gap + copy
+        old = segment[a:b]
+        short = old if len(old) <= 60 else old[:57] + "..."
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        variants.append(Variant(name, prefix + name, f"line {node.lineno}: {short} -> {shown}"))
+    return head + tail, variants
