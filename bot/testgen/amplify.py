@@ -14,6 +14,7 @@ gates then decide as for any generated test.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 import shutil
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from bot.testgen.amplify_inputs import Steer, add_variants, steer_from_change
 from bot.testgen.differential import side_runner
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
@@ -42,6 +44,8 @@ FIRST_SECONDS = 20.0  # the first run (every test of the files): it stops there
 PARENT_SECONDS = 20.0  # the parent's first run
 SECONDS = 55.0  # all four runs: the whole job stays within its two minutes
 TEST_SECONDS = 5.0  # one test, at most
+MAX_VARIANTS = 48  # input variants of the tests that ran a changed line, in all
+VARY_PREFIX = "test_nova_vary_"  # the temporary copies holding them
 _TEMP = re.compile(r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\")
 
 
@@ -67,6 +71,16 @@ class Difference:
     parent: dict[str, Any]
     # a parametrized case's arguments: name -> [source, imports] (None: not rendered)
     params: dict[str, Any] | None = None
+    # an input variant's test: the project's test it copies and the literal it changed
+    variant: str = ""
+
+    @property
+    def amplifies(self) -> str:
+        """The project's test this amplifies (a variant: its original, and what changed)."""
+        if not self.variant:
+            return self.node
+        rel, _, rest = self.node.partition("::")
+        return f"{_origin(rel)}::{rest.split('[', 1)[0]} ({self.variant})"
 
 
 def generate_amplified(
@@ -105,7 +119,8 @@ def generate_amplified(
     if not ran:
         return notes
     ran = _spread(ran, first)[:MAX_RERUN]
-    extra = _variants(ws, fw, ran, sources)
+    described: dict[str, str] = {}  # a variant's node -> what it changed
+    extra = _variants(ws, ran, sources, _steer(ws, changed, parent_files), described, notes)
     if extra:  # the variants' first head run
         more = _observe(
             ws, fw, [n for _, ns in extra for n in ns], changed, 0, PARENT_SECONDS, test_seconds
@@ -127,6 +142,9 @@ def generate_amplified(
     if broken:
         return [*notes, f"amplify: a later observation failed: {broken}"]
     found = [ds for n in seen if (ds := _differences(n, first, head2, [parent, parent2]))]
+    for ds in found:
+        for d in ds:
+            d.variant = described.get(d.node.split("[", 1)[0], "")
     notes.append(
         f"amplify: {len(found)} test(s) got another value on the parent"
         + (f" ({len(seen) - len(found)} more only in one run)" if len(seen) > len(found) else "")
@@ -156,13 +174,82 @@ def _spread(nodes: list[str], survey: Observed) -> list[str]:
 
 
 def _variants(
-    ws: Workspace, fw: Framework, nodes: list[str], sources: dict[str, str]
+    ws: Workspace,
+    nodes: list[str],
+    sources: dict[str, str],
+    steer: Steer,
+    described: dict[str, str],
+    notes: list[str],
 ) -> list[tuple[str, list[str]]]:
     """Temporary copies of test modules with input variants of the tests in ``nodes``
-    (written with ``ws.write_test``, each with its new node ids; ``sources`` gets their
-    text): observed like the originals, then removed. None for now: the variants come
-    from ``bot.testgen.amplify_inputs`` (``add_variants``), wired in when it lands."""
-    return []
+    (``amplify_inputs.add_variants``: one literal input changed towards what the changed
+    lines test), written beside the original as ``test_nova_vary_<file>`` with their new
+    node ids; ``sources`` gets their text. Observed like the originals, then removed."""
+    by_file: dict[str, list[str]] = {}
+    for node in nodes:
+        rel, _, rest = node.partition("::")
+        qualname = rest.split("[", 1)[0].replace("::", ".")
+        if qualname and qualname not in by_file.setdefault(rel, []):
+            by_file[rel].append(qualname)
+    each = max(2, MAX_VARIANTS // max(1, sum(len(q) for q in by_file.values())))
+    out: list[tuple[str, list[str]]] = []
+    left = MAX_VARIANTS
+    for rel, qualnames in by_file.items():
+        text, ids = sources.get(rel, ""), []
+        for qualname in qualnames:
+            if left <= 0:
+                break
+            text, made = add_variants(text, qualname, steer, min(each, left))
+            left -= len(made)
+            ids += [v.qualname for v in made]
+            for v in made:
+                described[v.qualname] = f"{qualname}, {v.description}"
+        if not ids:
+            continue
+        temp = str(PurePosixPath(rel).with_name(VARY_PREFIX + PurePosixPath(rel).name))
+        try:
+            temp = ws.write_test(temp, text)
+        except WriteRefused as exc:
+            notes.append(f"amplify: no input variants of {rel}: {exc}")
+            continue
+        sources[temp] = text
+        out.append((temp, [f"{temp}::{q.replace('.', '::')}" for q in ids]))
+        for q in ids:
+            described[f"{temp}::{q.replace('.', '::')}"] = described.pop(q)
+    if out:
+        notes.append(
+            f"amplify: {sum(len(ids) for _, ids in out)} input variant(s) of "
+            f"{len(nodes)} test(s), one literal changed towards the changed lines"
+        )
+    return out
+
+
+def _origin(rel: str) -> str:
+    """The project's test file a variants' copy was made from (itself otherwise)."""
+    path = PurePosixPath(rel)
+    if path.name.startswith(VARY_PREFIX):
+        return str(path.with_name(path.name[len(VARY_PREFIX) :]))
+    return rel
+
+
+def _steer(
+    ws: Workspace, changed: dict[str, list[int]], parent_files: dict[str, str | None]
+) -> Steer:
+    """What the changed lines of every changed module test, together."""
+    parts = [
+        steer_from_change(ws.read(p) or "", parent_files.get(p), set(lines))
+        for p, lines in changed.items()
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    merged: dict[str, Any] = {}
+    for f in dataclasses.fields(Steer):
+        values = [getattr(s, f.name) for s in parts]
+        if f.type in ("bool", bool):
+            merged[f.name] = any(values)
+        else:
+            merged[f.name] = tuple(dict.fromkeys(x for v in values for x in v))
+    return Steer(**merged)
 
 
 def _changed_lines(ws: Workspace, fw: Framework, targets: list[Target]) -> dict[str, list[int]]:
@@ -319,7 +406,10 @@ def _differences(
     """The calls of the test whose steady outcome differs between the sides, in order
     (the first one that can be written is: the test's body passes on both sides, so
     cutting it after a later call is as sound as after the first)."""
-    if not all((o.tests.get(node) or {}).get("passed") for o in (first, head2)):
+    # an input variant may fail on the head after its calls (the original's asserts on
+    # another input): the calls it made before that ran, and the test is cut there
+    variant = PurePosixPath(node.split("::", 1)[0]).name.startswith(VARY_PREFIX)
+    if not variant and not all((o.tests.get(node) or {}).get("passed") for o in (first, head2)):
         return []
     out: list[Difference] = []
     head = [_keyed(first, node), _keyed(head2, node)]
@@ -417,12 +507,15 @@ def _write(
     notes: list[str],
 ) -> int:
     by_file: dict[str, list[tuple[Difference, Written]]] = {}
-    for d, built in found:
-        by_file.setdefault(d.node.split("::", 1)[0], []).append((d, built))
+    for d, built in found:  # a variant's test goes with the tests of the file it copies
+        by_file.setdefault(_origin(d.node.split("::", 1)[0]), []).append((d, built))
     count = 0
     for rel, tests in sorted(by_file.items(), key=lambda kv: -len(kv[1]))[:MAX_FILES]:
+        # a variants' copy holds the original module's text and more
+        made_from = {d.node.split("::", 1)[0] for d, _ in tests}
         text = amplified_module(
-            sources[rel], [(d.node.split("[", 1)[0].split("::")[1:], w) for d, w in tests]
+            sources[max(made_from, key=lambda r: len(sources.get(r, "")))],
+            [(d.node.split("[", 1)[0].split("::")[1:], w) for d, w in tests],
         )
         stem = PurePosixPath(rel).stem.removeprefix("test_").removesuffix("_test")
         target = str(PurePosixPath(rel).with_name(f"test_nova_amp_{stem}.py"))
@@ -438,7 +531,7 @@ def _write(
             unit = "::".join([*parts[:-1], _renamed(parts[-1])])
             mine[unit] = [_fact(d)]
             notes.append(
-                f"amplify wrote {target}::{unit} from {d.node}: {d.name} gave "
+                f"amplify wrote {target}::{unit} from {d.amplifies}: {d.name} gave "
                 f"{_shown(d.head)} on the head, {_shown(d.parent)} on the parent"
             )
     return count
@@ -467,7 +560,7 @@ def _fact(d: Difference) -> dict[str, object]:
         "changed": True,
         "new_name": False,
         "reaches": [],
-        "amplifies": d.node,
+        "amplifies": d.amplifies,
     }
 
 
@@ -516,7 +609,9 @@ def amplified_test(source: str, d: Difference) -> Written | str:
         func.body.insert(0, ast.parse(f"{name} = {shown}").body[0])
         head_imports += imports
     func.name = _renamed(func.name)
-    comment = f"# Nova: amplified from {d.node}; on the parent {d.name} gave {_shown(d.parent)}"
+    comment = (
+        f"# Nova: amplified from {d.amplifies}; on the parent {d.name} gave {_shown(d.parent)}"
+    )
     text = ast.unparse(func)
     return Written(head_imports, [*comment[:300].splitlines(), *text.splitlines()])
 
