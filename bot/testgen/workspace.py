@@ -371,7 +371,11 @@ class Workspace:
         if not fw.is_test_name(rel.as_posix()):
             raise WriteRefused(f"{path!r}: not a test file name ({', '.join(fw.name_patterns)})")
         dirs = [d.strip("/") for d in fw.test_dirs]
-        if "." not in dirs and not any(rel.as_posix().startswith(d + "/") for d in dirs):
+        if (
+            "." not in dirs
+            and not any(rel.as_posix().startswith(d + "/") for d in dirs)
+            and not self._holds_tests(rel.parent)
+        ):
             raise WriteRefused(f"{path!r}: tests go under {', '.join(d + '/' for d in dirs)}")
         target = (self.root / rel).resolve()
         if not target.is_relative_to(self.root.resolve()):
@@ -379,6 +383,18 @@ class Workspace:
         if target.exists() and rel.as_posix() not in self.written:
             raise WriteRefused(f"{path!r}: an existing test file; write a new file instead")
         return rel.as_posix()
+
+    def _holds_tests(self, folder: PurePosixPath) -> bool:
+        """Whether the project keeps test files of its own in ``folder`` (tests inside
+        the package, ``pkg/tests/``): a test written beside them imports as they do."""
+        fw = self.framework
+        return (
+            fw is not None
+            and folder != PurePosixPath(".")
+            and any(
+                PurePosixPath(f).parent == folder and fw.is_test_name(f) for f in self._files
+            )
+        )
 
     def write_test(self, path: str, content: str) -> str:
         rel = self.check_test_path(path)

@@ -250,6 +250,27 @@ def test_write_guard(sample: GitRepo, tmp_path: Path) -> None:
         assert not list(outside.iterdir())
 
 
+def test_a_test_is_written_beside_the_projects_own_tests_inside_the_package(
+    repo: GitRepo,
+) -> None:
+    # the project keeps its tests in the package (pkg/tests/, relative imports): a test
+    # written beside them is accepted; a folder without tests of its own is not
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/core.py", "def f():\n    return 1\n")
+    repo.write("pkg/tests/__init__.py", "")
+    repo.write(
+        "pkg/tests/test_core.py", "from ..core import f\n\n\ndef test_f():\n    assert f() == 1\n"
+    )
+    repo.commit("base")
+    with Workspace(repo.path, "HEAD", detect_framework(repo.path)) as ws:
+        assert (
+            ws.write_test("pkg/tests/test_nova_core.py", "x = 1\n") == "pkg/tests/test_nova_core.py"
+        )
+        for bad in ("pkg/test_nova_core.py", "test_nova_core.py"):
+            with pytest.raises(WriteRefused, match="tests go under"):
+                ws.write_test(bad, "x = 1\n")
+
+
 @pytest.mark.parametrize(
     "files, expected",
     [
