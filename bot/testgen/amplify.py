@@ -195,7 +195,7 @@ def _variants(
     out: list[tuple[str, list[str]]] = []
     left = MAX_VARIANTS
     for rel, qualnames in by_file.items():
-        text, ids = sources.get(rel, ""), []
+        text, ids = _only(sources.get(rel, ""), qualnames), []
         for qualname in qualnames:
             if left <= 0:
                 break
@@ -222,6 +222,48 @@ def _variants(
             f"{len(nodes)} test(s), one literal changed towards the changed lines"
         )
     return out
+
+
+def _only(source: str, qualnames: list[str]) -> str:
+    """The test module without its tests other than ``qualnames`` (their lines cut, the
+    rest byte for byte): a big module's copy stays small and quick to collect. The
+    module itself when the cut one would not compile."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source
+    wanted = set(qualnames)
+    cuts: list[tuple[int, int, str]] = []  # first line, last line, what stands there
+    for node in tree.body:
+        inside = node.body if isinstance(node, ast.ClassDef) else [node]
+        prefix = node.name + "." if isinstance(node, ast.ClassDef) else ""
+        gone = [
+            f
+            for f in inside
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            and f.name.startswith("test")
+            and prefix + f.name not in wanted
+        ]
+        for i, f in enumerate(gone):
+            first = min([d.lineno for d in f.decorator_list] + [f.lineno])
+            # a class left with no statement gets a `pass` where its last test was
+            keep = (
+                isinstance(node, ast.ClassDef) and len(gone) == len(inside) and i == len(gone) - 1
+            )
+            cuts.append(
+                (first, f.end_lineno or f.lineno, " " * f.col_offset + "pass" if keep else "")
+            )
+    if not cuts:
+        return source
+    rows = source.splitlines(keepends=True)
+    for first, last, put in sorted(cuts, reverse=True):
+        rows[first - 1 : last] = [put + "\n"] if put else []
+    text = "".join(rows)
+    try:
+        compile(text, "<only>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source
+    return text
 
 
 def _origin(rel: str) -> str:

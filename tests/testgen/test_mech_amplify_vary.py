@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bot.testgen.amplify import _only
 from tests.testgen.sample import caught, sample_testgen
 
 READER = """
@@ -90,3 +91,47 @@ def test_the_variants_copy_is_gone_and_the_kept_test_stands_alone(reader: dict[s
     ]
     assert amplified, reader["kept"]
     assert all("__v" in case["name"] for case in amplified)
+
+
+MODULE = """import pytest
+
+X = 1
+
+
+@pytest.mark.parametrize("a", [1, 2])
+def test_a(a):
+    assert a
+
+
+def test_b():
+    assert X == 1
+
+
+class TestC:
+    def setup_method(self):
+        self.x = 1
+
+    def test_c(self):
+        assert self.x
+
+    def test_d(self):
+        assert self.x
+
+
+class TestE:
+    def test_e(self):
+        assert X
+"""
+
+
+def test_the_variants_copy_keeps_only_the_tests_it_varies() -> None:
+    # a big test module's copy stays under the write limit: the other tests are cut,
+    # the rest kept byte for byte, and a class left with no test still compiles
+    text = _only(MODULE, ["test_b", "TestC.test_d"])
+    compile(text, "<copy>", "exec")
+    assert "def test_b" in text and "def test_d" in text and "def setup_method" in text
+    assert "def test_a" not in text and "parametrize" not in text
+    assert "def test_c" not in text and "def test_e" not in text
+    assert "class TestE:\n    pass\n" in text
+    assert text.startswith("import pytest\n\nX = 1\n")
+    assert _only("def test_(:\n", ["test_"]) == "def test_(:\n"  # not Python: left alone
