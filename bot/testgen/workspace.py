@@ -7,6 +7,7 @@ The proposal is made with Nova's own git (``bot.testgen.gitstore``)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -391,9 +392,7 @@ class Workspace:
         return (
             fw is not None
             and folder != PurePosixPath(".")
-            and any(
-                PurePosixPath(f).parent == folder and fw.is_test_name(f) for f in self._files
-            )
+            and any(PurePosixPath(f).parent == folder and fw.is_test_name(f) for f in self._files)
         )
 
     def write_test(self, path: str, content: str) -> str:
@@ -423,6 +422,7 @@ class Workspace:
         test file is checked against its temporary text meanwhile."""
         originals: dict[str, str | None] = {}
         checked = {rel: self._expected[rel] for rel in texts if rel in self._expected}
+        created: list[Path] = []  # folders the tree lacks (the change removed them)
         self._replacing |= set(texts)
         try:
             for rel, text in texts.items():
@@ -436,17 +436,36 @@ class Workspace:
                     self._expect(rel, text)
                 if text is None:
                     path.unlink(missing_ok=True)
-                else:
+                elif self._folder_for(path, created):
                     self._write(path, text)
             yield
         finally:
             for rel, text in originals.items():
                 if text is None:
-                    (self.root / rel).unlink(missing_ok=True)
+                    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                        (self.root / rel).unlink()
                 else:
                     self._write(self.root / rel, text)
+            for folder in created:
+                shutil.rmtree(folder, ignore_errors=True)
             self._expected.update(checked)
             self._replacing -= set(texts)
+
+    def _folder_for(self, path: Path, created: list[Path]) -> bool:
+        """Make ``path``'s folder if the tree lacks it (noting the topmost one made in
+        ``created``); False when it cannot be (a file of the tree stands in its way)."""
+        folder = path.parent
+        if folder.is_dir():
+            return True
+        top = folder
+        while not top.parent.exists():
+            top = top.parent
+        try:
+            folder.mkdir(parents=True)
+        except OSError:
+            return False
+        created.append(top)
+        return True
 
     # -- reading -----------------------------------------------------------------------
     def read(self, rel: str) -> str | None:

@@ -250,6 +250,21 @@ def test_write_guard(sample: GitRepo, tmp_path: Path) -> None:
         assert not list(outside.iterdir())
 
 
+def test_the_parent_file_of_a_folder_the_change_removed_is_put_back_and_taken_away(
+    sample: GitRepo,
+) -> None:
+    # the change deleted benchmarks/ (a README in it): the parent's run puts the file
+    # back in its folder, and afterwards neither is left in the tree
+    fw = detect_framework(sample.path)
+    with Workspace(sample.path, "HEAD", fw) as ws:
+        folder = ws.root / "benchmarks" / "deep"
+        with ws.replaced({"benchmarks/deep/README.md": "old notes\n", "shop/prices.py/x": "y"}):
+            assert (folder / "README.md").read_text() == "old notes\n"
+            assert (ws.root / "shop" / "prices.py").is_file()  # a file in the way: left as is
+        assert not (ws.root / "benchmarks").exists()
+        assert (ws.root / "shop" / "prices.py").is_file()
+
+
 def test_a_test_is_written_beside_the_projects_own_tests_inside_the_package(
     repo: GitRepo,
 ) -> None:
