@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from bot.testgen.amplify import Difference, amplified_module, amplified_test
+from bot.testgen.amplify import (
+    Difference,
+    Observed,
+    _differences,
+    amplified_module,
+    amplified_test,
+)
 from tests.conftest import GitRepo
 from tests.testgen.sample import PYPROJECT, caught, sample_testgen
 from tests.testgen.test_differential import project_venv
@@ -185,3 +191,33 @@ def test_a_parametrized_case_is_written_with_its_arguments_bound() -> None:
     assert "parametrize" not in text and "def test_shout_changed(monkeypatch):" in text
     assert "    name = 'bob'\n    loud = True\n" in text
     assert text.rstrip().endswith("assert g.shout() == 'BOB!!'")
+
+
+def _run(*calls: dict[str, Any]) -> Observed:
+    rows = [{"line": 5, "name": "f", "index": i, **c} for i, c in enumerate(calls)]
+    return Observed(tests={"t.py::test_a": {"changed": True, "passed": True, "calls": rows}})
+
+
+def test_only_a_steady_difference_without_an_address_or_a_temporary_path_counts() -> None:
+    value = {"kind": "value", "imports": []}
+    head = [
+        _run({**value, "value": "1"}, {**value, "value": "'<X at 0x7f3a2b1c9d00>'"}),
+        _run({**value, "value": "2"}, {**value, "value": "'<X at 0x7f3a2b1c9d00>'"}),
+    ]
+    parent = [_run({**value, "value": "3"}, {**value, "value": "'other'"})] * 2
+    # the first call's value changes between the head's runs; the second names an address
+    assert _differences("t.py::test_a", head[0], head[1], parent) == []
+    head = [_run({**value, "value": "1"}, {**value, "value": "'/tmp/pytest-of-root/x'"})] * 2
+    found = _differences("t.py::test_a", head[0], head[1], parent)
+    assert [(d.index, d.head["value"], d.parent["value"]) for d in found] == [(0, "1", "3")]
+
+
+def test_an_object_is_compared_by_the_facts_every_run_showed_alike() -> None:
+    def obj(*facts: list[Any]) -> dict[str, Any]:
+        return {"kind": "object", "repr": None, "facts": list(facts)}
+
+    kinds = ["{r}.kind", "'a'", []]
+    head = [_run(obj(kinds, ["{r}.n", "1", []])), _run(obj(kinds))]  # the walk stopped early
+    parent = [_run(obj(["{r}.kind", "'b'", []], ["{r}.n", "2", []]))] * 2
+    found = _differences("t.py::test_a", head[0], head[1], parent)
+    assert [d.head["facts"] for d in found] == [[kinds]]
