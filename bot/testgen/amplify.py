@@ -208,6 +208,8 @@ def _observe(
     test_seconds: float,
     max_tests: int = 0,
 ) -> Observed:
+    """One run of pytest on ``selected`` (files, or node ids: their files are run and the
+    plugin keeps only those tests, so an id pytest could not parse back is no error)."""
     scratch = ws.scratch()
     if not (scratch / "nova_probe.py").is_file():
         side_runner(scratch)
@@ -221,6 +223,7 @@ def _observe(
             {
                 "root": str(ws.root),
                 "test_files": sorted({str(ws.root / n.split("::", 1)[0]) for n in selected}),
+                "select": [n for n in selected if "::" in n],
                 "changed": {str(ws.root / p): lines for p, lines in changed.items()},
                 "out": str(out),
                 "max_tests": max_tests,
@@ -242,7 +245,8 @@ def _observe(
             "no:cacheprovider",
             f"--nova-amp={plan}",
             "-q",
-            *selected,
+            "--continue-on-collection-errors",
+            *sorted({n.split("::", 1)[0] for n in selected}),
         ],
         timeout=seconds,
         env={

@@ -53,6 +53,12 @@ def pytest_configure(config: typing.Any) -> None:
 
 
 def pytest_collection_modifyitems(config: typing.Any, items: list[typing.Any]) -> None:
+    if not _PLAN:
+        return
+    select = set(_PLAN.get("select") or ())
+    if select:
+        config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in select])
+        items[:] = [i for i in items if i.nodeid in select]
     cap = int(_PLAN.get("max_tests") or 0)
     if cap and len(items) > cap:
         config.hook.pytest_deselected(items=items[cap:])
