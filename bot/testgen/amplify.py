@@ -104,16 +104,45 @@ def generate_amplified(
     ]
     if not ran:
         return notes
-    ran = _spread(ran, first)[:MAX_RERUN]
+    found = _compared(
+        ws,
+        fw,
+        _spread(ran, first)[:MAX_RERUN],
+        first,
+        changed,
+        parent_files,
+        sources,
+        test_seconds,
+        started,
+        notes,
+    )
+    writable = _writable(found, sources, notes)
+    written = _write(ws, _chosen(writable, targets, changed), sources, facts, notes)
+    notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
+    return notes
+
+
+def _compared(
+    ws: Workspace,
+    fw: Framework,
+    ran: list[str],
+    first: Observed,
+    changed: dict[str, list[int]],
+    parent_files: dict[str, str | None],
+    sources: dict[str, str],
+    test_seconds: float,
+    started: float,
+    notes: list[str],
+) -> list[list[Difference]]:
+    """The parent once on every test that ran a changed line (and the variants, with
+    their head run), then the head and the parent again only on the tests whose values
+    differed: each test's steady differences."""
     extra = _variants(ws, fw, ran, sources)
-    if extra:  # the variants' first head run
-        more = _observe(
-            ws, fw, [n for _, ns in extra for n in ns], changed, 0, PARENT_SECONDS, test_seconds
-        )
+    if extra:
+        nodes = [n for _, ns in extra for n in ns]
+        more = _observe(ws, fw, nodes, changed, 0, PARENT_SECONDS, test_seconds)
         first.tests.update(more.tests)
-        ran += list(more.tests)
-    # the parent once on every test that ran a changed line; both sides' second runs
-    # only on the tests whose values differed there
+        ran = ran + [n for n in nodes if n in more.tests]
     with ws.replaced(parent_files):
         parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS, test_seconds)
     seen = [n for n in ran if _differences(n, first, first, [parent])][:MAX_CONFIRMED]
@@ -125,16 +154,14 @@ def generate_amplified(
         ws.remove_test(rel)
     broken = next((o.error for o in [parent, head2, parent2] if o.error), "")
     if broken:
-        return [*notes, f"amplify: a later observation failed: {broken}"]
+        notes.append(f"amplify: a later observation failed: {broken}")
+        return []
     found = [ds for n in seen if (ds := _differences(n, first, head2, [parent, parent2]))]
     notes.append(
         f"amplify: {len(found)} test(s) got another value on the parent"
         + (f" ({len(seen) - len(found)} more only in one run)" if len(seen) > len(found) else "")
     )
-    writable = _writable(found, sources, notes)
-    written = _write(ws, _chosen(writable, targets, changed), sources, facts, notes)
-    notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
-    return notes
+    return found
 
 
 def _spread(nodes: list[str], survey: Observed) -> list[str]:
