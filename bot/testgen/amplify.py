@@ -39,8 +39,8 @@ MAX_CONFIRMED = 30  # tests whose values differed there, observed once more on e
 MAX_FILES = 2  # files written (each costs several runs of the gates)
 PER_TARGET = 3  # tests written per changed target
 FIRST_SECONDS = 20.0  # the first run (every test of the files): it stops there
-PARENT_SECONDS = 20.0  # the parent's first run
-SECONDS = 55.0  # all four runs: the whole job stays within its two minutes
+PARENT_SECONDS = 15.0  # the parent's first run
+SECONDS = 50.0  # all four runs: the whole job stays within its two minutes
 TEST_SECONDS = 5.0  # one test, at most
 _TEMP = re.compile(r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\")
 
