@@ -79,7 +79,7 @@ def _kind(filename: str) -> str:
             real.startswith(_PLAN["root_real"])
             and "site-packages" not in real
             and real.endswith(".py")
-            and not _PLAN.get("is_test", lambda p: False)(real)
+            and not _test_file(real)
         ):
             found = "project"
         else:
@@ -98,9 +98,6 @@ def _test_file(real: str) -> bool:
         or name == "conftest.py"
         or any(p in ("tests", "test", "testing") for p in parts[:-1])
     )
-
-
-_PLAN["is_test"] = _test_file
 
 
 def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
