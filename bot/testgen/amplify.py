@@ -380,7 +380,8 @@ def _narrowed(
     assert of it — its repr when both are text that differs, else its first fact that
     differs (of those that can be pinned)."""
     kind = mine["kind"]
-    if mine.get("repr") and theirs.get("repr") and _pinnable({"v": mine["repr"]}):
+    texts = mine.get("repr"), theirs.get("repr")
+    if texts[0] and texts[1] and texts[0] != texts[1] and _pinnable({"v": texts[0]}):
         return {"kind": "repr", "value": mine["repr"]}, {"kind": "repr", "value": theirs["repr"]}
     facts = [f for f in mine["facts"] if _pinnable({"v": f})]
     fact = _differing_fact(facts, theirs["facts"])

@@ -221,3 +221,15 @@ def test_an_object_is_compared_by_the_facts_every_run_showed_alike() -> None:
     parent = [_run(obj(["{r}.kind", "'b'", []], ["{r}.n", "2", []]))] * 2
     found = _differences("t.py::test_a", head[0], head[1], parent)
     assert [d.head["facts"] for d in found] == [[kinds]]
+
+
+def test_an_object_whose_repr_is_the_same_on_both_sides_is_told_apart_by_a_fact() -> None:
+    def obj(repr_: str, kind: str) -> dict[str, Any]:
+        return {"kind": "object", "repr": repr_, "facts": [["{r}.kind", kind, []]]}
+
+    head = [_run(obj("{'a': 1}", "'new'"))] * 2
+    parent = [_run(obj("{'a': 1}", "'old'"))] * 2
+    found = _differences("t.py::test_a", head[0], head[1], parent)
+    assert [(d.head["kind"], d.head["facts"]) for d in found] == [
+        ("object", [["{r}.kind", "'new'", []]])
+    ]
