@@ -117,7 +117,8 @@ def generate_amplified(
         notes,
     )
     writable = _writable(found, sources, notes)
-    written = _write(ws, _chosen(writable, targets, changed), sources, facts, notes)
+    chosen = _chosen(writable, targets, changed)
+    written = _write(ws, list(first.tests), chosen, sources, facts, notes)
     notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
     return notes
 
@@ -443,6 +444,7 @@ def _chosen(
 
 def _write(
     ws: Workspace,
+    run: list[str],
     found: list[tuple[Difference, Written]],
     sources: dict[str, str],
     facts: dict[str, dict[str, list[dict[str, object]]]] | None,
@@ -453,8 +455,11 @@ def _write(
         by_file.setdefault(d.node.split("::", 1)[0], []).append((d, built))
     count = 0
     for rel, tests in sorted(by_file.items(), key=lambda kv: -len(kv[1]))[:MAX_FILES]:
+        collected = tuple(n.split("::", 1)[1] for n in run if n.startswith(rel + "::"))
         text = amplified_module(
-            sources[rel], [(d.node.split("[", 1)[0].split("::")[1:], w) for d, w in tests]
+            sources[rel],
+            [(d.node.split("[", 1)[0].split("::")[1:], w) for d, w in tests],
+            collected,
         )
         stem = PurePosixPath(rel).stem.removeprefix("test_").removesuffix("_test")
         target = str(PurePosixPath(rel).with_name(f"test_nova_amp_{stem}.py"))
@@ -600,6 +605,16 @@ def _function(tree: ast.Module, parts: list[str]) -> ast.FunctionDef | ast.Async
     )
 
 
+_EXPECTING = re.compile(r"raises|Raises|warns|Warns|suppress|assertLogs|deprecated_call")
+
+
+def _expects(expr: ast.expr) -> bool:
+    """A context manager that catches what its block raises (``pytest.raises``,
+    ``self.assertRaises``, ``contextlib.suppress``): cut short, its block would not."""
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    return _EXPECTING.search(ast.unparse(func)) is not None
+
+
 def _statement(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt], int] | str:
     """The simple statement holding ``line`` (in the function's body, or a ``with`` or
     ``if`` block of it) and the block it sits in."""
@@ -609,6 +624,8 @@ def _statement(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt], int] | 
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
             return "the call is inside a loop (its values at that line are not asserted)"
         if isinstance(stmt, ast.With | ast.AsyncWith):
+            if any(_expects(item.context_expr) for item in stmt.items):
+                return "the call is inside a block that expects an exception or a warning"
             inner = _statement(stmt.body, line)
             if isinstance(inner, tuple):
                 return inner
@@ -713,10 +730,13 @@ def _plain(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
-def amplified_module(source: str, tests: list[tuple[list[str], Written]]) -> str:
+def amplified_module(
+    source: str, tests: list[tuple[list[str], Written]], collected: tuple[str, ...] = ()
+) -> str:
     """The original module's imports and non-test statements, with the amplified tests
     (each: its class path and name, and the lines ``amplified_test`` made) in place of
-    its tests."""
+    its tests. ``collected``: the names the module's tests ran under (``Class::test``),
+    which tell the tests a class inherits."""
     tree = ast.parse(source)
     classes = {parts[0] for parts, _ in tests if len(parts) > 1}
     imports: list[str] = []
@@ -733,7 +753,13 @@ def amplified_module(source: str, tests: list[tuple[list[str], Written]]) -> str
             )
             if node.name in classes:
                 mine = [lines for parts, lines in tests if parts[0] == node.name]
-                out.append(_class_with(node, mine))
+                own = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+                inherited = {
+                    c.split("::")[1].split("[", 1)[0]
+                    for c in collected
+                    if c.count("::") == 1 and c.split("::")[0] == node.name
+                }
+                out.append(_class_with(node, mine, inherited - own))
                 continue
             if has_tests or node.name.startswith("Test"):
                 continue
@@ -756,13 +782,15 @@ def _future(node: ast.stmt) -> bool:
     return isinstance(node, ast.ImportFrom) and node.module == "__future__"
 
 
-def _class_with(node: ast.ClassDef, tests: list[Written]) -> str:
-    """The class with its non-test members and the amplified tests only."""
+def _class_with(node: ast.ClassDef, tests: list[Written], inherited: set[str]) -> str:
+    """The class with its non-test members and the amplified tests only: the tests it
+    inherits (from a mixin of another module) are set to None, which no runner collects."""
     node.body = [
         n
         for n in node.body
         if not (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test"))
     ] or [ast.Pass()]
+    node.body += [ast.parse(f"{name} = None").body[0] for name in sorted(inherited)]
     text = ast.unparse(node)
     methods = []
     for written in tests:

@@ -144,13 +144,16 @@ def test_a_unittest_method_keeps_its_class_and_set_up_and_nothing_else() -> None
     )
     written = amplified_test(UNITTEST, d)
     assert not isinstance(written, str), written
-    text = amplified_module(UNITTEST, [(["TestGreeter", "test_feed"], written)])
+    collected = ("TestGreeter::test_feed", "TestGreeter::test_other", "TestGreeter::test_mixed")
+    text = amplified_module(UNITTEST, [(["TestGreeter", "test_feed"], written)], collected)
     compile(text, "test_nova_amp_core.py", "exec")
     assert "def setUp(self):" in text and "def test_feed_changed(self):" in text
     assert "test_other" not in text and "test_free" not in text and "TestShared" not in text
     # cut after the second feed (line 14), which is asserted by what it left
     assert "self.g.feed('y')\n        assert self.g.said == ['x', 'z']" in text
     assert "assertEqual" not in text
+    # a test the class inherits from a mixin elsewhere is not collected again
+    assert "    test_mixed = None" in text
 
 
 def test_a_call_inside_a_loop_is_not_written() -> None:
@@ -233,3 +236,9 @@ def test_an_object_whose_repr_is_the_same_on_both_sides_is_told_apart_by_a_fact(
     assert [(d.head["kind"], d.head["facts"]) for d in found] == [
         ("object", [["{r}.kind", "'new'", []]])
     ]
+
+
+def test_a_call_inside_a_block_that_expects_an_exception_is_not_written() -> None:
+    source = "def test_bad():\n    with pytest.raises(ValueError):\n        f(1)\n        f(2)\n"
+    d = Difference("t.py::test_bad", 3, "f", 0, {"kind": "raises", "type": "ValueError"}, {})
+    assert "expects an exception" in str(amplified_test(source, d))
