@@ -19,7 +19,7 @@ from bot.testgen.amplify import (
     amplified_test,
 )
 from tests.conftest import GitRepo
-from tests.testgen.sample import PYPROJECT, caught, sample_testgen
+from tests.testgen.sample import PYPROJECT, sample_testgen
 from tests.testgen.test_differential import project_venv
 from tests.testgen.test_testgen import nova_testgen
 
@@ -66,6 +66,18 @@ def test_plain():
 """
 
 
+def amplified(data: dict[str, Any], call: str) -> list[dict[str, Any]]:
+    """The facts of the kept amplified tests claimed as catching whose call contains
+    ``call`` (``sample.caught`` for the tests the differential generator replays)."""
+    return [
+        fact
+        for case in data["kept"]
+        if case["evidence"].get("catches_change")
+        for fact in case["evidence"].get("amplified", [])
+        if call in fact["call"]
+    ]
+
+
 @pytest.fixture(scope="module")
 def greet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _repo, data = sample_testgen(
@@ -80,7 +92,7 @@ def greet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_a_test_driven_through_an_environment_and_a_helper_is_amplified(
     greet: dict[str, Any],
 ) -> None:
-    facts = caught(greet, "g.shout()")
+    facts = amplified(greet, "g.shout()")
     assert facts, greet["notes"]
     assert facts[0]["amplifies"] == "tests/test_core.py::test_loud"
     assert "BOB ANN!!" in str(facts[0]["head"]) and "BOB ANN!" in str(facts[0]["parent"])
