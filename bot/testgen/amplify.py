@@ -41,8 +41,8 @@ MAX_CONFIRMED = 30  # tests whose values differed there, observed once more on e
 MAX_FILES = 2  # files written (each costs several runs of the gates)
 PER_TARGET = 3  # tests written per changed target
 FIRST_SECONDS = 20.0  # the first run (every test of the files): it stops there
-PARENT_SECONDS = 20.0  # the parent's first run
-SECONDS = 55.0  # all four runs: the whole job stays within its two minutes
+PARENT_SECONDS = 15.0  # the parent's first run
+SECONDS = 50.0  # all four runs: the whole job stays within its two minutes
 TEST_SECONDS = 5.0  # one test, at most
 MAX_VARIANTS = 48  # input variants of the tests that ran a changed line, in all
 VARY_PREFIX = "test_nova_vary_"  # the temporary copies holding them
@@ -118,17 +118,47 @@ def generate_amplified(
     ]
     if not ran:
         return notes
-    ran = _spread(ran, first)[:MAX_RERUN]
+    found = _compared(
+        ws,
+        fw,
+        _spread(ran, first)[:MAX_RERUN],
+        first,
+        changed,
+        parent_files,
+        sources,
+        test_seconds,
+        started,
+        notes,
+    )
+    writable = _writable(found, sources, notes)
+    chosen = _chosen(writable, targets, changed)
+    written = _write(ws, list(first.tests), chosen, sources, facts, notes)
+    notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
+    return notes
+
+
+def _compared(
+    ws: Workspace,
+    fw: Framework,
+    ran: list[str],
+    first: Observed,
+    changed: dict[str, list[int]],
+    parent_files: dict[str, str | None],
+    sources: dict[str, str],
+    test_seconds: float,
+    started: float,
+    notes: list[str],
+) -> list[list[Difference]]:
+    """The parent once on every test that ran a changed line (and the variants, with
+    their head run), then the head and the parent again only on the tests whose values
+    differed: each test's steady differences."""
     described: dict[str, str] = {}  # a variant's node -> what it changed
     extra = _variants(ws, ran, sources, _steer(ws, changed, parent_files), described, notes)
-    if extra:  # the variants' first head run
-        more = _observe(
-            ws, fw, [n for _, ns in extra for n in ns], changed, 0, PARENT_SECONDS, test_seconds
-        )
+    if extra:
+        nodes = [n for _, ns in extra for n in ns]
+        more = _observe(ws, fw, nodes, changed, 0, PARENT_SECONDS, test_seconds)
         first.tests.update(more.tests)
-        ran += list(more.tests)
-    # the parent once on every test that ran a changed line; both sides' second runs
-    # only on the tests whose values differed there
+        ran = ran + [n for n in nodes if n in more.tests]
     with ws.replaced(parent_files):
         parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS, test_seconds)
     seen = [n for n in ran if _differences(n, first, first, [parent])][:MAX_CONFIRMED]
@@ -140,7 +170,8 @@ def generate_amplified(
         ws.remove_test(rel)
     broken = next((o.error for o in [parent, head2, parent2] if o.error), "")
     if broken:
-        return [*notes, f"amplify: a later observation failed: {broken}"]
+        notes.append(f"amplify: a later observation failed: {broken}")
+        return []
     found = [ds for n in seen if (ds := _differences(n, first, head2, [parent, parent2]))]
     for ds in found:
         for d in ds:
@@ -149,10 +180,7 @@ def generate_amplified(
         f"amplify: {len(found)} test(s) got another value on the parent"
         + (f" ({len(seen) - len(found)} more only in one run)" if len(seen) > len(found) else "")
     )
-    writable = _writable(found, sources, notes)
-    written = _write(ws, _chosen(writable, targets, changed), sources, facts, notes)
-    notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
-    return notes
+    return found
 
 
 def _spread(nodes: list[str], survey: Observed) -> list[str]:
@@ -337,6 +365,8 @@ def _observe(
     test_seconds: float,
     max_tests: int = 0,
 ) -> Observed:
+    """One run of pytest on ``selected`` (files, or node ids: their files are run and the
+    plugin keeps only those tests, so an id pytest could not parse back is no error)."""
     scratch = ws.scratch()
     if not (scratch / "nova_probe.py").is_file():
         side_runner(scratch)
@@ -350,6 +380,7 @@ def _observe(
             {
                 "root": str(ws.root),
                 "test_files": sorted({str(ws.root / n.split("::", 1)[0]) for n in selected}),
+                "select": [n for n in selected if "::" in n],
                 "changed": {str(ws.root / p): lines for p, lines in changed.items()},
                 "out": str(out),
                 "max_tests": max_tests,
@@ -371,7 +402,8 @@ def _observe(
             "no:cacheprovider",
             f"--nova-amp={plan}",
             "-q",
-            *selected,
+            "--continue-on-collection-errors",
+            *sorted({n.split("::", 1)[0] for n in selected}),
         ],
         timeout=seconds,
         env={
@@ -481,7 +513,8 @@ def _narrowed(
     assert of it — its repr when both are text that differs, else its first fact that
     differs (of those that can be pinned)."""
     kind = mine["kind"]
-    if mine.get("repr") and theirs.get("repr") and _pinnable({"v": mine["repr"]}):
+    texts = mine.get("repr"), theirs.get("repr")
+    if texts[0] and texts[1] and texts[0] != texts[1] and _pinnable({"v": texts[0]}):
         return {"kind": "repr", "value": mine["repr"]}, {"kind": "repr", "value": theirs["repr"]}
     facts = [f for f in mine["facts"] if _pinnable({"v": f})]
     fact = _differing_fact(facts, theirs["facts"])
@@ -543,6 +576,7 @@ def _chosen(
 
 def _write(
     ws: Workspace,
+    run: list[str],
     found: list[tuple[Difference, Written]],
     sources: dict[str, str],
     facts: dict[str, dict[str, list[dict[str, object]]]] | None,
@@ -555,9 +589,11 @@ def _write(
     for rel, tests in sorted(by_file.items(), key=lambda kv: -len(kv[1]))[:MAX_FILES]:
         # a variants' copy holds the original module's text and more
         made_from = {d.node.split("::", 1)[0] for d, _ in tests}
+        collected = tuple(n.split("::", 1)[1] for n in run if n.split("::", 1)[0] in made_from)
         text = amplified_module(
             sources[max(made_from, key=lambda r: len(sources.get(r, "")))],
             [(d.node.split("[", 1)[0].split("::")[1:], w) for d, w in tests],
+            collected,
         )
         stem = PurePosixPath(rel).stem.removeprefix("test_").removesuffix("_test")
         target = str(PurePosixPath(rel).with_name(f"test_nova_amp_{stem}.py"))
@@ -705,6 +741,16 @@ def _function(tree: ast.Module, parts: list[str]) -> ast.FunctionDef | ast.Async
     )
 
 
+_EXPECTING = re.compile(r"raises|Raises|warns|Warns|suppress|assertLogs|deprecated_call")
+
+
+def _expects(expr: ast.expr) -> bool:
+    """A context manager that catches what its block raises (``pytest.raises``,
+    ``self.assertRaises``, ``contextlib.suppress``): cut short, its block would not."""
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    return _EXPECTING.search(ast.unparse(func)) is not None
+
+
 def _statement(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt], int] | str:
     """The simple statement holding ``line`` (in the function's body, or a ``with`` or
     ``if`` block of it) and the block it sits in."""
@@ -714,6 +760,8 @@ def _statement(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt], int] | 
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
             return "the call is inside a loop (its values at that line are not asserted)"
         if isinstance(stmt, ast.With | ast.AsyncWith):
+            if any(_expects(item.context_expr) for item in stmt.items):
+                return "the call is inside a block that expects an exception or a warning"
             inner = _statement(stmt.body, line)
             if isinstance(inner, tuple):
                 return inner
@@ -818,10 +866,13 @@ def _plain(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
-def amplified_module(source: str, tests: list[tuple[list[str], Written]]) -> str:
+def amplified_module(
+    source: str, tests: list[tuple[list[str], Written]], collected: tuple[str, ...] = ()
+) -> str:
     """The original module's imports and non-test statements, with the amplified tests
     (each: its class path and name, and the lines ``amplified_test`` made) in place of
-    its tests."""
+    its tests. ``collected``: the names the module's tests ran under (``Class::test``),
+    which tell the tests a class inherits."""
     tree = ast.parse(source)
     classes = {parts[0] for parts, _ in tests if len(parts) > 1}
     imports: list[str] = []
@@ -838,7 +889,13 @@ def amplified_module(source: str, tests: list[tuple[list[str], Written]]) -> str
             )
             if node.name in classes:
                 mine = [lines for parts, lines in tests if parts[0] == node.name]
-                out.append(_class_with(node, mine))
+                own = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+                inherited = {
+                    c.split("::")[1].split("[", 1)[0]
+                    for c in collected
+                    if c.count("::") == 1 and c.split("::")[0] == node.name
+                }
+                out.append(_class_with(node, mine, inherited - own))
                 continue
             if has_tests or node.name.startswith("Test"):
                 continue
@@ -861,13 +918,15 @@ def _future(node: ast.stmt) -> bool:
     return isinstance(node, ast.ImportFrom) and node.module == "__future__"
 
 
-def _class_with(node: ast.ClassDef, tests: list[Written]) -> str:
-    """The class with its non-test members and the amplified tests only."""
+def _class_with(node: ast.ClassDef, tests: list[Written], inherited: set[str]) -> str:
+    """The class with its non-test members and the amplified tests only: the tests it
+    inherits (from a mixin of another module) are set to None, which no runner collects."""
     node.body = [
         n
         for n in node.body
         if not (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test"))
     ] or [ast.Pass()]
+    node.body += [ast.parse(f"{name} = None").body[0] for name in sorted(inherited)]
     text = ast.unparse(node)
     methods = []
     for written in tests:

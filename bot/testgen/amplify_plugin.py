@@ -53,6 +53,12 @@ def pytest_configure(config: typing.Any) -> None:
 
 
 def pytest_collection_modifyitems(config: typing.Any, items: list[typing.Any]) -> None:
+    if not _PLAN:
+        return
+    select = set(_PLAN.get("select") or ())
+    if select:
+        config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in select])
+        items[:] = [i for i in items if i.nodeid in select]
     cap = int(_PLAN.get("max_tests") or 0)
     if cap and len(items) > cap:
         config.hook.pytest_deselected(items=items[cap:])
@@ -73,7 +79,7 @@ def _kind(filename: str) -> str:
             real.startswith(_PLAN["root_real"])
             and "site-packages" not in real
             and real.endswith(".py")
-            and not _PLAN.get("is_test", lambda p: False)(real)
+            and not _test_file(real)
         ):
             found = "project"
         else:
@@ -92,9 +98,6 @@ def _test_file(real: str) -> bool:
         or name == "conftest.py"
         or any(p in ("tests", "test", "testing") for p in parts[:-1])
     )
-
-
-_PLAN["is_test"] = _test_file
 
 
 def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:

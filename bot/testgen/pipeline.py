@@ -435,7 +435,9 @@ def _attach_facts(
         index = order.get(unit(c.name), []).index(c.name) if c.name in names else 0
         mine = [rows[index]] if len(rows) > 1 and index < len(rows) else rows
         if mine:
-            c.evidence["calls"] = mine
+            # an amplified test's call is one of the project's own test, not a replay
+            amplified = any("amplifies" in f for f in mine)
+            c.evidence["amplified" if amplified else "calls"] = mine
         fails = bool(c.evidence.get("fails_on_parent"))
         if mine:
             new = any(bool(f.get("new_name")) for f in mine)

@@ -11,9 +11,15 @@ from typing import Any
 
 import pytest
 
-from bot.testgen.amplify import Difference, amplified_module, amplified_test
+from bot.testgen.amplify import (
+    Difference,
+    Observed,
+    _differences,
+    amplified_module,
+    amplified_test,
+)
 from tests.conftest import GitRepo
-from tests.testgen.sample import PYPROJECT, caught, sample_testgen
+from tests.testgen.sample import PYPROJECT, sample_testgen
 from tests.testgen.test_differential import project_venv
 from tests.testgen.test_testgen import nova_testgen
 
@@ -60,6 +66,18 @@ def test_plain():
 """
 
 
+def amplified(data: dict[str, Any], call: str) -> list[dict[str, Any]]:
+    """The facts of the kept amplified tests claimed as catching whose call contains
+    ``call`` (``sample.caught`` for the tests the differential generator replays)."""
+    return [
+        fact
+        for case in data["kept"]
+        if case["evidence"].get("catches_change")
+        for fact in case["evidence"].get("amplified", [])
+        if call in fact["call"]
+    ]
+
+
 @pytest.fixture(scope="module")
 def greet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _repo, data = sample_testgen(
@@ -74,7 +92,7 @@ def greet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_a_test_driven_through_an_environment_and_a_helper_is_amplified(
     greet: dict[str, Any],
 ) -> None:
-    facts = caught(greet, "g.shout()")
+    facts = amplified(greet, "g.shout()")
     assert facts, greet["notes"]
     assert facts[0]["amplifies"] == "tests/test_core.py::test_loud"
     assert "BOB ANN!!" in str(facts[0]["head"]) and "BOB ANN!" in str(facts[0]["parent"])
@@ -138,13 +156,16 @@ def test_a_unittest_method_keeps_its_class_and_set_up_and_nothing_else() -> None
     )
     written = amplified_test(UNITTEST, d)
     assert not isinstance(written, str), written
-    text = amplified_module(UNITTEST, [(["TestGreeter", "test_feed"], written)])
+    collected = ("TestGreeter::test_feed", "TestGreeter::test_other", "TestGreeter::test_mixed")
+    text = amplified_module(UNITTEST, [(["TestGreeter", "test_feed"], written)], collected)
     compile(text, "test_nova_amp_core.py", "exec")
     assert "def setUp(self):" in text and "def test_feed_changed(self):" in text
     assert "test_other" not in text and "test_free" not in text and "TestShared" not in text
     # cut after the second feed (line 14), which is asserted by what it left
     assert "self.g.feed('y')\n        assert self.g.said == ['x', 'z']" in text
     assert "assertEqual" not in text
+    # a test the class inherits from a mixin elsewhere is not collected again
+    assert "    test_mixed = None" in text
 
 
 def test_a_call_inside_a_loop_is_not_written() -> None:
@@ -185,3 +206,51 @@ def test_a_parametrized_case_is_written_with_its_arguments_bound() -> None:
     assert "parametrize" not in text and "def test_shout_changed(monkeypatch):" in text
     assert "    name = 'bob'\n    loud = True\n" in text
     assert text.rstrip().endswith("assert g.shout() == 'BOB!!'")
+
+
+def _run(*calls: dict[str, Any]) -> Observed:
+    rows = [{"line": 5, "name": "f", "index": i, **c} for i, c in enumerate(calls)]
+    return Observed(tests={"t.py::test_a": {"changed": True, "passed": True, "calls": rows}})
+
+
+def test_only_a_steady_difference_without_an_address_or_a_temporary_path_counts() -> None:
+    value = {"kind": "value", "imports": []}
+    head = [
+        _run({**value, "value": "1"}, {**value, "value": "'<X at 0x7f3a2b1c9d00>'"}),
+        _run({**value, "value": "2"}, {**value, "value": "'<X at 0x7f3a2b1c9d00>'"}),
+    ]
+    parent = [_run({**value, "value": "3"}, {**value, "value": "'other'"})] * 2
+    # the first call's value changes between the head's runs; the second names an address
+    assert _differences("t.py::test_a", head[0], head[1], parent) == []
+    head = [_run({**value, "value": "1"}, {**value, "value": "'/tmp/pytest-of-root/x'"})] * 2
+    found = _differences("t.py::test_a", head[0], head[1], parent)
+    assert [(d.index, d.head["value"], d.parent["value"]) for d in found] == [(0, "1", "3")]
+
+
+def test_an_object_is_compared_by_the_facts_every_run_showed_alike() -> None:
+    def obj(*facts: list[Any]) -> dict[str, Any]:
+        return {"kind": "object", "repr": None, "facts": list(facts)}
+
+    kinds = ["{r}.kind", "'a'", []]
+    head = [_run(obj(kinds, ["{r}.n", "1", []])), _run(obj(kinds))]  # the walk stopped early
+    parent = [_run(obj(["{r}.kind", "'b'", []], ["{r}.n", "2", []]))] * 2
+    found = _differences("t.py::test_a", head[0], head[1], parent)
+    assert [d.head["facts"] for d in found] == [[kinds]]
+
+
+def test_an_object_whose_repr_is_the_same_on_both_sides_is_told_apart_by_a_fact() -> None:
+    def obj(repr_: str, kind: str) -> dict[str, Any]:
+        return {"kind": "object", "repr": repr_, "facts": [["{r}.kind", kind, []]]}
+
+    head = [_run(obj("{'a': 1}", "'new'"))] * 2
+    parent = [_run(obj("{'a': 1}", "'old'"))] * 2
+    found = _differences("t.py::test_a", head[0], head[1], parent)
+    assert [(d.head["kind"], d.head["facts"]) for d in found] == [
+        ("object", [["{r}.kind", "'new'", []]])
+    ]
+
+
+def test_a_call_inside_a_block_that_expects_an_exception_is_not_written() -> None:
+    source = "def test_bad():\n    with pytest.raises(ValueError):\n        f(1)\n        f(2)\n"
+    d = Difference("t.py::test_bad", 3, "f", 0, {"kind": "raises", "type": "ValueError"}, {})
+    assert "expects an exception" in str(amplified_test(source, d))
