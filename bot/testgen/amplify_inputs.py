@@ -31,8 +31,10 @@ from __future__ import annotations
 import ast
 import difflib
 import io
+import itertools
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caught_types, transforms
@@ -355,18 +357,19 @@ def _expected_ids(func: ast.AST) -> set[int]:
 
 
 def _column(path: list[ast.AST], table: ast.AST, target: ast.AST) -> str:
-    """The name the loop ``for <target> in <table>`` gives the row item on ``path``."""
+    """The name the loop ``for <target> in <table>`` gives the row item on ``path`` (the
+    literal's ancestors, innermost first, up to the table's parent)."""
     if not isinstance(table, ast.List | ast.Tuple | ast.Set) or not isinstance(target, ast.Tuple):
         return ""
-    on = {id(n) for n in path}
-    row = next((e for e in table.elts if id(e) in on), None)
+    at = next((n for n, p in enumerate(path) if p is table), None)
+    if at is None or at < 2:
+        return ""
+    row, item = path[at - 1], path[at - 2]
     if not isinstance(row, ast.Tuple | ast.List):
         return ""
-    for i, item in enumerate(row.elts):
-        if id(item) in on and i < len(target.elts):
-            name = target.elts[i]
-            return name.id if isinstance(name, ast.Name) else ""
-    return ""
+    i = next((n for n, e in enumerate(row.elts) if e is item), len(target.elts))
+    name = target.elts[i] if i < len(target.elts) else None
+    return name.id if isinstance(name, ast.Name) else ""
 
 
 class _Inputs:
@@ -377,6 +380,7 @@ class _Inputs:
         self.parents = {id(c): p for p in ast.walk(func) for c in ast.iter_child_nodes(p)}
         self.expected = _expected_ids(func)
         self.loops = [n for n in ast.walk(func) if isinstance(n, ast.For | ast.AsyncFor)]
+        self.used: dict[tuple[str, ...], bool] = {}
 
     def found(self) -> list[ast.expr]:
         out: list[ast.expr] = []
@@ -427,6 +431,17 @@ class _Inputs:
             return self._assigned(targets, parent.value, path)
         return None
 
+    def _passed_on(self, names: tuple[str, ...]) -> bool:
+        """Whether the test reads one of ``names`` other than as an expected value."""
+        if names not in self.used:
+            loads = [
+                n
+                for n in ast.walk(self.func)
+                if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
+            ]
+            self.used[names] = any(id(n) not in self.expected for n in loads)
+        return self.used[names]
+
     def _argument(self, call: ast.Call, child: ast.AST) -> bool:
         name = _callee(call)
         if child is call.func or name in _NOT_INPUT_CALLS:
@@ -444,12 +459,7 @@ class _Inputs:
         names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
         if not names or any(_EXPECTED.search(n) for n in names):
             return False
-        loads = [
-            n
-            for n in ast.walk(self.func)
-            if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
-        ]
-        if not loads or all(id(n) in self.expected for n in loads):
+        if not self._passed_on(tuple(names)):
             return False  # never used, or only compared against
         for loop in self.loops:  # a table the test loops over: its input columns
             if isinstance(loop.iter, ast.Name) and loop.iter.id in names:
@@ -543,15 +553,26 @@ class _Text:
         return self.starts[line] if line < len(self.starts) else len(self.source)
 
 
-def _schedule(per_literal: list[list[str]], limit: int) -> list[tuple[int, str]]:
-    """(literal index, value) pairs: each literal's first value, then each one's second..."""
+def _schedule(
+    nodes: list[ast.expr], values: Callable[[int], list[str]], cap: int
+) -> list[tuple[int, str]]:
+    """(literal index, value) pairs: each literal's first value, then each one's second...
+    (``values`` gives a literal's, made only when its turn comes: a table of thousands)."""
+    made: dict[int, list[str]] = {}
     out: list[tuple[int, str]] = []
-    depth = max(map(len, per_literal), default=0)
-    for k in range(depth):
-        for i, values in enumerate(per_literal):
-            if k < len(values):
-                out.append((i, values[k]))
-    return out[: limit * 4]  # room for the copies that do not compile
+    for k in itertools.count():
+        more = False
+        for i in range(len(nodes)):
+            if i not in made:
+                made[i] = values(i)
+            if k < len(made[i]):
+                out.append((i, made[i][k]))
+                more = True
+                if len(out) >= cap:
+                    return out
+        if not more:
+            return out
+    return out
 
 
 def _fits(source: str, own: object) -> bool:
@@ -566,19 +587,29 @@ def _fits(source: str, own: object) -> bool:
     return type(value) is not type(own) or value != own
 
 
-def _values_for(nodes: list[ast.expr], steer: Steer) -> tuple[list[list[str]], list[list[str]]]:
-    """Per literal, its steered values and its generic ones (Python source, deduplicated,
-    never its own value)."""
-    steered: list[list[str]] = []
-    generic: list[list[str]] = []
-    for node in nodes:
-        value = _const(node)
-        own = repr(value)
-        first = [s for s in dict.fromkeys(_steered(own, value, steer)) if _fits(s, value)]
-        rest = [s for s in dict.fromkeys(_generic(own, value)) if s not in first]
-        steered.append(first)
-        generic.append([s for s in rest if _fits(s, value)])
-    return steered, generic
+class _Values:
+    """A literal's steered values and its generic ones (Python source, deduplicated,
+    never its own value), made once."""
+
+    def __init__(self, nodes: list[ast.expr], steer: Steer) -> None:
+        self.nodes = nodes
+        self.steer = steer
+        self.made: dict[int, tuple[list[str], list[str]]] = {}
+
+    def both(self, i: int) -> tuple[list[str], list[str]]:
+        if i not in self.made:
+            value = _const(self.nodes[i])
+            own = repr(value)
+            first = [s for s in dict.fromkeys(_steered(own, value, self.steer)) if _fits(s, value)]
+            rest = [s for s in dict.fromkeys(_generic(own, value)) if s not in first]
+            self.made[i] = first, [s for s in rest if _fits(s, value)]
+        return self.made[i]
+
+    def steered(self, i: int) -> list[str]:
+        return self.both(i)[0]
+
+    def generic(self, i: int) -> list[str]:
+        return self.both(i)[1]
 
 
 def add_variants(
@@ -598,8 +629,9 @@ def add_variants(
     nodes = _Inputs(func).found()
     if not nodes:
         return module_source, []
-    steered, generic = _values_for(nodes, steer)
-    plan = _schedule(steered, limit) + _schedule(generic, limit)
+    values = _Values(nodes, steer)
+    cap = limit * 4  # room for the copies that do not compile
+    plan = _schedule(nodes, values.steered, cap) + _schedule(nodes, values.generic, cap)
     taken = _names(owner.body if owner is not None else tree.body)
     return _write(module_source, (func, owner), nodes, plan, (taken, limit))
 
@@ -668,11 +700,12 @@ def _write(
         copy = segment
         for x, y, piece in edits:
             copy = copy[:x] + piece + copy[y:]
-        if not _compiles(head + gap + copy + tail):
-            continue
+        if not _compiles("class _Copy:\n" + copy if owner is not None else copy):
+            continue  # the copy alone: the module around it compiled already
         head += gap + copy
         old = segment[a:b]
         short = old if len(old) <= 60 else old[:57] + "..."
         shown = value if len(value) <= 60 else value[:57] + "..."
         variants.append(Variant(name, prefix + name, f"line {node.lineno}: {short} -> {shown}"))
-    return head + tail, variants
+    result = head + tail
+    return (result, variants) if _compiles(result) else (source, [])
