@@ -292,7 +292,10 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
 
     parent = result.change.base_ref
     parent_files = _parent_files(ws, result, parent)
-    for rel in sorted(ws.written):
+    # the generators' own files first, then amplification's (the project's tests, cut)
+    from bot.testgen.amplify import AMPLIFIED
+
+    for rel in sorted(ws.written, key=lambda r: (PurePosixPath(r).name.startswith(AMPLIFIED), r)):
         names, first_run = runner.collect(ws, rel)
         if not names:
             result.dropped.append(
