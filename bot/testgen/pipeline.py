@@ -267,6 +267,17 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     from bot.testgen.amplify import TEST_SECONDS, generate_amplified
 
     assert ws.framework is not None
+    pinned = sum(
+        bool(f.get("changed")) and not f.get("new_name")
+        for rows in result.facts.values()
+        for facts in rows.values()
+        for f in facts
+    )
+    if pinned:  # the cheap way: its runs would add tests of a change already pinned
+        result.notes.append(
+            f"amplify: skipped: the differential generator pins {pinned} changed behaviour(s)"
+        )
+        return
     parent_files = _parent_files(ws, result, result.change.base_ref)
     seconds = min(TEST_SECONDS, job.settings.testgen.timeout)
     result.notes += generate_amplified(
