@@ -31,7 +31,9 @@ from bot.testgen.matrix import Target
 from bot.testgen.runners.python import measured_args
 from bot.testgen.workspace import Workspace, WriteRefused
 
-__all__ = ["Observed", "generate_amplified"]
+__all__ = ["AMPLIFIED", "Observed", "generate_amplified"]
+
+AMPLIFIED = "test_nova_amp_"  # how its files are named (the pipeline checks them last)
 
 PLUGIN = Path(__file__).with_name("amplify_plugin.py")
 MAX_TEST_FILES = 30  # test files run in the first observation
@@ -596,7 +598,7 @@ def _write(
             collected,
         )
         stem = PurePosixPath(rel).stem.removeprefix("test_").removesuffix("_test")
-        target = str(PurePosixPath(rel).with_name(f"test_nova_amp_{stem}.py"))
+        target = str(PurePosixPath(rel).with_name(f"{AMPLIFIED}{stem}.py"))
         try:
             target = ws.write_test(target, text)
         except WriteRefused as exc:

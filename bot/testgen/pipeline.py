@@ -267,19 +267,15 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     from bot.testgen.amplify import TEST_SECONDS, generate_amplified
 
     assert ws.framework is not None
-    pinned = [
-        fact
-        for units in result.facts.values()
-        for facts in units.values()
-        for fact in facts
-        if fact.get("changed") and not fact.get("new_name")
-    ]
-    if pinned:
-        # the job's two minutes go to checking those tests: observing the whole suite
-        # on both sides and checking more files would cost as much again
+    pinned = sum(
+        bool(f.get("changed")) and not f.get("new_name")
+        for rows in result.facts.values()
+        for facts in rows.values()
+        for f in facts
+    )
+    if pinned:  # the cheap way: its runs would add tests of a change already pinned
         result.notes.append(
-            f"amplify: not run, the differential generator already pins {len(pinned)} "
-            "input(s) whose outcome the change alters"
+            f"amplify: skipped: the differential generator pins {pinned} changed behaviour(s)"
         )
         return
     parent_files = _parent_files(ws, result, result.change.base_ref)
@@ -307,7 +303,10 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
 
     parent = result.change.base_ref
     parent_files = _parent_files(ws, result, parent)
-    for rel in sorted(ws.written):
+    # the generators' own files first, then amplification's (the project's tests, cut)
+    from bot.testgen.amplify import AMPLIFIED
+
+    for rel in sorted(ws.written, key=lambda r: (PurePosixPath(r).name.startswith(AMPLIFIED), r)):
         names, first_run = runner.collect(ws, rel)
         if not names:
             result.dropped.append(

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from bot.testgen.amplify import _only
-from tests.testgen.sample import caught, sample_testgen
+from tests.testgen.sample import sample_testgen
+from tests.testgen.test_mech_amplify import amplified
 
 READER = """
 import os
@@ -70,7 +71,7 @@ def reader(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_a_steered_copy_of_the_projects_test_catches_what_the_test_never_reached(
     reader: dict[str, Any],
 ) -> None:
-    facts = caught(reader, "words")
+    facts = amplified(reader, "words")
     assert facts, reader["notes"]
     fact = facts[0]
     # the copy names the project's test it came from and the literal it changed
