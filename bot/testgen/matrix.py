@@ -252,6 +252,9 @@ def covered_count(targets: list[Target], executed: Lines) -> int:
     return sum(len(t.ran(executed)) for t in targets)
 
 
+BASELINE_SECONDS = 30.0  # the existing tests under coverage: the job has two minutes
+
+
 def measure_baseline(
     targets: list[Target], ws: Workspace, runner: Runner
 ) -> tuple[str | None, int | None]:
@@ -263,10 +266,16 @@ def measure_baseline(
     # a test file that no longer imports (an old test of a removed name) must not stop
     # the others from running
     keep_going = ["--continue-on-collection-errors"] if runner.language == "python" else []
-    measured = runner.line_coverage(ws, [*keep_going, *mentioning])
+    measured = runner.line_coverage(ws, [*keep_going, *mentioning], run_seconds=BASELINE_SECONDS)
     if measured is None:
         why = f": {runner.coverage_failure}" if runner.coverage_failure else ""
         return f"the existing suite could not be run under coverage{why}", None
+    stopped = (
+        f"the existing tests were stopped after {BASELINE_SECONDS:g} s under coverage: "
+        "the changed lines they run may be more than those counted"
+        if runner.stopped
+        else None
+    )
     executed, missing = measured
     if not executed:
         # nothing recorded is a failed measurement, not a suite that runs no changed line
@@ -284,4 +293,4 @@ def measure_baseline(
             t.uncovered = list(t.lines)
         else:
             t.uncovered = [n for n in t.lines if n in never_ran]
-    return None, covered_count(targets, executed)
+    return stopped, covered_count(targets, executed)

@@ -5,6 +5,8 @@ sandbox with the project's interpreter (so: the standard library and pytest only
   then gets ``TestTimeLimit`` (a ``BaseException``: its own ``except Exception`` cannot
   swallow it). Code stuck inside one C call does not see the signal; the run's own
   timeout ends that, and the log says which test was running.
+- ``PYTEST_NOVA_RUN_SECONDS``: no test starts after the run has lasted that long; pytest
+  ends as after ``-x`` (so ``coverage run`` still saves what ran).
 - ``PYTEST_NOVA_LOG``: one JSON object per line, written as it happens, so a run that was
   killed from outside still tells which test had started and not ended: ``start``,
   ``end`` (seconds) and ``limit`` (``time`` or ``memory``: a MemoryError under the
@@ -27,6 +29,8 @@ if TYPE_CHECKING:  # annotations only: the sandbox's pytest may be older
 
 _LOG = os.environ.get("PYTEST_NOVA_LOG")
 _SECONDS = float(os.environ.get("PYTEST_NOVA_SECONDS") or 0)
+_RUN_SECONDS = float(os.environ.get("PYTEST_NOVA_RUN_SECONDS") or 0)
+_STARTED = time.monotonic()
 
 
 class TestTimeLimit(BaseException):
@@ -53,6 +57,8 @@ def pytest_runtest_protocol(
     started = time.monotonic()
     yield
     _write(event="end", nodeid=item.nodeid, seconds=round(time.monotonic() - started, 3))
+    if _RUN_SECONDS and time.monotonic() - _STARTED > _RUN_SECONDS:
+        item.session.shouldstop = f"Nova's time limit for this run ({_RUN_SECONDS:g} s)"
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -472,3 +472,36 @@ def test_after():
             "per test is 1 s; it did not answer the signal)"
         )
     }
+
+
+def test_a_slow_suite_under_coverage_stops_between_tests_and_keeps_what_ran(
+    repo: GitRepo,
+) -> None:
+    """The existing tests measured under a run limit: pytest stops before the next test
+    once it is spent, and coverage still saves the lines of the tests that ran (a kill
+    from outside would lose them all)."""
+    from bot.testgen.frameworks import detect_framework
+    from bot.testgen.runners import PytestRunner
+    from bot.testgen.runners.python import RUN_LIMIT
+    from bot.testgen.workspace import Workspace
+
+    repo.write("pyproject.toml", "[tool.pytest.ini_options]\n")
+    repo.write("calc.py", "def one():\n    return 1\n\n\ndef two():\n    return 2\n")
+    repo.write(
+        "tests/test_calc.py",
+        "from calc import one, two\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
+        "def test_two():\n    assert two() == 2\n",
+    )
+    repo.commit("two tests")
+    fw = detect_framework(repo.path)
+    assert fw is not None
+    with Workspace(repo.path, "HEAD", fw) as ws:
+        runner = PytestRunner(fw)
+        whole = runner.line_coverage(ws, ["tests/test_calc.py"])
+        assert whole is not None and not runner.stopped
+        # any limit is spent once the first test has run
+        cut = runner.line_coverage(ws, ["tests/test_calc.py"], run_seconds=1e-6)
+    assert cut is not None and runner.stopped
+    assert {2, 6} <= whole[0]["calc.py"]
+    assert 2 in cut[0]["calc.py"] and 6 in cut[1]["calc.py"]  # two() never ran
+    assert RUN_LIMIT.startswith("Nova's time limit")

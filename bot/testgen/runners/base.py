@@ -32,6 +32,7 @@ class Runner(ABC):
         # ``rel::*``: why the file's tests did not run at all
         self.failures: dict[str, str] = {}
         self.coverage_failure: str | None = None  # why the last coverage run gave nothing
+        self.stopped = False  # the last coverage run reached its run_seconds
 
     run_margin = 60.0  # seconds a run may take beyond its tests' limits (start-up, imports)
 
@@ -73,10 +74,12 @@ class Runner(ABC):
 
     @abstractmethod
     def line_coverage(
-        self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+        self, ws: Workspace, test_args: list[str], timeout: float = 300.0, run_seconds: float = 0.0
     ) -> tuple[Lines, Lines] | None:
         """(executed, not executed) lines per file while running ``test_args`` (the whole
-        suite when empty), or None when the run could not be measured."""
+        suite when empty), or None when the run could not be measured. ``run_seconds``:
+        no test starts after that long (what ran until then is measured; ``stopped``
+        says so)."""
 
     @abstractmethod
     def syntax_ok(self, ws: Workspace, rel: str) -> bool:

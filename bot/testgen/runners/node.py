@@ -177,7 +177,7 @@ class NodeTestRunner(Runner):
         return out
 
     def line_coverage(
-        self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+        self, ws: Workspace, test_args: list[str], timeout: float = 300.0, run_seconds: float = 0.0
     ) -> tuple[Lines, Lines] | None:
         args = test_args or list(self.fw.run_suite[2:])
         res = self._run(ws, args, coverage=True, timeout=timeout)

@@ -83,6 +83,10 @@ def _without_cov(options: list[str]) -> list[str]:
     return out
 
 
+# what pytest prints when ``nova_limits`` stops a run (PYTEST_NOVA_RUN_SECONDS)
+RUN_LIMIT = "Nova's time limit for this run"
+
+
 def measured_args(root: Path) -> list[str]:
     """pytest options for a run Nova measures: pytest-cov not loaded, and its options
     taken out of the project's ``addopts`` (which pytest would otherwise reject)."""
@@ -266,8 +270,12 @@ class PytestRunner(Runner):
         return lines
 
     def line_coverage(
-        self, ws: Workspace, test_args: list[str], timeout: float = 300.0
+        self, ws: Workspace, test_args: list[str], timeout: float = 300.0, run_seconds: float = 0.0
     ) -> tuple[Lines, Lines] | None:
+        # a session limit (``nova_limits``): pytest stops between tests and coverage
+        # saves what ran, where a timeout would kill the run and lose it all
+        limited = ["-p", "nova_limits"] if run_seconds else []
+        self.stopped = False
         with ws.outputs() as tmp:
             data, report = str(tmp / "cov"), str(tmp / "cov.json")
             rc = f"--rcfile={_rcfile(tmp)}"
@@ -283,12 +291,16 @@ class PytestRunner(Runner):
                     f"--data-file={data}",
                     *self.fw.run_files[1:],
                     *measured_args(ws.root),
+                    *limited,
                     *test_args,
                 ],
                 timeout=timeout,
                 limit_memory=bool(test_args),
+                env={"PYTEST_NOVA_RUN_SECONDS": f"{run_seconds:g}"} if run_seconds else None,
             )
-            if run.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
+            self.stopped = RUN_LIMIT in run.output
+            # 1: tests failed, 5: none collected, 2: interrupted (by the run limit)
+            if run.returncode not in (0, 1, 5) and not (self.stopped and run.returncode == 2):
                 self.coverage_failure = _tail(run.output)
                 return None
             json_run = ws.run(
