@@ -819,7 +819,11 @@ def _target(stmt: ast.stmt, d: Difference) -> ast.expr | None:
         return None
     if len(found) > 1:
         found = [c for c in found if c.lineno == d.line]
-    return found[0] if len(found) == 1 else None
+    if len(found) != 1:
+        return None
+    # an awaited call's value is the await's (the call alone gives a coroutine)
+    awaited = [n for n in ast.walk(stmt) if isinstance(n, ast.Await) and n.value is found[0]]
+    return awaited[0] if awaited else found[0]
 
 
 def _checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] | str:
@@ -845,8 +849,9 @@ def _checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] |
         return [*keep, *ast.parse(f"assert repr({ast.unparse(value)}) == {head['value']!r}").body]
     if head["kind"] == "after":
         receiver: ast.expr | None = None
-        if isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute):
-            receiver = target.func.value
+        call = target.value if isinstance(target, ast.Await) else target
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            receiver = call.func.value
         elif bound and d.name.endswith(".__init__"):
             receiver = value
         if receiver is None or not _plain(receiver):

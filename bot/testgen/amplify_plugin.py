@@ -15,6 +15,7 @@ file, a line per test as it ends (a run stopped by its time limit still tells).
 
 from __future__ import annotations
 
+import dis
 import json
 import os
 import re
@@ -26,10 +27,11 @@ import typing
 import pytest
 
 _PLAN: dict[str, typing.Any] = {}
-_STATE: dict[str, typing.Any] = {"node": None, "code": None, "counts": {}}
+_STATE: dict[str, typing.Any] = {"node": None, "code": None, "counts": {}, "open": {}}
 _OUT: dict[str, dict[str, typing.Any]] = {}
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{6,}")
 _GEN = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator, iterable coroutine
+_COROUTINE = 0x80  # an ``async def``: observed at its end (its awaits are not ends)
 FACTS_SECONDS = 0.15  # objects walked per test, in all
 SHOWN = 300  # characters of a value kept
 
@@ -109,11 +111,29 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
     local = _lines if kind == "changed" else None
     if caller is None or caller.f_code is not _STATE["code"] or not kind:
         return local
-    if code.co_flags & _GEN or code.co_name.startswith("<"):
+    if code.co_name.startswith("<"):
         return local
+    if code.co_flags & _GEN and not code.co_flags & _COROUTINE:
+        return local  # a generator: its "returns" are its yields
     if kind == "test" and code.co_name.startswith("test"):
         return local
+    if code.co_flags & _COROUTINE:
+        # an awaited coroutine: every resumption is a new "call" of the same frame
+        opened = _STATE["open"].get(id(frame))
+        if opened is None:
+            opened = _STATE["open"][id(frame)] = _Call(frame, caller.f_lineno, kind)
+        return opened.event
     return _Call(frame, caller.f_lineno, kind).event
+
+
+def _returned(frame: typing.Any) -> bool:
+    """Whether a coroutine's "return" event is its end, not a suspension at an await
+    (the instruction it stopped at returns: RETURN_VALUE, or RETURN_CONST from 3.12)."""
+    try:
+        op: str = dis.opname[frame.f_code.co_code[frame.f_lasti]]
+    except (IndexError, TypeError):
+        return True
+    return op.startswith("RETURN")
 
 
 def _lines(frame: typing.Any, event: str, arg: object) -> typing.Any:
@@ -135,6 +155,7 @@ class _Call:
     def __init__(self, frame: typing.Any, line: int, kind: str) -> None:
         self.line, self.changed, self.error = line, kind == "changed", None
         code = frame.f_code
+        self.coroutine = bool(code.co_flags & _COROUTINE)
         self.name = getattr(code, "co_qualname", code.co_name)
         names = code.co_varnames[: code.co_argcount]
         # the receiver of a method of the project's (a test's helper's is the test case)
@@ -149,6 +170,9 @@ class _Call:
         elif event == "exception":
             self.error = arg[1]
         elif event == "return":
+            if self.coroutine and self.error is None and not _returned(frame):
+                return self.event  # suspended at an await: it goes on later
+            _STATE["open"].pop(id(frame), None)
             _observe(self, arg)
         return self.event
 
@@ -223,7 +247,7 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
     function: typing.Any = getattr(item, "function", None)
     while hasattr(function, "__wrapped__"):  # a decorated test: its own body's code
         function = function.__wrapped__
-    _STATE.update(node=item.nodeid, counts={}, walked=0.0)
+    _STATE.update(node=item.nodeid, counts={}, walked=0.0, open={})
     _STATE["code"] = getattr(function, "__code__", None)
     _record()["params"] = _params(item)
     previous = sys.gettrace()
