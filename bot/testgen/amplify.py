@@ -484,7 +484,8 @@ def _differences(
     cutting it after a later call is as sound as after the first)."""
     # an input variant may fail on the head after its calls (the original's asserts on
     # another input): the calls it made before that ran, and the test is cut there
-    variant = PurePosixPath(node.split("::", 1)[0]).name.startswith(VARY_PREFIX)
+    rel = node.split("::", 1)[0]
+    variant = _origin(rel) != rel
     if not variant and not all((o.tests.get(node) or {}).get("passed") for o in (first, head2)):
         return []
     out: list[Difference] = []
