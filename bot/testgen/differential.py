@@ -43,6 +43,7 @@ from bot.testgen.placed import into_containers, switched
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
 from bot.testgen.retype import retype
+from bot.testgen.shapes import shaped_inputs
 from bot.testgen.steer import data_inputs, placed
 from bot.testgen.typehints import Hints, imported_paths, type_hints
 from bot.testgen.workspace import Workspace, WriteRefused
@@ -411,6 +412,13 @@ def _plans(
             switched_ += switched(candidates[:4], source, name, mine)
             candidates += steered + switched_
             candidates += retype(candidates, source, name, hints)
+            shaped = shaped_inputs(candidates, source, name, lines, tests)
+            candidates += shaped.candidates
+            if shaped.candidates:
+                notes.append(
+                    f"differential: {len(shaped.candidates)} inputs shaped from how "
+                    f"{name} uses {', '.join(shaped.params)}"
+                )
             candidates += data_inputs(
                 [t.data for t in targets if t.data],
                 path,

@@ -22,11 +22,13 @@ import importlib
 import io
 import itertools
 import json
+import keyword
 import math
 import os
 import signal
 import sys
 import time
+import types
 import typing
 
 if __package__:  # imported by Nova (its tests)
@@ -196,6 +198,15 @@ def render(value: object, depth: int = 0) -> tuple[str, list[str]] | None:
             items.append(f"{rk[0]}: {rv[0]}")
             imports += rk[1] + rv[1]
         return "{" + ", ".join(items) + "}", imports
+    if type(value) is types.SimpleNamespace:  # an object the shaped inputs only read
+        fields, imports = [], ["import types"]
+        for k, v in vars(value).items():
+            rv = render(v, depth + 1)
+            if rv is None or not k.isidentifier() or keyword.iskeyword(k):
+                return None
+            fields.append(f"{k}={rv[0]}")
+            imports += rv[1]
+        return f"types.SimpleNamespace({', '.join(fields)})", imports
     return _render_by_repr(value)
 
 

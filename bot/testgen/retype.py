@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from bot.testgen.inputs import Candidate
 from bot.testgen.typehints import ATTR, Hints
 
-__all__ = ["MAX_TYPED", "called_def", "retype"]
+__all__ = ["MAX_TYPED", "called_def", "kind_values", "retype"]
 
 MAX_TYPED = 32  # inputs of other types per function
 MAX_VARIED = 8  # of the project's inputs, the first ones varied
@@ -230,6 +230,13 @@ def _values(kind: str, o: object, numbers: tuple[int | float, ...]) -> list[obje
         seen.add(shown)
         kept.append(v)
     return kept
+
+
+def kind_values(kind: str, o: object, numbers: tuple[int | float, ...]) -> list[object]:
+    """Values of ``kind`` to try in place of ``o`` (see ``_values``); a value that needs
+    an import or has no literal is a ``_Spelled``, whose ``source`` and ``imports`` say
+    how to write it."""
+    return _values(kind, o, numbers)
 
 
 _SCALARS = (str, bytes, int, float, bool, type(None))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from bot.testgen.ghostwriter import _module_name
 
-__all__ = ["ANY", "ATTR", "Hints", "imported_paths", "type_hints"]
+__all__ = ["ANY", "ATTR", "Hints", "imported_paths", "tree_hints", "type_hints"]
 
 _NUMBERS = (int, float)
 
@@ -408,11 +408,16 @@ def type_hints(source: str, lines: list[int]) -> Hints:
     over several lines counts), and the exceptions a changed ``except`` catches; in the
     order they are written. A local variable is no name a caller gives: only a type check
     of one (``isinstance(v, bool)``) counts, for no name in particular."""
-    hints = Hints()
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return hints
+        return Hints()
+    return tree_hints(tree, lines)
+
+
+def tree_hints(tree: ast.AST, lines: list[int]) -> Hints:
+    """``type_hints`` of a parsed module (or a function's node)."""
+    hints = Hints()
     reader = _Reader(set(lines))
     reader.visit(tree)
     for _, found, params in sorted(reader.found, key=lambda f: f[0]):
