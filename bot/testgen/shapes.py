@@ -94,6 +94,7 @@ class Shape:
     fields: dict[str, Shape | None] = field(default_factory=dict)
     near: dict[str, int] = field(default_factory=dict)
     item: Shape | None = None
+    sure: bool = True  # False: read only as ``'k' in p`` (text answers that too)
 
 
 @dataclass
@@ -116,7 +117,7 @@ class _Uses:
             return Shape("text")
         if self.mapping or (self.keys and self.weak_keys):
             fields = dict(list(self.keys.items())[:MAX_FIELDS])
-            return Shape("mapping", fields, {k: self.near[k] for k in fields})
+            return Shape("mapping", fields, {k: self.near[k] for k in fields}, sure=self.mapping)
         if self.attrs and not self.called:
             fields = dict(list(self.attrs.items())[:MAX_FIELDS])
             return Shape("object", fields, {k: self.near[k] for k in fields})
@@ -366,10 +367,14 @@ def read_shapes(source: str, qualname: str, lines: list[int]) -> dict[str, Shape
     return out
 
 
-def _hint_tree(fn: ast.AST, shapes: dict[str, Shape], consts: dict[str, str]) -> ast.AST:
-    """A copy of ``fn`` where ``p.attr`` of an object-shaped parameter and a local that
-    holds ``p['k']`` read as ``p['k']``: ``typehints`` then names the key or attribute
-    a changed line tests (``v = p.get('k')``; ``isinstance(v, float)``)."""
+def _hint_tree(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, shapes: dict[str, Shape], consts: dict[str, str]
+) -> ast.AST:
+    """A copy of ``fn`` where ``p.attr`` of an object-shaped parameter, a local that
+    holds ``p['k']`` of a parameter, and a key named by a module constant read as
+    ``p['k']``: ``typehints`` then names the key or attribute a changed line tests
+    (``v = p.get(KEY)``; ``isinstance(v, float)``)."""
+    params = set(_params(fn, method=False))
     copy = deepcopy(fn)
     aliases: dict[str, str] = {}
     parents = _parents(copy)
@@ -403,7 +408,7 @@ def _hint_tree(fn: ast.AST, shapes: dict[str, Shape], consts: dict[str, str]) ->
             first = value.args[0]
             key = first.value if isinstance(first, ast.Constant) else consts.get(first.id)
             owner = value.func.value.id
-        if isinstance(key, str) and owner in shapes:
+        if isinstance(key, str) and owner in params:
             aliases.setdefault(node.targets[0].id, key)
 
     class _Keys(ast.NodeTransformer):
@@ -674,8 +679,10 @@ def _already(candidates: list[Candidate], slot: tuple[int, str], shape: Shape) -
                     return True
             if shape.kind == "sequence" and isinstance(value, list | tuple) and value:
                 return True
-            if shape.kind == "sequence" and shape.item is None and isinstance(value, str | bytes):
-                return True  # ``len(text)``, ``for ch in text``: text is iterated too
+            if ((shape.kind == "sequence" and shape.item is None) or not shape.sure) and isinstance(
+                value, str | bytes
+            ):
+                return True  # ``len(text)``, ``'k' in text``: text is read like that too
     return False
 
 
@@ -715,10 +722,16 @@ def shaped_inputs(
     params = _params(fn, method)
     positional = len(params) - len(fn.args.kwonlyargs)
     required = positional - len(fn.args.defaults)
-    hinted = _hint_tree(fn, shapes, _Module(tree, lines).consts)
+    consts = _Module(tree, lines).consts
+    hinted = _hint_tree(fn, shapes, consts)
+    changed = tree_hints(hinted, lines)
+    for other in ast.walk(tree):  # a helper it hands its parameters to
+        if isinstance(other, ast.FunctionDef | ast.AsyncFunctionDef) and other is not fn:
+            if any(n in lines for n in _function_lines(other)):
+                changed.merge(tree_hints(_hint_tree(other, {}, consts), lines))
     names = set().union(*(_field_names(s) for s in shapes.values())) | set(params)
     fill = _Fill(
-        tree_hints(hinted, lines),
+        changed,
         tree_hints(hinted, _function_lines(fn)),
         _test_values(tests, names),
     )

@@ -227,11 +227,18 @@ def test_items_of_a_sequence_are_shaped_from_the_loop() -> None:
 
 def test_a_value_handed_to_a_function_of_the_module_takes_its_shape() -> None:
     source = (
-        "def _read(opts):\n    return opts['mode']\n"
-        "def f(options, n=1):\n    return _read(options) * n\n"
+        "def _read(opts):\n"
+        "    v = opts.get('mode')\n"
+        "    if isinstance(v, float):\n"
+        "        return int(v)\n"
+        "    return v\n"
+        "def f(options, n=1):\n"
+        "    return _read(options) * n\n"
     )
-    shapes = _shape(source, lines=[2])
+    shapes = _shape(source, "f", lines=[3, 4])
     assert list(shapes) == ["options"] and list(shapes["options"].fields) == ["mode"]
+    made = shaped_inputs([Candidate(("5",))], source, "f", [3, 4], {}).candidates
+    assert made[0].args == ("{'mode': 1.5}",)  # what the helper's changed line tests
 
 
 def test_tests_values_for_a_key_fill_it_and_shaped_inputs_are_bounded() -> None:
@@ -252,6 +259,9 @@ def test_inputs_the_project_already_gives_in_shape_are_not_shaped_again() -> Non
     source = "def f(p):\n    return p.get('a')\n"
     given_ = [Candidate(("{'a': 1}",))]
     assert shaped_inputs(given_, source, "f", [2], {}).candidates == []
+    member = "def f(url):\n    return 'http' in url\n"  # a mapping or text: text given
+    assert read_shapes(member, "f", [2])["url"].kind == "mapping"
+    assert shaped_inputs([Candidate(("'ftp://a'",))], member, "f", [2], {}).candidates == []
     built = "def f(o):\n    return o.x\n"
     assert shaped_inputs([Candidate(("Point(1, 2)",))], built, "f", [2], {}).candidates == []
 
