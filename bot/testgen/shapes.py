@@ -686,7 +686,28 @@ def _already(candidates: list[Candidate], slot: tuple[int, str], shape: Shape) -
     return False
 
 
-def _place(c: Candidate, slot: tuple[int, str], source: str, imports: tuple[str, ...]) -> Candidate:
+def _given(c: Candidate, slot: tuple[int, str]) -> object:
+    """The plain value ``c`` gives the parameter in ``slot``; None when it gives none."""
+    index, name = slot
+    sources = [s for k, s in c.kwargs if k == name]
+    if index < len(c.args):
+        sources.append(c.args[index])
+    try:
+        return ast.literal_eval(sources[0]) if sources and sources[0] else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _place(c: Candidate, slot: tuple[int, str], value: object) -> Candidate | None:
+    """``c`` with ``value`` in the parameter's place (merged into the dict the project
+    gives there: the keys its tests always pass stay); None when it cannot be written."""
+    given = _given(c, slot)
+    if isinstance(given, dict) and isinstance(value, dict):
+        value = {**given, **value}
+    rendered = render_value(value)
+    if rendered is None:
+        return None
+    source, imports = rendered
     index, name = slot
     if any(k == name for k, _ in c.kwargs):
         kwargs = tuple((k, source if k == name else s) for k, s in c.kwargs)
@@ -735,7 +756,11 @@ def shaped_inputs(
         tree_hints(hinted, _function_lines(fn)),
         _test_values(tests, names),
     )
-    bases = [c for c in candidates if c.ctor is None or "." in qualname][:BASES]
+    # a method is called on the instances the tests build: with none, it is not shaped
+    member = "." in qualname and not qualname.endswith(".__init__")
+    bases = [c for c in candidates if (c.ctor is not None) == member][:BASES]
+    if member and not bases:
+        return Shaped([], [])
     per_param: list[list[Candidate]] = []
     used: list[str] = []
     for index, name in enumerate(params):
@@ -748,10 +773,7 @@ def shaped_inputs(
         own = bases or [_synthesized(params[: max(required, 0)], fill, shapes)]
         made: list[Candidate] = []
         for value in _instances(shape, fill):
-            rendered = render_value(value)
-            if rendered is None:
-                continue
-            made += [_place(c, slot, rendered[0], rendered[1]) for c in own]
+            made += [p for p in (_place(c, slot, value) for c in own) if p is not None]
         if made:
             per_param.append(list(dict.fromkeys(made)))
             used.append(name)

@@ -241,6 +241,20 @@ def test_a_value_handed_to_a_function_of_the_module_takes_its_shape() -> None:
     assert made[0].args == ("{'mode': 1.5}",)  # what the helper's changed line tests
 
 
+def test_a_method_is_shaped_only_on_the_instances_the_tests_build() -> None:
+    source = "class C:\n    def m(self, p):\n        return p.get('a')\n"
+    assert shaped_inputs([], source, "C.m", [3], {}).candidates == []
+    built = Candidate(("{'b': 1}",), ctor=((), ()), receiver="C")
+    made = shaped_inputs([built], source, "C.m", [3], {}).candidates
+    assert made and all(c.ctor == ((), ()) for c in made)
+    # merged into the dict the tests give: their keys stay
+    assert [c.args for c in made] == [
+        ("{'b': 1, 'a': None}",),
+        ("{'b': 1, 'a': []}",),
+        ("{'b': 1, 'a': 'a'}",),
+    ]  # and not the tests' own input again
+
+
 def test_tests_values_for_a_key_fill_it_and_shaped_inputs_are_bounded() -> None:
     source = (
         "def f(p):\n"
