@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot.testgen.amplify_inputs import Steer, add_variants, steer_from_change
+from bot.testgen.amplify_loops import comprehension_of, looped_checks
 from bot.testgen.differential import side_runner
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
@@ -75,6 +76,9 @@ class Difference:
     params: dict[str, Any] | None = None
     # an input variant's test: the project's test it copies and the literal it changed
     variant: str = ""
+    # every occurrence of the call at its line (a loop, a comprehension): head's and the
+    # parent's steady outcomes in order (None where one was not steady)
+    series: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
 
     @property
     def amplifies(self) -> str:
@@ -491,7 +495,10 @@ def _differences(
     out: list[Difference] = []
     head = [_keyed(first, node), _keyed(head2, node)]
     parent = [_keyed(p, node) for p in parents]
+    done: set[tuple[int, str]] = set()  # a call's line: its first difference only
     for key in head[0]:
+        if key[:2] in done:
+            continue
         mine, theirs = _steady(head, key), _steady(parent, key)
         if mine is None or theirs is None or mine == theirs:
             continue
@@ -503,10 +510,33 @@ def _differences(
         if not _pinnable(mine):
             continue
         params = (first.tests.get(node) or {}).get("params")
-        out.append(Difference(node, key[0], key[1], key[2], mine, theirs, params))
+        found = Difference(node, key[0], key[1], key[2], mine, theirs, params)
+        found.series = _series(head, parent, key)
+        done.add(key[:2])
+        out.append(found)
         if len(out) >= DIFFERENCES:
             break
     return out
+
+
+def _series(
+    head: list[dict[tuple[int, str, int], dict[str, Any]]],
+    parent: list[dict[tuple[int, str, int], dict[str, Any]]],
+    key: tuple[int, str, int],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """Every occurrence of the call at its line on each side (a loop's iterations): the
+    steady outcomes in order; None when one is not steady or the runs of a side made
+    the call a different number of times."""
+
+    def side(runs: list[dict[tuple[int, str, int], dict[str, Any]]]) -> list[Any] | None:
+        counts = {sum(1 for k in r if k[:2] == key[:2]) for r in runs}
+        if len(counts) != 1:
+            return None
+        outcomes = [_steady(runs, (key[0], key[1], i)) for i in range(counts.pop())]
+        return None if any(o is None for o in outcomes) else outcomes
+
+    mine, theirs = side(head), side(parent)
+    return None if mine is None or theirs is None else (mine, theirs)
 
 
 def _narrowed(
@@ -666,26 +696,39 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     func = _function(tree, parts)
     if func is None:
         return "its function was not found in the module"
-    where = _statement(func.body, d.line)
+    where = _statement(func.body, d.line, opened="kind" in d.parent)
     if isinstance(where, str):
         return where
-    body, index = where
+    body, index = where.body, where.index
     stmt = body[index]
     target = _target(stmt, d)
     if target is None:
         return f"the call of {d.name} was not found on line {d.line}"
-    checks = _checks(stmt, target, d)
-    if isinstance(checks, str):
-        return checks
+    if where.loop is not None:
+        checks = looped_checks(func, where.loop, body, index, target, d)
+        if isinstance(checks, str):
+            return checks
+    else:
+        comp = comprehension_of(stmt, target, d)
+        if isinstance(comp, str):
+            return comp
+        if comp is None and d.index > 0:
+            return f"the call of {d.name} differs at its occurrence {d.index + 1} on its line"
+        checks = _checks(stmt, comp or target, d)
+        if isinstance(checks, str):
+            return checks
+    if "kind" not in d.parent:
+        return "the parent's outcome of the call is not known"
     bound = _bind_params(func, d.params) if "[" in d.node else []
     if isinstance(bound, str):
         return bound
     head_imports = list(d.head.get("imports") or [])
     if d.head["kind"] in ("after", "object"):
         head_imports += list(d.head["facts"][0][2])
-    d.head["asserted"] = ast.unparse(target)
-    del body[index:]
-    body.extend(checks)
+    d.head.setdefault("asserted", ast.unparse(target))
+    if where.loop is None:
+        del body[index:]
+        body.extend(checks)
     for name, (shown, imports) in reversed(bound):
         func.body.insert(0, ast.parse(f"{name} = {shown}").body[0])
         head_imports += imports
@@ -754,30 +797,54 @@ def _expects(expr: ast.expr) -> bool:
     return _EXPECTING.search(ast.unparse(func)) is not None
 
 
-def _statement(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt], int] | str:
-    """The simple statement holding ``line`` (in the function's body, or a ``with`` or
-    ``if`` block of it) and the block it sits in."""
+@dataclass
+class Place:
+    """Where the differing call's statement stands: its block and index there, and the
+    outermost loop holding it (that loop's block and index), if any."""
+
+    body: list[ast.stmt]
+    index: int
+    loop: tuple[list[ast.stmt], int] | None = None
+
+
+_RAISES = re.compile(r"(^|\.)(raises|assertRaises|assertRaisesRegex)$")
+
+
+def _statement(
+    body: list[ast.stmt],
+    line: int,
+    loop: tuple[list[ast.stmt], int] | None = None,
+    opened: bool = True,
+) -> Place | str:
+    """The simple statement holding ``line`` (in the function's body, or a ``with``,
+    ``if`` or loop block of it) and the block it sits in. A ``pytest.raises`` block
+    holding it is opened (its statements put in its place: cut after the call, the
+    written test asserts the call's own outcome)."""
     for i, stmt in enumerate(body):
         if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
             continue
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-            return "the call is inside a loop (its values at that line are not asserted)"
+            if not stmt.body or line < stmt.body[0].lineno:
+                return "the call is in a loop's header"
+            if stmt.orelse and line >= stmt.orelse[0].lineno:
+                return "the call is in a loop's else block"
+            return _statement(stmt.body, line, loop or (body, i), opened)
         if isinstance(stmt, ast.With | ast.AsyncWith):
+            if not stmt.body or line < stmt.body[0].lineno:
+                return "the call is in a with statement's header"
             if any(_expects(item.context_expr) for item in stmt.items):
-                return "the call is inside a block that expects an exception or a warning"
-            inner = _statement(stmt.body, line)
-            if isinstance(inner, tuple):
-                return inner
-            return (
-                "the call is in a with statement's header"
-                if not stmt.body or line < stmt.body[0].lineno
-                else inner
-            )
+                if len(stmt.items) != 1 or not _raises(stmt.items[0].context_expr):
+                    return "the call is inside a block that expects a warning or a log"
+                if not opened:
+                    return "the call is inside a block that expects an exception (parent unknown)"
+                body[i : i + 1] = stmt.body
+                return _statement(body, line, loop, opened)
+            return _statement(stmt.body, line, loop, opened)
         if isinstance(stmt, ast.If):
             for block in (stmt.body, stmt.orelse):
                 if block and block[0].lineno <= line <= (block[-1].end_lineno or 0):
-                    inner = _statement(block, line)
-                    if isinstance(inner, tuple) and block is stmt.orelse:
+                    inner = _statement(block, line, loop, opened)
+                    if isinstance(inner, Place) and block is stmt.orelse:
                         return "the call is in an else branch"
                     return inner
             return "the call is in an if statement's test"
@@ -787,8 +854,14 @@ def _statement(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt], int] | 
             return "the call is inside a try block"
         if isinstance(stmt, ast.Match):
             return "the call is inside a match statement"
-        return body, i
+        return Place(body, i, loop)
     return f"no statement of the test holds line {line}"
+
+
+def _raises(expr: ast.expr) -> bool:
+    """``pytest.raises(E)``, ``self.assertRaises(E)``: a block that expects an exception."""
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    return _RAISES.search(ast.unparse(func)) is not None
 
 
 def _target(stmt: ast.stmt, d: Difference) -> ast.expr | None:
@@ -816,7 +889,7 @@ def _target(stmt: ast.stmt, d: Difference) -> ast.expr | None:
             properties.append(node)
     funcs = {id(c.func) for c in calls if isinstance(c, ast.Call)}
     found = calls or [p for p in properties if id(p) not in funcs]
-    if d.index > 0 or not found:
+    if not found:
         return None
     if len(found) > 1:
         found = [c for c in found if c.lineno == d.line]
@@ -917,7 +990,7 @@ def amplified_module(
         if len(parts) == 1:
             out.append("\n".join(written.lines))
     head = [ast.unparse(n) for n in tree.body if _future(n)]
-    extra = [i for i in dict.fromkeys(imports) if i not in head]
+    extra = [i for i in dict.fromkeys(imports) if i not in head and i not in out]
     body = [o for o in out if o not in head]
     return "\n\n".join([*head, *extra, *body]) + "\n"
 

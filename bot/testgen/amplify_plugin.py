@@ -109,7 +109,7 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
     kind = _kind(code.co_filename)
     caller = frame.f_back
     local = _lines if kind == "changed" else None
-    if caller is None or caller.f_code is not _STATE["code"] or not kind:
+    if caller is None or not kind or not _from_test(caller):
         return local
     if code.co_name.startswith("<"):
         return local
@@ -124,6 +124,21 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
             opened = _STATE["open"][id(frame)] = _Call(frame, caller.f_lineno, kind)
         return opened.event
     return _Call(frame, caller.f_lineno, kind).event
+
+
+_COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>")  # their own frames up to 3.11
+
+
+def _from_test(caller: typing.Any) -> bool:
+    """A call made by the test function's body (or a comprehension of it)."""
+    if caller.f_code is _STATE["code"]:
+        return True
+    outer = caller.f_back
+    return (
+        caller.f_code.co_name in _COMPREHENSIONS
+        and outer is not None
+        and outer.f_code is _STATE["code"]
+    )
 
 
 def _returned(frame: typing.Any) -> bool:

@@ -1,0 +1,182 @@
+"""Test amplification of calls made inside a loop over a table of cases (a
+``with self.subTest`` in it too), as a list comprehension's element, and inside a
+``pytest.raises`` block: the loop is kept and the call's values are collected and
+asserted after it; a comprehension is asserted whole; a raises block asserts the
+head's own exception (or head's value where head no longer raises)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.testgen.amplify import Difference, amplified_module, amplified_test
+from tests.testgen.sample import sample_testgen
+from tests.testgen.test_mech_amplify import GREET as LOUD
+from tests.testgen.test_mech_amplify import amplified
+
+# the Greeter of test_mech_amplify, whose loud greeting of nobody raises
+GREET = LOUD.replace(
+    '        if style == "loud":\n',
+    '        if style == "loud":\n'
+    "            if not self.said:\n"
+    '                raise ValueError("nothing to say")\n',
+)
+assert "nothing to say" in GREET
+
+# the change: a loud greeting ends with two marks; an empty loud one says why otherwise
+GREET_NEW = GREET.replace('.upper() + "!"', '.upper() + "!!"').replace(
+    '"nothing to say"', '"nothing said yet"'
+)
+
+TESTS = """
+import unittest
+
+import pytest
+
+from greet.core import Greeter
+
+CASES = [("bob", "BOB"), ("ann", "ANN")]
+
+
+def fed(*names):
+    g = Greeter()
+    for name in names:
+        g.feed(name)
+    return g
+
+
+def test_loud_table(monkeypatch):
+    monkeypatch.setenv("GREET_STYLE", "loud")
+    for name, expected in CASES:
+        g = fed(name)
+        assert g.shout().startswith(expected)
+
+
+def test_silent(monkeypatch):
+    monkeypatch.setenv("GREET_STYLE", "loud")
+    g = fed()
+    with pytest.raises(ValueError):
+        g.shout()
+
+
+class TestLoud(unittest.TestCase):
+    def setUp(self):
+        patch = pytest.MonkeyPatch()
+        patch.setenv("GREET_STYLE", "loud")
+        self.addCleanup(patch.undo)
+
+    def test_each(self):
+        for name in ("eve", "joe"):
+            with self.subTest(name=name):
+                self.assertIn(name.upper(), fed(name).shout())
+"""
+
+
+@pytest.fixture(scope="module")
+def greet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    _repo, data = sample_testgen(
+        tmp_path_factory.mktemp("greet"),
+        {"greet/__init__.py": "", "greet/core.py": GREET, "tests/test_core.py": TESTS},
+        {"greet/core.py": GREET_NEW},
+        "a loud greeting ends with two marks",
+    )
+    return data
+
+
+def test_a_call_in_a_loop_over_a_table_is_collected_and_asserted_after_it(
+    greet: dict[str, Any],
+) -> None:
+    facts = [f for f in amplified(greet, "g.shout()") if "test_loud_table" in f["amplifies"]]
+    assert facts, greet["notes"]
+    assert facts[0]["head"] == "['BOB!!', 'ANN!!']"
+    assert facts[0]["parent"] == "['BOB!', 'ANN!']"
+
+
+def test_a_call_in_a_sub_test_loop_is_collected(greet: dict[str, Any]) -> None:
+    facts = [f for f in amplified(greet, "shout()") if "TestLoud::test_each" in f["amplifies"]]
+    assert facts, greet["notes"]
+    assert facts[0]["head"] == "['EVE!!', 'JOE!!']"
+
+
+def test_a_call_in_a_raises_block_asserts_the_heads_exception(greet: dict[str, Any]) -> None:
+    facts = [f for f in amplified(greet, "g.shout()") if "test_silent" in f["amplifies"]]
+    assert facts, greet["notes"]
+    assert "nothing said yet" in facts[0]["head"] and "nothing to say" in facts[0]["parent"]
+
+
+def _value(text: str) -> dict[str, Any]:
+    return {"kind": "value", "value": text, "imports": []}
+
+
+LOOP = """
+def test_table():
+    seen = 0
+    for text, expected in [("a", 1), ("b", 2)]:
+        n = size(text)
+        assert n >= expected
+        seen += 1
+    assert seen == 2
+"""
+
+
+def test_a_bound_value_in_a_loop_is_collected_after_its_statement() -> None:
+    head = [_value("1"), _value("3")]
+    d = Difference("t.py::test_table", 5, "size", 1, head[1], _value("2"))
+    d.series = (head, [_value("1"), _value("2")])
+    written = amplified_test(LOOP, d)
+    assert not isinstance(written, str), written
+    text = amplified_module(LOOP, [(["test_table"], written)])
+    compile(text, "t.py", "exec")
+    assert "    got = []\n    for text, expected in" in text
+    assert "        n = size(text)\n        got.append(n)\n        assert n >= expected" in text
+    # the statements after the loop are cut: head's values are asserted there
+    assert text.rstrip().endswith("        seen += 1\n    assert got == [1, 3]")
+
+
+def test_a_loop_whose_values_have_no_source_form_is_not_written() -> None:
+    obj = {"kind": "object", "repr": None, "facts": []}
+    d = Difference("t.py::test_table", 5, "size", 0, obj, _value("2"))
+    d.series = ([obj, _value("3")], [_value("1"), _value("2")])
+    assert "source form" in str(amplified_test(LOOP, d))
+
+
+COMPREHENSION = """
+def test_sizes():
+    sizes = [size(t) for t in ("a", "bb")]
+    assert all(sizes)
+"""
+
+
+def test_a_list_comprehension_of_the_call_is_asserted_whole() -> None:
+    d = Difference("t.py::test_sizes", 3, "size", 1, _value("3"), _value("2"))
+    d.series = ([_value("1"), _value("3")], [_value("1"), _value("2")])
+    written = amplified_test(COMPREHENSION, d)
+    assert not isinstance(written, str), written
+    assert written.lines[-1] == "    assert sizes == [1, 3]"
+
+
+RAISES = """
+import pytest
+
+
+def test_bad():
+    with pytest.raises(ValueError) as info:
+        p = parse("x")
+        p.check()
+    assert "x" in str(info.value)
+"""
+
+
+def test_a_call_that_no_longer_raises_in_a_raises_block_asserts_heads_value() -> None:
+    d = Difference(
+        "t.py::test_bad",
+        7,
+        "parse",
+        0,
+        _value("'ok'"),
+        {"kind": "raises", "type": "ValueError", "message": "bad x"},
+    )
+    written = amplified_test(RAISES, d)
+    assert not isinstance(written, str), written
+    assert written.lines[-2:] == ["    p = parse('x')", "    assert p == 'ok'"]
