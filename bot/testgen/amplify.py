@@ -32,7 +32,7 @@ from bot.testgen.matrix import Target
 from bot.testgen.runners.python import measured_args
 from bot.testgen.workspace import Workspace, WriteRefused
 
-__all__ = ["AMPLIFIED", "Observed", "generate_amplified"]
+__all__ = ["AMPLIFIED", "Observed", "generate_amplified", "unpinned"]
 
 AMPLIFIED = "test_nova_amp_"  # how its files are named (the pipeline checks them last)
 
@@ -96,9 +96,11 @@ def generate_amplified(
     parent_files: dict[str, str | None] | None,
     facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
     test_seconds: float = TEST_SECONDS,
+    budget: float = SECONDS,
 ) -> list[str]:
     """Observe the tests that run the changed lines on both sides; write a test for each
-    difference (a few per changed target). Returns notes."""
+    difference (a few per changed target), its four runs within ``budget`` seconds
+    (about). Returns notes."""
     started = time.monotonic()
     if not parent_files:
         return ["amplify: no parent commit to compare the tests' observations with"]
@@ -109,7 +111,8 @@ def generate_amplified(
     if not files:
         return ["amplify: no test file mentions a changed module"]
     sources = {rel: ws.read(rel) or "" for rel in files}
-    first = _observe(ws, fw, files, changed, 0, FIRST_SECONDS, test_seconds, MAX_TESTS)
+    share = min(1.0, budget / SECONDS)
+    first = _observe(ws, fw, files, changed, 0, FIRST_SECONDS * share, test_seconds, MAX_TESTS)
     if first.error:
         return [
             f"amplify: the tests mentioning the changed modules could not be observed: "
@@ -135,12 +138,50 @@ def generate_amplified(
         test_seconds,
         started,
         notes,
+        budget,
     )
     writable = _writable(found, sources, notes)
     chosen = _chosen(writable, targets, changed)
     written = _write(ws, list(first.tests), chosen, sources, facts, notes)
     notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
     return notes
+
+
+def unpinned(
+    targets: list[Target], facts: dict[str, dict[str, list[dict[str, Any]]]]
+) -> list[Target]:
+    """The changed targets no fact of the differential generator's tests pins: neither
+    the function a pinning test calls nor one it reaches."""
+    pinned: set[str] = set()
+    for rows in facts.values():
+        for found in rows.values():
+            for f in found:
+                if f.get("changed") and not f.get("new_name"):
+                    pinned |= {str(r) for r in f.get("reaches") or []}
+                    pinned |= set(_called(str(f.get("call") or "")))
+    return [
+        t
+        for t in targets
+        if t.qualname not in pinned
+        and t.name not in pinned
+        and not (t.name == "__init__" and t.qualname.rsplit(".", 2)[-2] in pinned)
+    ]
+
+
+def _called(call: str) -> list[str]:
+    """The names a fact's last statement calls (``m.close()`` -> close)."""
+    last = call.rsplit("; ", 1)[-1]
+    try:
+        tree = ast.parse(last)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            out.append(name)
+    return out
 
 
 def _compared(
@@ -154,21 +195,23 @@ def _compared(
     test_seconds: float,
     started: float,
     notes: list[str],
+    budget: float = SECONDS,
 ) -> list[list[Difference]]:
     """The parent once on every test that ran a changed line (and the variants, with
     their head run), then the head and the parent again only on the tests whose values
     differed: each test's steady differences."""
     described: dict[str, str] = {}  # a variant's node -> what it changed
+    share = min(1.0, budget / SECONDS)
     extra = _variants(ws, ran, sources, _steer(ws, changed, parent_files), described, notes)
     if extra:
         nodes = [n for _, ns in extra for n in ns]
-        more = _observe(ws, fw, nodes, changed, 0, PARENT_SECONDS, test_seconds)
+        more = _observe(ws, fw, nodes, changed, 0, PARENT_SECONDS * share, test_seconds)
         first.tests.update(more.tests)
         ran = ran + [n for n in nodes if n in more.tests]
     with ws.replaced(parent_files):
-        parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS, test_seconds)
-    seen = [n for n in ran if _differences(n, first, first, [parent])][:MAX_CONFIRMED]
-    each = max(5.0, (SECONDS - (time.monotonic() - started)) / 2)
+        parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS * share, test_seconds)
+    seen = _worth_confirming(ran, first, parent)[:MAX_CONFIRMED]
+    each = max(5.0, (budget - (time.monotonic() - started)) / 2)
     head2 = _observe(ws, fw, seen, changed, 1, each, test_seconds) if seen else Observed()
     with ws.replaced(parent_files):
         parent2 = _observe(ws, fw, seen, changed, 1, each, test_seconds) if seen else Observed()
@@ -187,6 +230,16 @@ def _compared(
         + (f" ({len(seen) - len(found)} more only in one run)" if len(seen) > len(found) else "")
     )
     return found
+
+
+def _worth_confirming(ran: list[str], head: Observed, parent: Observed) -> list[str]:
+    """The tests whose values differed between one run of each side, those that differ
+    beyond a run's own part (an id, an address, a clock's reading, a set's order) first:
+    a difference only there goes away in the second runs, and the tests confirmed are
+    few."""
+    differ = [n for n in ran if _differences(n, head, head, [parent])]
+    real = [n for n in differ if _differences(n, head, head, [parent], masked=True)]
+    return real + [n for n in differ if n not in real]
 
 
 def _spread(nodes: list[str], survey: Observed) -> list[str]:
@@ -480,12 +533,33 @@ def _pinnable(outcome: dict[str, Any]) -> bool:
 DIFFERENCES = 6  # differing calls of one test tried, in the order the test made them
 
 
+# a run's own part of a value: an address, an object's id, a clock's reading
+_NOISE = re.compile(r"0x[0-9a-fA-F]{6,}|\b\d{12,}\b|\b\d+\.\d{6,}\b")
+
+
+_BRACED = re.compile(r"\{([^{}]*)\}")  # a set's display: its order may be the run's own
+
+
+def _masked(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The outcome with what is a run's own part masked (``_NOISE``), the items of a
+    braced display in a fixed order."""
+    text = _NOISE.sub("0", json.dumps(outcome))
+    text = _BRACED.sub(lambda m: "{" + ", ".join(sorted(m[1].split(", "))) + "}", text)
+    try:
+        masked: dict[str, Any] = json.loads(text)
+    except json.JSONDecodeError:
+        return outcome
+    return masked
+
+
 def _differences(
-    node: str, first: Observed, head2: Observed, parents: list[Observed]
+    node: str, first: Observed, head2: Observed, parents: list[Observed], masked: bool = False
 ) -> list[Difference]:
     """The calls of the test whose steady outcome differs between the sides, in order
     (the first one that can be written is: the test's body passes on both sides, so
-    cutting it after a later call is as sound as after the first)."""
+    cutting it after a later call is as sound as after the first). ``masked``: compared
+    without the parts of a value that differ from run to run (an id, an address, a
+    clock's reading), which tells the tests worth a second run on each side first."""
     # an input variant may fail on the head after its calls (the original's asserts on
     # another input): the calls it made before that ran, and the test is cut there
     rel = node.split("::", 1)[0]
@@ -500,6 +574,8 @@ def _differences(
         if key[:2] in done:
             continue
         mine, theirs = _steady(head, key), _steady(parent, key)
+        if masked and mine is not None and theirs is not None:
+            mine, theirs = _masked(mine), _masked(theirs)
         if mine is None or theirs is None or mine == theirs:
             continue
         if mine["kind"] == theirs["kind"] and mine["kind"] in ("after", "object"):
@@ -511,7 +587,8 @@ def _differences(
             continue
         params = (first.tests.get(node) or {}).get("params")
         found = Difference(node, key[0], key[1], key[2], mine, theirs, params)
-        found.series = _series(head, parent, key)
+        series = _series(head, parent, key)
+        found.series = series if series and all(_pinnable(o) for o in series[0]) else None
         done.add(key[:2])
         out.append(found)
         if len(out) >= DIFFERENCES:

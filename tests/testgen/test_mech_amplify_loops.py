@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
-from bot.testgen.amplify import Difference, amplified_module, amplified_test
-from tests.testgen.sample import sample_testgen
+from bot.testgen.amplify import (
+    Difference,
+    Observed,
+    _differences,
+    _worth_confirming,
+    amplified_module,
+    amplified_test,
+)
+from tests.testgen.sample import caught, sample_testgen
 from tests.testgen.test_mech_amplify import GREET as LOUD
 from tests.testgen.test_mech_amplify import amplified
 
@@ -23,10 +30,18 @@ GREET = LOUD.replace(
     '                raise ValueError("nothing to say")\n',
 )
 assert "nothing to say" in GREET
+# and a plain function, whose change the differential generator pins by itself
+GREET += """
+
+def initials(name):
+    return name[:1].upper()
+"""
 
 # the change: a loud greeting ends with two marks; an empty loud one says why otherwise
-GREET_NEW = GREET.replace('.upper() + "!"', '.upper() + "!!"').replace(
-    '"nothing to say"', '"nothing said yet"'
+GREET_NEW = (
+    GREET.replace('.upper() + "!"', '.upper() + "!!"')
+    .replace('"nothing to say"', '"nothing said yet"')
+    .replace("name[:1]", "name[:2]")
 )
 
 TESTS = """
@@ -34,7 +49,7 @@ import unittest
 
 import pytest
 
-from greet.core import Greeter
+from greet.core import Greeter, initials
 
 CASES = [("bob", "BOB"), ("ann", "ANN")]
 
@@ -51,6 +66,10 @@ def test_loud_table(monkeypatch):
     for name, expected in CASES:
         g = fed(name)
         assert g.shout().startswith(expected)
+
+
+def test_initials():
+    assert initials("bob").startswith("B")
 
 
 def test_silent(monkeypatch):
@@ -103,6 +122,17 @@ def test_a_call_in_a_raises_block_asserts_the_heads_exception(greet: dict[str, A
     facts = [f for f in amplified(greet, "g.shout()") if "test_silent" in f["amplifies"]]
     assert facts, greet["notes"]
     assert "nothing said yet" in facts[0]["head"] and "nothing to say" in facts[0]["parent"]
+
+
+def test_a_target_the_differential_generator_pins_is_left_to_it_the_others_amplified(
+    greet: dict[str, Any],
+) -> None:
+    assert caught(greet, "initials("), greet["notes"]
+    assert any(
+        n.startswith("amplify: the differential generator pins") and "1 changed target" in n
+        for n in greet["notes"]
+    ), greet["notes"]
+    assert not amplified(greet, "initials(")
 
 
 def _value(text: str) -> dict[str, Any]:
@@ -180,3 +210,43 @@ def test_a_call_that_no_longer_raises_in_a_raises_block_asserts_heads_value() ->
     written = amplified_test(RAISES, d)
     assert not isinstance(written, str), written
     assert written.lines[-2:] == ["    p = parse('x')", "    assert p == 'ok'"]
+
+
+def _observed(**calls: list[dict[str, Any]]) -> Observed:
+    """One run: test name -> the outcomes of its calls (all at line 5 of ``f``)."""
+    return Observed(
+        tests={
+            f"t.py::{name}": {
+                "changed": True,
+                "passed": True,
+                "calls": [{"line": 5, "name": "f", "index": i, **o} for i, o in enumerate(found)],
+            }
+            for name, found in calls.items()
+        }
+    )
+
+
+def test_a_difference_in_a_runs_own_part_waits_and_a_real_one_is_kept() -> None:
+    def runs(side: str, ident: str) -> Observed:
+        return _observed(
+            # an object's id as a plugin's name, a set of classes in the order of their ids
+            test_ids=[_value(f"'{ident}'"), _value("{<class 'B'>, <class 'A'>}")],
+            test_real=[_value(f"'{ident}'"), _value(f"'{side}'")],
+            # a big number that is the same in every run of a side is a value like any
+            test_big=[_value("123456789012345" if side == "new" else "123456789012346")],
+        )
+
+    head, head2 = runs("new", "139891082022160"), runs("new", "140413268114384")
+    parent, parent2 = runs("old", "140137056325776"), runs("old", "139636707604944")
+    ran = ["t.py::test_ids", "t.py::test_big", "t.py::test_real"]
+    # all three differ in one run of each side; the one that differs beyond ids comes first
+    assert _worth_confirming(ran, head, parent) == [
+        "t.py::test_real",
+        "t.py::test_ids",
+        "t.py::test_big",
+    ]
+    # two runs of each side: the ids are no difference, the real ones are
+    found = {n: _differences(n, head, head2, [parent, parent2]) for n in ran}
+    assert found["t.py::test_ids"] == []
+    assert [(d.index, d.head["value"]) for d in found["t.py::test_real"]] == [(1, "'new'")]
+    assert [d.head["value"] for d in found["t.py::test_big"]] == ["123456789012345"]
