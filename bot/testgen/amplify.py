@@ -507,6 +507,8 @@ def _steady(runs: list[dict[tuple[int, str, int], dict[str, Any]]], key: Any) ->
     seen = [_outcome(r[key]) for r in runs if key in r]
     if len(seen) != len(runs):
         return None
+    if any(s.get("task") != seen[0].get("task") for s in seen):
+        return None
     if all(s["kind"] == seen[0]["kind"] for s in seen) and seen[0]["kind"] in WALKED:
         # a walk stops at its time limit: the facts every run showed alike
         others = [{json.dumps(f) for f in s["facts"]} for s in seen[1:]]
@@ -578,7 +580,8 @@ def _differences(
             mine, theirs = _masked(mine), _masked(theirs)
         if mine is None or theirs is None or mine == theirs:
             continue
-        if mine["kind"] == theirs["kind"] and mine["kind"] in ("after", "object"):
+        task = _task_differs(mine, theirs)
+        if mine["kind"] == theirs["kind"] and mine["kind"] in ("after", "object") and not task:
             narrowed = _narrowed(mine, theirs)
             if narrowed is None:
                 continue
@@ -773,6 +776,8 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     func = _function(tree, parts)
     if func is None:
         return "its function was not found in the module"
+    if _task_only(d):
+        return _task_checked(func, d)
     where = _statement(func.body, d.line, opened="kind" in d.parent)
     if isinstance(where, str):
         return where
@@ -815,6 +820,42 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     )
     text = ast.unparse(func)
     return Written(head_imports, [*comment[:300].splitlines(), *text.splitlines()])
+
+
+def _task_only(d: Difference) -> bool:
+    return _task_differs(d.head, d.parent)
+
+
+def _task_differs(mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """The call ended alike on both sides but left the test's own task otherwise (a
+    cancellation still pending after an ``async with``)."""
+    if "task" not in mine or mine.get("task") == theirs.get("task"):
+        return False
+    rest = [{k: v for k, v in o.items() if k != "task"} for o in (mine, theirs)]
+    return rest[0] == rest[1]
+
+
+def _task_checked(func: ast.FunctionDef | ast.AsyncFunctionDef, d: Difference) -> Written | str:
+    """The test cut after its statement holding the call (a whole ``with`` block, an
+    ``async with`` in it), then head's count of the task's pending cancellations."""
+    if not isinstance(func, ast.AsyncFunctionDef) or d.index > 0 or "[" in d.node:
+        return "the task's state differs at a call that is not the first of an async test"
+    body = func.body
+    at = next(
+        (i for i, s in enumerate(body) if s.lineno <= d.line <= (s.end_lineno or s.lineno)), None
+    )
+    if at is None or isinstance(body[at], ast.For | ast.AsyncFor | ast.While | ast.Try):
+        return "the task's state differs at a call inside a loop or a try block"
+    check = f"asyncio.current_task().cancelling() == {int(d.head['task'])}"
+    del body[at + 1 :]
+    body.append(ast.parse(f"assert {check}").body[0])
+    d.head = {"kind": "value", "value": str(d.head["task"]), "asserted": check.split(" ==")[0]}
+    d.parent = {"kind": "value", "value": str(d.parent.get("task"))}
+    func.name = _renamed(func.name)
+    comment = (
+        f"# Nova: amplified from {d.amplifies}; on the parent {d.parent['value']} after {d.name}"
+    )
+    return Written(["import asyncio"], [comment[:300], *ast.unparse(func).splitlines()])
 
 
 def _bind_params(

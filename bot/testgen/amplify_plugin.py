@@ -7,7 +7,8 @@ function's own frame into the project's code (not its tests, not site-packages) 
 helper of the test module: where in the test it was made (the test's line), what was
 called (its qualname), which occurrence at that line, and how it ended — the value as
 Python source where it renders, else a repr without addresses; for a method that
-returned None, facts of its receiver afterwards; or the exception's type and message.
+returned None, facts of its receiver afterwards; or the exception's type and message;
+after an awaited call, how many cancellations the running task has pending.
 Line events are asked only of the changed files' code: whether a test ran a changed line.
 The plan (``--nova-amp=PLAN.json``) names the files; the observations go to one JSON-lines
 file, a line per test as it ends (a run stopped by its time limit still tells).
@@ -206,7 +207,22 @@ def _observe(call: _Call, value: object) -> None:
         row.update(_raised(call.error))
     else:
         row.update(_value(value, call.receiver))
+    if call.coroutine:
+        task = _cancelling()
+        if task is not None:
+            row["task"] = task
     _record()["calls"].append(row)
+
+
+def _cancelling() -> int | None:
+    """How many cancellations the running task has pending, after an awaited call (what
+    the test's body sees of its own task: ``asyncio.current_task().cancelling()``)."""
+    asyncio = sys.modules.get("asyncio")
+    try:
+        task = asyncio.current_task() if asyncio is not None else None
+        return int(task.cancelling()) if task is not None else None
+    except (RuntimeError, AttributeError):  # no running loop; before Python 3.11
+        return None
 
 
 def _raised(exc: BaseException) -> dict[str, typing.Any]:

@@ -6,6 +6,7 @@ head's own exception (or head's value where head no longer raises)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -250,3 +251,65 @@ def test_a_difference_in_a_runs_own_part_waits_and_a_real_one_is_kept() -> None:
     assert found["t.py::test_ids"] == []
     assert [(d.index, d.head["value"]) for d in found["t.py::test_real"]] == [(1, "'new'")]
     assert [d.head["value"] for d in found["t.py::test_big"]] == ["123456789012345"]
+
+
+DEADLINE = """
+import asyncio
+
+
+class Deadline:
+    def __init__(self, delay):
+        self.delay = delay
+        self.expired = False
+
+    async def __aenter__(self):
+        self.task = asyncio.current_task()
+        self.handle = asyncio.get_running_loop().call_later(self.delay, self._expire)
+        return self
+
+    def _expire(self):
+        self.expired = True
+        self.task.cancel()
+
+    async def __aexit__(self, kind, exc, tb):
+        self.handle.cancel()
+        if kind is asyncio.CancelledError and self.expired:
+            raise TimeoutError("expired") from exc
+        return None
+"""
+
+# the change: an expired deadline takes back the cancellation it made of its task
+DEADLINE_NEW = DEADLINE.replace(
+    "            raise TimeoutError",
+    "            self.task.uncancel()\n            raise TimeoutError",
+)
+
+DEADLINE_TESTS = """
+import asyncio
+
+import pytest
+
+from late.core import Deadline
+
+
+@pytest.mark.asyncio
+async def test_expires():
+    with pytest.raises(TimeoutError):
+        async with Deadline(0):
+            await asyncio.sleep(1)
+"""
+
+
+def test_what_an_async_with_leaves_in_the_tests_own_task_is_asserted(
+    tmp_path: Path,
+) -> None:
+    _repo, data = sample_testgen(
+        tmp_path,
+        {"late/__init__.py": "", "late/core.py": DEADLINE, "tests/test_core.py": DEADLINE_TESTS},
+        {"late/core.py": DEADLINE_NEW},
+        "an expired deadline uncancels its task",
+    )
+    facts = amplified(data, "asyncio.current_task().cancelling()")
+    assert facts, data["notes"]
+    assert facts[0]["amplifies"] == "tests/test_core.py::test_expires"
+    assert (facts[0]["head"], facts[0]["parent"]) == ("0", "1")
