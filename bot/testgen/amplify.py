@@ -507,6 +507,8 @@ def _steady(runs: list[dict[tuple[int, str, int], dict[str, Any]]], key: Any) ->
     seen = [_outcome(r[key]) for r in runs if key in r]
     if len(seen) != len(runs):
         return None
+    if any(s.get("filled") != seen[0].get("filled") for s in seen):  # not steady: unsaid
+        seen = [{k: v for k, v in s.items() if k != "filled"} for s in seen]
     if any(s.get("task") != seen[0].get("task") for s in seen):
         return None
     if all(s["kind"] == seen[0]["kind"] for s in seen) and seen[0]["kind"] in WALKED:
@@ -580,7 +582,7 @@ def _differences(
             mine, theirs = _masked(mine), _masked(theirs)
         if mine is None or theirs is None or mine == theirs:
             continue
-        task = _task_differs(mine, theirs)
+        task = _task_differs(mine, theirs) or _only_differs("filled", mine, theirs)
         if mine["kind"] == theirs["kind"] and mine["kind"] in ("after", "object") and not task:
             narrowed = _narrowed(mine, theirs)
             if narrowed is None:
@@ -786,7 +788,13 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     target = _target(stmt, d)
     if target is None:
         return f"the call of {d.name} was not found on line {d.line}"
-    if where.loop is not None:
+    if _only_differs("filled", d.head, d.parent):
+        if where.loop is not None:
+            return "the call filled its argument otherwise inside a loop"
+        checks = _filled_checks(stmt, target, d)
+        if isinstance(checks, str):
+            return checks
+    elif where.loop is not None:
         checks = looped_checks(func, where.loop, body, index, target, d)
         if isinstance(checks, str):
             return checks
@@ -829,10 +837,37 @@ def _task_only(d: Difference) -> bool:
 def _task_differs(mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
     """The call ended alike on both sides but left the test's own task otherwise (a
     cancellation still pending after an ``async with``)."""
-    if "task" not in mine or mine.get("task") == theirs.get("task"):
+    return _only_differs("task", mine, theirs)
+
+
+def _only_differs(key: str, mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """The outcomes differ in ``key`` only."""
+    if key not in mine or mine.get(key) == theirs.get(key):
         return False
-    rest = [{k: v for k, v in o.items() if k != "task"} for o in (mine, theirs)]
+    rest = [{k: v for k, v in o.items() if k != key} for o in (mine, theirs)]
     return rest[0] == rest[1]
+
+
+def _filled_checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] | str:
+    """The statement, then what head's call left in a list or dict the test passed to
+    it (``parse(text, out)``, then ``assert out == [...]``)."""
+    call = target.value if isinstance(target, ast.Await) else target
+    if not isinstance(call, ast.Call):
+        return "the call that filled its argument was not found"
+    theirs = d.parent.get("filled") or {}
+    for name, (position, shown) in d.head["filled"].items():
+        if theirs.get(name, [None, None])[1] == shown:
+            continue
+        given = [k.value for k in call.keywords if k.arg == name]
+        plain = [a for a in call.args[: position + 1] if not isinstance(a, ast.Starred)]
+        if not given and len(plain) == position + 1 == len(call.args[: position + 1]):
+            given = [call.args[position]]
+        if given and _plain(given[0]):
+            arg = ast.unparse(given[0])
+            d.head = {"kind": "value", "value": shown, "asserted": arg}
+            d.parent = {"kind": "value", "value": str(theirs.get(name, [None, "?"])[1])}
+            return [stmt, *ast.parse(f"assert {arg} == {shown}").body]
+    return "the argument the call filled is not a name the test reads again"
 
 
 def _task_checked(func: ast.FunctionDef | ast.AsyncFunctionDef, d: Difference) -> Written | str:

@@ -313,3 +313,40 @@ def test_what_an_async_with_leaves_in_the_tests_own_task_is_asserted(
     assert facts, data["notes"]
     assert facts[0]["amplifies"] == "tests/test_core.py::test_expires"
     assert (facts[0]["head"], facts[0]["parent"]) == ("0", "1")
+
+
+WORDS = """
+import os
+
+
+def collect(text, out):
+    sep = os.environ.get("WORDS_SEP", " ")
+    for word in text.split(sep):
+        out.append(word.lower())
+"""
+
+# the change: the words collected are stripped of the spaces around them
+WORDS_NEW = WORDS.replace("word.lower()", "word.strip().lower()")
+
+WORDS_TESTS = """
+from words.core import collect
+
+
+def test_collect(monkeypatch):
+    monkeypatch.setenv("WORDS_SEP", ",")
+    out = []
+    collect("A, B", out)
+    assert len(out) == 2
+"""
+
+
+def test_what_a_call_left_in_a_list_the_test_passed_it_is_asserted(tmp_path: Path) -> None:
+    _repo, data = sample_testgen(
+        tmp_path,
+        {"words/__init__.py": "", "words/core.py": WORDS, "tests/test_core.py": WORDS_TESTS},
+        {"words/core.py": WORDS_NEW},
+        "collected words are stripped",
+    )
+    facts = amplified(data, "out")
+    assert facts, data["notes"]
+    assert (facts[0]["head"], facts[0]["parent"]) == ("['a', 'b']", "['a', ' b']")
