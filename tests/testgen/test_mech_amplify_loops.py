@@ -253,6 +253,20 @@ def test_a_difference_in_a_runs_own_part_waits_and_a_real_one_is_kept() -> None:
     assert [d.head["value"] for d in found["t.py::test_big"]] == ["123456789012345"]
 
 
+def _one_module(tmp: Path, package: str, old: str, new: str, tests: str) -> list[dict[str, Any]]:
+    """`nova testgen` on a package of one module changed from ``old`` to ``new`` with one
+    test file: the facts of its amplified tests claimed as catching."""
+    _repo, data = sample_testgen(
+        tmp,
+        {f"{package}/__init__.py": "", f"{package}/core.py": old, "tests/test_core.py": tests},
+        {f"{package}/core.py": new},
+        f"{package} changed",
+    )
+    facts = amplified(data, "")
+    assert facts, data["notes"]
+    return facts
+
+
 DEADLINE = """
 import asyncio
 
@@ -303,14 +317,9 @@ async def test_expires():
 def test_what_an_async_with_leaves_in_the_tests_own_task_is_asserted(
     tmp_path: Path,
 ) -> None:
-    _repo, data = sample_testgen(
-        tmp_path,
-        {"late/__init__.py": "", "late/core.py": DEADLINE, "tests/test_core.py": DEADLINE_TESTS},
-        {"late/core.py": DEADLINE_NEW},
-        "an expired deadline uncancels its task",
-    )
-    facts = amplified(data, "asyncio.current_task().cancelling()")
-    assert facts, data["notes"]
+    facts = _one_module(tmp_path, "late", DEADLINE, DEADLINE_NEW, DEADLINE_TESTS)
+    facts = [f for f in facts if f["call"] == "asyncio.current_task().cancelling()"]
+    assert facts
     assert facts[0]["amplifies"] == "tests/test_core.py::test_expires"
     assert (facts[0]["head"], facts[0]["parent"]) == ("0", "1")
 
@@ -341,12 +350,6 @@ def test_collect(monkeypatch):
 
 
 def test_what_a_call_left_in_a_list_the_test_passed_it_is_asserted(tmp_path: Path) -> None:
-    _repo, data = sample_testgen(
-        tmp_path,
-        {"words/__init__.py": "", "words/core.py": WORDS, "tests/test_core.py": WORDS_TESTS},
-        {"words/core.py": WORDS_NEW},
-        "collected words are stripped",
-    )
-    facts = amplified(data, "out")
-    assert facts, data["notes"]
+    facts = _one_module(tmp_path, "words", WORDS, WORDS_NEW, WORDS_TESTS)
+    assert facts[0]["call"] == "out"
     assert (facts[0]["head"], facts[0]["parent"]) == ("['a', 'b']", "['a', ' b']")
