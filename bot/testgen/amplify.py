@@ -164,7 +164,7 @@ def unpinned(
         for t in targets
         if t.qualname not in pinned
         and t.name not in pinned
-        and not (t.name == "__init__" and t.qualname.rsplit(".", 2)[-2] in pinned)
+        and not (t.name == "__init__" and t.qualname.split(".")[-2:][0] in pinned)
     ]
 
 

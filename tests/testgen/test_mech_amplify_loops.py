@@ -18,7 +18,9 @@ from bot.testgen.amplify import (
     _worth_confirming,
     amplified_module,
     amplified_test,
+    unpinned,
 )
+from bot.testgen.matrix import Target
 from tests.testgen.sample import caught, sample_testgen
 from tests.testgen.test_mech_amplify import GREET as LOUD
 from tests.testgen.test_mech_amplify import amplified
@@ -353,3 +355,25 @@ def test_what_a_call_left_in_a_list_the_test_passed_it_is_asserted(tmp_path: Pat
     facts = _one_module(tmp_path, "words", WORDS, WORDS_NEW, WORDS_TESTS)
     assert facts[0]["call"] == "out"
     assert (facts[0]["head"], facts[0]["parent"]) == ("['a', 'b']", "['a', ' b']")
+
+
+def test_a_target_is_pinned_by_the_call_a_pinning_fact_makes_or_what_it_reaches() -> None:
+    targets = [
+        Target("m.py", "Box.__init__", "modified", [3]),
+        Target("m.py", "Box.pack", "modified", [5]),
+        Target("m.py", "_helper", "modified", [9]),
+        Target("m.py", "other", "modified", [12]),
+    ]
+    facts = {
+        "tests/test_nova_m.py": {
+            "test_pack": [
+                {"call": "box = Box(1); box.pack()", "changed": True, "reaches": ["_helper"]}
+            ],
+            # a fact of a new name, or one that does not differ, pins nothing
+            "test_other": [
+                {"call": "other(1)", "changed": True, "new_name": True, "reaches": []},
+                {"call": "other(2)", "changed": False, "reaches": []},
+            ],
+        }
+    }
+    assert [t.qualname for t in unpinned(targets, facts)] == ["Box.__init__", "other"]
