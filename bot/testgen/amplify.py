@@ -204,7 +204,8 @@ def _compared(
     share = min(1.0, budget / SECONDS)
     extra = _variants(ws, ran, sources, _steer(ws, changed, parent_files), described, notes)
     if extra:
-        nodes = [n for _, ns in extra for n in ns]
+        # the smaller copies first: a big one stopped by the time limit leaves them a turn
+        nodes = [n for _, ns in sorted(extra, key=lambda e: len(e[1])) for n in ns]
         more = _observe(ws, fw, nodes, changed, 0, PARENT_SECONDS * share, test_seconds)
         first.tests.update(more.tests)
         ran = ran + [n for n in nodes if n in more.tests]
@@ -462,7 +463,8 @@ def _observe(
             f"--nova-amp={plan}",
             "-q",
             "--continue-on-collection-errors",
-            *sorted({n.split("::", 1)[0] for n in selected}),
+            # in the order given: the files whose tests come first run first
+            *dict.fromkeys(n.split("::", 1)[0] for n in selected),
         ],
         timeout=seconds,
         env={
