@@ -674,17 +674,25 @@ def _chosen(
     found: list[tuple[Difference, Written]], targets: list[Target], changed: dict[str, list[int]]
 ) -> list[tuple[Difference, Written]]:
     """Up to ``PER_TARGET`` per changed target: different callees first, one per test
-    function (its parametrized cases would be written under one name)."""
+    function (its parametrized cases would be written under one name), the project's
+    own tests before their variants, and at most ``PER_TARGET`` of one difference (the
+    same callee, head's and the parent's outcome alike: each costs runs of the gates)."""
     cap = PER_TARGET * max(1, len({(t.path, t.qualname) for t in targets if t.path in changed}))
     first: list[tuple[Difference, Written]] = []
     rest: list[tuple[Difference, Written]] = []
     names: set[str] = set()
     units: dict[str, tuple[Difference, Written]] = {}
-    for pair in found:
+    for pair in sorted(found, key=lambda p: bool(p[0].variant)):
         units.setdefault(pair[0].node.split("[", 1)[0], pair)
+    alike: dict[tuple[str, str, str], int] = {}
     for pair in units.values():
-        (rest if pair[0].name in names else first).append(pair)
-        names.add(pair[0].name)
+        d = pair[0]
+        kind = (d.name, json.dumps(d.head, sort_keys=True), json.dumps(d.parent, sort_keys=True))
+        alike[kind] = alike.get(kind, 0) + 1
+        if alike[kind] > PER_TARGET:
+            continue
+        (rest if d.name in names else first).append(pair)
+        names.add(d.name)
     return (first + rest)[:cap]
 
 

@@ -14,6 +14,8 @@ import pytest
 from bot.testgen.amplify import (
     Difference,
     Observed,
+    Written,
+    _chosen,
     _differences,
     _worth_confirming,
     amplified_module,
@@ -377,3 +379,16 @@ def test_a_target_is_pinned_by_the_call_a_pinning_fact_makes_or_what_it_reaches(
         }
     }
     assert [t.qualname for t in unpinned(targets, facts)] == ["Box.__init__", "other"]
+
+
+def test_one_difference_seen_by_many_tests_is_written_a_few_times_originals_first() -> None:
+    targets = [Target("m.py", f"f{i}", "modified", [i]) for i in range(1, 6)]
+    tests = [
+        (f"t.py::test_{i}", "test_0, line 3: 1 -> 2" if i < 3 else "") for i in range(6)
+    ]  # two variants first, then four of the project's own tests
+    found = [
+        (Difference(n, 3, "f1", 0, _value("0"), _value("1"), variant=v), Written([], []))
+        for n, v in tests
+    ]
+    chosen = _chosen(found, targets, {"m.py": [1, 2, 3, 4, 5]})
+    assert [d.node for d, _ in chosen] == ["t.py::test_3", "t.py::test_4", "t.py::test_5"]
