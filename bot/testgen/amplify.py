@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot.testgen.amplify_inputs import Steer, add_variants, steer_from_change
+from bot.testgen.amplify_loops import comprehension_of, looped_checks
 from bot.testgen.differential import side_runner
 from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
@@ -31,7 +32,7 @@ from bot.testgen.matrix import Target
 from bot.testgen.runners.python import measured_args
 from bot.testgen.workspace import Workspace, WriteRefused
 
-__all__ = ["AMPLIFIED", "Observed", "generate_amplified"]
+__all__ = ["AMPLIFIED", "Observed", "generate_amplified", "unpinned"]
 
 AMPLIFIED = "test_nova_amp_"  # how its files are named (the pipeline checks them last)
 
@@ -75,6 +76,9 @@ class Difference:
     params: dict[str, Any] | None = None
     # an input variant's test: the project's test it copies and the literal it changed
     variant: str = ""
+    # every occurrence of the call at its line (a loop, a comprehension): head's and the
+    # parent's steady outcomes in order (None where one was not steady)
+    series: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
 
     @property
     def amplifies(self) -> str:
@@ -92,9 +96,11 @@ def generate_amplified(
     parent_files: dict[str, str | None] | None,
     facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
     test_seconds: float = TEST_SECONDS,
+    budget: float = SECONDS,
 ) -> list[str]:
     """Observe the tests that run the changed lines on both sides; write a test for each
-    difference (a few per changed target). Returns notes."""
+    difference (a few per changed target), its four runs within ``budget`` seconds
+    (about). Returns notes."""
     started = time.monotonic()
     if not parent_files:
         return ["amplify: no parent commit to compare the tests' observations with"]
@@ -105,7 +111,8 @@ def generate_amplified(
     if not files:
         return ["amplify: no test file mentions a changed module"]
     sources = {rel: ws.read(rel) or "" for rel in files}
-    first = _observe(ws, fw, files, changed, 0, FIRST_SECONDS, test_seconds, MAX_TESTS)
+    share = min(1.0, budget / SECONDS)
+    first = _observe(ws, fw, files, changed, 0, FIRST_SECONDS * share, test_seconds, MAX_TESTS)
     if first.error:
         return [
             f"amplify: the tests mentioning the changed modules could not be observed: "
@@ -131,12 +138,50 @@ def generate_amplified(
         test_seconds,
         started,
         notes,
+        budget,
     )
     writable = _writable(found, sources, notes)
     chosen = _chosen(writable, targets, changed)
     written = _write(ws, list(first.tests), chosen, sources, facts, notes)
     notes.append(f"amplify: {written} test(s) written in {time.monotonic() - started:.1f} s")
     return notes
+
+
+def unpinned(
+    targets: list[Target], facts: dict[str, dict[str, list[dict[str, Any]]]]
+) -> list[Target]:
+    """The changed targets no fact of the differential generator's tests pins: neither
+    the function a pinning test calls nor one it reaches."""
+    pinned: set[str] = set()
+    for rows in facts.values():
+        for found in rows.values():
+            for f in found:
+                if f.get("changed") and not f.get("new_name"):
+                    pinned |= {str(r) for r in f.get("reaches") or []}
+                    pinned |= set(_called(str(f.get("call") or "")))
+    return [
+        t
+        for t in targets
+        if t.qualname not in pinned
+        and t.name not in pinned
+        and not (t.name == "__init__" and t.qualname.split(".")[-2:][0] in pinned)
+    ]
+
+
+def _called(call: str) -> list[str]:
+    """The names a fact's last statement calls (``m.close()`` -> close)."""
+    last = call.rsplit("; ", 1)[-1]
+    try:
+        tree = ast.parse(last)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            out.append(name)
+    return out
 
 
 def _compared(
@@ -150,21 +195,24 @@ def _compared(
     test_seconds: float,
     started: float,
     notes: list[str],
+    budget: float = SECONDS,
 ) -> list[list[Difference]]:
     """The parent once on every test that ran a changed line (and the variants, with
     their head run), then the head and the parent again only on the tests whose values
     differed: each test's steady differences."""
     described: dict[str, str] = {}  # a variant's node -> what it changed
+    share = min(1.0, budget / SECONDS)
     extra = _variants(ws, ran, sources, _steer(ws, changed, parent_files), described, notes)
     if extra:
-        nodes = [n for _, ns in extra for n in ns]
-        more = _observe(ws, fw, nodes, changed, 0, PARENT_SECONDS, test_seconds)
+        # the smaller copies first: a big one stopped by the time limit leaves them a turn
+        nodes = [n for _, ns in sorted(extra, key=lambda e: len(e[1])) for n in ns]
+        more = _observe(ws, fw, nodes, changed, 0, PARENT_SECONDS * share, test_seconds)
         first.tests.update(more.tests)
         ran = ran + [n for n in nodes if n in more.tests]
     with ws.replaced(parent_files):
-        parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS, test_seconds)
-    seen = [n for n in ran if _differences(n, first, first, [parent])][:MAX_CONFIRMED]
-    each = max(5.0, (SECONDS - (time.monotonic() - started)) / 2)
+        parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS * share, test_seconds)
+    seen = _worth_confirming(ran, first, parent)[:MAX_CONFIRMED]
+    each = max(5.0, (budget - (time.monotonic() - started)) / 2)
     head2 = _observe(ws, fw, seen, changed, 1, each, test_seconds) if seen else Observed()
     with ws.replaced(parent_files):
         parent2 = _observe(ws, fw, seen, changed, 1, each, test_seconds) if seen else Observed()
@@ -183,6 +231,16 @@ def _compared(
         + (f" ({len(seen) - len(found)} more only in one run)" if len(seen) > len(found) else "")
     )
     return found
+
+
+def _worth_confirming(ran: list[str], head: Observed, parent: Observed) -> list[str]:
+    """The tests whose values differed between one run of each side, those that differ
+    beyond a run's own part (an id, an address, a clock's reading, a set's order) first:
+    a difference only there goes away in the second runs, and the tests confirmed are
+    few."""
+    differ = [n for n in ran if _differences(n, head, head, [parent])]
+    real = [n for n in differ if _differences(n, head, head, [parent], masked=True)]
+    return real + [n for n in differ if n not in real]
 
 
 def _spread(nodes: list[str], survey: Observed) -> list[str]:
@@ -405,7 +463,8 @@ def _observe(
             f"--nova-amp={plan}",
             "-q",
             "--continue-on-collection-errors",
-            *sorted({n.split("::", 1)[0] for n in selected}),
+            # in the order given: the files whose tests come first run first
+            *dict.fromkeys(n.split("::", 1)[0] for n in selected),
         ],
         timeout=seconds,
         env={
@@ -450,6 +509,10 @@ def _steady(runs: list[dict[tuple[int, str, int], dict[str, Any]]], key: Any) ->
     seen = [_outcome(r[key]) for r in runs if key in r]
     if len(seen) != len(runs):
         return None
+    if any(s.get("filled") != seen[0].get("filled") for s in seen):  # not steady: unsaid
+        seen = [{k: v for k, v in s.items() if k != "filled"} for s in seen]
+    if any(s.get("task") != seen[0].get("task") for s in seen):
+        return None
     if all(s["kind"] == seen[0]["kind"] for s in seen) and seen[0]["kind"] in WALKED:
         # a walk stops at its time limit: the facts every run showed alike
         others = [{json.dumps(f) for f in s["facts"]} for s in seen[1:]]
@@ -476,12 +539,33 @@ def _pinnable(outcome: dict[str, Any]) -> bool:
 DIFFERENCES = 6  # differing calls of one test tried, in the order the test made them
 
 
+# a run's own part of a value: an address, an object's id, a clock's reading
+_NOISE = re.compile(r"0x[0-9a-fA-F]{6,}|\b\d{12,}\b|\b\d+\.\d{6,}\b")
+
+
+_BRACED = re.compile(r"\{([^{}]*)\}")  # a set's display: its order may be the run's own
+
+
+def _masked(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The outcome with what is a run's own part masked (``_NOISE``), the items of a
+    braced display in a fixed order."""
+    text = _NOISE.sub("0", json.dumps(outcome))
+    text = _BRACED.sub(lambda m: "{" + ", ".join(sorted(m[1].split(", "))) + "}", text)
+    try:
+        masked: dict[str, Any] = json.loads(text)
+    except json.JSONDecodeError:
+        return outcome
+    return masked
+
+
 def _differences(
-    node: str, first: Observed, head2: Observed, parents: list[Observed]
+    node: str, first: Observed, head2: Observed, parents: list[Observed], masked: bool = False
 ) -> list[Difference]:
     """The calls of the test whose steady outcome differs between the sides, in order
     (the first one that can be written is: the test's body passes on both sides, so
-    cutting it after a later call is as sound as after the first)."""
+    cutting it after a later call is as sound as after the first). ``masked``: compared
+    without the parts of a value that differ from run to run (an id, an address, a
+    clock's reading), which tells the tests worth a second run on each side first."""
     # an input variant may fail on the head after its calls (the original's asserts on
     # another input): the calls it made before that ran, and the test is cut there
     rel = node.split("::", 1)[0]
@@ -491,11 +575,17 @@ def _differences(
     out: list[Difference] = []
     head = [_keyed(first, node), _keyed(head2, node)]
     parent = [_keyed(p, node) for p in parents]
+    done: set[tuple[int, str]] = set()  # a call's line: its first difference only
     for key in head[0]:
+        if key[:2] in done:
+            continue
         mine, theirs = _steady(head, key), _steady(parent, key)
+        if masked and mine is not None and theirs is not None:
+            mine, theirs = _masked(mine), _masked(theirs)
         if mine is None or theirs is None or mine == theirs:
             continue
-        if mine["kind"] == theirs["kind"] and mine["kind"] in ("after", "object"):
+        task = _task_differs(mine, theirs) or _only_differs("filled", mine, theirs)
+        if mine["kind"] == theirs["kind"] and mine["kind"] in ("after", "object") and not task:
             narrowed = _narrowed(mine, theirs)
             if narrowed is None:
                 continue
@@ -503,10 +593,34 @@ def _differences(
         if not _pinnable(mine):
             continue
         params = (first.tests.get(node) or {}).get("params")
-        out.append(Difference(node, key[0], key[1], key[2], mine, theirs, params))
+        found = Difference(node, key[0], key[1], key[2], mine, theirs, params)
+        series = _series(head, parent, key)
+        found.series = series if series and all(_pinnable(o) for o in series[0]) else None
+        done.add(key[:2])
+        out.append(found)
         if len(out) >= DIFFERENCES:
             break
     return out
+
+
+def _series(
+    head: list[dict[tuple[int, str, int], dict[str, Any]]],
+    parent: list[dict[tuple[int, str, int], dict[str, Any]]],
+    key: tuple[int, str, int],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """Every occurrence of the call at its line on each side (a loop's iterations): the
+    steady outcomes in order; None when one is not steady or the runs of a side made
+    the call a different number of times."""
+
+    def side(runs: list[dict[tuple[int, str, int], dict[str, Any]]]) -> list[Any] | None:
+        counts = {sum(1 for k in r if k[:2] == key[:2]) for r in runs}
+        if len(counts) != 1:
+            return None
+        outcomes = [_steady(runs, (key[0], key[1], i)) for i in range(counts.pop())]
+        return None if any(o is None for o in outcomes) else outcomes
+
+    mine, theirs = side(head), side(parent)
+    return None if mine is None or theirs is None else (mine, theirs)
 
 
 def _narrowed(
@@ -560,17 +674,25 @@ def _chosen(
     found: list[tuple[Difference, Written]], targets: list[Target], changed: dict[str, list[int]]
 ) -> list[tuple[Difference, Written]]:
     """Up to ``PER_TARGET`` per changed target: different callees first, one per test
-    function (its parametrized cases would be written under one name)."""
+    function (its parametrized cases would be written under one name), the project's
+    own tests before their variants, and at most ``PER_TARGET`` of one difference (the
+    same callee, head's and the parent's outcome alike: each costs runs of the gates)."""
     cap = PER_TARGET * max(1, len({(t.path, t.qualname) for t in targets if t.path in changed}))
     first: list[tuple[Difference, Written]] = []
     rest: list[tuple[Difference, Written]] = []
     names: set[str] = set()
     units: dict[str, tuple[Difference, Written]] = {}
-    for pair in found:
+    for pair in sorted(found, key=lambda p: bool(p[0].variant)):
         units.setdefault(pair[0].node.split("[", 1)[0], pair)
+    alike: dict[tuple[str, str, str], int] = {}
     for pair in units.values():
-        (rest if pair[0].name in names else first).append(pair)
-        names.add(pair[0].name)
+        d = pair[0]
+        kind = (d.name, json.dumps(d.head, sort_keys=True), json.dumps(d.parent, sort_keys=True))
+        alike[kind] = alike.get(kind, 0) + 1
+        if alike[kind] > PER_TARGET:
+            continue
+        (rest if d.name in names else first).append(pair)
+        names.add(d.name)
     return (first + rest)[:cap]
 
 
@@ -666,26 +788,47 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     func = _function(tree, parts)
     if func is None:
         return "its function was not found in the module"
-    where = _statement(func.body, d.line)
+    if _task_only(d):
+        return _task_checked(func, d)
+    where = _statement(func.body, d.line, opened="kind" in d.parent)
     if isinstance(where, str):
         return where
-    body, index = where
+    body, index = where.body, where.index
     stmt = body[index]
     target = _target(stmt, d)
     if target is None:
         return f"the call of {d.name} was not found on line {d.line}"
-    checks = _checks(stmt, target, d)
-    if isinstance(checks, str):
-        return checks
+    if _only_differs("filled", d.head, d.parent):
+        if where.loop is not None:
+            return "the call filled its argument otherwise inside a loop"
+        checks = _filled_checks(stmt, target, d)
+        if isinstance(checks, str):
+            return checks
+    elif where.loop is not None:
+        checks = looped_checks(func, where.loop, body, index, target, d)
+        if isinstance(checks, str):
+            return checks
+    else:
+        comp = comprehension_of(stmt, target, d)
+        if isinstance(comp, str):
+            return comp
+        if comp is None and d.index > 0:
+            return f"the call of {d.name} differs at its occurrence {d.index + 1} on its line"
+        checks = _checks(stmt, comp or target, d)
+        if isinstance(checks, str):
+            return checks
+    if "kind" not in d.parent:
+        return "the parent's outcome of the call is not known"
     bound = _bind_params(func, d.params) if "[" in d.node else []
     if isinstance(bound, str):
         return bound
     head_imports = list(d.head.get("imports") or [])
     if d.head["kind"] in ("after", "object"):
         head_imports += list(d.head["facts"][0][2])
-    d.head["asserted"] = ast.unparse(target)
-    del body[index:]
-    body.extend(checks)
+    d.head.setdefault("asserted", ast.unparse(target))
+    if where.loop is None:
+        del body[index:]
+        body.extend(checks)
     for name, (shown, imports) in reversed(bound):
         func.body.insert(0, ast.parse(f"{name} = {shown}").body[0])
         head_imports += imports
@@ -695,6 +838,69 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     )
     text = ast.unparse(func)
     return Written(head_imports, [*comment[:300].splitlines(), *text.splitlines()])
+
+
+def _task_only(d: Difference) -> bool:
+    return _task_differs(d.head, d.parent)
+
+
+def _task_differs(mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """The call ended alike on both sides but left the test's own task otherwise (a
+    cancellation still pending after an ``async with``)."""
+    return _only_differs("task", mine, theirs)
+
+
+def _only_differs(key: str, mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """The outcomes differ in ``key`` only."""
+    if key not in mine or mine.get(key) == theirs.get(key):
+        return False
+    rest = [{k: v for k, v in o.items() if k != key} for o in (mine, theirs)]
+    return rest[0] == rest[1]
+
+
+def _filled_checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] | str:
+    """The statement, then what head's call left in a list or dict the test passed to
+    it (``parse(text, out)``, then ``assert out == [...]``)."""
+    call = target.value if isinstance(target, ast.Await) else target
+    if not isinstance(call, ast.Call):
+        return "the call that filled its argument was not found"
+    theirs = d.parent.get("filled") or {}
+    for name, (position, shown) in d.head["filled"].items():
+        if theirs.get(name, [None, None])[1] == shown:
+            continue
+        given = [k.value for k in call.keywords if k.arg == name]
+        plain = [a for a in call.args[: position + 1] if not isinstance(a, ast.Starred)]
+        if not given and len(plain) == position + 1 == len(call.args[: position + 1]):
+            given = [call.args[position]]
+        if given and _plain(given[0]):
+            arg = ast.unparse(given[0])
+            d.head = {"kind": "value", "value": shown, "asserted": arg}
+            d.parent = {"kind": "value", "value": str(theirs.get(name, [None, "?"])[1])}
+            return [stmt, *ast.parse(f"assert {arg} == {shown}").body]
+    return "the argument the call filled is not a name the test reads again"
+
+
+def _task_checked(func: ast.FunctionDef | ast.AsyncFunctionDef, d: Difference) -> Written | str:
+    """The test cut after its statement holding the call (a whole ``with`` block, an
+    ``async with`` in it), then head's count of the task's pending cancellations."""
+    if not isinstance(func, ast.AsyncFunctionDef) or d.index > 0 or "[" in d.node:
+        return "the task's state differs at a call that is not the first of an async test"
+    body = func.body
+    at = next(
+        (i for i, s in enumerate(body) if s.lineno <= d.line <= (s.end_lineno or s.lineno)), None
+    )
+    if at is None or isinstance(body[at], ast.For | ast.AsyncFor | ast.While | ast.Try):
+        return "the task's state differs at a call inside a loop or a try block"
+    check = f"asyncio.current_task().cancelling() == {int(d.head['task'])}"
+    del body[at + 1 :]
+    body.append(ast.parse(f"assert {check}").body[0])
+    d.head = {"kind": "value", "value": str(d.head["task"]), "asserted": check.split(" ==")[0]}
+    d.parent = {"kind": "value", "value": str(d.parent.get("task"))}
+    func.name = _renamed(func.name)
+    comment = (
+        f"# Nova: amplified from {d.amplifies}; on the parent {d.parent['value']} after {d.name}"
+    )
+    return Written(["import asyncio"], [comment[:300], *ast.unparse(func).splitlines()])
 
 
 def _bind_params(
@@ -754,30 +960,54 @@ def _expects(expr: ast.expr) -> bool:
     return _EXPECTING.search(ast.unparse(func)) is not None
 
 
-def _statement(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt], int] | str:
-    """The simple statement holding ``line`` (in the function's body, or a ``with`` or
-    ``if`` block of it) and the block it sits in."""
+@dataclass
+class Place:
+    """Where the differing call's statement stands: its block and index there, and the
+    outermost loop holding it (that loop's block and index), if any."""
+
+    body: list[ast.stmt]
+    index: int
+    loop: tuple[list[ast.stmt], int] | None = None
+
+
+_RAISES = re.compile(r"(^|\.)(raises|assertRaises|assertRaisesRegex)$")
+
+
+def _statement(
+    body: list[ast.stmt],
+    line: int,
+    loop: tuple[list[ast.stmt], int] | None = None,
+    opened: bool = True,
+) -> Place | str:
+    """The simple statement holding ``line`` (in the function's body, or a ``with``,
+    ``if`` or loop block of it) and the block it sits in. A ``pytest.raises`` block
+    holding it is opened (its statements put in its place: cut after the call, the
+    written test asserts the call's own outcome)."""
     for i, stmt in enumerate(body):
         if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
             continue
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-            return "the call is inside a loop (its values at that line are not asserted)"
+            if not stmt.body or line < stmt.body[0].lineno:
+                return "the call is in a loop's header"
+            if stmt.orelse and line >= stmt.orelse[0].lineno:
+                return "the call is in a loop's else block"
+            return _statement(stmt.body, line, loop or (body, i), opened)
         if isinstance(stmt, ast.With | ast.AsyncWith):
+            if not stmt.body or line < stmt.body[0].lineno:
+                return "the call is in a with statement's header"
             if any(_expects(item.context_expr) for item in stmt.items):
-                return "the call is inside a block that expects an exception or a warning"
-            inner = _statement(stmt.body, line)
-            if isinstance(inner, tuple):
-                return inner
-            return (
-                "the call is in a with statement's header"
-                if not stmt.body or line < stmt.body[0].lineno
-                else inner
-            )
+                if len(stmt.items) != 1 or not _raises(stmt.items[0].context_expr):
+                    return "the call is inside a block that expects a warning or a log"
+                if not opened:
+                    return "the call is inside a block that expects an exception (parent unknown)"
+                body[i : i + 1] = stmt.body
+                return _statement(body, line, loop, opened)
+            return _statement(stmt.body, line, loop, opened)
         if isinstance(stmt, ast.If):
             for block in (stmt.body, stmt.orelse):
                 if block and block[0].lineno <= line <= (block[-1].end_lineno or 0):
-                    inner = _statement(block, line)
-                    if isinstance(inner, tuple) and block is stmt.orelse:
+                    inner = _statement(block, line, loop, opened)
+                    if isinstance(inner, Place) and block is stmt.orelse:
                         return "the call is in an else branch"
                     return inner
             return "the call is in an if statement's test"
@@ -787,8 +1017,14 @@ def _statement(body: list[ast.stmt], line: int) -> tuple[list[ast.stmt], int] | 
             return "the call is inside a try block"
         if isinstance(stmt, ast.Match):
             return "the call is inside a match statement"
-        return body, i
+        return Place(body, i, loop)
     return f"no statement of the test holds line {line}"
+
+
+def _raises(expr: ast.expr) -> bool:
+    """``pytest.raises(E)``, ``self.assertRaises(E)``: a block that expects an exception."""
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    return _RAISES.search(ast.unparse(func)) is not None
 
 
 def _target(stmt: ast.stmt, d: Difference) -> ast.expr | None:
@@ -816,7 +1052,7 @@ def _target(stmt: ast.stmt, d: Difference) -> ast.expr | None:
             properties.append(node)
     funcs = {id(c.func) for c in calls if isinstance(c, ast.Call)}
     found = calls or [p for p in properties if id(p) not in funcs]
-    if d.index > 0 or not found:
+    if not found:
         return None
     if len(found) > 1:
         found = [c for c in found if c.lineno == d.line]
@@ -917,7 +1153,7 @@ def amplified_module(
         if len(parts) == 1:
             out.append("\n".join(written.lines))
     head = [ast.unparse(n) for n in tree.body if _future(n)]
-    extra = [i for i in dict.fromkeys(imports) if i not in head]
+    extra = [i for i in dict.fromkeys(imports) if i not in head and i not in out]
     body = [o for o in out if o not in head]
     return "\n\n".join([*head, *extra, *body]) + "\n"
 

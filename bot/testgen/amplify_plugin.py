@@ -7,7 +7,9 @@ function's own frame into the project's code (not its tests, not site-packages) 
 helper of the test module: where in the test it was made (the test's line), what was
 called (its qualname), which occurrence at that line, and how it ended — the value as
 Python source where it renders, else a repr without addresses; for a method that
-returned None, facts of its receiver afterwards; or the exception's type and message.
+returned None, facts of its receiver afterwards; or the exception's type and message;
+after an awaited call, how many cancellations the running task has pending; what a
+list or dict passed to the call holds after it.
 Line events are asked only of the changed files' code: whether a test ran a changed line.
 The plan (``--nova-amp=PLAN.json``) names the files; the observations go to one JSON-lines
 file, a line per test as it ends (a run stopped by its time limit still tells).
@@ -109,7 +111,7 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
     kind = _kind(code.co_filename)
     caller = frame.f_back
     local = _lines if kind == "changed" else None
-    if caller is None or caller.f_code is not _STATE["code"] or not kind:
+    if caller is None or not kind or not _from_test(caller):
         return local
     if code.co_name.startswith("<"):
         return local
@@ -124,6 +126,21 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
             opened = _STATE["open"][id(frame)] = _Call(frame, caller.f_lineno, kind)
         return opened.event
     return _Call(frame, caller.f_lineno, kind).event
+
+
+_COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>")  # their own frames up to 3.11
+
+
+def _from_test(caller: typing.Any) -> bool:
+    """A call made by the test function's body (or a comprehension of it)."""
+    if caller.f_code is _STATE["code"]:
+        return True
+    outer = caller.f_back
+    return (
+        caller.f_code.co_name in _COMPREHENSIONS
+        and outer is not None
+        and outer.f_code is _STATE["code"]
+    )
 
 
 def _returned(frame: typing.Any) -> bool:
@@ -161,6 +178,12 @@ class _Call:
         # the receiver of a method of the project's (a test's helper's is the test case)
         mine = kind != "test" and names and names[0] == "self"
         self.receiver = frame.f_locals.get(names[0]) if mine else None
+        # the containers passed in, which the call may fill: name -> (position, object)
+        self.filled = {
+            n: (i - bool(mine), v)
+            for i, n in enumerate(names)
+            if (i or not mine) and isinstance(v := frame.f_locals.get(n), (list, dict, bytearray))
+        }
 
     def event(self, frame: typing.Any, event: str, arg: typing.Any) -> typing.Any:
         if event == "line":
@@ -191,11 +214,44 @@ def _observe(call: _Call, value: object) -> None:
         row.update(_raised(call.error))
     else:
         row.update(_value(value, call.receiver))
+    filled = _filled(call)
+    if filled:
+        row["filled"] = filled
+    if call.coroutine:
+        task = _cancelling()
+        if task is not None:
+            row["task"] = task
     _record()["calls"].append(row)
 
 
-def _raised(exc: BaseException) -> dict[str, typing.Any]:
+def _filled(call: _Call) -> dict[str, list[typing.Any]]:
+    """What the containers passed to the call hold after it: name -> [position, source]."""
     import nova_probe as probe  # type: ignore[import-not-found]
+
+    out: dict[str, list[typing.Any]] = {}
+    for name, (position, value) in call.filled.items():
+        try:
+            shown = probe.render(value)
+        except Exception:  # the project's __repr__ of an item
+            shown = None
+        if shown is not None and len(shown[0]) <= SHOWN and not shown[1]:
+            out[name] = [position, shown[0]]
+    return out
+
+
+def _cancelling() -> int | None:
+    """How many cancellations the running task has pending, after an awaited call (what
+    the test's body sees of its own task: ``asyncio.current_task().cancelling()``)."""
+    asyncio = sys.modules.get("asyncio")
+    try:
+        task = asyncio.current_task() if asyncio is not None else None
+        return int(task.cancelling()) if task is not None else None
+    except (RuntimeError, AttributeError):  # no running loop; before Python 3.11
+        return None
+
+
+def _raised(exc: BaseException) -> dict[str, typing.Any]:
+    import nova_probe as probe
 
     name, imports = probe.exception_name(exc)
     return {"kind": "raises", "type": name, "imports": imports, "message": probe._message(exc)}

@@ -264,7 +264,7 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
 def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     """The project's own tests that run the changed lines, observed on both sides: a
     value they got that differs becomes a test (``bot.testgen.amplify``)."""
-    from bot.testgen.amplify import TEST_SECONDS, generate_amplified
+    from bot.testgen.amplify import SECONDS, TEST_SECONDS, generate_amplified, unpinned
 
     assert ws.framework is not None
     pinned = sum(
@@ -273,15 +273,28 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         for facts in rows.values()
         for f in facts
     )
-    if pinned:  # the cheap way: its runs would add tests of a change already pinned
+    targets = unpinned(result.matrix, result.facts) if pinned else result.matrix
+    if not targets:  # its runs would add tests of a change already pinned
         result.notes.append(
             f"amplify: skipped: the differential generator pins {pinned} changed behaviour(s)"
+            " of every changed target"
         )
         return
+    if pinned:  # the differential generator's tests are checked too: half the time
+        result.notes.append(
+            f"amplify: the differential generator pins {pinned} changed behaviour(s); "
+            f"{len(targets)} changed target(s) it pins none of are amplified"
+        )
     parent_files = _parent_files(ws, result, result.change.base_ref)
     seconds = min(TEST_SECONDS, job.settings.testgen.timeout)
     result.notes += generate_amplified(
-        ws, ws.framework, result.matrix, parent_files, result.facts, seconds
+        ws,
+        ws.framework,
+        targets,
+        parent_files,
+        result.facts,
+        seconds,
+        SECONDS / 2 if pinned else SECONDS,
     )
 
 
