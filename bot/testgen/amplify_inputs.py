@@ -37,9 +37,12 @@ import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.testgen.amplify_pieces import kind_values, piece_values
+from bot.testgen.amplify_refs import Input, references
 from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caught_types, transforms
 from bot.testgen.nearby import _nearby, containment_names
 from bot.testgen.steer import _placings, contrasts, literals
+from bot.testgen.typehints import type_hints
 
 __all__ = ["Steer", "Variant", "add_variants", "steer_from_change"]
 
@@ -81,6 +84,7 @@ class Steer:
     none: bool = False  # a changed ``is None``
     containment: bool = False  # a changed line (or a neighbour) tests containment
     transforms: tuple[str, ...] = ()  # case / whitespace methods the changed lines call
+    kinds: tuple[str, ...] = ()  # kinds of value they test for (``isinstance(x, float)``)
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -192,7 +196,9 @@ def steer_from_change(
     exceptions = caught_types(head_source, changed)[::-1]  # an added type goes last
     methods = transforms(head_source, changed)
     contains = bool(containment_names(head_source, changed))
+    kinds = _kinds(head_source, changed)
     if parent_source is not None:
+        kinds += _kinds(parent_source, removed)
         _conditions(parent_source, removed, found)
         exceptions += caught_types(parent_source, removed)[::-1]
         methods += transforms(parent_source, removed)
@@ -209,7 +215,20 @@ def steer_from_change(
         none=found.none,
         containment=contains,
         transforms=tuple(dict.fromkeys(methods)),
+        kinds=tuple(dict.fromkeys(kinds)),
     )
+
+
+_KINDS = ("float", "int", "str", "numeric")
+
+
+def _kinds(source: str, lines: list[int]) -> list[str]:
+    """The kinds of number or text the changed lines test a value for (an
+    ``isinstance``, an ``int()`` / ``float()`` conversion), in the order written."""
+    if not lines:
+        return []
+    found = type_hints(source, lines).kinds.values()
+    return [k for ks in found for k in ks if k in _KINDS]
 
 
 # ---- the values a literal is changed to (as Python source) ----
@@ -280,22 +299,48 @@ def _bytes_values(value: bytes, steer: Steer) -> list[str]:
 
 
 def _number_values(value: int | float, steer: Steer) -> list[str]:
+    kinds = [repr(v) for v in kind_values(value, steer.kinds)]
     if isinstance(value, int):
-        return [repr(n) for n in steer.numbers]
-    return [repr(float(n)) for n in (*steer.floats, *steer.numbers)]
+        return kinds + [repr(n) for n in steer.numbers]
+    return kinds + [repr(float(n)) for n in (*steer.floats, *steer.numbers)]
+
+
+def _pieces(value: str | bytes, steer: Steer) -> tuple[list[str], list[str]]:
+    """Sources of ``value`` with one number inside it varied: steered, generic."""
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    steered, generic = piece_values(text, steer.kinds, steer.numbers)
+
+    def source(texts: list[str]) -> list[str]:
+        if isinstance(value, bytes):
+            return [repr(t.encode("latin-1")) for t in texts]
+        return [repr(t) for t in texts]
+
+    return source(steered), source(generic)
+
+
+def _alternate(first: list[str], second: list[str]) -> list[str]:
+    """One of ``first``, one of ``second``, and so on."""
+    out: list[str] = []
+    for a, b in itertools.zip_longest(first, second):
+        out += [x for x in (a, b) if x is not None]
+    return out
 
 
 def _steered(source: str, value: object, steer: Steer) -> list[str]:
-    """Sources of the values steered by the change, for a literal ``value``."""
+    """Sources of the values steered by the change, for a literal ``value``: a number
+    inside a text varied towards the change alternates with the text's other values."""
     out: list[str] = []
     if isinstance(value, str):
-        out += _text_values(value, steer)
+        whole = _text_values(value, steer)
         if steer.containment:
-            out += _nearby(source)
+            whole += _nearby(source)
+        out += _alternate(whole, _pieces(value, steer)[0])
+        out += [repr(v) for v in kind_values(value, steer.kinds)]
     elif isinstance(value, bytes):
-        out += _bytes_values(value, steer)
+        whole = _bytes_values(value, steer)
         if steer.containment:
-            out += _nearby(source)
+            whole += _nearby(source)
+        out += _alternate(whole, _pieces(value, steer)[0])
     elif isinstance(value, int | float) and not isinstance(value, bool):
         out += _number_values(value, steer)
     for name in steer.exceptions:
@@ -311,7 +356,7 @@ def _steered(source: str, value: object, steer: Steer) -> list[str]:
 
 def _generic(source: str, value: object) -> list[str]:
     if isinstance(value, str | bytes):
-        return [*_nearby(source), repr(value[:0])]
+        return _alternate([*_nearby(source), repr(value[:0])], _pieces(value, Steer())[1])
     if isinstance(value, int | float) and not isinstance(value, bool):
         return [repr(v) for v in (value + 1, value - 1, type(value)(0), -value)]
     return []
@@ -375,14 +420,32 @@ def _column(path: list[ast.AST], table: ast.AST, target: ast.AST) -> str:
 class _Inputs:
     """The input literals of one test function."""
 
-    def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def __init__(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None = None
+    ) -> None:
         self.func = func
+        self.owner = owner
         self.parents = {id(c): p for p in ast.walk(func) for c in ast.iter_child_nodes(p)}
         self.expected = _expected_ids(func)
         self.loops = [n for n in ast.walk(func) if isinstance(n, ast.For | ast.AsyncFor)]
         self.used: dict[tuple[str, ...], bool] = {}
+        self.columns: dict[str, bool] = {}
 
-    def found(self) -> list[ast.expr]:
+    def found(self, tree: ast.Module | None = None) -> list[Input]:
+        """The test's literal inputs (its parametrize rows first, then its body's in
+        the order written), then those it reads from its module or class."""
+        own = [Input(n, _const(n)) for n in self._literals()]
+        if tree is None:
+            return own
+        return own + references(tree, self.func, self.owner, self)
+
+    def is_input(self, node: ast.expr) -> bool:
+        return self._is_input(node)
+
+    def input_column(self, name: str) -> bool:
+        return self._input_column(name)
+
+    def _literals(self) -> list[ast.expr]:
         out: list[ast.expr] = []
         for dec in self.func.decorator_list:
             out += _parametrize_inputs(dec)
@@ -423,7 +486,7 @@ class _Inputs:
         if isinstance(parent, ast.Call):
             return self._argument(parent, child)
         if isinstance(parent, ast.For | ast.AsyncFor) and child is parent.iter:
-            return not _EXPECTED.search(_column(path, parent.iter, parent.target))
+            return self._input_column(_column(path, parent.iter, parent.target))
         if isinstance(parent, ast.Assign | ast.AnnAssign) and child is parent.value:
             targets: list[ast.expr] = (
                 parent.targets if isinstance(parent, ast.Assign) else [parent.target]
@@ -463,9 +526,27 @@ class _Inputs:
             return False  # never used, or only compared against
         for loop in self.loops:  # a table the test loops over: its input columns
             if isinstance(loop.iter, ast.Name) and loop.iter.id in names:
-                if _EXPECTED.search(_column(path, value, loop.target)):
+                if not self._input_column(_column(path, value, loop.target)):
                     return False
         return True
+
+    def _input_column(self, name: str) -> bool:
+        """Whether a loop's column ``name`` reaches an input (a call's argument, a value
+        passed on), not only a ``subTest`` message or an expected value."""
+        if not name:
+            return True
+        if _EXPECTED.search(name):
+            return False
+        if name not in self.columns:
+            self.columns[name] = False
+            self.columns[name] = any(
+                isinstance(n, ast.Name)
+                and n.id == name
+                and isinstance(n.ctx, ast.Load)
+                and self._is_input(n)
+                for n in ast.walk(self.func)
+            )
+        return self.columns[name]
 
 
 def _parametrize_inputs(dec: ast.expr) -> list[ast.expr]:
@@ -549,12 +630,18 @@ class _Text:
         end = self.starts[line] if line < len(self.starts) else len(self.source)
         return start + len(self.source[start:end].encode("utf-8")[:col].decode("utf-8", "replace"))
 
+    def span(self, node: ast.expr, start: int = 0) -> tuple[int, int]:
+        """Where ``node`` stands, from ``start``."""
+        a = self.offset(node.lineno, node.col_offset)
+        b = self.offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
+        return a - start, b - start
+
     def line_end(self, line: int) -> int:
         return self.starts[line] if line < len(self.starts) else len(self.source)
 
 
 def _schedule(
-    nodes: list[ast.expr], values: Callable[[int], list[str]], cap: int
+    nodes: list[Input], values: Callable[[int], list[str]], cap: int
 ) -> list[tuple[int, str]]:
     """(literal index, value) pairs: each literal's first value, then each one's second...
     (``values`` gives a literal's, made only when its turn comes: a table of thousands)."""
@@ -591,14 +678,14 @@ class _Values:
     """A literal's steered values and its generic ones (Python source, deduplicated,
     never its own value), made once."""
 
-    def __init__(self, nodes: list[ast.expr], steer: Steer) -> None:
-        self.nodes = nodes
+    def __init__(self, inputs: list[Input], steer: Steer) -> None:
+        self.inputs = inputs
         self.steer = steer
         self.made: dict[int, tuple[list[str], list[str]]] = {}
 
     def both(self, i: int) -> tuple[list[str], list[str]]:
         if i not in self.made:
-            value = _const(self.nodes[i])
+            value = self.inputs[i].value
             own = repr(value)
             first = [s for s in dict.fromkeys(_steered(own, value, self.steer)) if _fits(s, value)]
             rest = [s for s in dict.fromkeys(_generic(own, value)) if s not in first]
@@ -626,14 +713,14 @@ def add_variants(
     if found is None or limit <= 0:
         return module_source, []
     func, owner = found
-    nodes = _Inputs(func).found()
-    if not nodes:
+    inputs = _Inputs(func, owner).found(tree)
+    if not inputs:
         return module_source, []
-    values = _Values(nodes, steer)
+    values = _Values(inputs, steer)
     cap = limit * 4  # room for the copies that do not compile
-    plan = _schedule(nodes, values.steered, cap) + _schedule(nodes, values.generic, cap)
+    plan = _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
     taken = _names(owner.body if owner is not None else tree.body)
-    return _write(module_source, (func, owner), nodes, plan, (taken, limit))
+    return _write(module_source, (func, owner), inputs, plan, (taken, limit))
 
 
 def _names(body: list[ast.stmt]) -> set[str]:
@@ -663,15 +750,27 @@ def _compiles(source: str) -> bool:
     return True
 
 
+def _with_row(text: _Text, where: Input, table: str, value: str) -> str:
+    """What stands in a copy for ``where``: the value's source, or for a table's row
+    the table with a copy of that row added, its literal changed to ``value``."""
+    if where.row is None or where.literal is None:
+        return value
+    ra, rb = text.span(where.row)
+    la, lb = text.span(where.literal)
+    row = text.source[ra:la] + value + text.source[lb:rb]
+    return f"[*{table}, {row}]"
+
+
 def _write(
     source: str,
     where: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None],
-    nodes: list[ast.expr],
+    inputs: list[Input],
     plan: list[tuple[int, str]],
     names: tuple[set[str], int],
 ) -> tuple[str, list[Variant]]:
-    """The copies spliced from the test's own text: the literal's span replaced, the
-    name made unique; each appended (to its class for a method) if the module compiles."""
+    """The copies spliced from the test's own text: the literal's span replaced (a
+    constant's name by the literal, a table's by the table with one row more), the name
+    made unique; each appended (to its class for a method) if the module compiles."""
     func, owner = where
     taken, limit = names
     text = _Text(source)
@@ -691,10 +790,10 @@ def _write(
     for i, value in plan:
         if len(variants) >= limit:
             break
-        node = nodes[i]
-        a = text.offset(node.lineno, node.col_offset) - start
-        b = text.offset(node.end_lineno or node.lineno, node.end_col_offset or 0) - start
+        node = inputs[i].node
+        a, b = text.span(node, start)
         new = f"({value})" if value.startswith("-") and not isinstance(node, ast.UnaryOp) else value
+        new = _with_row(text, inputs[i], segment[a:b], new)
         name = _unique(func.name, taken)
         edits = sorted([(a, b, new), (named.start(1), named.end(1), name)], reverse=True)
         copy = segment
@@ -705,7 +804,8 @@ def _write(
         head += gap + copy
         old = segment[a:b]
         short = old if len(old) <= 60 else old[:57] + "..."
-        shown = value if len(value) <= 60 else value[:57] + "..."
+        shown = new if inputs[i].row is not None else value
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
         variants.append(Variant(name, prefix + name, f"line {node.lineno}: {short} -> {shown}"))
     result = head + tail
     return (result, variants) if _compiles(result) else (source, [])
