@@ -84,7 +84,8 @@ class Steer:
     none: bool = False  # a changed ``is None``
     containment: bool = False  # a changed line (or a neighbour) tests containment
     transforms: tuple[str, ...] = ()  # case / whitespace methods the changed lines call
-    kinds: tuple[str, ...] = ()  # kinds of value they test for (``isinstance(x, float)``)
+    kinds: tuple[str, ...] = ()  # kinds of value they test for (``int(x)``, ``isinstance``)
+    tested: tuple[str, ...] = ()  # those an ``isinstance`` / ``type(x) is`` names
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -196,9 +197,10 @@ def steer_from_change(
     exceptions = caught_types(head_source, changed)[::-1]  # an added type goes last
     methods = transforms(head_source, changed)
     contains = bool(containment_names(head_source, changed))
-    kinds = _kinds(head_source, changed)
+    kinds, tested = _kinds(head_source, changed), _tested(head_source, changed)
     if parent_source is not None:
         kinds += _kinds(parent_source, removed)
+        tested += _tested(parent_source, removed)
         _conditions(parent_source, removed, found)
         exceptions += caught_types(parent_source, removed)[::-1]
         methods += transforms(parent_source, removed)
@@ -216,10 +218,32 @@ def steer_from_change(
         containment=contains,
         transforms=tuple(dict.fromkeys(methods)),
         kinds=tuple(dict.fromkeys(kinds)),
+        tested=tuple(dict.fromkeys(tested)),
     )
 
 
 _KINDS = ("float", "int", "str", "numeric")
+
+
+def _tested(source: str, lines: list[int]) -> list[str]:
+    """The kinds an ``isinstance(x, float)`` or ``type(x) is int`` on ``lines`` names."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    wanted, out = set(lines), []
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", 0) not in wanted:
+            continue
+        types: ast.expr | None = None
+        if isinstance(node, ast.Call) and _callee(node) == "isinstance" and len(node.args) == 2:
+            types = node.args[1]
+        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Call):
+            if _callee(node.left) == "type" and isinstance(node.ops[0], ast.Is | ast.Eq):
+                types = node.comparators[0]
+        names = types.elts if isinstance(types, ast.Tuple) else [types] if types else []
+        out += [n.id for n in names if isinstance(n, ast.Name) and n.id in _KINDS]
+    return out
 
 
 def _kinds(source: str, lines: list[int]) -> list[str]:
@@ -328,19 +352,17 @@ def _alternate(first: list[str], second: list[str]) -> list[str]:
 
 def _steered(source: str, value: object, steer: Steer) -> list[str]:
     """Sources of the values steered by the change, for a literal ``value``: a number
-    inside a text varied towards the change alternates with the text's other values."""
+    inside a text made the kind a changed ``isinstance`` names first, then the other
+    numbers inside it varied towards the change alternate with the text's other values."""
     out: list[str] = []
-    if isinstance(value, str):
-        whole = _text_values(value, steer)
+    if isinstance(value, str | bytes):
+        whole = _text_values(value, steer) if isinstance(value, str) else []
+        whole += _bytes_values(value, steer) if isinstance(value, bytes) else []
         if steer.containment:
             whole += _nearby(source)
+        out += _pieces(value, Steer(kinds=steer.tested))[0]
         out += _alternate(whole, _pieces(value, steer)[0])
         out += [repr(v) for v in kind_values(value, steer.kinds)]
-    elif isinstance(value, bytes):
-        whole = _bytes_values(value, steer)
-        if steer.containment:
-            whole += _nearby(source)
-        out += _alternate(whole, _pieces(value, steer)[0])
     elif isinstance(value, int | float) and not isinstance(value, bool):
         out += _number_values(value, steer)
     for name in steer.exceptions:
@@ -382,7 +404,7 @@ def _contains_call(node: ast.AST) -> bool:
 def _expected_ids(func: ast.AST) -> set[int]:
     """The nodes on the expected side of the test's asserts (the operands of an
     ``assert`` comparison without a call when another has one; ``assertEqual``'s second
-    argument; messages)."""
+    argument, or its first when only the second has a call; messages)."""
     sides: list[ast.AST] = []
     for node in ast.walk(func):
         if isinstance(node, ast.Assert):
@@ -395,6 +417,11 @@ def _expected_ids(func: ast.AST) -> set[int]:
             name = _callee(node)
             if "Raises" in name or "Warns" in name:
                 sides += node.args[: 2 if "Regex" in name else 1]
+            elif len(node.args) >= 2 and [_contains_call(a) for a in node.args[:2]] == [
+                False,
+                True,
+            ]:  # assertEqual(expected, f(x)): the side without a call is the expected one
+                sides += [node.args[0], *node.args[2:]]
             else:
                 sides += node.args[1:]
             sides += [k.value for k in node.keywords if k.arg == "msg"]
