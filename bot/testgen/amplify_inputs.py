@@ -18,9 +18,11 @@ their calls return on the head and on the parent.
   value, the last argument of ``setenv`` / ``setattr`` / ``setitem``, the input columns of
   ``pytest.mark.parametrize`` rows and of tables a ``for`` loops over (a column named like
   ``expected`` is kept), never the expected side of an ``assert``, a docstring, a dict key
-  or a subscript.
+  or a subscript; and the constants and tables the test reads from its module, its class
+  or its ``setUp`` (``amplify_refs``).
 - **Variants**: per literal, the values steered by the change first, then generic ones
-  (one element longer / shorter, +-1, 0, negated); the literals take turns. A copy is the
+  (one element longer / shorter, +-1, 0, negated); a number inside a text is varied
+  alone (``amplify_pieces``); the literals take turns. A copy is the
   test's own text with the literal's span replaced and the name made unique
   (``test_x__v1``), appended to the module (to its class for a method); the module's other
   text stays byte for byte, and a copy that does not compile is dropped.
@@ -352,8 +354,9 @@ def _alternate(first: list[str], second: list[str]) -> list[str]:
 
 def _steered(source: str, value: object, steer: Steer) -> list[str]:
     """Sources of the values steered by the change, for a literal ``value``: a number
-    inside a text made the kind a changed ``isinstance`` names first, then the other
-    numbers inside it varied towards the change alternate with the text's other values."""
+    inside a text made the kind a changed ``isinstance`` names first, then the numbers
+    inside it varied towards the change alternate with the text's other values (these
+    first when the text is one number)."""
     out: list[str] = []
     if isinstance(value, str | bytes):
         whole = _text_values(value, steer) if isinstance(value, str) else []
@@ -361,7 +364,12 @@ def _steered(source: str, value: object, steer: Steer) -> list[str]:
         if steer.containment:
             whole += _nearby(source)
         out += _pieces(value, Steer(kinds=steer.tested))[0]
-        out += _alternate(whole, _pieces(value, steer)[0])
+        inside = _pieces(value, steer)[0]
+        # a text that holds its numbers among other text (a body, markup): its pieces
+        # are its inputs and go first; a text that is one number: the whole first
+        text = value.decode("latin-1") if isinstance(value, bytes) else value
+        bare = re.fullmatch(r"\s*[\d.]*\s*", text)
+        out += _alternate(whole, inside) if bare else _alternate(inside, whole)
         out += [repr(v) for v in kind_values(value, steer.kinds)]
     elif isinstance(value, int | float) and not isinstance(value, bool):
         out += _number_values(value, steer)

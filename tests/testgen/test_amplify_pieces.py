@@ -292,3 +292,16 @@ def test_every_variant_keeps_the_module_and_changes_one_literal_or_adds_one_row(
     assert result.startswith(module)
     assert len(variants) <= limit
     check_variants(module, qualname, result, variants)
+
+
+def test_markup_gets_its_reference_steered_first_a_bare_number_its_whole_text() -> None:
+    # the change tests code point bounds and names a string: in markup the number
+    # inside is the input and goes first; a text that is one number keeps the whole
+    # text's values first (the changed line's literal at its end)
+    steer = Steer(strings=("k",), numbers=(-1, 0, 55296))
+    module = 'def test_t():\n    parse("<p>&#247; and &#xf7;</p>")\n    size("512")\n'
+    _result, variants = add_variants(module, "test_t", steer, limit=2)
+    assert [v.description for v in variants] == [
+        "line 2: \"<p>&#247; and &#xf7;</p>\" -> '<p>&#0; and &#xf7;</p>'",
+        "line 3: \"512\" -> '512k'",
+    ]
