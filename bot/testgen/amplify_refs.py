@@ -54,6 +54,9 @@ def _bound(body: list[ast.stmt], self_name: str | None = None) -> dict[str, ast.
             target, value = stmt.targets[0], stmt.value
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
             target, value = stmt.target, stmt.value
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            seen.setdefault(stmt.name, []).append(stmt)  # its own names are its own
+            continue
         else:
             for node in ast.walk(stmt):  # any other binding spoils the name
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

@@ -305,3 +305,23 @@ def test_markup_gets_its_reference_steered_first_a_bare_number_its_whole_text() 
         "line 2: \"<p>&#247; and &#xf7;</p>\" -> '<p>&#0; and &#xf7;</p>'",
         "line 3: \"512\" -> '512k'",
     ]
+
+
+def test_a_methods_local_of_the_same_name_does_not_hide_the_class_constant() -> None:
+    module = """from m import parse
+
+
+class TestT:
+    response_uri = 'https://a.b/cb#token=x&expires_in=3600'
+
+    def test_evil(self):
+        response_uri = self.response_uri + "&code=EVIL"
+        parse(response_uri)
+
+    def test_parse(self):
+        parse(self.response_uri)
+"""
+    _result, variants = add_variants(module, "TestT.test_parse", Steer(tested=("float",)), 1)
+    assert [v.description for v in variants] == [
+        "line 12: self.response_uri -> 'https://a.b/cb#token=x&expires_in=3600.5'"
+    ]
