@@ -48,7 +48,7 @@ def _value(node: ast.expr) -> object:
 def _bound(body: list[ast.stmt], self_name: str | None = None) -> dict[str, ast.expr]:
     """Names bound once in ``body`` (``X = ...``, or ``self.X = ...`` when ``self_name``
     is given), to their value."""
-    seen: dict[str, list[ast.expr]] = {}
+    seen: dict[str, list[ast.AST]] = {}
     for stmt in body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, value = stmt.targets[0], stmt.value
@@ -71,7 +71,7 @@ def _bound(body: list[ast.stmt], self_name: str | None = None) -> dict[str, ast.
             and target.value.id == self_name
         ):
             seen.setdefault(target.attr, []).append(value)
-    return {k: v[0] for k, v in seen.items() if len(v) == 1}
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and isinstance(v[0], ast.expr)}
 
 
 class _Bindings:
