@@ -332,9 +332,10 @@ def _number_values(value: int | float, steer: Steer) -> list[str]:
 
 
 def _pieces(value: str | bytes, steer: Steer) -> tuple[list[str], list[str]]:
-    """Sources of ``value`` with one number inside it varied: steered, generic."""
+    """Sources of ``value`` with one number inside it varied: steered (a number of a
+    kind a changed type check names, the changed lines' numbers), generic."""
     text = value.decode("latin-1") if isinstance(value, bytes) else value
-    steered, generic = piece_values(text, steer.kinds, steer.numbers)
+    steered, generic = piece_values(text, steer.tested, steer.numbers)
 
     def source(texts: list[str]) -> list[str]:
         if isinstance(value, bytes):
@@ -356,20 +357,23 @@ def _steered(source: str, value: object, steer: Steer) -> list[str]:
     """Sources of the values steered by the change, for a literal ``value``: a number
     inside a text made the kind a changed ``isinstance`` names first, then the numbers
     inside it varied towards the change alternate with the text's other values (these
-    first when the text is one number)."""
+    first when the text is one number or holds a text the changed lines test)."""
     out: list[str] = []
     if isinstance(value, str | bytes):
         whole = _text_values(value, steer) if isinstance(value, str) else []
         whole += _bytes_values(value, steer) if isinstance(value, bytes) else []
         if steer.containment:
             whole += _nearby(source)
-        out += _pieces(value, Steer(kinds=steer.tested))[0]
+        out += _pieces(value, Steer(tested=steer.tested))[0]
         inside = _pieces(value, steer)[0]
         # a text that holds its numbers among other text (a body, markup): its pieces
-        # are its inputs and go first; a text that is one number: the whole first
+        # are its inputs and go first; a text that is one number, or that holds what the
+        # changed lines test (a terminator to break where it stands): the whole first
         text = value.decode("latin-1") if isinstance(value, bytes) else value
         bare = re.fullmatch(r"\s*[\d.]*\s*", text)
-        out += _alternate(whole, inside) if bare else _alternate(inside, whole)
+        held = [p.decode("latin-1") for p in steer.byteses] + [*steer.strings, *steer.chars]
+        first = bare or any(p and p in text for p in held)
+        out += _alternate(whole, inside) if first else _alternate(inside, whole)
         out += [repr(v) for v in kind_values(value, steer.kinds)]
     elif isinstance(value, int | float) and not isinstance(value, bool):
         out += _number_values(value, steer)

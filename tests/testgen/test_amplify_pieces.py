@@ -325,3 +325,19 @@ class TestT:
     assert [v.description for v in variants] == [
         "line 12: self.response_uri -> 'https://a.b/cb#token=x&expires_in=3600.5'"
     ]
+
+
+def test_a_text_holding_the_tested_terminator_is_broken_first_and_no_fraction_from_a_conversion() -> (
+    None
+):
+    # the change checks a chunk's terminator and converts its size with int(): the
+    # chunk is broken where the terminator stands first; an int() conversion asks for
+    # no fraction inside a text (only a type check does)
+    steer = Steer(byteses=(b"\r\n",), numbers=(-1, 0, 1, 2), kinds=("int", "float"))
+    module = 'def test_t():\n    feed(b"5\\r\\n01234\\r\\n")\n'
+    _result, variants = add_variants(module, "test_t", steer, limit=3)
+    assert [v.description.split(" -> ")[1] for v in variants] == [
+        "b'5\\r\\n01234XX'",
+        "b'0\\r\\n01234\\r\\n'",
+        "b'5XX01234\\r\\n'",
+    ]
