@@ -327,9 +327,7 @@ class TestT:
     ]
 
 
-def test_a_text_holding_the_tested_terminator_is_broken_first_and_no_fraction_from_a_conversion() -> (
-    None
-):
+def test_a_held_terminator_is_broken_first_and_a_conversion_makes_no_fraction() -> None:
     # the change checks a chunk's terminator and converts its size with int(): the
     # chunk is broken where the terminator stands first; an int() conversion asks for
     # no fraction inside a text (only a type check does)
