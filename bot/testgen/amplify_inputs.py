@@ -18,9 +18,11 @@ their calls return on the head and on the parent.
   value, the last argument of ``setenv`` / ``setattr`` / ``setitem``, the input columns of
   ``pytest.mark.parametrize`` rows and of tables a ``for`` loops over (a column named like
   ``expected`` is kept), never the expected side of an ``assert``, a docstring, a dict key
-  or a subscript.
+  or a subscript; and the constants and tables the test reads from its module, its class
+  or its ``setUp`` (``amplify_refs``).
 - **Variants**: per literal, the values steered by the change first, then generic ones
-  (one element longer / shorter, +-1, 0, negated); the literals take turns. A copy is the
+  (one element longer / shorter, +-1, 0, negated); a number inside a text is varied
+  alone (``amplify_pieces``); the literals take turns. A copy is the
   test's own text with the literal's span replaced and the name made unique
   (``test_x__v1``), appended to the module (to its class for a method); the module's other
   text stays byte for byte, and a copy that does not compile is dropped.
@@ -37,9 +39,12 @@ import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.testgen.amplify_pieces import kind_values, piece_values
+from bot.testgen.amplify_refs import Input, references
 from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caught_types, transforms
 from bot.testgen.nearby import _nearby, containment_names
 from bot.testgen.steer import _placings, contrasts, literals
+from bot.testgen.typehints import type_hints
 
 __all__ = ["Steer", "Variant", "add_variants", "steer_from_change"]
 
@@ -81,6 +86,8 @@ class Steer:
     none: bool = False  # a changed ``is None``
     containment: bool = False  # a changed line (or a neighbour) tests containment
     transforms: tuple[str, ...] = ()  # case / whitespace methods the changed lines call
+    kinds: tuple[str, ...] = ()  # kinds of value they test for (``int(x)``, ``isinstance``)
+    tested: tuple[str, ...] = ()  # those an ``isinstance`` / ``type(x) is`` names
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -192,7 +199,10 @@ def steer_from_change(
     exceptions = caught_types(head_source, changed)[::-1]  # an added type goes last
     methods = transforms(head_source, changed)
     contains = bool(containment_names(head_source, changed))
+    kinds, tested = _kinds(head_source, changed), _tested(head_source, changed)
     if parent_source is not None:
+        kinds += _kinds(parent_source, removed)
+        tested += _tested(parent_source, removed)
         _conditions(parent_source, removed, found)
         exceptions += caught_types(parent_source, removed)[::-1]
         methods += transforms(parent_source, removed)
@@ -209,7 +219,42 @@ def steer_from_change(
         none=found.none,
         containment=contains,
         transforms=tuple(dict.fromkeys(methods)),
+        kinds=tuple(dict.fromkeys(kinds)),
+        tested=tuple(dict.fromkeys(tested)),
     )
+
+
+_KINDS = ("float", "int", "str", "numeric")
+
+
+def _tested(source: str, lines: list[int]) -> list[str]:
+    """The kinds an ``isinstance(x, float)`` or ``type(x) is int`` on ``lines`` names."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    wanted, out = set(lines), []
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", 0) not in wanted:
+            continue
+        types: ast.expr | None = None
+        if isinstance(node, ast.Call) and _callee(node) == "isinstance" and len(node.args) == 2:
+            types = node.args[1]
+        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Call):
+            if _callee(node.left) == "type" and isinstance(node.ops[0], ast.Is | ast.Eq):
+                types = node.comparators[0]
+        names = types.elts if isinstance(types, ast.Tuple) else [types] if types else []
+        out += [n.id for n in names if isinstance(n, ast.Name) and n.id in _KINDS]
+    return out
+
+
+def _kinds(source: str, lines: list[int]) -> list[str]:
+    """The kinds of number or text the changed lines test a value for (an
+    ``isinstance``, an ``int()`` / ``float()`` conversion), in the order written."""
+    if not lines:
+        return []
+    found = type_hints(source, lines).kinds.values()
+    return [k for ks in found for k in ks if k in _KINDS]
 
 
 # ---- the values a literal is changed to (as Python source) ----
@@ -280,22 +325,56 @@ def _bytes_values(value: bytes, steer: Steer) -> list[str]:
 
 
 def _number_values(value: int | float, steer: Steer) -> list[str]:
+    kinds = [repr(v) for v in kind_values(value, steer.kinds)]
     if isinstance(value, int):
-        return [repr(n) for n in steer.numbers]
-    return [repr(float(n)) for n in (*steer.floats, *steer.numbers)]
+        return kinds + [repr(n) for n in steer.numbers]
+    return kinds + [repr(float(n)) for n in (*steer.floats, *steer.numbers)]
+
+
+def _pieces(value: str | bytes, steer: Steer) -> tuple[list[str], list[str]]:
+    """Sources of ``value`` with one number inside it varied: steered (a number of a
+    kind a changed type check names, the changed lines' numbers), generic."""
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    steered, generic = piece_values(text, steer.tested, steer.numbers)
+
+    def source(texts: list[str]) -> list[str]:
+        if isinstance(value, bytes):
+            return [repr(t.encode("latin-1")) for t in texts]
+        return [repr(t) for t in texts]
+
+    return source(steered), source(generic)
+
+
+def _alternate(first: list[str], second: list[str]) -> list[str]:
+    """One of ``first``, one of ``second``, and so on."""
+    out: list[str] = []
+    for a, b in itertools.zip_longest(first, second):
+        out += [x for x in (a, b) if x is not None]
+    return out
 
 
 def _steered(source: str, value: object, steer: Steer) -> list[str]:
-    """Sources of the values steered by the change, for a literal ``value``."""
+    """Sources of the values steered by the change, for a literal ``value``: a number
+    inside a text made the kind a changed ``isinstance`` names first, then the numbers
+    inside it varied towards the change alternate with the text's other values (these
+    first when the text is one number or holds a text the changed lines test)."""
     out: list[str] = []
-    if isinstance(value, str):
-        out += _text_values(value, steer)
+    if isinstance(value, str | bytes):
+        whole = _text_values(value, steer) if isinstance(value, str) else []
+        whole += _bytes_values(value, steer) if isinstance(value, bytes) else []
         if steer.containment:
-            out += _nearby(source)
-    elif isinstance(value, bytes):
-        out += _bytes_values(value, steer)
-        if steer.containment:
-            out += _nearby(source)
+            whole += _nearby(source)
+        out += _pieces(value, Steer(tested=steer.tested))[0]
+        inside = _pieces(value, steer)[0]
+        # a text that holds its numbers among other text (a body, markup): its pieces
+        # are its inputs and go first; a text that is one number, or that holds what the
+        # changed lines test (a terminator to break where it stands): the whole first
+        text = value.decode("latin-1") if isinstance(value, bytes) else value
+        bare = re.fullmatch(r"\s*[\d.]*\s*", text)
+        held = [p.decode("latin-1") for p in steer.byteses] + [*steer.strings, *steer.chars]
+        first = bare or any(p and p in text for p in held)
+        out += _alternate(whole, inside) if first else _alternate(inside, whole)
+        out += [repr(v) for v in kind_values(value, steer.kinds)]
     elif isinstance(value, int | float) and not isinstance(value, bool):
         out += _number_values(value, steer)
     for name in steer.exceptions:
@@ -311,7 +390,7 @@ def _steered(source: str, value: object, steer: Steer) -> list[str]:
 
 def _generic(source: str, value: object) -> list[str]:
     if isinstance(value, str | bytes):
-        return [*_nearby(source), repr(value[:0])]
+        return _alternate([*_nearby(source), repr(value[:0])], _pieces(value, Steer())[1])
     if isinstance(value, int | float) and not isinstance(value, bool):
         return [repr(v) for v in (value + 1, value - 1, type(value)(0), -value)]
     return []
@@ -337,7 +416,7 @@ def _contains_call(node: ast.AST) -> bool:
 def _expected_ids(func: ast.AST) -> set[int]:
     """The nodes on the expected side of the test's asserts (the operands of an
     ``assert`` comparison without a call when another has one; ``assertEqual``'s second
-    argument; messages)."""
+    argument, or its first when only the second has a call; messages)."""
     sides: list[ast.AST] = []
     for node in ast.walk(func):
         if isinstance(node, ast.Assert):
@@ -350,6 +429,11 @@ def _expected_ids(func: ast.AST) -> set[int]:
             name = _callee(node)
             if "Raises" in name or "Warns" in name:
                 sides += node.args[: 2 if "Regex" in name else 1]
+            elif len(node.args) >= 2 and [_contains_call(a) for a in node.args[:2]] == [
+                False,
+                True,
+            ]:  # assertEqual(expected, f(x)): the side without a call is the expected one
+                sides += [node.args[0], *node.args[2:]]
             else:
                 sides += node.args[1:]
             sides += [k.value for k in node.keywords if k.arg == "msg"]
@@ -375,14 +459,32 @@ def _column(path: list[ast.AST], table: ast.AST, target: ast.AST) -> str:
 class _Inputs:
     """The input literals of one test function."""
 
-    def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def __init__(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None = None
+    ) -> None:
         self.func = func
+        self.owner = owner
         self.parents = {id(c): p for p in ast.walk(func) for c in ast.iter_child_nodes(p)}
         self.expected = _expected_ids(func)
         self.loops = [n for n in ast.walk(func) if isinstance(n, ast.For | ast.AsyncFor)]
         self.used: dict[tuple[str, ...], bool] = {}
+        self.columns: dict[str, bool] = {}
 
-    def found(self) -> list[ast.expr]:
+    def found(self, tree: ast.Module | None = None) -> list[Input]:
+        """The test's literal inputs (its parametrize rows first, then its body's in
+        the order written), then those it reads from its module or class."""
+        own = [Input(n, _const(n)) for n in self._literals()]
+        if tree is None:
+            return own
+        return own + references(tree, self.func, self.owner, self)
+
+    def is_input(self, node: ast.expr) -> bool:
+        return self._is_input(node)
+
+    def input_column(self, name: str) -> bool:
+        return self._input_column(name)
+
+    def _literals(self) -> list[ast.expr]:
         out: list[ast.expr] = []
         for dec in self.func.decorator_list:
             out += _parametrize_inputs(dec)
@@ -423,7 +525,7 @@ class _Inputs:
         if isinstance(parent, ast.Call):
             return self._argument(parent, child)
         if isinstance(parent, ast.For | ast.AsyncFor) and child is parent.iter:
-            return not _EXPECTED.search(_column(path, parent.iter, parent.target))
+            return self._input_column(_column(path, parent.iter, parent.target))
         if isinstance(parent, ast.Assign | ast.AnnAssign) and child is parent.value:
             targets: list[ast.expr] = (
                 parent.targets if isinstance(parent, ast.Assign) else [parent.target]
@@ -463,9 +565,27 @@ class _Inputs:
             return False  # never used, or only compared against
         for loop in self.loops:  # a table the test loops over: its input columns
             if isinstance(loop.iter, ast.Name) and loop.iter.id in names:
-                if _EXPECTED.search(_column(path, value, loop.target)):
+                if not self._input_column(_column(path, value, loop.target)):
                     return False
         return True
+
+    def _input_column(self, name: str) -> bool:
+        """Whether a loop's column ``name`` reaches an input (a call's argument, a value
+        passed on), not only a ``subTest`` message or an expected value."""
+        if not name:
+            return True
+        if _EXPECTED.search(name):
+            return False
+        if name not in self.columns:
+            self.columns[name] = False
+            self.columns[name] = any(
+                isinstance(n, ast.Name)
+                and n.id == name
+                and isinstance(n.ctx, ast.Load)
+                and self._is_input(n)
+                for n in ast.walk(self.func)
+            )
+        return self.columns[name]
 
 
 def _parametrize_inputs(dec: ast.expr) -> list[ast.expr]:
@@ -549,12 +669,18 @@ class _Text:
         end = self.starts[line] if line < len(self.starts) else len(self.source)
         return start + len(self.source[start:end].encode("utf-8")[:col].decode("utf-8", "replace"))
 
+    def span(self, node: ast.expr, start: int = 0) -> tuple[int, int]:
+        """Where ``node`` stands, from ``start``."""
+        a = self.offset(node.lineno, node.col_offset)
+        b = self.offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
+        return a - start, b - start
+
     def line_end(self, line: int) -> int:
         return self.starts[line] if line < len(self.starts) else len(self.source)
 
 
 def _schedule(
-    nodes: list[ast.expr], values: Callable[[int], list[str]], cap: int
+    nodes: list[Input], values: Callable[[int], list[str]], cap: int
 ) -> list[tuple[int, str]]:
     """(literal index, value) pairs: each literal's first value, then each one's second...
     (``values`` gives a literal's, made only when its turn comes: a table of thousands)."""
@@ -591,14 +717,14 @@ class _Values:
     """A literal's steered values and its generic ones (Python source, deduplicated,
     never its own value), made once."""
 
-    def __init__(self, nodes: list[ast.expr], steer: Steer) -> None:
-        self.nodes = nodes
+    def __init__(self, inputs: list[Input], steer: Steer) -> None:
+        self.inputs = inputs
         self.steer = steer
         self.made: dict[int, tuple[list[str], list[str]]] = {}
 
     def both(self, i: int) -> tuple[list[str], list[str]]:
         if i not in self.made:
-            value = _const(self.nodes[i])
+            value = self.inputs[i].value
             own = repr(value)
             first = [s for s in dict.fromkeys(_steered(own, value, self.steer)) if _fits(s, value)]
             rest = [s for s in dict.fromkeys(_generic(own, value)) if s not in first]
@@ -626,14 +752,14 @@ def add_variants(
     if found is None or limit <= 0:
         return module_source, []
     func, owner = found
-    nodes = _Inputs(func).found()
-    if not nodes:
+    inputs = _Inputs(func, owner).found(tree)
+    if not inputs:
         return module_source, []
-    values = _Values(nodes, steer)
+    values = _Values(inputs, steer)
     cap = limit * 4  # room for the copies that do not compile
-    plan = _schedule(nodes, values.steered, cap) + _schedule(nodes, values.generic, cap)
+    plan = _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
     taken = _names(owner.body if owner is not None else tree.body)
-    return _write(module_source, (func, owner), nodes, plan, (taken, limit))
+    return _write(module_source, (func, owner), inputs, plan, (taken, limit))
 
 
 def _names(body: list[ast.stmt]) -> set[str]:
@@ -663,15 +789,27 @@ def _compiles(source: str) -> bool:
     return True
 
 
+def _with_row(text: _Text, where: Input, table: str, value: str) -> str:
+    """What stands in a copy for ``where``: the value's source, or for a table's row
+    the table with a copy of that row added, its literal changed to ``value``."""
+    if where.row is None or where.literal is None:
+        return value
+    ra, rb = text.span(where.row)
+    la, lb = text.span(where.literal)
+    row = text.source[ra:la] + value + text.source[lb:rb]
+    return f"[*{table}, {row}]"
+
+
 def _write(
     source: str,
     where: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None],
-    nodes: list[ast.expr],
+    inputs: list[Input],
     plan: list[tuple[int, str]],
     names: tuple[set[str], int],
 ) -> tuple[str, list[Variant]]:
-    """The copies spliced from the test's own text: the literal's span replaced, the
-    name made unique; each appended (to its class for a method) if the module compiles."""
+    """The copies spliced from the test's own text: the literal's span replaced (a
+    constant's name by the literal, a table's by the table with one row more), the name
+    made unique; each appended (to its class for a method) if the module compiles."""
     func, owner = where
     taken, limit = names
     text = _Text(source)
@@ -691,10 +829,10 @@ def _write(
     for i, value in plan:
         if len(variants) >= limit:
             break
-        node = nodes[i]
-        a = text.offset(node.lineno, node.col_offset) - start
-        b = text.offset(node.end_lineno or node.lineno, node.end_col_offset or 0) - start
+        node = inputs[i].node
+        a, b = text.span(node, start)
         new = f"({value})" if value.startswith("-") and not isinstance(node, ast.UnaryOp) else value
+        new = _with_row(text, inputs[i], segment[a:b], new)
         name = _unique(func.name, taken)
         edits = sorted([(a, b, new), (named.start(1), named.end(1), name)], reverse=True)
         copy = segment
@@ -705,7 +843,8 @@ def _write(
         head += gap + copy
         old = segment[a:b]
         short = old if len(old) <= 60 else old[:57] + "..."
-        shown = value if len(value) <= 60 else value[:57] + "..."
+        shown = new if inputs[i].row is not None else value
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
         variants.append(Variant(name, prefix + name, f"line {node.lineno}: {short} -> {shown}"))
     result = head + tail
     return (result, variants) if _compiles(result) else (source, [])

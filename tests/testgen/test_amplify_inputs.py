@@ -75,6 +75,62 @@ def _expected_sides(func: ast.AST) -> list[str]:
     return out
 
 
+class _Inline(ast.NodeTransformer):
+    """A test with the constants it reads by name written in place (``CHUNK``,
+    ``self.body`` from the class or its ``setUp``), and a table with one row more
+    (``[*CASES, row]``) as the table itself; the rows added are kept in ``added``."""
+
+    def __init__(self, module: str, owner: str) -> None:
+        self.bound: dict[str, ast.expr] = {}
+        tree = ast.parse(module)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                name = target.attr if isinstance(target, ast.Attribute) else ""
+                name = target.id if isinstance(target, ast.Name) else name
+                self.bound.setdefault(name, node.value)
+        self.added: list[tuple[ast.expr, ast.expr]] = []  # (table, row)
+
+    def _constant(self, name: str) -> ast.AST | None:
+        value = self.bound.get(name)
+        if isinstance(value, ast.Constant) and type(value.value) in (str, bytes, int, float):
+            return ast.Constant(value.value)
+        return None
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return self._constant(node.id) or node if isinstance(node.ctx, ast.Load) else node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            return self._constant(node.attr) or node
+        return node
+
+    def visit_List(self, node: ast.List) -> ast.AST:
+        if len(node.elts) == 2 and isinstance(node.elts[0], ast.Starred):
+            table = node.elts[0].value
+            self.added.append(
+                (self.bound.get(getattr(table, "id", getattr(table, "attr", ""))), node.elts[1])
+            )
+            return table
+        self.generic_visit(node)
+        return node
+
+
+def _one_row_more(table: ast.expr | None, row: ast.expr) -> None:
+    """``row`` is a row of ``table`` with exactly one literal changed."""
+    assert isinstance(table, ast.List | ast.Tuple)
+    shape, values = _constants(row)
+    differ = []
+    for other in table.elts:
+        other_shape, other_values = _constants(other)
+        if other_shape == shape:
+            differ.append(
+                sum((type(a), a) != (type(b), b) for a, b in zip(values, other_values, strict=True))
+            )
+    assert 1 in differ, ast.unparse(row)
+
+
 def check_variants(module: str, qualname: str, result: str, variants: list[Variant]) -> None:
     compile(result, "<result>", "exec")
     original = _function(module, qualname)
@@ -83,7 +139,11 @@ def check_variants(module: str, qualname: str, result: str, variants: list[Varia
         assert v.qualname == (f"{owner}.{v.name}" if owner else v.name)
         assert v.name.startswith("test") and v.name != original.name
         copied = _function(result, v.qualname)
-        assert len(_changed(original, copied)) == 1, v
+        inline = _Inline(module, owner)
+        seen = _changed(inline.visit(copy.deepcopy(original)), inline.visit(copy.deepcopy(copied)))
+        for table, row in inline.added:  # a table's row more: one literal of a row changed
+            _one_row_more(table, row)
+        assert len(seen) + len(inline.added) == 1, v
         assert _expected_sides(copied) == _expected_sides(original), v
         assert [ast.dump(d) for d in copied.decorator_list if "parametrize" not in ast.dump(d)] == [
             ast.dump(d) for d in original.decorator_list if "parametrize" not in ast.dump(d)
@@ -336,9 +396,21 @@ def test_a_state_machine_fed_bytes_gets_the_changed_bytes_first() -> None:
     check_variants(MACHINE_MODULE, "TestReader.test_chunks", result, variants)
     assert result.startswith(MACHINE_MODULE)  # the class is the module's last statement
     original = _function(MACHINE_MODULE, "TestReader.test_chunks")
-    changes = [_changed(original, _function(result, v.qualname))[0] for v in variants]
-    # each piece fed gets a value before any piece gets a second; all are bytes
-    assert {old for old, _new in changes[:3]} == {b"5\r\nhel", b"lo\r\n", b"0\r\n\r\n"}
+    inline = _Inline(MACHINE_MODULE, "TestReader")
+    changes = [
+        _changed(
+            inline.visit(copy.deepcopy(original)), inline.visit(_function(result, v.qualname))
+        )[0]
+        for v in variants
+    ]
+    # each piece fed gets a value before any piece gets a second; all are bytes; the
+    # module's CHUNK the test passes on is an input too
+    assert {old for old, _new in changes[:4]} == {
+        b"5\r\nhel",
+        b"lo\r\n",
+        b"0\r\n\r\n",
+        b"5\r\nhello\r\n0\r\n\r\n",
+    }
     assert all(isinstance(new, bytes) for _old, new in changes[:3])
     assert b"hello" not in {old for old, _new in changes}  # expected sides
 
@@ -349,7 +421,8 @@ def test_odd_input_gives_the_module_back_unchanged() -> None:
         ("def test_x(:\n", "test_x"),
         (UNITTEST_MODULE, "TestParseSize.test_missing"),
         (UNITTEST_MODULE, "Missing.test_plain"),
-        (UNITTEST_MODULE, "TestParseSize.test_other"),  # no literal input
+        # no literal input: the value setUp gives is made, not written
+        (UNITTEST_MODULE.replace('"12"', "str(12)"), "TestParseSize.test_other"),
         ("def test_nothing():\n    assert f() == 'x'\n", "test_nothing"),
     ]:
         assert add_variants(module, qualname, steer) == (module, [])
