@@ -32,7 +32,7 @@ from bot.testgen.matrix import Target
 from bot.testgen.runners.python import measured_args
 from bot.testgen.workspace import Workspace, WriteRefused
 
-__all__ = ["AMPLIFIED", "Observed", "generate_amplified", "unpinned"]
+__all__ = ["AMPLIFIED", "Observed", "generate_amplified", "naming_files", "unpinned"]
 
 AMPLIFIED = "test_nova_amp_"  # how its files are named (the pipeline checks them last)
 
@@ -392,12 +392,7 @@ def _changed_lines(ws: Workspace, fw: Framework, targets: list[Target]) -> dict[
 
 def _test_files(ws: Workspace, fw: Framework, changed: list[str]) -> list[str]:
     """The project's test files: all of a small suite, else those that name a changed
-    module (its last part or its package, as a word)."""
-    names = {_module_name(p).rsplit(".", 1)[-1] for p in changed}
-    names = {n for n in names if n not in ("__init__", "")} | {
-        _module_name(p).split(".", 1)[0] for p in changed
-    }
-    words = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+    module (``naming_files``)."""
     every = [
         rel
         for rel in ws.files()
@@ -408,7 +403,26 @@ def _test_files(ws: Workspace, fw: Framework, changed: list[str]) -> list[str]:
     ]
     if len(every) <= MAX_TEST_FILES:
         return every  # a small suite: all of it (tests import by relative imports too)
-    return [rel for rel in every if words.search(ws.read(rel) or "")][:MAX_TEST_FILES]
+    return naming_files(changed, {rel: ws.read(rel) or "" for rel in every})[:MAX_TEST_FILES]
+
+
+def naming_files(changed: list[str], texts: dict[str, str]) -> list[str]:
+    """The files whose text names a changed module as a word: first those naming its last
+    part (``parameters``), then those naming only its package (``oauthlib``, which every
+    test of the project may name)."""
+    own = {_module_name(p).rsplit(".", 1)[-1] for p in changed} - {"__init__", ""}
+    packages = {_module_name(p).split(".", 1)[0] for p in changed} - own
+
+    def words(names: set[str]) -> re.Pattern[str] | None:
+        if not names:
+            return None
+        return re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+
+    first, second = words(own), words(packages)
+    named = [rel for rel, text in texts.items() if first and first.search(text)]
+    return named + [
+        rel for rel, text in texts.items() if rel not in named and second and second.search(text)
+    ]
 
 
 def _nova_file(rel: str) -> bool:
@@ -1119,6 +1133,14 @@ def amplified_module(
     which tell the tests a class inherits."""
     tree = ast.parse(source)
     classes = {parts[0] for parts, _ in tests if len(parts) > 1}
+    bases = {  # what a kept class derives from stays imported, a Test* name too
+        n.id
+        for c in tree.body
+        if isinstance(c, ast.ClassDef) and c.name in classes
+        for base in c.bases
+        for n in ast.walk(base)
+        if isinstance(n, ast.Name)
+    }
     imports: list[str] = []
     out: list[str] = []
     for node in tree.body:
@@ -1144,7 +1166,11 @@ def amplified_module(
             if has_tests or node.name.startswith("Test"):
                 continue
         if isinstance(node, ast.ImportFrom | ast.Import):
-            node.names = [a for a in node.names if not (a.asname or a.name).startswith("Test")]
+            node.names = [
+                a
+                for a in node.names
+                if not (a.asname or a.name).startswith("Test") or (a.asname or a.name) in bases
+            ]
             if not node.names:
                 continue
         out.append(ast.unparse(node))

@@ -17,6 +17,7 @@ from bot.testgen.amplify import (
     _differences,
     amplified_module,
     amplified_test,
+    naming_files,
 )
 from tests.conftest import GitRepo
 from tests.testgen.sample import PYPROJECT, sample_testgen
@@ -254,3 +255,43 @@ def test_a_call_inside_a_block_that_expects_an_exception_is_not_written() -> Non
     source = "def test_bad():\n    with pytest.raises(ValueError):\n        f(1)\n        f(2)\n"
     d = Difference("t.py::test_bad", 3, "f", 0, {"kind": "raises", "type": "ValueError"}, {})
     assert "expects an exception" in str(amplified_test(source, d))
+
+
+BASED = """
+from tests.unittest import TestCase
+from tests.base import TestShared
+
+from greet.core import Greeter
+
+
+class GreeterTest(TestCase):
+    def test_feed(self):
+        g = Greeter()
+        g.feed("x")
+"""
+
+
+def test_an_imported_test_base_the_kept_class_derives_from_is_kept() -> None:
+    d = Difference(
+        "tests/test_core.py::GreeterTest::test_feed",
+        line=11,
+        name="Greeter.feed",
+        index=0,
+        head={"kind": "value", "value": "1", "imports": []},
+        parent={"kind": "value", "value": "2", "imports": []},
+    )
+    written = amplified_test(BASED, d)
+    assert not isinstance(written, str), written
+    text = amplified_module(BASED, [(["GreeterTest", "test_feed"], written)])
+    # the class needs its base; an imported Test* class nothing derives from stays out
+    assert "from tests.unittest import TestCase" in text
+    assert "TestShared" not in text
+
+
+def test_test_files_naming_the_changed_module_come_before_those_naming_its_package() -> None:
+    texts = {f"tests/test_{i:02}.py": "from oauthlib.common import Request\n" for i in range(40)}
+    texts["tests/test_zz_params.py"] = "from oauthlib.oauth2.rfc6749 import parameters\n"
+    texts["tests/test_other.py"] = "import json\n"
+    chosen = naming_files(["oauthlib/oauth2/rfc6749/parameters.py"], texts)
+    assert chosen[0] == "tests/test_zz_params.py"
+    assert "tests/test_other.py" not in chosen and len(chosen) == 41
