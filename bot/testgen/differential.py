@@ -38,6 +38,7 @@ from bot.testgen.inputs import (
 )
 from bot.testgen.linebreaks import broken_lines, placed_in_lines
 from bot.testgen.matrix import Target
+from bot.testgen.moddata import callers_elsewhere
 from bot.testgen.nearby import nearby_strings
 from bot.testgen.placed import into_containers, switched
 from bot.testgen.probe_objects import VALUE
@@ -262,6 +263,7 @@ def _reached(
 
     text = "\n".join(tests.values())
     by_path: dict[str, dict[str, list[str]]] = {}
+    sources: dict[str, str] = {}
     for t in targets:
         if not t.path.endswith(".py") or (t.name.startswith("<") and t.name != "<module>"):
             continue
@@ -273,6 +275,8 @@ def _reached(
             found += [(t.path, e) for e in entries(source, t.qualname, t.lines, callers=unnamed)]
         if not found and t.name == "<module>":
             continue  # an import, a version string: nothing a function reads
+        if not found and "." not in t.qualname and not t.name.startswith("<"):
+            found = callers_elsewhere(t.path, t.qualname, _package_sources(ws, tests, sources))
         if not found:
             notes.append(
                 f"differential: {t.path}::{t.qualname} skipped: private, and no public "
@@ -283,6 +287,15 @@ def _reached(
             if e.via and e.via not in vias:
                 vias.append(e.via)
     return by_path
+
+
+def _package_sources(ws: Workspace, tests: dict[str, str], cache: dict[str, str]) -> dict[str, str]:
+    """The project's Python files that are not tests (read once, into ``cache``)."""
+    if not cache:
+        cache.update(
+            {p: ws.read(p) or "" for p in ws.files() if p.endswith(".py") and p not in tests}
+        )
+    return cache
 
 
 def _candidates(
@@ -400,6 +413,11 @@ def _plans(
                 {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
             )
             strings, numbers = steering_literals(source, lines)
+            for t in targets:  # a changed helper of another module it reaches steers too
+                if t.path != path and t.qualname in group[name] and t.path.endswith(".py"):
+                    more, more_numbers = steering_literals(ws.read(t.path) or "", t.lines)
+                    strings += [m for m in more if m not in strings]
+                    numbers += [m for m in more_numbers if m not in numbers]
             # the project's own multi-line inputs, steered line by line
             broken = broken_lines(candidates, source, lines) + placed_in_lines(candidates, strings)
             hints = type_hints(source, lines)

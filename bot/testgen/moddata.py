@@ -42,6 +42,7 @@ from bot.testgen.steer import contrasts, literals
 
 __all__ = [
     "DataChange",
+    "callers_elsewhere",
     "Reader",
     "class_data_change",
     "covered_lines",
@@ -432,6 +433,35 @@ def _read_in(
         if len(change.entries) < MAX_ENTRIES and (path, entry.qualname) not in known_entries:
             change.entries.append((path, replace(entry, via=f"{module_of(change.path)}.{label}")))
     return again
+
+
+def callers_elsewhere(path: str, name: str, files: dict[str, str]) -> list[tuple[str, Entry]]:
+    """The public names of the package's other modules that reach the module-level
+    function ``name`` of ``path``, imported there by name (``from .utils import _load``)
+    or through its module (``utils._load``): a private helper no public name of its own
+    module calls is the package's helper, called from its other modules."""
+    module = module_of(path)
+    package = module.split(".")[0]
+    if "." not in module:
+        return []  # a top-level module: its callers are its own
+    out: list[tuple[str, Entry]] = []
+    for other, text in sorted(files.items()):
+        importer = module_of(other)
+        if other == path or not (importer == package or importer.startswith(package + ".")):
+            continue
+        if name not in text:  # cheap: most modules do not name it
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        names, dotted, _again = _imported(
+            tree, importer, other.endswith("__init__.py"), module, {name: name}
+        )
+        wanted = set(names) | {k for k in dotted if k.count(".") == 1}
+        if wanted:
+            out += [(other, replace(e, via=name)) for e in readers_entries(tree, wanted)]
+    return out[:MAX_ENTRIES]
 
 
 _WORD = re.compile(r"\w+")
