@@ -50,6 +50,7 @@ class TestgenJob:
     # in place of generated ones, then through the same gates
     given: dict[str, str] | None = None
     until: str | None = None  # the last stage to run (MCP: an answer before the rest)
+    started: float = field(default_factory=time.monotonic)  # run_testgen sets it again
 
 
 def run_testgen(job: TestgenJob) -> TestgenResult:
@@ -62,7 +63,7 @@ def run_testgen(job: TestgenJob) -> TestgenResult:
     from bot.testgen.report import TestgenResult
     from bot.testgen.workspace import Workspace
 
-    started = time.monotonic()
+    started = job.started = time.monotonic()
     job.tracker.start(job.session_id, str(job.repo.resolve()))
     with job.tracker.step("fetch-change") as step:
         if not isinstance(job.source, GitSource):
@@ -261,6 +262,12 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         result.notes.append(f"model: {summary[:500]}")
 
 
+# when the differential generator pins a change, the targets it pins nothing of are
+# amplified only if the job has spent no more than this before (of its two minutes: the
+# gates of both generators' tests and the full suite follow)
+PINNED_BY = 30.0
+
+
 def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     """The project's own tests that run the changed lines, observed on both sides: a
     value they got that differs becomes a test (``bot.testgen.amplify``)."""
@@ -280,10 +287,18 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
             " of every changed target"
         )
         return
+    spent = time.monotonic() - job.started
+    if pinned and spent > PINNED_BY:  # its gates and the full suite still have to run
+        result.notes.append(
+            f"amplify: skipped: the differential generator pins {pinned} changed behaviour(s), "
+            f"and {spent:.0f} s of the job are spent (the rest is left to its checks)"
+        )
+        return
     if pinned:  # the differential generator's tests are checked too: half the time
         result.notes.append(
             f"amplify: the differential generator pins {pinned} changed behaviour(s); "
-            f"{len(targets)} changed target(s) it pins none of are amplified"
+            f"{len(targets)} changed target(s) it pins none of are amplified "
+            f"({spent:.0f} s of the job spent)"
         )
     parent_files = _parent_files(ws, result, result.change.base_ref)
     seconds = min(TEST_SECONDS, job.settings.testgen.timeout)
