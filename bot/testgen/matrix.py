@@ -6,13 +6,13 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from bot.change import Change, FileDiff
+from bot.change import Change, FileDiff, Line
 from bot.testgen.frameworks import Framework
 from bot.testgen.moddata import DataChange, class_data_change, covered_lines, data_change
 from bot.testgen.runners import Lines, Runner
 from bot.testgen.workspace import Workspace
 
-__all__ = ["Target", "build_matrix", "covered_count", "measure_baseline"]
+__all__ = ["Target", "build_matrix", "covered_count", "measure_baseline", "version_stamps"]
 
 _KEYWORDS = {
     "if",
@@ -163,16 +163,74 @@ def _scanned_targets(f: FileDiff, added: list[int], text: str, parent: str | Non
     ]
 
 
+# a release stamps its number (and its commit, its date) into the source: a changed line
+# that differs from the line it replaces only in such tokens, next to the word "version",
+# is no behaviour a test should pin
+_STAMP_TOKENS = (
+    re.compile(
+        r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+    ),
+    re.compile(r"\b[0-9a-f]{7,40}\b"),
+    re.compile(r"\b\d+(?:\.\d+)+(?:[-.+]?(?:a|b|c|rc|dev|post|alpha|beta|final)?\d*)*\b"),
+)
+_STAMP_WORD = re.compile(r"version|revision", re.IGNORECASE)
+
+
+def _unstamped(text: str) -> str:
+    for pattern in _STAMP_TOKENS:
+        text = pattern.sub("#", text)
+    return text
+
+
+def version_stamps(f: FileDiff) -> set[int]:
+    """The added lines of ``f`` that only stamp a release. In a run of removed lines
+    followed by as many added ones, an added line is a stamp when it equals the line it
+    replaces once version numbers, commit hashes and dates are masked, and "version" or
+    "revision" is on that line (``__version__ = "1.2"``) -- or every line of the run is
+    alike so and the word is in the run or the file's name (versioneer's JSON block)."""
+    named = bool(_STAMP_WORD.search(f.path.rsplit("/", 1)[-1]))
+    stamps: set[int] = set()
+    for h in f.hunks:
+        runs: list[tuple[list[str], list[Line]]] = []
+        for ln in h.lines:
+            if ln.kind == "removed":
+                if not runs or runs[-1][1]:
+                    runs.append(([], []))
+                runs[-1][0].append(ln.text)
+            elif ln.kind == "added":
+                if not runs:
+                    runs.append(([], []))
+                runs[-1][1].append(ln)
+            else:
+                runs.append(([], []))
+        for removed, added in runs:
+            if not removed or len(removed) != len(added):
+                continue
+            pairs = zip(removed, added, strict=True)
+            same = [_unstamped(t) == _unstamped(a.text) for t, a in pairs]
+            whole = all(same) and (named or any(_STAMP_WORD.search(t) for t in removed))
+            stamps.update(
+                a.new_no
+                for t, a, alike in zip(removed, added, same, strict=True)
+                if alike and a.new_no is not None and (whole or _STAMP_WORD.search(t))
+            )
+    return stamps
+
+
 def build_matrix(change: Change, ws: Workspace, fw: Framework | None) -> list[Target]:
     targets: list[Target] = []
     for f in change.files:
         if f.is_binary or f.status == "deleted" or (fw and fw.is_test_name(f.path)):
             continue
+        stamps = version_stamps(f)
         added = [
             ln.new_no
             for h in f.hunks
             for ln in h.lines
-            if ln.kind == "added" and ln.new_no is not None and ln.text.strip()
+            if ln.kind == "added"
+            and ln.new_no is not None
+            and ln.text.strip()
+            and ln.new_no not in stamps
         ]
         text = ws.read(f.path)
         if not added or text is None:

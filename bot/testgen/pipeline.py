@@ -165,7 +165,7 @@ def _importable(ws: Workspace, result: TestgenResult) -> bool:
 
 
 def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
-    from bot.testgen.matrix import build_matrix, measure_baseline
+    from bot.testgen.matrix import build_matrix, measure_baseline, version_stamps
     from bot.testgen.runners import RunnerUnavailable, runner_for
 
     fw = ws.framework
@@ -173,6 +173,12 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
     runner: Runner | None = None
     with job.tracker.step("analyze-test-matrix") as step:
         result.matrix = build_matrix(result.change, ws, fw)
+        stamped = sorted(f.path for f in result.change.files if version_stamps(f))
+        if stamped:
+            result.notes.append(
+                "not tested: lines that only stamp the release's version (number, commit, "
+                f"date) in {', '.join(stamped[:5])}"
+            )
         try:
             runner = runner_for(fw, job.settings.testgen.timeout, job.settings.testgen.memory_mb)
         except RunnerUnavailable as exc:
