@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from bot.testgen.gates import TestCase
+    from bot.testgen.matrix import Target
     from bot.testgen.report import TestgenResult
     from bot.testgen.runners import Runner
     from bot.testgen.workspace import Workspace
@@ -274,48 +275,72 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
 PINNED_BY = 30.0
 
 
-def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
-    """The project's own tests that run the changed lines, observed on both sides: a
-    value they got that differs becomes a test (``bot.testgen.amplify``)."""
-    from bot.testgen.amplify import SECONDS, TEST_SECONDS, generate_amplified, unpinned
+def amplify_plan(
+    matrix: list[Target],
+    facts: dict[str, dict[str, list[dict[str, object]]]],
+    spent: float,
+    seconds: float,
+) -> tuple[list[Target], float, str | None]:
+    """Which changed targets amplification runs for, in how many seconds, and the note
+    that says why: all of them in ``seconds`` when the differential generator pinned
+    nothing; otherwise those it pinned nothing of, in half the time, and only if the job
+    has spent at most ``PINNED_BY`` seconds (its gates and the full suite still run)."""
+    from bot.testgen.amplify import unpinned
 
-    assert ws.framework is not None
     pinned = sum(
         bool(f.get("changed")) and not f.get("new_name")
-        for rows in result.facts.values()
-        for facts in rows.values()
-        for f in facts
+        for rows in facts.values()
+        for row in rows.values()
+        for f in row
     )
-    targets = unpinned(result.matrix, result.facts) if pinned else result.matrix
+    if not pinned:
+        return matrix, seconds, None
+    targets = unpinned(matrix, facts)
     if not targets:  # its runs would add tests of a change already pinned
-        result.notes.append(
-            f"amplify: skipped: the differential generator pins {pinned} changed behaviour(s)"
-            " of every changed target"
+        return (
+            [],
+            0.0,
+            (
+                f"amplify: skipped: the differential generator pins {pinned} changed behaviour(s)"
+                " of every changed target"
+            ),
         )
-        return
-    spent = time.monotonic() - job.started
-    if pinned and spent > PINNED_BY:  # its gates and the full suite still have to run
-        result.notes.append(
-            f"amplify: skipped: the differential generator pins {pinned} changed behaviour(s), "
-            f"and {spent:.0f} s of the job are spent (the rest is left to its checks)"
+    if spent > PINNED_BY:
+        return (
+            [],
+            0.0,
+            (
+                f"amplify: skipped: the differential generator pins {pinned} changed behaviour(s), "
+                f"and {spent:.0f} s of the job are spent (the rest is left to its checks)"
+            ),
         )
-        return
-    if pinned:  # the differential generator's tests are checked too: half the time
-        result.notes.append(
+    return (
+        targets,
+        seconds / 2,
+        (
             f"amplify: the differential generator pins {pinned} changed behaviour(s); "
             f"{len(targets)} changed target(s) it pins none of are amplified "
             f"({spent:.0f} s of the job spent)"
-        )
+        ),
+    )
+
+
+def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
+    """The project's own tests that run the changed lines, observed on both sides: a
+    value they got that differs becomes a test (``bot.testgen.amplify``)."""
+    from bot.testgen.amplify import SECONDS, TEST_SECONDS, generate_amplified
+
+    assert ws.framework is not None
+    spent = time.monotonic() - job.started
+    targets, budget, note = amplify_plan(result.matrix, result.facts, spent, SECONDS)
+    if note:
+        result.notes.append(note)
+    if not targets:
+        return
     parent_files = _parent_files(ws, result, result.change.base_ref)
     seconds = min(TEST_SECONDS, job.settings.testgen.timeout)
     result.notes += generate_amplified(
-        ws,
-        ws.framework,
-        targets,
-        parent_files,
-        result.facts,
-        seconds,
-        SECONDS / 2 if pinned else SECONDS,
+        ws, ws.framework, targets, parent_files, result.facts, seconds, budget
     )
 
 
