@@ -13,6 +13,7 @@ import io
 import itertools
 import re
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 __all__ = [
@@ -481,18 +482,25 @@ def inputs_from_tests(files: dict[str, str], names: set[str]) -> dict[str, list[
     return {n: list(dict.fromkeys(c))[:MAX_PER_FUNCTION] for n, c in out.items()}
 
 
+def parsed_mentioning(
+    files: dict[str, str], pattern: re.Pattern[str]
+) -> Iterator[tuple[str, ast.Module]]:
+    """(path, tree) of each file, in path order, whose text matches ``pattern`` and
+    parses (a file is parsed only when it may hold what is looked for)."""
+    for path, text in sorted(files.items()):
+        if not pattern.search(text):
+            continue
+        try:
+            yield path, ast.parse(text)
+        except SyntaxError:
+            continue
+
+
 def literal_pool(files: dict[str, str], name: str, limit: int = 30) -> list[Candidate]:
     """Single-argument inputs for a one-parameter function the tests never call with
     plain values: the string and number literals of the test files that mention it."""
-    word = re.compile(rf"\b{re.escape(name)}\b")
     found: list[Candidate] = []
-    for path, text in sorted(files.items()):
-        if not word.search(text):
-            continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
+    for path, tree in parsed_mentioning(files, re.compile(rf"\b{re.escape(name)}\b")):
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Constant)

@@ -42,7 +42,7 @@ import types
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
 
-from bot.testgen.inputs import Candidate
+from bot.testgen.inputs import Candidate, parsed_mentioning
 from bot.testgen.retype import called_def, kind_values
 from bot.testgen.typehints import Hints, tree_hints
 
@@ -623,13 +623,7 @@ def _test_values(tests: dict[str, str], names: set[str]) -> dict[str, list[objec
     spelled = re.compile(
         "|".join(rf"""['"]{re.escape(n)}['"]|\b{re.escape(n)}\s*=""" for n in sorted(names))
     )
-    for text in tests.values():
-        if not names or not spelled.search(text):
-            continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
+    for _, tree in parsed_mentioning(tests, spelled) if names else ():
         for node in ast.walk(tree):
             if isinstance(node, ast.Dict):
                 for k, v in zip(node.keys, node.values, strict=True):
