@@ -3,8 +3,9 @@ sandbox with the project's interpreter and pytest, so it uses the standard libra
 (and the side-runner's value helpers, copied beside the plan as ``nova_probe*.py``).
 
 While each selected test runs, a trace function records every call made from the test
-function's own frame into the project's code (not its tests, not site-packages) or into a
-helper of the test module: where in the test it was made (the test's line), what was
+function's own frame into the project's code (not its tests, not site-packages), into a
+helper of the test module, or into a library's function inside which a changed line ran:
+where in the test it was made (the test's line), what was
 called (its qualname), which occurrence at that line, and how it ended — the value as
 Python source where it renders, else a repr without addresses; for a method that
 returned None, facts of its receiver afterwards; or the exception's type and message;
@@ -29,7 +30,7 @@ import typing
 import pytest
 
 _PLAN: dict[str, typing.Any] = {}
-_STATE: dict[str, typing.Any] = {"node": None, "code": None, "counts": {}, "open": {}}
+_STATE: dict[str, typing.Any] = {"node": None, "code": None, "counts": {}, "open": {}, "hits": 0}
 _OUT: dict[str, dict[str, typing.Any]] = {}
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{6,}")
 _GEN = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator, iterable coroutine
@@ -111,12 +112,14 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
     kind = _kind(code.co_filename)
     caller = frame.f_back
     local = _lines if kind == "changed" else None
-    if caller is None or not kind or not _from_test(caller):
+    if caller is None or not _from_test(caller):
         return local
     if code.co_name.startswith("<"):
         return local
     if code.co_flags & _GEN and not code.co_flags & _COROUTINE:
         return local  # a generator: its "returns" are its yields
+    if not kind:  # a library's: observed only if the project's changed lines ran in it
+        return _Call(frame, caller.f_lineno, kind).event
     if kind == "test" and code.co_name.startswith("test"):
         return local
     if code.co_flags & _COROUTINE:
@@ -160,6 +163,7 @@ def _lines(frame: typing.Any, event: str, arg: object) -> typing.Any:
         if lines is None:
             lines = _PLAN["lines"][name] = _PLAN["changed_real"].get(os.path.realpath(name), ())
         if frame.f_lineno in lines:
+            _STATE["hits"] += 1
             row = _record()
             row["changed"] = True
             row["hit"].add(f"{name}:{frame.f_lineno}")
@@ -171,13 +175,17 @@ class _Call:
 
     def __init__(self, frame: typing.Any, line: int, kind: str) -> None:
         self.line, self.changed, self.error = line, kind == "changed", None
+        # a library's function the test calls (``json.dumps(x, cls=MyEncoder)``,
+        # ``CliRunner().invoke(cli, args)``, ``schema.dump(obj)``): an outcome only when
+        # a changed line ran inside it; its receiver is the library's, not observed
+        self.through, self.hits = not kind, _STATE["hits"]
         code = frame.f_code
         self.coroutine = bool(code.co_flags & _COROUTINE)
         self.name = getattr(code, "co_qualname", code.co_name)
         names = code.co_varnames[: code.co_argcount]
         # the receiver of a method of the project's (a test's helper's is the test case)
         mine = kind != "test" and names and names[0] == "self"
-        self.receiver = frame.f_locals.get(names[0]) if mine else None
+        self.receiver = frame.f_locals.get(names[0]) if mine and kind else None
         # the containers passed in, which the call may fill: name -> (position, object)
         self.filled = {
             n: (i - bool(mine), v)
@@ -196,7 +204,8 @@ class _Call:
             if self.coroutine and self.error is None and not _returned(frame):
                 return self.event  # suspended at an await: it goes on later
             _STATE["open"].pop(id(frame), None)
-            _observe(self, arg)
+            if not self.through or _STATE["hits"] > self.hits:
+                _observe(self, arg)
         return self.event
 
 
@@ -303,7 +312,7 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
     function: typing.Any = getattr(item, "function", None)
     while hasattr(function, "__wrapped__"):  # a decorated test: its own body's code
         function = function.__wrapped__
-    _STATE.update(node=item.nodeid, counts={}, walked=0.0, open={})
+    _STATE.update(node=item.nodeid, counts={}, walked=0.0, open={}, hits=0)
     _STATE["code"] = getattr(function, "__code__", None)
     _record()["params"] = _params(item)
     previous = sys.gettrace()

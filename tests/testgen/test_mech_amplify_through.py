@@ -1,0 +1,68 @@
+"""Amplification observes a library's function the test calls when the project's changed
+lines run inside it: ``json.dumps(value, cls=TheProjectsEncoder)``, a CLI runner invoking
+the project's command, a schema library dumping through the project's field. Before, only
+calls straight into the project's code were observed, so a change reached through a
+library was never seen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.testgen.sample import sample_testgen
+from tests.testgen.test_mech_amplify import amplified
+
+ENCODER = """
+import json
+
+
+class Encoder(json.JSONEncoder):
+    def default(self, o):
+        if isinstance(o, (set, frozenset)):
+            return sorted(o)
+        return super().default(o)
+"""
+
+# sets are now written with their kind, so they can be read back as sets
+ENCODER_NEW = ENCODER.replace("return sorted(o)", 'return {"__set__": sorted(o)}')
+
+TESTS = """
+import json
+
+from enc.encoder import Encoder
+
+
+def test_a_set_is_written_as_a_sorted_list():
+    text = json.dumps({"tags": {"b", "a"}}, cls=Encoder)
+    back = json.loads(text)
+    assert "tags" in back
+"""
+
+
+@pytest.fixture(scope="module")
+def through(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    _repo, data = sample_testgen(
+        tmp_path_factory.mktemp("through"),
+        {"enc/__init__.py": "", "enc/encoder.py": ENCODER, "tests/test_encoder.py": TESTS},
+        {"enc/encoder.py": ENCODER_NEW},
+        "sets are written with their kind",
+    )
+    return data
+
+
+def test_a_library_call_that_ran_the_changed_lines_is_observed_and_written(
+    through: dict[str, Any],
+) -> None:
+    facts = amplified(through, "json.dumps(")
+    assert facts, through["notes"]
+    assert facts[0]["amplifies"] == "tests/test_encoder.py::test_a_set_is_written_as_a_sorted_list"
+    assert "__set__" in str(facts[0]["head"]) and "__set__" not in str(facts[0]["parent"])
+
+
+def test_a_library_call_in_which_no_changed_line_ran_is_not_observed(
+    through: dict[str, Any],
+) -> None:
+    # json.loads(text) gets another value too, but only because the text differs: the
+    # difference is json.dumps's, where the changed lines ran
+    assert not amplified(through, "json.loads(")
