@@ -74,6 +74,8 @@ class Difference:
     parent: dict[str, Any]
     # a parametrized case's arguments: name -> [source, imports] (None: not rendered)
     params: dict[str, Any] | None = None
+    # name -> the case's place in its ``parametrize`` list (its source when not rendered)
+    indices: dict[str, int] | None = None
     # an input variant's test: the project's test it copies and the literal it changed
     variant: str = ""
     # every occurrence of the call at its line (a loop, a comprehension): head's and the
@@ -606,8 +608,9 @@ def _differences(
             mine, theirs = narrowed
         if not _pinnable(mine):
             continue
-        params = (first.tests.get(node) or {}).get("params")
-        found = Difference(node, key[0], key[1], key[2], mine, theirs, params)
+        case = first.tests.get(node) or {}
+        found = Difference(node, key[0], key[1], key[2], mine, theirs, case.get("params"))
+        found.indices = case.get("indices")
         series = _series(head, parent, key)
         found.series = series if series and all(_pinnable(o) for o in series[0]) else None
         done.add(key[:2])
@@ -833,7 +836,7 @@ def amplified_test(source: str, d: Difference) -> Written | str:
             return checks
     if "kind" not in d.parent:
         return "the parent's outcome of the call is not known"
-    bound = _bind_params(func, d.params) if "[" in d.node else []
+    bound = _bind_params(func, d.params, d.indices) if "[" in d.node else []
     if isinstance(bound, str):
         return bound
     head_imports = list(d.head.get("imports") or [])
@@ -918,13 +921,18 @@ def _task_checked(func: ast.FunctionDef | ast.AsyncFunctionDef, d: Difference) -
 
 
 def _bind_params(
-    func: ast.FunctionDef | ast.AsyncFunctionDef, params: dict[str, Any] | None
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    params: dict[str, Any] | None,
+    indices: dict[str, int] | None = None,
 ) -> list[tuple[str, list[Any]]] | str:
     """A parametrized case made plain: the function's own ``parametrize`` marks taken
     off, their argument names taken out of its signature, and (name, [source, imports])
-    to bind at its start. A string says why it cannot be."""
-    if not params or any(v is None for v in params.values()):
+    to bind at its start. An argument whose value has no source form is bound to its
+    expression in the mark's literal list of cases (``PersonSchema()``), found by the
+    case's place there (``indices``). A string says why it cannot be."""
+    if not params:
         return "a parametrized case whose arguments have no source form"
+    params = dict(params)
     names: set[str] = set()
     kept = []
     for deco in func.decorator_list:
@@ -932,12 +940,19 @@ def _bind_params(
             if any(k.arg == "indirect" for k in deco.keywords) or not deco.args:
                 return "a parametrized case with indirect arguments"
             first = deco.args[0]
+            mine: list[str] = []
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                names |= {n.strip() for n in first.value.split(",") if n.strip()}
+                mine = [n.strip() for n in first.value.split(",") if n.strip()]
             elif isinstance(first, ast.List | ast.Tuple):
-                names |= {str(e.value) for e in first.elts if isinstance(e, ast.Constant)}
+                mine = [str(e.value) for e in first.elts if isinstance(e, ast.Constant)]
+            names |= set(mine)
+            for name, source in _case_sources(deco, mine, indices or {}).items():
+                if params.get(name) is None:
+                    params[name] = [source, []]
             continue
         kept.append(deco)
+    if any(v is None for v in params.values()):
+        return "a parametrized case whose arguments have no source form"
     if names != set(params):
         return "a case parametrized outside its function (a class mark, a fixture's params)"
     func.decorator_list = kept
@@ -945,6 +960,31 @@ def _bind_params(
     args.args = [a for a in args.args if a.arg not in names]
     args.defaults = args.defaults[-len(args.args) :] if args.args else []
     return [(n, params[n]) for n in params]
+
+
+def _case_sources(deco: ast.Call, names: list[str], indices: dict[str, int]) -> dict[str, str]:
+    """name -> the source of its value in the case at ``indices[name]`` of the mark's
+    literal list (a tuple per case, or ``pytest.param(...)``; one name: the item)."""
+    cases = deco.args[1] if len(deco.args) > 1 else None
+    if not isinstance(cases, ast.List | ast.Tuple) or not names:
+        return {}
+    out: dict[str, str] = {}
+    for position, name in enumerate(names):
+        at = indices.get(name)
+        if at is None or not 0 <= at < len(cases.elts):
+            continue
+        case = cases.elts[at]
+        if isinstance(case, ast.Call) and ast.unparse(case.func).endswith("param"):
+            values: list[ast.expr] = list(case.args)
+        elif len(names) == 1:
+            values = [case]
+        elif isinstance(case, ast.Tuple | ast.List):
+            values = list(case.elts)
+        else:
+            continue
+        if len(values) == len(names) and not any(isinstance(v, ast.Starred) for v in values):
+            out[name] = ast.unparse(values[position])
+    return out
 
 
 def _function(tree: ast.Module, parts: list[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

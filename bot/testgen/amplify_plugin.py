@@ -315,6 +315,9 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
     _STATE.update(node=item.nodeid, counts={}, walked=0.0, open={}, hits=0)
     _STATE["code"] = getattr(function, "__code__", None)
     _record()["params"] = _params(item)
+    spec = getattr(item, "callspec", None)
+    if spec is not None:  # name -> the case's place in its parametrize list
+        _record()["indices"] = dict(getattr(spec, "indices", {}) or {})
     previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
