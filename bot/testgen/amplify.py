@@ -514,7 +514,7 @@ def _keyed(obs: Observed, node: str) -> dict[tuple[int, str, int], dict[str, Any
 
 
 def _outcome(call: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in call.items() if k not in ("line", "name", "index")}
+    return {k: v for k, v in call.items() if k not in ("line", "name", "index", "ran")}
 
 
 WALKED = ("after", "object")  # outcomes shown by facts of an object
@@ -595,6 +595,8 @@ def _differences(
     for key in head[0]:
         if key[:2] in done:
             continue
+        if head[0][key].get("library") and not any(h.get(key, {}).get("ran") for h in head):
+            continue  # a library's call in which no changed line ran on the head
         mine, theirs = _steady(head, key), _steady(parent, key)
         if masked and mine is not None and theirs is not None:
             mine, theirs = _masked(mine), _masked(theirs)

@@ -88,6 +88,8 @@ class Steer:
     transforms: tuple[str, ...] = ()  # case / whitespace methods the changed lines call
     kinds: tuple[str, ...] = ()  # kinds of value they test for (``int(x)``, ``isinstance``)
     tested: tuple[str, ...] = ()  # those an ``isinstance`` / ``type(x) is`` names
+    # the words of each collection of words on the changed lines (choices, modes, keys)
+    choices: tuple[tuple[str, ...], ...] = ()
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -200,9 +202,11 @@ def steer_from_change(
     methods = transforms(head_source, changed)
     contains = bool(containment_names(head_source, changed))
     kinds, tested = _kinds(head_source, changed), _tested(head_source, changed)
+    choices = _word_groups(head_source, changed)
     if parent_source is not None:
         kinds += _kinds(parent_source, removed)
         tested += _tested(parent_source, removed)
+        choices += _word_groups(parent_source, removed)
         _conditions(parent_source, removed, found)
         exceptions += caught_types(parent_source, removed)[::-1]
         methods += transforms(parent_source, removed)
@@ -221,6 +225,7 @@ def steer_from_change(
         transforms=tuple(dict.fromkeys(methods)),
         kinds=tuple(dict.fromkeys(kinds)),
         tested=tuple(dict.fromkeys(tested)),
+        choices=tuple(dict.fromkeys(choices))[:8],
     )
 
 
@@ -298,11 +303,47 @@ def _resized(value: str, lengths: tuple[int, ...]) -> list[str]:
     return [value[:n] if n <= len(value) else value + pad * (n - len(value)) for n in lengths]
 
 
+_TOKEN = re.compile(r"[\w.+-]{1,40}")
+
+
+def _word_groups(source: str, lines: list[int]) -> list[tuple[str, ...]]:
+    """The words of each list, tuple, set or dict's keys on ``lines`` made of two or
+    more short string literals only (``Choice(["csv", "tsv", "json"])``, ``{"a": 1}``)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    wanted = set(lines)
+    out: list[tuple[str, ...]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            items: list[ast.expr | None] = list(node.elts)
+        elif isinstance(node, ast.Dict):
+            items = list(node.keys)
+        else:
+            continue
+        span = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        words = [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+        if span & wanted and len(words) == len(items) >= 2 and all(map(_TOKEN.fullmatch, words)):
+            out.append(tuple(words))
+    return out
+
+
+def _siblings(value: str, steer: Steer) -> list[str]:
+    """A word the changed lines name in a collection of words (a choice, a mode, a key)
+    that the test gives: the other words of that collection, the head's first (``"tsv"``
+    -> ``"json"`` when ``Choice(["csv", "tsv"])`` became ``Choice(["csv", "tsv",
+    "json"])``)."""
+    out = [w for group in steer.choices if value in group for w in group if w != value]
+    # a word only one side names (a new choice) before those both name
+    return sorted(dict.fromkeys(out), key=lambda w: sum(w in g for g in steer.choices))
+
+
 def _text_values(value: str, steer: Steer) -> list[str]:
     pieces = [*steer.strings, *steer.chars]
     marks = [p for p in pieces if 0 < len(p) <= 2 and not any(c.isalnum() for c in p)]
     first, rest = _placed_text(value, pieces)
-    out = [repr(v) for v in first]
+    out = [repr(v) for v in _siblings(value, steer)] + [repr(v) for v in first]
     placed = _placings(repr(value), marks)  # after a separator first (``a=b`` -> ``a= #b``)
     out += sorted(placed, key=lambda p: _at_an_end(p, value))
     out += [repr(v) for v in rest]
@@ -757,7 +798,15 @@ def add_variants(
         return module_source, []
     values = _Values(inputs, steer)
     cap = limit * 4  # room for the copies that do not compile
-    plan = _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
+    # a word swapped for another the changed lines name beside it goes first
+    swaps = [
+        (i, repr(word))
+        for i, found_input in enumerate(inputs)
+        if isinstance(found_input.value, str)
+        for word in _siblings(found_input.value, steer)
+    ]
+    plan = swaps + _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
+    plan = list(dict.fromkeys(plan))
     taken = _names(owner.body if owner is not None else tree.body)
     return _write(module_source, (func, owner), inputs, plan, (taken, limit))
 

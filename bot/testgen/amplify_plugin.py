@@ -4,8 +4,8 @@ sandbox with the project's interpreter and pytest, so it uses the standard libra
 
 While each selected test runs, a trace function records every call made from the test
 function's own frame into the project's code (not its tests, not site-packages), into a
-helper of the test module, or into a library's function inside which a changed line ran:
-where in the test it was made (the test's line), what was
+helper of the test module, or into a library's function (and whether a changed line ran
+inside it): where in the test it was made (the test's line), what was
 called (its qualname), which occurrence at that line, and how it ended — the value as
 Python source where it renders, else a repr without addresses; for a method that
 returned None, facts of its receiver afterwards; or the exception's type and message;
@@ -118,7 +118,9 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
         return local
     if code.co_flags & _GEN and not code.co_flags & _COROUTINE:
         return local  # a generator: its "returns" are its yields
-    if not kind:  # a library's: observed only if the project's changed lines ran in it
+    if not kind:  # a library's (not the test runner's own helpers)
+        if _RUNNER.search(code.co_filename):
+            return local
         return _Call(frame, caller.f_lineno, kind).event
     if kind == "test" and code.co_name.startswith("test"):
         return local
@@ -130,6 +132,9 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
         return opened.event
     return _Call(frame, caller.f_lineno, kind).event
 
+
+# the test runner's own helpers a test calls (pytest.raises, self.assertEqual, mocks)
+_RUNNER = re.compile(r"[/\\](_pytest|pytest|unittest|pluggy|_?hypothesis|typing|contextlib)[/\\.]")
 
 _COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>")  # their own frames up to 3.11
 
@@ -176,8 +181,9 @@ class _Call:
     def __init__(self, frame: typing.Any, line: int, kind: str) -> None:
         self.line, self.changed, self.error = line, kind == "changed", None
         # a library's function the test calls (``json.dumps(x, cls=MyEncoder)``,
-        # ``CliRunner().invoke(cli, args)``, ``schema.dump(obj)``): an outcome only when
-        # a changed line ran inside it; its receiver is the library's, not observed
+        # ``CliRunner().invoke(cli, args)``, ``schema.dump(obj)``): said whether a changed
+        # line ran inside it (on the parent it may stop before them: a usage error); its
+        # receiver is the library's, not observed
         self.through, self.hits = not kind, _STATE["hits"]
         code = frame.f_code
         self.coroutine = bool(code.co_flags & _COROUTINE)
@@ -204,8 +210,7 @@ class _Call:
             if self.coroutine and self.error is None and not _returned(frame):
                 return self.event  # suspended at an await: it goes on later
             _STATE["open"].pop(id(frame), None)
-            if not self.through or _STATE["hits"] > self.hits:
-                _observe(self, arg)
+            _observe(self, arg)
         return self.event
 
 
@@ -219,6 +224,8 @@ def _observe(call: _Call, value: object) -> None:
     where = (call.line, call.name)
     index = counts[where] = counts.get(where, -1) + 1
     row: dict[str, typing.Any] = {"line": call.line, "name": call.name, "index": index}
+    if call.through:  # a library's: whether the changed lines ran inside it, this time
+        row.update(library=True, ran=_STATE["hits"] > call.hits)
     if call.error is not None and value is None:
         row.update(_raised(call.error))
     else:

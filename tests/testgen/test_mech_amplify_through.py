@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bot.testgen.amplify import Observed, _differences
 from tests.testgen.sample import sample_testgen
 from tests.testgen.test_mech_amplify import amplified
 
@@ -66,3 +67,21 @@ def test_a_library_call_in_which_no_changed_line_ran_is_not_observed(
     # json.loads(text) gets another value too, but only because the text differs: the
     # difference is json.dumps's, where the changed lines ran
     assert not amplified(through, "json.loads(")
+
+
+def _observed(*calls: dict[str, Any]) -> Observed:
+    rows = [{"line": 5, "name": "CliRunner.invoke", "index": 0, **c} for c in calls]
+    return Observed(tests={"t.py::test_a": {"changed": True, "passed": True, "calls": rows}})
+
+
+def test_a_library_call_differs_when_the_head_ran_the_changed_lines_in_it() -> None:
+    # the parent stopped before the project's code (a usage error): it ran none of them
+    head = _observed({"kind": "repr", "value": "<Result okay>", "library": True, "ran": True})
+    parent = _observed(
+        {"kind": "repr", "value": "<Result SystemExit(2)>", "library": True, "ran": False}
+    )
+    (found,) = _differences("t.py::test_a", head, head, [parent, parent])
+    assert found.name == "CliRunner.invoke" and found.head["value"] == "<Result okay>"
+    # the head ran none of them: whatever differs is not the change's
+    quiet = _observed({"kind": "repr", "value": "<Result okay>", "library": True, "ran": False})
+    assert _differences("t.py::test_a", quiet, quiet, [parent, parent]) == []
