@@ -71,9 +71,10 @@ class Lookup:
 
     chain: tuple[str, ...]
     owner: str
-    param: str
+    param: str  # "ctor:<name>": the constructor's parameter an attribute was set from
     each: str
     line: int
+    ctor: tuple[str, ...] = ()  # the constructor's positional parameters, for "ctor:"
 
     @property
     def shown(self) -> str:
@@ -116,14 +117,54 @@ def lookups(source: str, name: str, lines: Iterable[int]) -> list[Lookup]:
             if where is None:
                 continue
             for param, each in _origins(node, key, 0):
-                if qualname != name:
+                if qualname != name and not param.startswith("self."):
                     found = _through(target, qualname, node, param, each)
                     if found is None:
                         continue
                     param, each = found
-                hit = Lookup(where[0], where[1], param, each, line)
+                ctor: tuple[str, ...] = ()
+                if param.startswith("self."):
+                    built = _from_ctor(functions, name, param, each)
+                    if built is None:
+                        continue
+                    param, each, ctor = built
+                hit = Lookup(where[0], where[1], param, each, line, ctor)
                 out.setdefault((hit.chain, hit.owner, param, each), hit)
     return list(out.values())
+
+
+def _from_ctor(
+    functions: dict[str, Node], name: str, param: str, each: str
+) -> tuple[str, str, tuple[str, ...]] | None:
+    """The constructor parameter ``self.x`` was set from (``self.x = x.lower()`` in
+    ``__init__``), its "how", and the constructor's positional parameters."""
+    init = functions.get(f"{name.rsplit('.', 1)[0]}.__init__")
+    if init is None or "." not in name:
+        return None
+    attr = param.split(".", 1)[1]
+    for sub in ast.walk(init):
+        if not isinstance(sub, ast.Assign) or len(sub.targets) != 1:
+            continue
+        target = sub.targets[0]
+        if _self_attribute(init, target) != attr:
+            continue
+        for outer, how in _origins(init, sub.value, 0):
+            if (not how or not each) and not outer.startswith("self."):
+                return f"ctor:{outer}", how or each, tuple(_params(init)[1:])
+    return None
+
+
+def _self_attribute(func: Node, node: ast.AST) -> str | None:
+    """``x`` of ``self.x`` in a method whose first parameter is ``self``."""
+    params = _params(func)
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and params[:1] == ["self"]
+        and node.value.id == "self"
+    ):
+        return node.attr
+    return None
 
 
 def _parents(node: ast.AST) -> dict[ast.AST, ast.AST]:
@@ -265,13 +306,30 @@ def _origins(func: Node, key: ast.expr, depth: int) -> list[tuple[str, str]]:
     """(parameter, how) pairs the key's value comes from."""
     if depth > MAX_DEPTH:
         return []
+    attr = _self_attribute(func, key)
+    if attr is not None:
+        return [(f"self.{attr}", "")]  # set by the constructor, perhaps
     if isinstance(key, ast.Name):
         if key.id in _params(func):
             return [(key.id, "")]
         return _bound(func, key.id, depth)
-    names = [s for s in ast.walk(key) if isinstance(s, ast.Name) and isinstance(s.ctx, ast.Load)]
-    found = {o for n in names for o in _origins(func, n, depth + 1)}
+    found = {o for n in _sources(func, key) for o in _origins(func, n, depth + 1)}
     return sorted(found) if len(found) == 1 else []  # a transformed value of one source
+
+
+def _sources(func: Node, expr: ast.expr) -> list[ast.expr]:
+    """The names an expression reads, and its ``self.x`` as one."""
+    out: list[ast.expr] = []
+    todo: list[ast.AST] = [expr]
+    while todo:
+        node = todo.pop()
+        if _self_attribute(func, node) is not None:
+            out.append(node)  # type: ignore[arg-type]
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            out.append(node)
+        else:
+            todo += ast.iter_child_nodes(node)
+    return out
 
 
 def _bound(func: Node, name: str, depth: int) -> list[tuple[str, str]]:
@@ -467,10 +525,17 @@ def _literal(source: str | None) -> Any:
         return None
 
 
-def _slots(c: Candidate, params: list[str], param: str) -> list[tuple[str, int | str]]:
-    """Where ``param``'s value sits in a call: ("arg", index) / ("kw", name); any string,
-    list or dict argument for "*"."""
+def _slots(c: Candidate, params: list[str], lookup: Lookup) -> list[tuple[str, int | str]]:
+    """Where the looked-up parameter's value sits in a call: ("arg", index) / ("kw",
+    name), in the constructor's call for "ctor:" ("ctor-arg" / "ctor-kw"); any literal
+    argument for "*"."""
+    param = lookup.param
     out: list[tuple[str, int | str]] = []
+    if param.startswith("ctor:"):
+        name = param.split(":", 1)[1]
+        args, kwargs = c.ctor if c.ctor is not None else ((), ())
+        out += [("ctor-arg", i) for i in range(len(args)) if lookup.ctor[i : i + 1] == (name,)]
+        return out + [("ctor-kw", k) for k, _v in kwargs if k == name]
     for i, source in enumerate(c.args):
         if (param == "*" and _literal(source) is not None) or (
             i < len(params) and params[i] == param
@@ -484,25 +549,30 @@ def _slots(c: Candidate, params: list[str], param: str) -> list[tuple[str, int |
 
 def _get(c: Candidate, slot: tuple[str, int | str]) -> str | None:
     kind, where = slot
-    if kind == "arg":
-        return c.args[int(where)]
-    return dict(c.kwargs).get(str(where))
+    args, kwargs = c.ctor if kind.startswith("ctor") and c.ctor is not None else (c.args, c.kwargs)
+    if kind.endswith("arg"):
+        return args[int(where)]
+    return dict(kwargs).get(str(where))
 
 
 def _put(c: Candidate, slot: tuple[str, int | str], value: Any, origin: str) -> Candidate:
     kind, where = slot
     text = repr(value)
-    if kind == "arg":
+    args, kwargs = c.ctor if kind.startswith("ctor") and c.ctor is not None else (c.args, c.kwargs)
+    if kind.endswith("arg"):
         i = int(where)
-        return replace(c, args=(*c.args[:i], text, *c.args[i + 1 :]), origin=origin)
-    kwargs = tuple((k, text if k == where else v) for k, v in c.kwargs)
-    return replace(c, kwargs=kwargs, origin=origin)
+        args = (*args[:i], text, *args[i + 1 :])
+    else:
+        kwargs = tuple((k, text if k == where else v) for k, v in kwargs)
+    if kind.startswith("ctor"):
+        return replace(c, ctor=(args, kwargs), origin=origin)
+    return replace(c, args=args, kwargs=kwargs, origin=origin)
 
 
 def _values(candidates: list[Candidate], params: list[str], lookup: Lookup) -> list[Any]:
     out = []
     for c in candidates[:40]:
-        for slot in _slots(c, params, lookup.param):
+        for slot in _slots(c, params, lookup):
             value = _literal(_get(c, slot))
             if isinstance(value, str | int | list | tuple | dict) and not isinstance(value, bool):
                 out.append(value)
@@ -556,9 +626,9 @@ def absent_candidates(
     present_chars = [c for c in answer.chars if c not in taken][:1]
     label = f"absent from {lookup.shown}"
     out: list[Candidate] = []
-    bases = [c for c in candidates if _slots(c, params, lookup.param)][:MAX_BASES]
+    bases = [c for c in candidates if _slots(c, params, lookup)][:MAX_BASES]
     for c in bases:
-        for slot in _slots(c, params, lookup.param)[:2]:
+        for slot in _slots(c, params, lookup)[:2]:
             value = _literal(_get(c, slot))
             for new, why in _changed(value, lookup.each, chars, present_chars, answer, taken):
                 out.append(_put(c, slot, new, f"{c.origin} ({why} {label})"))
@@ -625,9 +695,11 @@ class AbsentInputs:
         self, path: str, name: str, source: str, lines: list[int], candidates: list[Candidate]
     ) -> list[Candidate]:
         found = lookups(source, name, lines)
+        params = _call_params(source, name)
+        # only lookups whose parameter the tests' inputs give a value for
+        found = [f for f in found if any(_slots(c, params, f) for c in candidates)]
         if not found or self.runs >= MAX_QUERIES:
             return []
-        params = _call_params(source, name)
         values = query_values(candidates, params, found)
         self.runs += 1
         answers = _query(self.ws, self.fw, module_of(path), found, values)

@@ -123,6 +123,15 @@ def total(weights):
 def local(text):
     table = {"a": 1}
     return table.get(text)
+
+
+class Code:
+    def __init__(self, code, strict=False):
+        self.code = code.upper()
+
+    def name(self):
+        found = TABLE.get(self.code)
+        return found
 """
 
 
@@ -144,6 +153,10 @@ def test_lookups_find_the_container_and_the_parameter() -> None:
     assert [(f.chain, f.param, f.each) for f in found] == [(("TABLE",), "weights", "key")]
     assert lookups(LOOKUPS, "local", _rows("local", "table.get")) == []  # a local value
     assert lookups(LOOKUPS, "count", []) == []
+    found = lookups(LOOKUPS, "Code.name", _rows("name", "return found"))
+    assert [(f.chain, f.param, f.each, f.ctor) for f in found] == [
+        (("TABLE",), "ctor:code", "", ("code", "strict"))
+    ]  # the constructor's argument, through ``self.code``
 
 
 def test_absent_candidates_use_what_the_container_lacks() -> None:
@@ -160,3 +173,8 @@ def test_absent_candidates_use_what_the_container_lacks() -> None:
     answer = Answer("mapping", absent={"AB", "ax"}, keys=["zeta", "ab"])
     made = absent_candidates([Candidate(("'ab'",))], ["name"], key, answer)
     assert [c.args[0] for c in made] == ["'ax'", "'AB'", "'zeta'"]
+    built = Candidate((), ctor=(("'ab'",), (("strict", "True"),)), receiver="Code")
+    made = absent_candidates(
+        [built], [], Lookup(("TABLE",), "", "ctor:code", "", 3, ("code",)), answer
+    )
+    assert [c.ctor for c in made][:1] == [(("'ax'",), (("strict", "True"),))]
