@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.testgen.absent import AbsentInputs
 from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
@@ -386,6 +387,7 @@ def _plans(
     # the documentation's examples build and call things the way users do
     tests.update(doc_examples({p: ws.read(p) or "" for p in ws.files() if is_doc(p)}))
     by_path = _reached(ws, targets, notes, tests)
+    absent = AbsentInputs(ws, fw, notes)  # values a changed lookup does not find
     plans = []
     changed: dict[str, list[int]] = {}  # what the changed lines test steers input types
     for t in targets:
@@ -444,6 +446,7 @@ def _plans(
                 candidates,
                 _one_parameter(source, name),
             )
+            candidates += absent(path, name, source, lines, candidates)
             candidates += towards_exceptions(candidates, source, lines) + broken
             candidates += towards_transforms(candidates, source, lines, strings)
             candidates += nearby_strings(candidates, source, lines)
