@@ -847,11 +847,8 @@ def amplified_test(source: str, d: Difference) -> Written | str:
         func.body.insert(0, ast.parse(f"{name} = {shown}").body[0])
         head_imports += imports
     func.name = _renamed(func.name)
-    comment = (
-        f"# Nova: amplified from {d.amplifies}; on the parent {d.name} gave {_shown(d.parent)}"
-    )
-    text = ast.unparse(func)
-    return Written(head_imports, [*comment[:300].splitlines(), *text.splitlines()])
+    comment = f"Nova: amplified from {d.amplifies}; on the parent {d.name} gave {_shown(d.parent)}"
+    return _written(head_imports, comment, func)
 
 
 def _task_only(d: Difference) -> bool:
@@ -912,9 +909,23 @@ def _task_checked(func: ast.FunctionDef | ast.AsyncFunctionDef, d: Difference) -
     d.parent = {"kind": "value", "value": str(d.parent.get("task"))}
     func.name = _renamed(func.name)
     comment = (
-        f"# Nova: amplified from {d.amplifies}; on the parent {d.parent['value']} after {d.name}"
+        f"Nova: amplified from {d.amplifies}; on the parent {d.parent['value']} after {d.name}"
     )
-    return Written(["import asyncio"], [comment[:300], *ast.unparse(func).splitlines()])
+    return _written(["import asyncio"], comment, func)
+
+
+def _written(
+    imports: list[str], comment: str, func: ast.FunctionDef | ast.AsyncFunctionDef
+) -> Written | str:
+    """The test's lines under its comment, every line of which stays a comment (a
+    variant's literal or a shown value may span lines); a string if they do not load."""
+    lines = [f"# {row}".rstrip() for row in comment[:300].splitlines() or [""]]
+    lines += ast.unparse(func).splitlines()
+    try:
+        compile("\n".join([*imports, *lines]), "<amplified>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return f"the written test does not compile ({type(exc).__name__}: {exc.msg})"
+    return Written(imports, lines)
 
 
 def _bind_params(
@@ -1130,17 +1141,14 @@ def amplified_module(
     """The original module's imports and non-test statements, with the amplified tests
     (each: its class path and name, and the lines ``amplified_test`` made) in place of
     its tests. ``collected``: the names the module's tests ran under (``Class::test``),
-    which tell the tests a class inherits."""
+    which tell the tests a class inherits. What the kept code reads stays defined: a
+    ``Test*`` name imported or defined here (a helper class, a client, a base class
+    with tests of its own: kept without its tests); what it does not read is left out,
+    so no other test of the project is collected from this module again."""
     tree = ast.parse(source)
     classes = {parts[0] for parts, _ in tests if len(parts) > 1}
-    bases = {  # what a kept class derives from stays imported, a Test* name too
-        n.id
-        for c in tree.body
-        if isinstance(c, ast.ClassDef) and c.name in classes
-        for base in c.bases
-        for n in ast.walk(base)
-        if isinstance(n, ast.Name)
-    }
+    written = "\n".join(line for _, w in tests for line in [*w.imports, *w.lines])
+    needed = _needed(tree, classes, _read(ast.parse(written)))
     imports: list[str] = []
     out: list[str] = []
     for node in tree.body:
@@ -1149,39 +1157,93 @@ def amplified_module(
         ):
             continue
         if isinstance(node, ast.ClassDef):
-            has_tests = any(
-                isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
-                for n in node.body
-            )
             if node.name in classes:
                 mine = [lines for parts, lines in tests if parts[0] == node.name]
-                own = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
-                inherited = {
-                    c.split("::")[1].split("[", 1)[0]
-                    for c in collected
-                    if c.count("::") == 1 and c.split("::")[0] == node.name
-                }
-                out.append(_class_with(node, mine, inherited - own))
+                out.append(_class_with(node, mine, _inherited(node, collected)))
                 continue
-            if has_tests or node.name.startswith("Test"):
+            if _tests_of(node) or node.name.startswith("Test"):
+                if node.name in needed:  # a base or a helper the kept code reads
+                    out.append(_class_with(node, [], _inherited(node, collected)))
                 continue
         if isinstance(node, ast.ImportFrom | ast.Import):
             node.names = [
                 a
                 for a in node.names
-                if not (a.asname or a.name).startswith("Test") or (a.asname or a.name) in bases
+                if not (a.asname or a.name).startswith("Test") or (a.asname or a.name) in needed
             ]
             if not node.names:
                 continue
         out.append(ast.unparse(node))
-    for parts, written in tests:
-        imports += written.imports
+    for parts, w in tests:
+        imports += w.imports
         if len(parts) == 1:
-            out.append("\n".join(written.lines))
-    head = [ast.unparse(n) for n in tree.body if _future(n)]
+            out.append("\n".join(w.lines))
+    head = [ast.unparse(n) for n in tree.body[:1] if ast.get_docstring(tree) is not None]
+    head += [ast.unparse(n) for n in tree.body if _future(n)]
     extra = [i for i in dict.fromkeys(imports) if i not in head and i not in out]
     body = [o for o in out if o not in head]
     return "\n\n".join([*head, *extra, *body]) + "\n"
+
+
+def _tests_of(node: ast.ClassDef) -> list[str]:
+    return [
+        n.name
+        for n in node.body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
+    ]
+
+
+def _inherited(node: ast.ClassDef, collected: tuple[str, ...]) -> set[str]:
+    """The tests ``node`` ran that it does not define (a mixin's, a base's)."""
+    own = {n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return {
+        c.split("::")[1].split("[", 1)[0]
+        for c in collected
+        if c.count("::") == 1 and c.split("::")[0] == node.name
+    } - own
+
+
+def _read(*nodes: ast.AST) -> set[str]:
+    """The names ``nodes`` read (``a`` of ``a.b.c``, a base class, a decorator)."""
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _members_read(node: ast.ClassDef) -> set[str]:
+    """What a class kept without its tests reads: its bases, decorators, other members."""
+    members = [
+        n
+        for n in node.body
+        if not (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test"))
+    ]
+    return _read(*node.bases, *node.keywords, *node.decorator_list, *members)
+
+
+def _needed(tree: ast.Module, classes: set[str], read: set[str]) -> set[str]:
+    """The names the kept code reads: the amplified tests' (``read``), those of the
+    module's statements that stay, and, in turn, of each class they read that would
+    otherwise be left out (to a fixpoint: a base class's own base)."""
+    droppable: dict[str, ast.ClassDef] = {}
+    needed = set(read)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            continue
+        if isinstance(node, ast.ClassDef):
+            if node.name not in classes and (_tests_of(node) or node.name.startswith("Test")):
+                droppable[node.name] = node
+            else:
+                needed |= _members_read(node)
+        elif not isinstance(node, ast.Import | ast.ImportFrom):
+            needed |= _read(node)
+    todo = [n for n in needed if n in droppable]
+    while todo:
+        name = todo.pop()
+        if name in droppable:
+            more = _members_read(droppable.pop(name))
+            todo += [n for n in more - needed if n in droppable]
+            needed |= more
+    return needed
 
 
 def _future(node: ast.stmt) -> bool:
