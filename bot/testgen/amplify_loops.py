@@ -16,7 +16,7 @@ import typing
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.testgen.amplify import Difference
+    from bot.testgen.amplify_write import Difference
 
 __all__ = ["comprehension_of", "looped_checks"]
 

@@ -368,9 +368,8 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
     for rel in sorted(ws.written, key=lambda r: (PurePosixPath(r).name.startswith(AMPLIFIED), r)):
         names, first_run = runner.collect(ws, rel)
         if not names:
-            result.dropped.append(
-                TestCase(rel, "*", reason="no test could be collected (import or syntax error?)")
-            )
+            why = runner.failures.get(f"{rel}::*") or "the runner listed none"
+            result.dropped.append(TestCase(rel, "*", reason=f"no test could be collected: {why}"))
             ws.remove_test(rel)
             continue
         twins = {n for n in names if names.count(n) > 1}

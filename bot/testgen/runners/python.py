@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import configparser
 import json
+import re
 import shlex
 import tomllib
 from pathlib import Path
@@ -21,7 +22,7 @@ from bot.sandbox.run import RunResult
 from bot.testgen.runners.base import Lines, Runner, relative
 from bot.testgen.workspace import Workspace
 
-__all__ = ["PytestRunner", "measured_args", "project_addopts", "prune_python"]
+__all__ = ["PytestRunner", "collect_error", "measured_args", "project_addopts", "prune_python"]
 
 # pytest-cov's options that take a value (``--cov`` takes one optionally)
 _COV_VALUED = {"--cov", "--cov-report", "--cov-config", "--cov-fail-under", "--cov-context"}
@@ -163,9 +164,12 @@ class PytestRunner(Runner):
         # node ids, one a line, whatever -q / -v the project's addopts carry (-qq prints
         # only counts): --verbosity sets the level after them
         run, _ = self._limited(ws, ["--collect-only", "--verbosity=-1", rel], 0, timeout=120)
-        return [
+        names = [
             row.split("::", 1)[1] for row in run.output.splitlines() if row.startswith(rel + "::")
-        ], None
+        ]
+        if not names:
+            self.failures[f"{rel}::*"] = collect_error(run.output)
+        return names, None
 
     def run_once(
         self, ws: Workspace, rel: str, names: list[str]
@@ -342,6 +346,21 @@ def _failure_text(element: ElementTree.Element) -> str:
         return message[:300]
     rows = [r.strip() for r in (element.text or "").splitlines() if r.strip().startswith("E ")]
     return rows[-1][1:].strip()[:300] if rows else "no message in the report"
+
+
+# the exception line of a traceback pytest printed (``E   ImportError: attempted ...``)
+_RAISED = re.compile(r"^E\s+((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Warning)\b.*)$")
+
+
+def collect_error(output: str) -> str:
+    """Why pytest collected nothing from a file: the first exception line of its
+    collection error (``ImportError: attempted relative import with no known parent
+    package``), else the last line it printed (``no tests ran``)."""
+    for row in output.splitlines():
+        raised = _RAISED.match(row.strip())
+        if raised:
+            return " ".join(raised.group(1).split())[:300]
+    return _tail(output)
 
 
 def _tail(output: str) -> str:
