@@ -237,6 +237,7 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
             ws, ws.framework, result.matrix, result.change.base_ref, result.facts
         )
         _amplify(job, ws, result)
+        _modstate(ws, result)
         return
     from bot.llm.loop import run_coroutine
     from bot.testgen.agent import generate_with_llm
@@ -311,6 +312,18 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         seconds,
         SECONDS / 2 if pinned else SECONDS,
     )
+
+
+def _modstate(ws: Workspace, result: TestgenResult) -> None:
+    """The module-level state of the changed targets neither generator pinned, observed
+    after import on both sides (``bot.testgen.modstate``)."""
+    from bot.testgen.amplify import unpinned
+    from bot.testgen.modstate import generate_modstate
+
+    assert ws.framework is not None
+    parent_files = _parent_files(ws, result, result.change.base_ref)
+    targets = unpinned(result.matrix, result.facts)
+    result.notes += generate_modstate(ws, ws.framework, targets, parent_files, result.facts)
 
 
 def _write_given(ws: Workspace, files: dict[str, str], result: TestgenResult) -> None:
