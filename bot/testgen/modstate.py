@@ -95,6 +95,35 @@ def _wanted(targets: list[Target], fw: Framework) -> dict[str, tuple[str, list[s
     return out
 
 
+def _unpinned(
+    wanted: dict[str, tuple[str, list[str]]], facts: dict[str, dict[str, list[dict[str, Any]]]]
+) -> tuple[dict[str, tuple[str, list[str]]], list[str]]:
+    """The names no test of another generator pins a changed behaviour through (a fact
+    that reaches ``module.NAME``, or ``<module>`` from the module's own test file): a
+    table read by a function whose result changed is tested best by that function."""
+    reached: set[str] = set()
+    for file, rows in facts.items():
+        own = PurePosixPath(file).stem.removeprefix("test_nova_")
+        for found in rows.values():
+            for f in found:
+                if f.get("changed") and not f.get("new_name"):
+                    reached |= {own if r == "<module>" else str(r) for r in f.get("reaches") or []}
+    out: dict[str, tuple[str, list[str]]] = {}
+    notes = []
+    for module, (path, names) in wanted.items():
+        whole = module.replace(".", "_") in reached
+        left = [n for n in names if not whole and f"{module}.{n}" not in reached]
+        if len(left) < len(names):
+            gone = sorted(set(names) - set(left))
+            notes.append(
+                f"modstate: {path}: {', '.join(gone)} not observed: another generator's "
+                "tests pin a changed behaviour through it"
+            )
+        if left:
+            out[module] = (path, left)
+    return out, notes
+
+
 def _observe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict[str, Any]:
     """One run of the side-runner: module -> its names' descriptions (or its import error)."""
     from bot.testgen.differential import side_runner
@@ -130,9 +159,9 @@ def generate_modstate(
 ) -> list[str]:
     """Write one test file pinning the module-level state the changed top-level code
     leaves after import, where it differs from the parent's; return notes."""
-    wanted = _wanted(targets, fw)
+    wanted, notes = _unpinned(_wanted(targets, fw), facts or {})
     if not wanted or not parent_files:
-        return []
+        return notes
     plan = json.dumps(
         {"modules": [{"module": m, "names": names} for m, (_p, names) in sorted(wanted.items())]}
     )
@@ -143,7 +172,6 @@ def generate_modstate(
     failed = next((str(r["error"]) for r in [*head, *parent] if "error" in r), "")
     if failed:
         return [f"modstate: the changed modules could not be observed: {failed}"]
-    notes: list[str] = []
     tests: list[tuple[str, str, str, _Check]] = []  # module, path, name, check
     for module, (path, names) in sorted(wanted.items()):
         broken = [
@@ -158,7 +186,7 @@ def generate_modstate(
             ours = _steady([h[module]["names"].get(name) for h in head])
             theirs = _steady([p[module]["names"].get(name) for p in parent])
             checks, said = _compare(ours, theirs)
-            notes.append(f"modstate: {path}: {name} {said}")
+            notes.append(f"modstate: {path}: {name} {said.replace('{n}', name)}")
             tests += [(module, path, name, c) for c in checks[:MAX_CHECKS]]
     took = f"{time.monotonic() - started:.1f} s"
     if not tests:
@@ -188,7 +216,11 @@ def _steady(runs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
             assert other is not None
             shown = {str(f[0]): f[1] for f in other["facts"]}
             shared = {e: f for e, f in shared.items() if shown.get(e) == f[0]}
-        return {**first, "facts": shared}
+        long = dict(first.get("long") or {})
+        for other in runs[1:]:
+            assert other is not None
+            long = {e: d for e, d in long.items() if (other.get("long") or {}).get(e) == d}
+        return {**first, "facts": shared, "long": long}
     same = all(json.dumps(r, sort_keys=True) == json.dumps(first, sort_keys=True) for r in runs)
     return first if same else None
 
@@ -209,7 +241,12 @@ def _compare(
         check = _Check(f"assert type({VALUE}).__name__ == {shown}", f"a {theirs.get('type')}")
         return [check], f"differs: a {theirs.get('type')} -> a {ours.get('type')}"
     if kinds == ("object", "object"):
-        return _object_checks(ours["facts"], theirs["facts"])
+        checks, said = _object_checks(ours["facts"], theirs["facts"])
+        mine, old = ours.get("long") or {}, theirs.get("long") or {}
+        texts = [e.replace(VALUE, "{n}") for e, d in mine.items() if e in old and old[e] != d]
+        if texts and not checks:
+            said = f"differs only in text too long to pin whole: {', '.join(texts[:3])}"
+        return checks, said
     same = ours.get("value", ours.get("digest")) == theirs.get("value", theirs.get("digest"))
     if same and ours.get("kind") == theirs.get("kind"):
         return [], "is the same on both sides"

@@ -237,7 +237,7 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
             ws, ws.framework, result.matrix, result.change.base_ref, result.facts
         )
         _amplify(job, ws, result)
-        _modstate(ws, result)
+        _modstate(job, ws, result)
         return
     from bot.llm.loop import run_coroutine
     from bot.testgen.agent import generate_with_llm
@@ -314,15 +314,26 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     )
 
 
-def _modstate(ws: Workspace, result: TestgenResult) -> None:
+# the module-level state is observed only if the job has spent no more than this before
+# (its tests' gates, and the full suite when one is kept, follow)
+MODSTATE_BY = 90.0
+
+
+def _modstate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     """The module-level state of the changed targets neither generator pinned, observed
     after import on both sides (``bot.testgen.modstate``)."""
     from bot.testgen.amplify import unpinned
     from bot.testgen.modstate import generate_modstate
 
     assert ws.framework is not None
+    targets = [t for t in unpinned(result.matrix, result.facts) if t.data is not None]
+    if not targets:
+        return
+    spent = time.monotonic() - job.started
+    if spent > MODSTATE_BY:
+        result.notes.append(f"modstate: skipped: {spent:.0f} s of the job are spent")
+        return
     parent_files = _parent_files(ws, result, result.change.base_ref)
-    targets = unpinned(result.matrix, result.facts)
     result.notes += generate_modstate(ws, ws.framework, targets, parent_files, result.facts)
 
 

@@ -34,6 +34,8 @@ Json = dict[str, typing.Any]
 IMPORT_SECONDS = 10.0  # importing one module
 SHOWN = 200  # characters of a value pinned whole
 MEMBERS = 400  # items of a collection rendered one by one
+LONG_DEPTH = 3  # levels below a name searched for long texts
+LONG_NODES = 300  # objects visited in that search
 _IDENTITIES = (
     type,
     types.FunctionType,
@@ -79,7 +81,35 @@ def observe(value: object) -> Json:
         digest = hashlib.sha256(rendered[0].encode("utf-8", "replace")).hexdigest()
         return {**out, "kind": "long", "size": len(rendered[0]), "digest": digest}
     found = objects.facts(value, probe.render)
+    out["long"] = _long_texts(value)
     return {**out, "kind": "object", "facts": [list(f) for f in found]}
+
+
+def _long_texts(value: object) -> dict[str, str]:
+    """expression -> digest of each text too long for a fact (a template in a loader's
+    mapping), a few levels below ``value``: a difference there is named, not pinned."""
+    out: dict[str, str] = {}
+    queue: list[tuple[object, str, int]] = [(value, objects.VALUE, 0)]
+    seen = {id(value)}
+    while queue and len(seen) < LONG_NODES:
+        obj, expr, depth = queue.pop(0)
+        if isinstance(obj, str):
+            if len(obj) > SHOWN:
+                out[expr] = hashlib.sha256(obj.encode("utf-8", "replace")).hexdigest()
+            continue
+        if depth >= LONG_DEPTH or isinstance(obj, _IDENTITIES):
+            continue
+        try:
+            parts = [(f"{expr}.{n}", a) for n, a in objects.attributes(obj)]
+            if type(obj) is dict and len(obj) <= MEMBERS:
+                parts += [(f"{expr}[{k!r}]", v) for k, v in obj.items() if type(k) in (str, int)]
+        except Exception:  # the project's descriptors
+            continue
+        for where, part in parts:
+            if id(part) not in seen:
+                seen.add(id(part))
+                queue.append((part, where, depth + 1))
+    return out
 
 
 def probe_module(name: str, names: list[str]) -> Json:

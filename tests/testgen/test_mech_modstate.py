@@ -16,7 +16,7 @@ import pytest
 
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import data_change
-from bot.testgen.modstate import _compare, _version_only, import_hits
+from bot.testgen.modstate import _compare, _unpinned, _version_only, import_hits
 from tests.conftest import GitRepo
 from tests.testgen.sample import PYPROJECT, caught, sample_testgen
 from tests.testgen.test_differential import project_venv
@@ -173,3 +173,19 @@ def test_what_differs_is_asserted_entry_by_entry() -> None:
     assert said == "differs in 2 entries"
     assert _version_only("'lib/1.2.0'", "'lib/1.3.0'")
     assert not _version_only("'lib/1.2.0 fast'", "'lib/1.2.0 slow'")
+
+
+def test_a_table_another_generator_pins_through_its_reader_is_left_to_it() -> None:
+    wanted = {
+        "glyphs.table": ("glyphs/table.py", ["ZERO", "WIDE"]),
+        "glyphs.data": ("glyphs/data.py", ["NAMES"]),
+    }
+    reads = {"call": "width('a')", "changed": True, "new_name": False}
+    facts = {
+        "tests/test_nova_glyphs_width.py": {"t": [{**reads, "reaches": ["glyphs.table.ZERO"]}]},
+        "tests/test_nova_glyphs_data.py": {"u": [{**reads, "reaches": ["<module>"]}]},
+        "tests/test_nova_glyphs_other.py": {"v": [{**reads, "changed": False, "reaches": []}]},
+    }
+    left, notes = _unpinned(wanted, facts)
+    assert left == {"glyphs.table": ("glyphs/table.py", ["WIDE"])}
+    assert notes[0].startswith("modstate: glyphs/table.py: ZERO not observed")
