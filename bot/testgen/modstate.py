@@ -171,7 +171,7 @@ def generate_modstate(
         parent = [_observe(ws, fw, plan, f"parent-{seed}", seed) for seed in (0, 1)]
     failed = next((str(r["error"]) for r in [*head, *parent] if "error" in r), "")
     if failed:
-        return [f"modstate: the changed modules could not be observed: {failed}"]
+        return [*notes, f"modstate: the changed modules could not be observed: {failed}"]
     tests: list[tuple[str, str, str, _Check]] = []  # module, path, name, check
     for module, (path, names) in sorted(wanted.items()):
         broken = [
