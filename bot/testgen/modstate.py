@@ -156,10 +156,13 @@ def generate_modstate(
     targets: list[Target],
     parent_files: dict[str, str | None] | None,
     facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
+    pinned: dict[str, dict[str, list[dict[str, object]]]] | None = None,
 ) -> list[str]:
     """Write one test file pinning the module-level state the changed top-level code
-    leaves after import, where it differs from the parent's; return notes."""
-    wanted, notes = _unpinned(_wanted(targets, fw), facts or {})
+    leaves after import, where it differs from the parent's; return notes. ``facts``
+    gets each test's fact; ``pinned``: the other generators' facts (a name one of their
+    tests pins a changed behaviour through is left to it)."""
+    wanted, notes = _unpinned(_wanted(targets, fw), pinned if pinned is not None else facts or {})
     if not wanted or not parent_files:
         return notes
     plan = json.dumps(

@@ -236,8 +236,12 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         result.notes += generate_differential(
             ws, ws.framework, result.matrix, result.change.base_ref, result.facts
         )
+        # the module-level state first (a few seconds); its facts join after amplification,
+        # whose budget depends only on what the differential generator pinned
+        states: dict[str, dict[str, list[dict[str, object]]]] = {}
+        _modstate(job, ws, result, states)
         _amplify(job, ws, result)
-        _modstate(job, ws, result)
+        result.facts.update(states)
         return
     from bot.llm.loop import run_coroutine
     from bot.testgen.agent import generate_with_llm
@@ -319,7 +323,12 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
 MODSTATE_BY = 90.0
 
 
-def _modstate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
+def _modstate(
+    job: TestgenJob,
+    ws: Workspace,
+    result: TestgenResult,
+    facts: dict[str, dict[str, list[dict[str, object]]]],
+) -> None:
     """The module-level state of the changed targets neither generator pinned, observed
     after import on both sides (``bot.testgen.modstate``)."""
     from bot.testgen.amplify import unpinned
@@ -334,7 +343,9 @@ def _modstate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         result.notes.append(f"modstate: skipped: {spent:.0f} s of the job are spent")
         return
     parent_files = _parent_files(ws, result, result.change.base_ref)
-    result.notes += generate_modstate(ws, ws.framework, targets, parent_files, result.facts)
+    result.notes += generate_modstate(
+        ws, ws.framework, targets, parent_files, facts, pinned=result.facts
+    )
 
 
 def _write_given(ws: Workspace, files: dict[str, str], result: TestgenResult) -> None:
