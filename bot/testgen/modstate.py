@@ -4,7 +4,8 @@ Many releases change module-level code: the setup of a package's logger (its lev
 handlers), a registry filled at import, a module-level object configured by calls
 (``env.filters[...] = ...``, ``parser.add_argument(...)``), a constant table. The
 differential generator reaches such a change only through a function that reads the name
-on inputs that show it; when nothing pinned it, this generator looks at the state itself:
+on inputs that show it; where none of its tests pins it, this generator (run after it,
+before amplification) looks at the state itself:
 
 - **What the changed lines configure**: the names a changed top-level statement binds or
   mutates (``moddata``: ``NAME = ...``, ``NAME[k] = v``, ``NAME.attr = v``,
