@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from bot.testgen.jsscan import JsScanError, matching_close
 from bot.testgen.matrix import Target
+from bot.testgen.modstate import import_hits
 from bot.testgen.runners import Runner
 from bot.testgen.workspace import Workspace
 
@@ -204,6 +205,8 @@ def _judge(
             c.evidence["changed_lines_covered"] = None
             c.evidence["coverage_unmeasured"] = why
             covered[c.name] = {}
+    test_text = ws.read(rel) or ""
+    sources = {t.path: ws.read(t.path) for t in targets if t.qualname == "<module>"}
     for c in alive:
         if c.name in covered:
             continue
@@ -220,6 +223,8 @@ def _judge(
             # a changed table runs at import, before any test: it counts when the test
             # ran a function that reads it (``moddata``)
             hit = t.ran(mine)
+            # or at import, binding a name the test itself reads (``modstate``)
+            hit = hit or import_hits(t, runner.imported, sources.get(t.path), test_text, c.name)
             if hit:
                 hits.setdefault(t.path, []).extend(hit)
                 c.targets.append(f"{t.path}::{t.qualname}")

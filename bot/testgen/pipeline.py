@@ -243,7 +243,12 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         result.notes += generate_differential(
             ws, ws.framework, result.matrix, result.change.base_ref, result.facts
         )
+        # the module-level state first (a few seconds); its facts join after amplification,
+        # whose budget depends only on what the differential generator pinned
+        states: dict[str, dict[str, list[dict[str, object]]]] = {}
+        _modstate(job, ws, result, states)
         _amplify(job, ws, result)
+        result.facts.update(states)
         return
     from bot.llm.loop import run_coroutine
     from bot.testgen.agent import generate_with_llm
@@ -341,6 +346,36 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     seconds = min(TEST_SECONDS, job.settings.testgen.timeout)
     result.notes += generate_amplified(
         ws, ws.framework, targets, parent_files, result.facts, seconds, budget
+    )
+
+
+# the module-level state is observed only if the job has spent no more than this before
+# (its tests' gates, and the full suite when one is kept, follow)
+MODSTATE_BY = 90.0
+
+
+def _modstate(
+    job: TestgenJob,
+    ws: Workspace,
+    result: TestgenResult,
+    facts: dict[str, dict[str, list[dict[str, object]]]],
+) -> None:
+    """The module-level state of the changed targets neither generator pinned, observed
+    after import on both sides (``bot.testgen.modstate``)."""
+    from bot.testgen.amplify import unpinned
+    from bot.testgen.modstate import generate_modstate
+
+    assert ws.framework is not None
+    targets = [t for t in unpinned(result.matrix, result.facts) if t.data is not None]
+    if not targets:
+        return
+    spent = time.monotonic() - job.started
+    if spent > MODSTATE_BY:
+        result.notes.append(f"modstate: skipped: {spent:.0f} s of the job are spent")
+        return
+    parent_files = _parent_files(ws, result, result.change.base_ref)
+    result.notes += generate_modstate(
+        ws, ws.framework, targets, parent_files, facts, pinned=result.facts
     )
 
 

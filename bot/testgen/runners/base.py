@@ -33,6 +33,9 @@ class Runner(ABC):
         self.failures: dict[str, str] = {}
         self.coverage_failure: str | None = None  # why the last coverage run gave nothing
         self.stopped = False  # the last coverage run reached its run_seconds
+        # lines the last per-test coverage run executed outside every test (imports at
+        # collection): a module's top-level code runs there (``modstate.import_hits``)
+        self.imported: Lines = {}
 
     run_margin = 60.0  # seconds a run may take beyond its tests' limits (start-up, imports)
 

@@ -260,9 +260,12 @@ class PytestRunner(Runner):
             files = json.loads(report.read_text()).get("files", {})
         dotted = {n: "." + n.split("[")[0].replace("::", ".") for n in names}
         lines: dict[str, Lines] = {n: {} for n in names}
+        self.imported = {}
         for path, info in files.items():
             for line, contexts in (info.get("contexts") or {}).items():
                 for ctx in contexts:
+                    if not ctx:  # outside every test: imports, collection
+                        self.imported.setdefault(relative(ws, path), set()).add(int(line))
                     for name, suffix in dotted.items():
                         if ctx.endswith(suffix):
                             lines[name].setdefault(relative(ws, path), set()).add(int(line))

@@ -1,0 +1,501 @@
+"""No model: a change to what a module does when it is imported, pinned by its state.
+
+Many releases change module-level code: the setup of a package's logger (its level,
+handlers), a registry filled at import, a module-level object configured by calls
+(``env.filters[...] = ...``, ``parser.add_argument(...)``), a constant table. The
+differential generator reaches such a change only through a function that reads the name
+on inputs that show it; where none of its tests pins it, this generator (run after it,
+before amplification) looks at the state itself:
+
+- **What the changed lines configure**: the names a changed top-level statement binds or
+  mutates (``moddata``: ``NAME = ...``, ``NAME[k] = v``, ``NAME.attr = v``,
+  ``NAME.method(...)``, and names derived from them). Version strings, dunder names and a
+  ``_version.py`` are skipped: a test pinning a version number is not a behaviour catch.
+- **Observed on both sides**: ``probe_state`` (the side-runner, next to the differential
+  generator's) imports each module twice on the head and twice on the parent (the changed
+  files swapped in, another hash seed the second time) and describes each name: a value as
+  its Python source, a table entry by entry, any other object by the facts of its structure
+  (type names, public attributes, items; ``probe_objects.facts``); a class, function or
+  module is an identity, never a value. Only what both runs of a side show alike counts.
+- **The test**: for each name whose steady state differs, the first few differences (the
+  shallowest first: type names, then sizes, then values; a table's changed entries one by
+  one) become asserts on head's state, in one test file that imports the names. The gates
+  decide as for any test; a changed top-level line counts as run by a test whose own body
+  reads a name it binds, when the run executed it at import (``import_hits``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from bot.testgen.ghostwriter import _module_name
+from bot.testgen.probe_objects import VALUE
+from bot.testgen.render import MARKER
+
+if TYPE_CHECKING:
+    from bot.testgen.frameworks import Framework
+    from bot.testgen.matrix import Target
+    from bot.testgen.runners import Lines
+    from bot.testgen.workspace import Workspace
+
+__all__ = ["generate_modstate", "import_hits"]
+
+SIDE_RUNNER = Path(__file__).with_name("probe_state.py")
+MAX_NAMES = 12  # names observed per module
+MAX_CHECKS = 3  # asserts per name (each its own test)
+MAX_TESTS = 12  # tests in the file
+RUN_SECONDS = 60.0  # one side-runner run (every module)
+_SKIPPED_FILES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "__main__.py"}
+_VERSION_FILES = ("version.py", "__about__.py", "__version__.py")
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-.+]?[A-Za-z]+\d*)*")
+_IDENTITY = ("<class '", "<function ", "<module '", "<bound method ", "<built-in ")
+_CHAIN = re.compile(r"^((?:\.\w+|\[[^\]]*\])*)")
+
+
+@dataclass
+class _Check:
+    """One assert on a module-level name (``{r}`` is where the name goes)."""
+
+    assertion: str
+    before: str
+    imports: list[str] = field(default_factory=list)
+
+
+def _skipped(path: str, name: str) -> str:
+    """Why a bound name is not observed ("": it is)."""
+    if name.startswith("__") and name.endswith("__"):
+        return "a dunder name"
+    if "version" in name.lower() or PurePosixPath(path).name.endswith(_VERSION_FILES):
+        return "a version"
+    return ""
+
+
+def _wanted(targets: list[Target], fw: Framework) -> dict[str, tuple[str, list[str]]]:
+    """module -> (its path, the names its changed top-level lines bind)."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for t in targets:
+        if (
+            t.qualname != "<module>"
+            or t.data is None
+            or not t.path.endswith(".py")
+            or fw.is_test_name(t.path)
+            or PurePosixPath(t.path).name in _SKIPPED_FILES
+            or t.path.startswith(("docs/", "doc/"))
+        ):
+            continue
+        names = [n for n in sorted(t.data.bindings) if not _skipped(t.path, n)][:MAX_NAMES]
+        if names:
+            out[_module_name(t.path)] = (t.path, names)
+    return out
+
+
+def _unpinned(
+    wanted: dict[str, tuple[str, list[str]]], facts: dict[str, dict[str, list[dict[str, Any]]]]
+) -> tuple[dict[str, tuple[str, list[str]]], list[str]]:
+    """The names no test of another generator pins a changed behaviour through (a fact
+    that reaches ``module.NAME``, or ``<module>`` from the module's own test file): a
+    table read by a function whose result changed is tested best by that function."""
+    reached: set[str] = set()
+    for file, rows in facts.items():
+        own = PurePosixPath(file).stem.removeprefix("test_nova_")
+        for found in rows.values():
+            for f in found:
+                if f.get("changed") and not f.get("new_name"):
+                    reached |= {own if r == "<module>" else str(r) for r in f.get("reaches") or []}
+    out: dict[str, tuple[str, list[str]]] = {}
+    notes = []
+    for module, (path, names) in wanted.items():
+        whole = module.replace(".", "_") in reached
+        left = [n for n in names if not whole and f"{module}.{n}" not in reached]
+        if len(left) < len(names):
+            gone = sorted(set(names) - set(left))
+            notes.append(
+                f"modstate: {path}: {', '.join(gone)} not observed: another generator's "
+                "tests pin a changed behaviour through it"
+            )
+        if left:
+            out[module] = (path, left)
+    return out, notes
+
+
+def _observe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict[str, Any]:
+    """One run of the side-runner: module -> its names' descriptions (or its import error)."""
+    from bot.testgen.differential import side_runner
+
+    scratch = ws.scratch()
+    script = scratch / "nova_probe_state.py"
+    if not script.is_file():
+        if not (scratch / "nova_probe.py").is_file():
+            side_runner(scratch)
+        shutil.copyfile(SIDE_RUNNER, script)
+    plan_file, out_file = scratch / f"state-plan-{tag}.json", scratch / f"state-{tag}.json"
+    plan_file.write_text(plan, encoding="utf-8")
+    out_file.unlink(missing_ok=True)
+    run = ws.run(
+        [fw.run_files[0], str(script), str(plan_file), str(out_file)],
+        timeout=RUN_SECONDS,
+        env={"PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    if not out_file.is_file():
+        tail = run.output.strip().splitlines()[-1:] or ["no output"]
+        return {"error": tail[0][:200]}
+    data = json.loads(out_file.read_text(encoding="utf-8"))
+    modules = data.get("modules") if isinstance(data, dict) else None
+    return modules if isinstance(modules, dict) else {"error": "unreadable output"}
+
+
+def generate_modstate(
+    ws: Workspace,
+    fw: Framework,
+    targets: list[Target],
+    parent_files: dict[str, str | None] | None,
+    facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
+    pinned: dict[str, dict[str, list[dict[str, object]]]] | None = None,
+) -> list[str]:
+    """Write one test file pinning the module-level state the changed top-level code
+    leaves after import, where it differs from the parent's; return notes. ``facts``
+    gets each test's fact; ``pinned``: the other generators' facts (a name one of their
+    tests pins a changed behaviour through is left to it)."""
+    wanted, notes = _unpinned(_wanted(targets, fw), pinned if pinned is not None else facts or {})
+    if not wanted or not parent_files:
+        return notes
+    plan = json.dumps(
+        {"modules": [{"module": m, "names": names} for m, (_p, names) in sorted(wanted.items())]}
+    )
+    started = time.monotonic()
+    head = [_observe(ws, fw, plan, f"head-{seed}", seed) for seed in (0, 1)]
+    with ws.replaced(parent_files):
+        parent = [_observe(ws, fw, plan, f"parent-{seed}", seed) for seed in (0, 1)]
+    failed = next((str(r["error"]) for r in [*head, *parent] if "error" in r), "")
+    if failed:
+        return [*notes, f"modstate: the changed modules could not be observed: {failed}"]
+    tests: list[tuple[str, str, str, _Check]] = []  # module, path, name, check
+    for module, (path, names) in sorted(wanted.items()):
+        broken = [
+            str(side[module]["import_error"])
+            for side in [*head, *parent]
+            if "import_error" in side.get(module, {})
+        ]
+        if broken:
+            notes.append(f"modstate: {path} not observed: it does not import ({broken[0]})")
+            continue
+        for name in names:
+            ours = _steady([h[module]["names"].get(name) for h in head])
+            theirs = _steady([p[module]["names"].get(name) for p in parent])
+            checks, said = _compare(ours, theirs)
+            notes.append(f"modstate: {path}: {name} {said.replace('{n}', name)}")
+            tests += [(module, path, name, c) for c in checks[:MAX_CHECKS]]
+    took = f"{time.monotonic() - started:.1f} s"
+    if not tests:
+        return [*notes, f"modstate: nothing to pin ({took})"]
+    target, text, found = _render(fw, tests[:MAX_TESTS])
+    from bot.testgen.workspace import WriteRefused
+
+    try:
+        ws.write_test(target, text)
+    except WriteRefused as exc:
+        return [*notes, f"modstate: {exc}"]
+    if facts is not None:
+        facts[target] = found
+    return [*notes, f"modstate wrote {target} ({len(found)} tests, {took})"]
+
+
+def _steady(runs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """What every run of one side showed alike: the whole description, or for an object
+    the facts all runs share (expression -> [source, imports]); None when they disagree."""
+    if any(r is None for r in runs):
+        return None
+    first = runs[0]
+    assert first is not None
+    if all(r is not None and r.get("kind") == "object" for r in runs):
+        shared = {str(f[0]): [f[1], f[2]] for f in first["facts"]}
+        for other in runs[1:]:
+            assert other is not None
+            shown = {str(f[0]): f[1] for f in other["facts"]}
+            shared = {e: f for e, f in shared.items() if shown.get(e) == f[0]}
+        long = dict(first.get("long") or {})
+        for other in runs[1:]:
+            assert other is not None
+            long = {e: d for e, d in long.items() if (other.get("long") or {}).get(e) == d}
+        return {**first, "facts": shared, "long": long}
+    same = all(json.dumps(r, sort_keys=True) == json.dumps(first, sort_keys=True) for r in runs)
+    return first if same else None
+
+
+def _compare(
+    ours: dict[str, Any] | None, theirs: dict[str, Any] | None
+) -> tuple[list[_Check], str]:
+    """The asserts that tell head's state from the parent's, and a note on it."""
+    if ours is None or theirs is None:
+        return [], "differs between runs of one side (not pinned)"
+    kinds = (ours.get("kind"), theirs.get("kind"))
+    if "missing" in kinds:
+        return [], "is new or gone in this change (not pinned)"
+    if "identity" in kinds or "unobservable" in kinds:
+        return [], "is a class, function or module, or cannot be observed (not pinned)"
+    if ours.get("type") != theirs.get("type"):
+        shown = repr(ours.get("type"))
+        check = _Check(f"assert type({VALUE}).__name__ == {shown}", f"a {theirs.get('type')}")
+        return [check], f"differs: a {theirs.get('type')} -> a {ours.get('type')}"
+    if kinds == ("object", "object"):
+        checks, said = _object_checks(ours["facts"], theirs["facts"])
+        mine, old = ours.get("long") or {}, theirs.get("long") or {}
+        texts = [e.replace(VALUE, "{n}") for e, d in mine.items() if e in old and old[e] != d]
+        if texts and not checks:
+            said = f"differs only in text too long to pin whole: {', '.join(texts[:3])}"
+        return checks, said
+    same = ours.get("value", ours.get("digest")) == theirs.get("value", theirs.get("digest"))
+    if same and ours.get("kind") == theirs.get("kind"):
+        return [], "is the same on both sides"
+    delta = _entries(ours, theirs)
+    if delta:
+        return delta, f"differs in {len(delta)} entries"
+    if kinds == ("value", "value"):
+        value, before = str(ours["value"]), str(theirs["value"])
+        if _version_only(value, before):
+            return [], "differs only in a version number (not pinned)"
+        check = _Check(_equals(VALUE, value), before, list(ours.get("imports") or []))
+        return [check], f"differs: {_short(before)} -> {_short(value)}"
+    return [], "differs in a value too long to pin whole (not pinned)"
+
+
+def _entries(ours: dict[str, Any], theirs: dict[str, Any]) -> list[_Check]:
+    """A table's changed entries: a dict's keys whose value is new or changed, and the
+    keys it lost; a collection's added and removed members."""
+    if "items" in ours and "items" in theirs:
+        mine = {str(k): str(v) for k, v in ours["items"]}
+        old = {str(k): str(v) for k, v in theirs["items"]}
+        out = [
+            _Check(_equals(f"{VALUE}[{k}]", v), old.get(k, f"no key {k}"))
+            for k, v in mine.items()
+            if old.get(k) != v
+        ]
+        gone = [k for k in old if k not in mine]
+        out += [_Check(f"assert {k} not in {VALUE}", f"{k} was a key") for k in gone]
+        return out
+    if "members" in ours and "members" in theirs:
+        mine_m, old_m = set(ours["members"]), set(theirs["members"])
+        out = [_Check(f"assert {m} in {VALUE}", f"no {m}") for m in sorted(mine_m - old_m)]
+        out += [_Check(f"assert {m} not in {VALUE}", f"{m} in it") for m in sorted(old_m - mine_m)]
+        return out
+    return []
+
+
+def _object_checks(
+    ours: dict[str, list[Any]], theirs: dict[str, list[Any]]
+) -> tuple[list[_Check], str]:
+    """Facts of the structure both sides show with another value: the shallowest first,
+    type names before sizes before values (``differential._fact_rank``)."""
+    differ = [
+        (expr, fact)
+        for expr, fact in ours.items()
+        if expr in theirs
+        and theirs[expr][0] != fact[0]
+        and not any(i in str(fact[0]) + str(theirs[expr][0]) for i in _IDENTITY)
+        and not _version_only(str(fact[0]), str(theirs[expr][0]))
+    ]
+    if not differ:
+        return [], "is the same on both sides (as far as its structure shows)"
+    differ.sort(key=lambda ef: (_depth(ef[0]), _rank(ef[0])))
+    checks: list[_Check] = []
+    for expr, (source, imports) in differ:
+        before = str(theirs[expr][0])
+        keys = _keys_delta(expr, str(source), before)
+        if keys is not None:
+            checks += keys
+            continue
+        shown = expr.replace(VALUE, "{n}")
+        checks.append(_Check(_equals(expr, str(source)), f"{shown} was {before}", list(imports)))
+    first = differ[0]
+    shown = first[0].replace(VALUE, "{n}")
+    said = f"differs: {shown}: {_short(str(theirs[first[0]][0]))} -> {_short(str(first[1][0]))}"
+    return checks, said + (f" (and {len(differ) - 1} more)" if len(differ) > 1 else "")
+
+
+def _keys_delta(expr: str, source: str, before: str) -> list[_Check] | None:
+    """``list({r}...)`` (a dict's keys) that differ: the keys added and removed, each
+    asserted by membership (their order is not the change); None for another fact."""
+    if not (expr.startswith("list(") and expr.endswith(")")):
+        return None
+    try:
+        mine, old = ast.literal_eval(source), ast.literal_eval(before)
+    except (ValueError, SyntaxError):
+        return None
+    if not isinstance(mine, list) or not isinstance(old, list):
+        return None
+    inner = expr[5:-1]
+    out = [_Check(f"assert {k!r} in {inner}", f"no key {k!r}") for k in mine if k not in old]
+    gone = [k for k in old if k not in mine]
+    out += [_Check(f"assert {k!r} not in {inner}", f"{k!r} was a key") for k in gone]
+    return out or None
+
+
+def _depth(expr: str) -> int:
+    """How many attribute or item steps below the name a fact looks."""
+    tail = expr.split(VALUE, 1)[-1]
+    chain = _CHAIN.match(tail)
+    return len(re.findall(r"\.\w+|\[[^\]]*\]", chain.group(1))) if chain else 0
+
+
+def _rank(expr: str) -> int:
+    return 0 if "__name__" in expr else 1 if expr.startswith("len(") else 2
+
+
+def _equals(left: str, source: str) -> str:
+    same = "is" if source in ("None", "True", "False") else "=="
+    return f"assert {left} {same} {source}"
+
+
+def _version_only(head: str, parent: str) -> bool:
+    """Whether two values differ only in version numbers (``'lib/1.2'`` and ``'lib/1.3'``)."""
+    return head != parent and _VERSION.sub("V", head) == _VERSION.sub("V", parent)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _render(
+    fw: Framework, tests: list[tuple[str, str, str, _Check]]
+) -> tuple[str, str, dict[str, list[dict[str, object]]]]:
+    """(the test file's path, its text, each test's fact)."""
+    counts: dict[str, int] = {}
+    for _m, _p, name, _c in tests:
+        counts[name] = counts.get(name, 0) + 1
+    owners: dict[str, set[str]] = {}
+    for module, _p, name, _c in tests:
+        owners.setdefault(name, set()).add(module)
+    imports: set[str] = set()
+    body: list[str] = []
+    found: dict[str, list[dict[str, object]]] = {}
+    used: set[str] = set()
+    for module, _path, name, check in tests:
+        local = name if len(owners[name]) == 1 else f"{module.replace('.', '_')}_{name}"
+        imports.add(f"from {module} import {name}" + (f" as {local}" if local != name else ""))
+        imports.update(check.imports)
+        stem = module.rsplit(".", 1)[-1]
+        base = f"test_{stem}_{name.strip('_').lower()}_state"
+        test, n = base, 2
+        while test in used:
+            test, n = f"{base}_{n}", n + 1
+        used.add(test)
+        assertion = check.assertion.replace(VALUE, local)
+        before = check.before.replace("{n}", local)
+        body += ["", "", f"def {test}():", f"    # before this change: {_short(before)}"]
+        body.append(f"    {assertion}")
+        found[test] = [
+            {
+                "call": f"from {module} import {name}; {assertion.removeprefix('assert ')}",
+                "head": assertion.removeprefix("assert "),
+                "parent": before,
+                "changed": True,
+                "new_name": False,
+                "reaches": [f"{module}.{name}"],
+            }
+        ]
+    paths = sorted({p for _m, p, _n, _c in tests})
+    plain = sorted(i for i in imports if i.startswith("import "))
+    froms = sorted(i for i in imports if i.startswith("from "))
+    head = [
+        f"{MARKER}the module-level state of {', '.join(paths)}, written by Nova",
+        "from importing the module on the change's head and on its parent (no model).",
+        "",
+        "Each expected value is what the changed top-level code leaves after import; a",
+        'comment says what the parent commit left."""',
+        "",
+        *plain,
+        *([""] if plain else []),
+        *froms,
+    ]
+    text = "\n".join([*head, *body]) + "\n"
+    ast.parse(text)  # a value that does not render as Python is a bug here, not a test
+    test_dir = fw.test_dirs[0].strip("/")
+    name = "test_nova_module_state.py"
+    return (f"{test_dir}/{name}" if test_dir != "." else name), text, found
+
+
+# -- the changed-line gate: a changed top-level line runs at import -----------------------
+
+
+def import_hits(
+    target: Target, imported: Lines, source: str | None, test: str, name: str
+) -> list[int]:
+    """The changed top-level lines of ``target``'s module that count as run by the test
+    ``name`` of the file ``test`` (its text): those of a statement the run executed at
+    import (``imported``: lines run outside any test) binding a name the test's own body
+    reads from that module (``from pkg.mod import NAME`` then ``NAME``, or ``mod.NAME``)."""
+    if target.data is None or target.qualname != "<module>" or source is None:
+        return []
+    ran = imported.get(target.path, set())
+    if not ran:
+        return []
+    read = _read_names(test, name, _module_name(target.path))
+    lines = {n for bound in read for n in target.data.bindings.get(bound, [])}
+    if not lines:
+        return []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    out = set()
+    for node in tree.body:
+        first, last = node.lineno, node.end_lineno or node.lineno
+        span = {n for n in lines if first <= n <= last}
+        if span and any(first <= n <= last for n in ran):
+            out |= span
+    return sorted(out)
+
+
+def _read_names(text: str, name: str, module: str) -> set[str]:
+    """The names of ``module`` the test function ``name`` (``test_x``, ``Cls::test_x``,
+    ``test_x[case]``) reads in its body, through the file's imports or its own."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    parts = name.split("[", 1)[0].split("::")
+    scope: list[ast.stmt] = tree.body
+    func: ast.AST | None = None
+    for part in parts:
+        func = next(
+            (
+                n
+                for n in scope
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and n.name == part
+            ),
+            None,
+        )
+        if func is None:
+            return set()
+        scope = func.body
+    if func is None:
+        return set()
+    names: dict[str, str] = {}  # local -> the module's name
+    modules: set[str] = set()  # locals bound to the module itself
+    for node in [*tree.body, *ast.walk(func)]:
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            for alias in node.names:
+                local = alias.asname or alias.name
+                if node.module == module:
+                    names[local] = alias.name
+                elif f"{node.module}.{alias.name}" == module:
+                    modules.add(local)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == module:
+                    modules.add(alias.asname or alias.name)
+    out = set()
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Name) and sub.id in names:
+            out.add(names[sub.id])
+        elif isinstance(sub, ast.Attribute) and ast.unparse(sub.value) in modules:
+            out.add(sub.attr)
+    return out
