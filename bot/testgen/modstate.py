@@ -125,6 +125,79 @@ def _unpinned(
     return out, notes
 
 
+def _literal(node: ast.expr) -> bool:
+    """A value written out in the source: a literal display (``("a", "b")``, ``{"k": 1}``,
+    ``"https://..."``), or one handed to ``set`` / ``frozenset`` / ``tuple`` / ``list`` /
+    ``dict``."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("set", "frozenset", "tuple", "list", "dict")
+    ):
+        return all(_literal(a) for a in node.args) and all(_literal(k.value) for k in node.keywords)
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def written_out(source: str, name: str, lines: list[int]) -> bool:
+    """Whether every changed statement binding ``name`` (on ``lines``) assigns it a value
+    written out in the source: a test asserting that value would restate the code, not
+    test a behaviour (the functions reading it do)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    wanted, found = set(lines), 0
+    for node in tree.body:
+        if not wanted & set(range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+            continue
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            return False  # a call, an augmented or subscript assignment: configured
+        if not all(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return False
+        if not _literal(value):
+            return False
+        found += 1
+    return found > 0
+
+
+def _computed(
+    wanted: dict[str, tuple[str, list[str]]],
+    targets: list[Target],
+    ws: Workspace,
+    notes: list[str],
+) -> tuple[dict[str, tuple[str, list[str]]], list[str]]:
+    """The wanted names but those the change only writes out as a literal value."""
+    lines = {
+        (t.path, n): ls
+        for t in targets
+        if t.qualname == "<module>" and t.data is not None
+        for n, ls in t.data.bindings.items()
+    }
+    out: dict[str, tuple[str, list[str]]] = {}
+    for module, (path, names) in wanted.items():
+        source = ws.read(path) or ""
+        literal = [n for n in names if written_out(source, n, lines.get((path, n), []))]
+        if literal:
+            notes = [
+                *notes,
+                f"modstate: {path}: {', '.join(literal)} not observed: a value written out in "
+                "the source (a test of it would restate the code; the functions reading it "
+                "test it)",
+            ]
+        left = [n for n in names if n not in literal]
+        if left:
+            out[module] = (path, left)
+    return out, notes
+
+
 def _observe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict[str, Any]:
     """One run of the side-runner: module -> its names' descriptions (or its import error)."""
     from bot.testgen.differential import side_runner
@@ -164,6 +237,7 @@ def generate_modstate(
     gets each test's fact; ``pinned``: the other generators' facts (a name one of their
     tests pins a changed behaviour through is left to it)."""
     wanted, notes = _unpinned(_wanted(targets, fw), pinned if pinned is not None else facts or {})
+    wanted, notes = _computed(wanted, targets, ws, notes)
     if not wanted or not parent_files:
         return notes
     plan = json.dumps(

@@ -119,7 +119,8 @@ def test_version_comment_and_refactor_claim_nothing(tmp_path: Path) -> None:
     notes = "\n".join(data["notes"])
     assert "modstate: shouty/registry.py: CONVERTERS is the same on both sides" in notes, notes
     assert "modstate: shouty/registry.py: TIMEOUT is the same on both sides" in notes, notes
-    assert "USER_AGENT differs only in a version number (not pinned)" in notes, notes
+    # a value the change writes out is left to the functions reading it
+    assert "USER_AGENT not observed: a value written out in the source" in notes, notes
     assert "__version__" not in notes
     assert not [c for c in data["kept"] if c["evidence"].get("catches_change")], data["kept"]
     assert "modstate wrote" not in notes
@@ -189,3 +190,27 @@ def test_a_table_another_generator_pins_through_its_reader_is_left_to_it() -> No
     left, notes = _unpinned(wanted, facts)
     assert left == {"glyphs.table": ("glyphs/table.py", ["WIDE"])}
     assert notes[0].startswith("modstate: glyphs/table.py: ZERO not observed")
+
+
+def test_a_value_the_change_writes_out_is_left_to_its_readers() -> None:
+    from bot.testgen.modstate import written_out
+
+    source = (
+        "import logging\n"
+        'IGNORED = ("a-release", "b-release")\n'
+        'URL = "https://example.org/zones.xml"\n'
+        "KINDS = frozenset({'x', 'y'})\n"
+        "TABLE = {}\n"
+        'TABLE["list"] = list\n'
+        "log = logging.getLogger('p')\n"
+        "log.addHandler(logging.NullHandler())\n"
+        "LIMIT = compute()\n"
+    )
+    assert written_out(source, "IGNORED", [2])
+    assert written_out(source, "URL", [3])
+    assert written_out(source, "KINDS", [4])
+    # filled or configured at import: state, not source
+    assert not written_out(source, "TABLE", [6])
+    assert not written_out(source, "log", [8])
+    assert not written_out(source, "LIMIT", [9])
+    assert not written_out(source, "URL", [])  # no changed statement binds it
