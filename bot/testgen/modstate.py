@@ -127,8 +127,17 @@ def _unpinned(
 
 def _literal(node: ast.expr) -> bool:
     """A value written out in the source: a literal display (``("a", "b")``, ``{"k": 1}``,
-    ``"https://..."``), or one handed to ``set`` / ``frozenset`` / ``tuple`` / ``list`` /
-    ``dict``."""
+    ``"https://..."``) whose items may name other constants (``(_OS_RELEASE, "a")``), one
+    handed to ``set`` / ``frozenset`` / ``tuple`` / ``list`` / ``dict``, or another
+    name's value (``tz_names = win_tz``)."""
+    if isinstance(node, ast.Name | ast.Attribute):
+        return True
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is None or _literal(k) for k in node.keys) and all(
+            _literal(v) for v in node.values
+        )
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
