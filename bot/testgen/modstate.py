@@ -152,17 +152,20 @@ def _literal(node: ast.expr) -> bool:
 
 
 def written_out(source: str, name: str, lines: list[int]) -> bool:
-    """Whether every changed statement binding ``name`` (on ``lines``) assigns it a value
-    written out in the source: a test asserting that value would restate the code, not
-    test a behaviour (the functions reading it do)."""
+    """Whether every changed statement binding ``name`` (on ``lines``; none there: every
+    top-level statement binding it) assigns it a value written out in the source: a test
+    asserting that value would restate the code, not test a behaviour (the functions
+    reading it do)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     wanted, found = set(lines), 0
-    for node in tree.body:
-        if not wanted & set(range(node.lineno, (node.end_lineno or node.lineno) + 1)):
-            continue
+    binding = [n for n in tree.body if name in _bound(n)]
+    changed = [n for n in binding if wanted & set(range(n.lineno, (n.end_lineno or n.lineno) + 1))]
+    # a name the changed lines reach through another's value (``tz_names = win_tz``):
+    # its own statements
+    for node in changed or binding:
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -175,6 +178,24 @@ def written_out(source: str, name: str, lines: list[int]) -> bool:
             return False
         found += 1
     return found > 0
+
+
+def _bound(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds or configures (its targets' root names)."""
+    if isinstance(node, ast.Assign):
+        targets: list[ast.expr] = list(node.targets)
+    elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+        targets = [node.target]
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        targets = [node.value.func]
+    else:
+        return set()
+    out: set[str] = set()
+    for t in targets:
+        while isinstance(t, ast.Attribute | ast.Subscript):
+            t = t.value
+        out |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return out
 
 
 def _computed(
