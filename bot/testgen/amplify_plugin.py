@@ -133,8 +133,13 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
     return _Call(frame, caller.f_lineno, kind).event
 
 
-# the test runner's own helpers a test calls (pytest.raises, self.assertEqual, mocks)
-_RUNNER = re.compile(r"[/\\](_pytest|pytest|unittest|pluggy|_?hypothesis|typing|contextlib)[/\\.]")
+# the test runner's own helpers a test calls (pytest.raises, self.assertEqual, mocks): the
+# top-level package or module right under site-packages or the standard library's folder
+# (not any folder of that name: a clone under ~/typing/ keeps its libraries observed)
+_RUNNER = re.compile(
+    r"(?:site-packages|python3\.\d+)[/\\]"
+    r"(?:_pytest|pytest|unittest|pluggy|_?hypothesis|typing|contextlib)[/\\.]"
+)
 
 _COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>")  # their own frames up to 3.11
 
