@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 from bot.change import Change, FileDiff, Line
@@ -12,7 +14,16 @@ from bot.testgen.moddata import DataChange, class_data_change, covered_lines, da
 from bot.testgen.runners import Lines, Runner
 from bot.testgen.workspace import Workspace
 
-__all__ = ["Target", "build_matrix", "covered_count", "measure_baseline", "version_stamps"]
+__all__ = [
+    "Target",
+    "build_matrix",
+    "comment_lines",
+    "covered_count",
+    "measure_baseline",
+    "stamps_masked",
+    "version_stamps",
+    "versions_masked",
+]
 
 _KEYWORDS = {
     "if",
@@ -166,20 +177,55 @@ def _scanned_targets(f: FileDiff, added: list[int], text: str, parent: str | Non
 # a release stamps its number (and its commit, its date) into the source: a changed line
 # that differs from the line it replaces only in such tokens, next to the word "version",
 # is no behaviour a test should pin
+_VERSION_NUMBER = re.compile(
+    r"\bv?\d+(?:\.\d+)+(?:[-.+]?(?:a|b|c|rc|dev|post|alpha|beta|final)?\d*)*\b"
+)
 _STAMP_TOKENS = (
     re.compile(
         r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
     ),
     re.compile(r"\b[0-9a-f]{7,40}\b"),
-    re.compile(r"\b\d+(?:\.\d+)+(?:[-.+]?(?:a|b|c|rc|dev|post|alpha|beta|final)?\d*)*\b"),
+    _VERSION_NUMBER,
 )
-_STAMP_WORD = re.compile(r"version|revision", re.IGNORECASE)
+# version = (2, 7, 1): a tuple of two to four numbers, only beside the word itself
+_STAMP_TUPLE = re.compile(r"\(\s*\d+(?:\s*,\s*\d+){1,3}\s*,?\s*\)")
+# "version", "revision", or a number written as one (v2.7.1)
+_STAMP_WORD = re.compile(r"version|revision|\bv\d+(?:\.\d+)+", re.IGNORECASE)
 
 
-def _unstamped(text: str) -> str:
+def stamps_masked(text: str) -> str:
+    """``text`` with version numbers, commit hashes and dates masked: two lines (or two
+    values) equal so differ only in what a release stamps."""
     for pattern in _STAMP_TOKENS:
         text = pattern.sub("#", text)
-    return text
+    return _STAMP_TUPLE.sub("#", text) if _STAMP_WORD.search(text) else text
+
+
+def versions_masked(text: str) -> str:
+    """``text`` with only its version numbers masked (``'lib/1.2'`` -> ``'lib/#'``): a
+    value is compared so, since a date or a tuple in a value is behaviour."""
+    return _VERSION_NUMBER.sub("#", text)
+
+
+_CODING = re.compile(r"coding[:=]")
+
+
+def comment_lines(source: str) -> set[int]:
+    """The lines of a Python module that hold only a comment (a coding declaration is
+    not one: it changes how the file reads). Empty when the module does not tokenize."""
+    code: set[int] = set()
+    comments: set[int] = set()
+    skip = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                if not (tok.start[0] <= 2 and _CODING.search(tok.string)):
+                    comments.add(tok.start[0])
+            elif tok.type not in skip and tok.type != tokenize.ENDMARKER:
+                code.update(range(tok.start[0], tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        return set()
+    return comments - code
 
 
 def version_stamps(f: FileDiff) -> set[int]:
@@ -207,7 +253,7 @@ def version_stamps(f: FileDiff) -> set[int]:
             if not removed or len(removed) != len(added):
                 continue
             pairs = zip(removed, added, strict=True)
-            same = [_unstamped(t) == _unstamped(a.text) for t, a in pairs]
+            same = [stamps_masked(t) == stamps_masked(a.text) for t, a in pairs]
             whole = all(same) and (named or any(_STAMP_WORD.search(t) for t in removed))
             stamps.update(
                 a.new_no
@@ -233,6 +279,9 @@ def build_matrix(change: Change, ws: Workspace, fw: Framework | None) -> list[Ta
             and ln.new_no not in stamps
         ]
         text = ws.read(f.path)
+        if text is not None and f.path.endswith(".py"):
+            remarks = comment_lines(text)  # a comment is no behaviour a test can pin
+            added = [n for n in added if n not in remarks]
         if not added or text is None:
             continue
         parent = (

@@ -36,6 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from bot.testgen.ghostwriter import _module_name
+from bot.testgen.matrix import versions_masked
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import MARKER
 
@@ -54,7 +55,6 @@ MAX_TESTS = 12  # tests in the file
 RUN_SECONDS = 60.0  # one side-runner run (every module)
 _SKIPPED_FILES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "__main__.py"}
 _VERSION_FILES = ("version.py", "__about__.py", "__version__.py")
-_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-.+]?[A-Za-z]+\d*)*")
 _IDENTITY = ("<class '", "<function ", "<module '", "<bound method ", "<built-in ")
 _CHAIN = re.compile(r"^((?:\.\w+|\[[^\]]*\])*)")
 
@@ -459,7 +459,7 @@ def _equals(left: str, source: str) -> str:
 
 def _version_only(head: str, parent: str) -> bool:
     """Whether two values differ only in version numbers (``'lib/1.2'`` and ``'lib/1.3'``)."""
-    return head != parent and _VERSION.sub("V", head) == _VERSION.sub("V", parent)
+    return head != parent and versions_masked(head) == versions_masked(parent)
 
 
 def _short(text: str) -> str:

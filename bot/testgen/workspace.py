@@ -102,6 +102,7 @@ class Workspace:
         self._stamp = 0
         self._runs = 0
         self._expected: dict[str, tuple[str, str]] = {}  # rel -> (sha256, text)
+        self._parents: dict[tuple[str, str], str | None] = {}  # (parent, rel) -> text
         self._store: Store | None = None
         try:
             head = self.user.git("rev-parse", "--verify", f"{self.head}^{{commit}}")
@@ -479,7 +480,12 @@ class Workspace:
         return list(self._files)
 
     def parent_text(self, rel: str, parent: str) -> str | None:
-        return self.user.show(parent, rel)
+        """``rel`` as ``parent`` has it (None: absent there); read once per job, since the
+        matrix, the module-state probe, amplification and the gates all ask."""
+        key = (parent, rel)
+        if key not in self._parents:
+            self._parents[key] = self.user.show(parent, rel)
+        return self._parents[key]
 
     # -- a reader of the tree for the agent's tools (bot.hosts.base.LocalTree) ----------
     def read_text(self, path: str) -> str | None:

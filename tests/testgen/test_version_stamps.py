@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.diff import parse_diff
-from bot.testgen.matrix import version_stamps
+from bot.testgen.matrix import comment_lines, version_stamps
 
 
 def _diff(path: str, old: str, new: str):  # type: ignore[no-untyped-def]
@@ -66,6 +66,38 @@ def test_a_number_that_is_not_a_version_and_a_real_edit_beside_a_stamp_are_kept(
     assert version_stamps(_diff("pkg/version.py", old, new)) == set()
 
 
+def test_a_version_tuple_and_a_v_numbered_docstring_line_are_stamps() -> None:
+    old = '"""pkg v2.7.1 - a packer"""\nversion = (2, 7, 1)\nSIZE = (80, 24)\n'
+    new = '"""pkg v2.7.2 - a packer"""\nversion = (2, 7, 2)\nSIZE = (100, 24)\n'
+    # a tuple with no version word beside it (a terminal's size) is behaviour
+    assert version_stamps(_diff("pkg/core.py", old, new)) == {1, 2}
+
+
+_kinds = st.lists(st.sampled_from(["code", "comment", "trailing", "string", "blank"]), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(kinds=_kinds)
+def test_comment_lines_are_the_lines_holding_only_a_comment(kinds: list[str]) -> None:
+    rows: list[str] = []
+    expected: set[int] = set()
+    for i, kind in enumerate(kinds):
+        if kind == "code":
+            rows.append(f"x{i} = {i}")
+        elif kind == "comment":
+            rows.append(f"    # note {i}" if i % 2 else f"# note {i}")
+            expected.add(len(rows))
+        elif kind == "trailing":
+            rows.append(f"y{i} = '#'  # why {i}")
+        elif kind == "string":  # a comment-looking line inside a string is the string's
+            rows += [f's{i} = """', f"# not a comment {i}", '"""']
+        else:
+            rows.append("")
+    assert comment_lines("\n".join(rows) + "\n") == expected
+    # a coding declaration changes how the file reads: not a comment to skip
+    assert comment_lines("# -*- coding: latin-1 -*-\n# x\nx = 1\n") == {2}
+
+
 _versions = st.lists(st.integers(0, 99), min_size=2, max_size=4).map(
     lambda xs: ".".join(map(str, xs))
 )
@@ -91,7 +123,7 @@ def test_a_release_that_bumps_its_version_gets_tests_of_its_change_only(tmp_path
     base = {
         "pkg/__init__.py": '__version__ = "1.0.0"\n',
         "pkg/_version.py": 'def get_version():\n    return {"version": "1.0.0"}["version"]\n',
-        "pkg/calc.py": "def double(x):\n    return x * 2\n",
+        "pkg/calc.py": "# (c) 2020 Pkg authors\ndef double(x):\n    return x * 2\n",
         "tests/test_calc.py": (
             "from pkg.calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
         ),
@@ -99,7 +131,9 @@ def test_a_release_that_bumps_its_version_gets_tests_of_its_change_only(tmp_path
     change = {
         "pkg/__init__.py": '__version__ = "1.1.0"\n',
         "pkg/_version.py": 'def get_version():\n    return {"version": "1.1.0"}["version"]\n',
-        "pkg/calc.py": "def double(x):\n    return x * 2 if x >= 0 else 0\n",
+        "pkg/calc.py": (
+            "# (c) 2020-2022 Pkg authors\ndef double(x):\n    return x * 2 if x >= 0 else 0\n"
+        ),
     }
     _, data = sample_testgen(tmp_path, base, change, "release 1.1.0: double() clamps negatives")
     targets = [t["target"] for t in data["matrix"]]
