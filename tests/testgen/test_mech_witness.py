@@ -13,6 +13,7 @@ import datetime as dt
 import re
 from pathlib import Path
 
+from bot.testgen.amplify_inputs import add_variants, steer_from_change
 from bot.testgen.witness import (
     Witnesses,
     format_witnesses,
@@ -160,3 +161,13 @@ def test_witnesses_of_a_change_read_the_rows_it_replaced() -> None:
     found = witnesses(head, parent, [4])
     assert "_" in found.texts
     assert not witnesses(head, None, [4])
+
+
+def test_amplified_copies_hold_the_witness_first() -> None:
+    parent = 'import re\n\ndef f(t):\n    return t == "." and re.match(r"^[_\\d]+$", t)\n'
+    head = parent.replace("^[_\\d]+$", "^\\d+[_\\d]*$")
+    steer = steer_from_change(head, parent, {4})
+    assert "_" in steer.witnesses.texts and "." in steer.witnesses.context
+    module = 'from p import parse\n\n\ndef test_parse():\n    assert parse("a.b") == 1\n'
+    text, made = add_variants(module, "test_parse", steer, limit=2)
+    assert made and "parse('a._')" in text, text
