@@ -91,8 +91,11 @@ class Steer:
     tested: tuple[str, ...] = ()  # those an ``isinstance`` / ``type(x) is`` names
     # the words of each collection of words on the changed lines (choices, modes, keys)
     choices: tuple[tuple[str, ...], ...] = ()
-    # values a changed literal (regex, format spec) treats differently (``witness``)
-    witnesses: Witnesses = Witnesses()
+    # values a changed literal (regex, format spec) treats differently (``witness``),
+    # and the changed statements' other literals (where a text witness goes)
+    witness_texts: tuple[str, ...] = ()
+    witness_numbers: tuple[int | float, ...] = ()
+    witness_context: tuple[str, ...] = ()
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -206,6 +209,7 @@ def steer_from_change(
     contains = bool(containment_names(head_source, changed))
     kinds, tested = _kinds(head_source, changed), _tested(head_source, changed)
     choices = _word_groups(head_source, changed)
+    found_w = witnesses(head_source, parent_source, changed)
     if parent_source is not None:
         kinds += _kinds(parent_source, removed)
         tested += _tested(parent_source, removed)
@@ -229,7 +233,9 @@ def steer_from_change(
         kinds=tuple(dict.fromkeys(kinds)),
         tested=tuple(dict.fromkeys(tested)),
         choices=tuple(dict.fromkeys(choices))[:8],
-        witnesses=witnesses(head_source, parent_source, changed),
+        witness_texts=found_w.texts,
+        witness_numbers=found_w.numbers,
+        witness_context=found_w.context,
     )
 
 
@@ -809,7 +815,8 @@ def add_variants(
         if isinstance(found_input.value, str)
         for word in _siblings(found_input.value, steer)
     ]
-    plan = _witnessed(inputs, steer.witnesses, cap) + swaps
+    held = Witnesses(steer.witness_texts, steer.witness_numbers, steer.witness_context)
+    plan = _witnessed(inputs, held, cap) + swaps
     plan += _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
     plan = list(dict.fromkeys(plan))
     taken = _names(owner.body if owner is not None else tree.body)

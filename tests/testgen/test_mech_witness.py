@@ -9,6 +9,7 @@ no such value. A regex rewritten in the same language (``[0-9]`` -> ``\\d`` with
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from pathlib import Path
@@ -167,7 +168,17 @@ def test_amplified_copies_hold_the_witness_first() -> None:
     parent = 'import re\n\ndef f(t):\n    return t == "." and re.match(r"^[_\\d]+$", t)\n'
     head = parent.replace("^[_\\d]+$", "^\\d+[_\\d]*$")
     steer = steer_from_change(head, parent, {4})
-    assert "_" in steer.witnesses.texts and "." in steer.witnesses.context
+    assert "_" in steer.witness_texts and "." in steer.witness_context
     module = 'from p import parse\n\n\ndef test_parse():\n    assert parse("a.b") == 1\n'
     text, made = add_variants(module, "test_parse", steer, limit=2)
     assert made and "parse('a._')" in text, text
+
+
+def test_steer_fields_merge_as_tuples() -> None:
+    """Amplification merges the steers of several changed modules field by field, as
+    tuples (or booleans): the witnesses are kept in tuple fields too."""
+    parent = 'def f(b):\n    return "{:02}".format(b)\n'
+    steer = steer_from_change(parent.replace("{:02}", "{:02x}"), parent, {2})
+    assert steer.witness_numbers[:2] == (10, 11)
+    for f in dataclasses.fields(steer):
+        assert isinstance(getattr(steer, f.name), tuple | bool), f.name
