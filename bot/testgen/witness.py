@@ -428,19 +428,22 @@ def steer_plans(
     """Put inputs holding the witnesses of the changed literals each function reaches
     before its other inputs (``head`` and ``parent`` read a file on each side); notes."""
     notes: list[str] = []
+    seeds = [s for p in plans for i in p.functions.values() for e in i for s in _texts(e)]
+    known: dict[tuple[str, str], Witnesses] = {}  # each target's, made once
     for plan in plans:
         for name, inputs in plan.functions.items():
             via = set(plan.via.get(name, []))
             reached = {name, name.rsplit(".", 1)[0], *via}
-            seeds = [s for i in inputs for s in _texts(i)][:40]
             found = Witnesses()
             for t in targets:
                 if t.path.endswith(".py") and (
                     (t.path == plan.path and t.qualname in reached) or t.qualname in via
                 ):
-                    found = found.merged(
-                        witnesses(head(t.path) or "", parent(t.path), t.lines, seeds)
-                    )
+                    key = (t.path, t.qualname)
+                    if key not in known:
+                        texts = list(dict.fromkeys(seeds))[:40]
+                        known[key] = witnesses(head(t.path) or "", parent(t.path), t.lines, texts)
+                    found = found.merged(known[key])
             made = _witness_inputs(inputs, found) if found else []
             if made:
                 plan.functions[name] = made + inputs
