@@ -45,6 +45,7 @@ from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caugh
 from bot.testgen.nearby import _nearby, containment_names
 from bot.testgen.steer import _placings, contrasts, literals
 from bot.testgen.typehints import type_hints
+from bot.testgen.witness import Witnesses, placed, witnesses
 
 __all__ = ["Steer", "Variant", "add_variants", "steer_from_change"]
 
@@ -90,6 +91,11 @@ class Steer:
     tested: tuple[str, ...] = ()  # those an ``isinstance`` / ``type(x) is`` names
     # the words of each collection of words on the changed lines (choices, modes, keys)
     choices: tuple[tuple[str, ...], ...] = ()
+    # values a changed literal (regex, format spec) treats differently (``witness``),
+    # and the changed statements' other literals (where a text witness goes)
+    witness_texts: tuple[str, ...] = ()
+    witness_numbers: tuple[int | float, ...] = ()
+    witness_context: tuple[str, ...] = ()
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -203,6 +209,7 @@ def steer_from_change(
     contains = bool(containment_names(head_source, changed))
     kinds, tested = _kinds(head_source, changed), _tested(head_source, changed)
     choices = _word_groups(head_source, changed)
+    found_w = witnesses(head_source, parent_source, changed)
     if parent_source is not None:
         kinds += _kinds(parent_source, removed)
         tested += _tested(parent_source, removed)
@@ -226,6 +233,9 @@ def steer_from_change(
         kinds=tuple(dict.fromkeys(kinds)),
         tested=tuple(dict.fromkeys(tested)),
         choices=tuple(dict.fromkeys(choices))[:8],
+        witness_texts=found_w.texts,
+        witness_numbers=found_w.numbers,
+        witness_context=found_w.context,
     )
 
 
@@ -805,10 +815,28 @@ def add_variants(
         if isinstance(found_input.value, str)
         for word in _siblings(found_input.value, steer)
     ]
-    plan = swaps + _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
+    held = Witnesses(steer.witness_texts, steer.witness_numbers, steer.witness_context)
+    plan = _witnessed(inputs, held, cap) + swaps
+    plan += _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
     plan = list(dict.fromkeys(plan))
     taken = _names(owner.body if owner is not None else tree.body)
     return _write(module_source, (func, owner), inputs, plan, (taken, limit))
+
+
+def _witnessed(inputs: list[Input], found: Witnesses, cap: int) -> list[tuple[int, str]]:
+    """(literal index, value) pairs holding a witness of a changed literal (``witness``),
+    first for the literals that hold another literal of the changed statement (where
+    the changed regex looks), the literals taking turns."""
+    if not found:
+        return []
+    near = [any(c in str(i.value) for c in found.context) for i in inputs]
+    order = sorted(range(len(inputs)), key=lambda i: not near[i])
+    made = {
+        i: [repr(v) for v in placed(inputs[i].value, found) if _fits(repr(v), inputs[i].value)]
+        for i in order
+    }
+    turns = itertools.zip_longest(*[[(i, v) for v in made[i]] for i in order])
+    return [p for turn in turns for p in turn if p is not None][:cap]
 
 
 def _names(body: list[ast.stmt]) -> set[str]:

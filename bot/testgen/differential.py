@@ -48,6 +48,7 @@ from bot.testgen.retype import retype
 from bot.testgen.shapes import shaped_inputs
 from bot.testgen.steer import data_inputs, placed
 from bot.testgen.typehints import Hints, imported_paths, type_hints
+from bot.testgen.witness import steer_plans
 from bot.testgen.workspace import Workspace, WriteRefused
 
 __all__ = ["DifferentialPlan", "generate_differential", "static_side_effect"]
@@ -726,6 +727,8 @@ def generate_differential(
     plans = _plans(ws, fw, targets, notes)
     if not plans:
         return notes + ["differential: no changed public top-level Python function to test"]
+    if parent:  # values a changed literal (regex, format spec) treats differently, first
+        notes += steer_plans(plans, targets, ws.read, lambda p: ws.parent_text(p, parent))
     first = _probe(ws, fw, _plan_json(plans, DRAWN), "head-1", 0)
     if "error" in first:
         return notes + [f"differential: the changed modules could not be probed: {first['error']}"]
