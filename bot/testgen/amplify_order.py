@@ -146,29 +146,32 @@ def _bound(body: list[ast.stmt], me: str | None) -> dict[str, ast.expr]:
 
 
 def _body_containers(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
-    """The outermost plain containers of the test's body that are not an expected side
-    (inside an ``assert``, an ``assert*`` call, or bound to a name like ``expected``)."""
+    """The outermost plain containers of the test's body that are inputs: an argument
+    of a call (not of an ``assert*`` call: ``assertEqual(expected, f(x))``'s ``x`` is
+    one), or a value a statement outside an ``assert`` binds to a name not like
+    ``expected``."""
+    parents = {id(c): p for p in ast.walk(func) for c in ast.iter_child_nodes(p)}
     out: list[ast.expr] = []
-    skipped: set[int] = set()
-    for stmt in func.body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Assert) or (
-                isinstance(node, ast.Call) and _callee(node).lower().startswith("assert")
-            ):
-                skipped |= {id(n) for n in ast.walk(node)}
-            elif isinstance(node, ast.Assign) and any(
-                _EXPECTED.search(ast.unparse(t).rsplit(".", 1)[-1]) for t in node.targets
-            ):
-                skipped |= {id(n) for n in ast.walk(node)}
     inner: set[int] = set()
     for stmt in func.body:
         for node in ast.walk(stmt):
-            if id(node) in skipped or id(node) in inner or not isinstance(node, ast.expr):
+            if id(node) in inner or not isinstance(node, ast.expr) or not _plain(node):
                 continue
-            if _plain(node):
+            if _input(node, parents):
                 out.append(node)
                 inner |= {id(n) for n in ast.walk(node)}
     return out[:MAX_CONTAINERS]
+
+
+def _input(node: ast.expr, parents: dict[int, ast.AST]) -> bool:
+    at: ast.AST | None = parents.get(id(node))
+    while at is not None and not isinstance(at, ast.stmt):
+        if isinstance(at, ast.Call):  # its nearest call says
+            return not _callee(at).lower().startswith("assert")
+        at = parents.get(id(at))
+    if isinstance(at, ast.Assign):
+        return not any(_EXPECTED.search(ast.unparse(t).rsplit(".", 1)[-1]) for t in at.targets)
+    return False
 
 
 def _callee(call: ast.Call) -> str:
