@@ -33,7 +33,7 @@ MAX_PIECES = 2  # steered pieces tried as a prefix
 MAX_SOURCE = 2000  # characters of a varied container's source
 
 _ORDER = re.compile(
-    r"\bsort(?:ed)?\b|sort_keys|\breverse|\bkey\s*=|OrderedDict|\b(?:frozen)?set\(|\.sort\("
+    r"\bsort(?:ed)?\b|sort_keys|\breverse|\bkey=(?!=)|OrderedDict|\b(?:frozen)?set\(|\.sort\("
 )
 
 

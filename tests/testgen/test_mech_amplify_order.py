@@ -15,11 +15,14 @@ generator replays):
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bot.testgen.amplify_checks import raised_checks, value_check
+from bot.testgen.amplify_order import concerns_order
 from tests.testgen.sample import sample_testgen
 from tests.testgen.test_mech_amplify import amplified
 
@@ -203,3 +206,32 @@ def test_a_setup_item_given_the_changed_literal_as_prefix_catches_the_change(
     facts = amplified(data, "render")
     assert facts, "\n".join(data["notes"])
     assert "self.items: 'one' -> '**one'" in str(facts[0]["amplifies"])
+
+
+def test_equal_values_written_otherwise_are_asserted_by_repr_never_a_sets() -> None:
+    dicts = value_check(
+        "got", {"value": "{'b': 1, 'a': 2}"}, {"kind": "value", "value": "{'a': 2, 'b': 1}"}
+    )
+    assert dicts == "assert repr(got) == \"{'b': 1, 'a': 2}\""
+    kinds = value_check("got", {"value": "1"}, {"kind": "value", "value": "1.0"})
+    assert kinds == "assert repr(got) == '1'"
+    sets = value_check("got", {"value": "{1, 2}"}, {"kind": "value", "value": "{2, 1}"})
+    assert sets == "assert got == {1, 2}"
+    other = value_check("got", {"value": "[1]"}, {"kind": "value", "value": "[2]"})
+    assert other == "assert got == [1]"
+
+
+def test_a_message_the_parents_holds_is_matched_whole() -> None:
+    head = {"kind": "raises", "type": "ValueError", "message": "bad"}
+    parent = {"kind": "raises", "type": "ValueError", "message": "bad value"}
+    (block,) = raised_checks("f(x)", head, parent, set())
+    assert "match='^bad$'" in ast.unparse(block)
+    long = {"kind": "raises", "type": "E", "message": "", "text": "a\nb"}
+    made = raised_checks("f(excinfo)", long, parent, {"f", "excinfo"})
+    assert ast.unparse(made[-1]) == "assert str(excinfo2.value) == 'a\\nb'"
+
+
+def test_order_is_what_the_changed_lines_concern() -> None:
+    assert concerns_order(["    return yaml.dump(data, sort_keys=sort_keys)"])
+    assert concerns_order(["rows = sorted(rows, key=len)"])
+    assert not concerns_order(["key = 3", "return x"])
