@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot.testgen.amplify_inputs import Steer, add_variants, steer_from_change
-from bot.testgen.amplify_order import concerns_order, container_variants
+from bot.testgen.amplify_order import Aims, aims_of, container_variants
 from bot.testgen.amplify_write import (
     VARY_PREFIX,
     Difference,
@@ -188,8 +188,8 @@ def _compared(
     described: dict[str, str] = {}  # a variant's node -> what it changed
     share = min(1.0, budget / SECONDS)
     steer = _steer(ws, changed, parent_files)
-    order = concerns_order(_changed_rows(ws, changed, parent_files))
-    extra = _variants(ws, ran, sources, (steer, order), described, notes)
+    aims = aims_of(_changed_rows(ws, changed, parent_files))
+    extra = _variants(ws, ran, sources, (steer, aims), described, notes)
     if extra:
         # the smaller copies first: a big one stopped by the time limit leaves them a turn
         nodes = [n for _, ns in sorted(extra, key=lambda e: len(e[1])) for n in ns]
@@ -252,7 +252,7 @@ def _variants(
     ws: Workspace,
     nodes: list[str],
     sources: dict[str, str],
-    steering: tuple[Steer, bool],
+    steering: tuple[Steer, Aims],
     described: dict[str, str],
     notes: list[str],
 ) -> list[tuple[str, list[str]]]:

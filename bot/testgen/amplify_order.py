@@ -22,10 +22,11 @@ from __future__ import annotations
 import ast
 import copy
 import re
+from dataclasses import dataclass
 
 from bot.testgen.amplify_inputs import _EXPECTED, Steer, Variant, _find
 
-__all__ = ["concerns_order", "container_variants"]
+__all__ = ["Aims", "aims_of", "concerns_order", "container_variants"]
 
 MAX_CONTAINERS = 3  # containers of one test varied
 MAX_ITEMS = 3  # string items of a container given a prefix
@@ -37,40 +38,58 @@ _ORDER = re.compile(
 )
 
 
+_PREFIX = re.compile(r"\.startswith\(|\.removeprefix\(|\bre\.match\(")
+
+
+@dataclass(frozen=True)
+class Aims:
+    """What the changed lines concern, beyond their literals."""
+
+    order: bool = False  # they sort, reverse or unorder something
+    prefix: bool = False  # they test how a text starts
+
+
 def concerns_order(rows: list[str]) -> bool:
     """Whether the changed lines (head's, and the parent's they replace) sort, reverse
     or unorder something."""
     return any(_ORDER.search(row) for row in rows)
 
 
+def aims_of(rows: list[str]) -> Aims:
+    return Aims(concerns_order(rows), any(_PREFIX.search(row) for row in rows))
+
+
 Binding = tuple[str, ast.expr]  # what a copy rebinds at its start ("self.items"), its value
 
 
 def container_variants(
-    module_source: str, qualname: str, steer: Steer, order: bool, limit: int
+    module_source: str, qualname: str, steer: Steer, aims: Aims, limit: int
 ) -> tuple[str, list[Variant]]:
     """The module's source with up to ``limit`` copies of the test ``qualname``, each
-    with one container reordered (``order``) or one of its string items prefixed."""
+    with one container reordered (``aims.order``) or one string item of a container
+    prefixed (one it reads by name; one in its body too where ``aims.prefix``)."""
     found = _test_of(module_source, qualname) if limit > 0 else None
     if found is None:
         return module_source, []
     tree, func, owner = found
     bound = _referenced(tree, func, owner)
     planned: list[tuple[str, Binding | None, ast.expr, str]] = []  # how, rebinding, node, new
-    if order:
-        for target, node in [*bound, *((None, n) for n in _body_containers(func))]:
+    body: list[tuple[str | None, ast.expr]] = [(None, n) for n in _body_containers(func)]
+    if aims.order:
+        for target, node in [*bound, *body]:
             new = _reordered(node)
             if new is not None:
                 where = target or f"line {node.lineno}"
                 planned.append((f"{where}: the order reversed", _binding(target, node), node, new))
     pieces = sorted(dict.fromkeys([*steer.strings, *steer.chars]), key=len, reverse=True)
-    for target, node in bound:
+    for target, node in [*bound, *(body if aims.prefix else [])]:
         for item in _strings(node)[:MAX_ITEMS]:
             fresh = [p for p in pieces if p and not str(item.value).startswith(p)]
             for piece in fresh[:MAX_PIECES]:
                 new = _prefixed(node, item, piece)
                 shown = f"{item.value!r} -> {piece + str(item.value)!r}"
-                planned.append((f"{target}: {shown}", (target, node), node, new))
+                where = target or f"line {node.lineno}"
+                planned.append((f"{where}: {shown}", _binding(target, node), node, new))
     return _write(module_source, func, owner, planned[:limit])
 
 

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from bot.testgen.amplify_checks import raised_checks, value_check
-from bot.testgen.amplify_order import concerns_order
+from bot.testgen.amplify_inputs import Steer
+from bot.testgen.amplify_order import Aims, concerns_order, container_variants
 from tests.testgen.sample import sample_testgen
 from tests.testgen.test_mech_amplify import amplified
 
@@ -235,3 +236,27 @@ def test_order_is_what_the_changed_lines_concern() -> None:
     assert concerns_order(["    return yaml.dump(data, sort_keys=sort_keys)"])
     assert concerns_order(["rows = sorted(rows, key=len)"])
     assert not concerns_order(["key = 3", "return x"])
+
+
+def test_a_copy_rebinds_a_setup_container_and_prefixes_a_body_list_where_a_prefix_is_tested() -> (
+    None
+):
+    source = DOC_TESTS + (
+        "\n    def test_inline(self):\n"
+        "        doc = Doc()\n"
+        '        doc.add_list(["one", "two"])\n'
+        '        self.assertEqual(doc.render(), "- one\\n- two")\n'
+    )
+    steer = Steer(strings=("**", "*"))
+    text, made = container_variants(source, "TestDoc.test_list", steer, Aims(), 4)
+    assert [v.description for v in made][:2] == [
+        "self.items: 'one' -> '**one'",
+        "self.items: 'one' -> '*one'",
+    ]
+    assert "        self.items = ['**one', 'two', 'three']\n" in text
+    assert "def test_list__o1(self):" in text
+    _, inline = container_variants(source, "TestDoc.test_inline", steer, Aims(), 4)
+    assert inline == []  # a body's list: only where the changed lines test a prefix
+    text, inline = container_variants(source, "TestDoc.test_inline", steer, Aims(prefix=True), 4)
+    assert inline[0].description.endswith(": 'one' -> '**one'")
+    assert "doc.add_list(['**one', 'two'])" in text
