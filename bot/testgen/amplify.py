@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot.testgen.amplify_inputs import Steer, add_variants, steer_from_change
+from bot.testgen.amplify_order import Aims, aims_of, container_variants
 from bot.testgen.amplify_write import (
     VARY_PREFIX,
     Difference,
@@ -59,6 +60,7 @@ PARENT_SECONDS = 15.0  # the parent's first run
 SECONDS = 50.0  # all four runs: the whole job stays within its two minutes
 TEST_SECONDS = 5.0  # one test, at most
 MAX_VARIANTS = 48  # input variants of the tests that ran a changed line, in all
+ORDERED = 4  # of them, per test, with a whole container changed (amplify_order)
 _TEMP = re.compile(r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\")
 
 
@@ -185,7 +187,9 @@ def _compared(
     differed: each test's steady differences."""
     described: dict[str, str] = {}  # a variant's node -> what it changed
     share = min(1.0, budget / SECONDS)
-    extra = _variants(ws, ran, sources, _steer(ws, changed, parent_files), described, notes)
+    steer = _steer(ws, changed, parent_files)
+    aims = aims_of(_changed_rows(ws, changed, parent_files))
+    extra = _variants(ws, ran, sources, (steer, aims), described, notes)
     if extra:
         # the smaller copies first: a big one stopped by the time limit leaves them a turn
         nodes = [n for _, ns in sorted(extra, key=lambda e: len(e[1])) for n in ns]
@@ -248,7 +252,7 @@ def _variants(
     ws: Workspace,
     nodes: list[str],
     sources: dict[str, str],
-    steer: Steer,
+    steering: tuple[Steer, Aims],
     described: dict[str, str],
     notes: list[str],
 ) -> list[tuple[str, list[str]]]:
@@ -270,7 +274,10 @@ def _variants(
         for qualname in qualnames:
             if left <= 0:
                 break
-            text, made = add_variants(text, qualname, steer, min(each, left))
+            # whole containers first (few, aimed), then one literal at a time
+            text, whole = container_variants(text, qualname, *steering, min(ORDERED, left))
+            text, made = add_variants(text, qualname, steering[0], min(each, left - len(whole)))
+            made = whole + made
             left -= len(made)
             ids += [v.qualname for v in made]
             for v in made:
@@ -355,6 +362,19 @@ def _steer(
         else:
             merged[f.name] = tuple(dict.fromkeys(x for v in values for x in v))
     return Steer(**merged)
+
+
+def _changed_rows(
+    ws: Workspace, changed: dict[str, list[int]], parent_files: dict[str, str | None]
+) -> list[str]:
+    """The changed lines' text on the head, and the parent's lines the head lacks."""
+    out: list[str] = []
+    for path, lines in changed.items():
+        head = (ws.read(path) or "").splitlines()
+        out += [head[n - 1] for n in lines if 0 < n <= len(head)]
+        kept = set(head)
+        out += [row for row in (parent_files.get(path) or "").splitlines() if row not in kept]
+    return out
 
 
 def _changed_lines(ws: Workspace, fw: Framework, targets: list[Target]) -> dict[str, list[int]]:
@@ -539,12 +559,21 @@ def _masked(outcome: dict[str, Any]) -> dict[str, Any]:
     """The outcome with what is a run's own part masked (``_NOISE``), the items of a
     braced display in a fixed order."""
     text = _NOISE.sub("0", json.dumps(outcome))
-    text = _BRACED.sub(lambda m: "{" + ", ".join(sorted(m[1].split(", "))) + "}", text)
+    text = _BRACED.sub(_set_sorted, text)
     try:
         masked: dict[str, Any] = json.loads(text)
     except json.JSONDecodeError:
         return outcome
     return masked
+
+
+def _set_sorted(braced: re.Match[str]) -> str:
+    """A set's display with its items sorted; a dict's as it is (its order is the
+    insertion's: the same in every run, and what an order change changes)."""
+    items = braced[1].split(", ")
+    if all(": " in item for item in items):
+        return braced[0]
+    return "{" + ", ".join(sorted(items)) + "}"
 
 
 def _differences(
@@ -677,8 +706,13 @@ def _chosen(
     for pair in sorted(found, key=lambda p: bool(p[0].variant)):
         units.setdefault(pair[0].node.split("[", 1)[0], pair)
     alike: dict[tuple[str, str, str], int] = {}
+    bodies: set[str] = set()
     for pair in units.values():
         d = pair[0]
+        body = _body(pair[1])
+        if body in bodies:  # a variant whose changed literal the cut test no longer holds
+            continue
+        bodies.add(body)
         kind = (d.name, json.dumps(d.head, sort_keys=True), json.dumps(d.parent, sort_keys=True))
         alike[kind] = alike.get(kind, 0) + 1
         if alike[kind] > PER_TARGET:
@@ -686,6 +720,12 @@ def _chosen(
         (rest if d.name in names else first).append(pair)
         names.add(d.name)
     return (first + rest)[:cap]
+
+
+def _body(written: Written) -> str:
+    """A written test's statements, without its comments and its name."""
+    rows = [r for r in written.lines if not r.lstrip().startswith("#")]
+    return re.sub(r"^(\s*(?:async )?def )\w+", r"\1_", "\n".join(rows), count=1, flags=re.M)
 
 
 # -- writing ----------------------------------------------------------------------------

@@ -37,6 +37,10 @@ _GEN = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator, ite
 _COROUTINE = 0x80  # an ``async def``: observed at its end (its awaits are not ends)
 FACTS_SECONDS = 0.15  # objects walked per test, in all
 SHOWN = 300  # characters of a value kept
+# characters of a text kept whole (a str or bytes value, an exception's message): a dump,
+# a rendered document or a message that names what went wrong is often longer than
+# SHOWN, and what differs may be anywhere in it (the order of its lines)
+LONG = 2000
 
 
 def pytest_addoption(parser: typing.Any) -> None:
@@ -275,7 +279,15 @@ def _raised(exc: BaseException) -> dict[str, typing.Any]:
     import nova_probe as probe
 
     name, imports = probe.exception_name(exc)
-    return {"kind": "raises", "type": name, "imports": imports, "message": probe._message(exc)}
+    out = {"kind": "raises", "type": name, "imports": imports, "message": probe._message(exc)}
+    if not out["message"]:  # too long or several lines for a match=: the text itself
+        try:
+            text = str(exc)
+        except Exception:  # the project's __str__
+            text = ""
+        if text and len(text) <= LONG and not _ADDRESS.search(text):
+            out["text"] = text
+    return out
 
 
 def _value(value: object, receiver: object) -> dict[str, typing.Any]:
@@ -286,6 +298,8 @@ def _value(value: object, receiver: object) -> dict[str, typing.Any]:
     except Exception:  # the project's __eq__ or __repr__
         shown = None
     if shown is not None and len(shown[0]) <= SHOWN:
+        return {"kind": "value", "value": shown[0], "imports": shown[1]}
+    if shown is not None and type(value) in (str, bytes) and len(shown[0]) <= LONG:
         return {"kind": "value", "value": shown[0], "imports": shown[1]}
     if value is None and receiver is not None:
         return {"kind": "after", "facts": _facts(receiver)}

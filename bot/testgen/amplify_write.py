@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from bot.testgen.amplify_checks import raised_checks, value_check
 from bot.testgen.amplify_loops import comprehension_of, looped_checks
 
 __all__ = [
@@ -75,7 +76,7 @@ def changed_name(name: str) -> str:
 def outcome_text(outcome: dict[str, Any]) -> str:
     """An outcome as the notes and facts show it (``raises ValueError('...')``)."""
     if outcome["kind"] == "raises":
-        message = outcome.get("message")
+        message = outcome.get("message") or str(outcome.get("text") or "")[:120]
         return f"raises {outcome['type']}" + (f"({message!r})" if message else "")
     if outcome["kind"] in ("after", "object"):
         fact = outcome["facts"][0]
@@ -443,12 +444,10 @@ def _checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] |
     value = ast.Name(stmt.targets[0].id) if bound else target  # type: ignore[attr-defined]
     keep: list[ast.stmt] = [stmt] if bound else []
     if head["kind"] == "raises":
-        match = f", match={re.escape(head['message'])!r}" if head.get("message") else ""
-        check = f"with pytest.raises({head['type']}{match}):\n    {ast.unparse(target)}"
         head.setdefault("imports", []).append("import pytest")
-        return ast.parse(check).body
+        return raised_checks(ast.unparse(target), head, d.parent, _names_in(stmt))
     if head["kind"] == "value":
-        return [*keep, *ast.parse(f"assert {ast.unparse(value)} == {head['value']}").body]
+        return [*keep, *ast.parse(value_check(ast.unparse(value), head, d.parent)).body]
     if head["kind"] == "repr":
         return [*keep, *ast.parse(f"assert repr({ast.unparse(value)}) == {head['value']!r}").body]
     if head["kind"] == "after":
@@ -468,6 +467,10 @@ def _checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] |
         check = f"assert {expr.replace('{r}', ast.unparse(value))} == {shown}"
         return [*keep, *ast.parse(check).body]
     return f"head's outcome cannot be asserted ({head['kind']})"
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _plain(node: ast.expr) -> bool:
