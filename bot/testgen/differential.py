@@ -41,6 +41,7 @@ from bot.testgen.linebreaks import broken_lines, placed_in_lines
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import callers_elsewhere
 from bot.testgen.nearby import nearby_strings
+from bot.testgen.operands import other_types
 from bot.testgen.placed import into_containers, switched
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
@@ -432,6 +433,7 @@ def _plans(
             switched_ += switched(candidates[:4], source, name, mine)
             candidates += steered + switched_
             candidates += retype(candidates, source, name, hints)
+            candidates += other_types(candidates, source, name, lines)  # isinstance(other, C)
             shaped = shaped_inputs(candidates, source, name, lines, tests)
             candidates += shaped.candidates
             if shaped.candidates:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import ast
 import re
+import typing
 
 from bot.testgen.inputs import (
+    _BUILTINS,
     _PROMPT,
     Candidate,
     _imports,
+    _parametrize,
     _plain,
     assignments,
     inline,
@@ -21,11 +24,32 @@ from bot.testgen.inputs import (
     test_bodies,
 )
 
-__all__ = ["OBJ", "scenarios_from_doctests", "scenarios_from_tests"]
+__all__ = ["MAKER", "OBJ", "scenarios_from_doctests", "scenarios_from_tests"]
 
 OBJ = "_nova_obj"  # the instance in a step (the side-runner binds it)
+MAKER = "@"  # a factory that starts so is a callable the test imports (``@parse``), not a
+# class method: ``url = parse(text)`` builds the instance (the side-runner checks its class)
 MAX_STEPS = 10
 MAX_SCENARIOS = 40
+MAX_ROWS = 12  # parametrize rows a test's scenarios are read with
+# a comparison written as syntax: the special method it calls on its left operand
+_COMPARED = {
+    ast.Eq: "__eq__",
+    ast.NotEq: "__ne__",
+    ast.Lt: "__lt__",
+    ast.LtE: "__le__",
+    ast.Gt: "__gt__",
+    ast.GtE: "__ge__",
+}
+_REFLECTED = {"__eq__": "__eq__", "__ne__": "__ne__", "__lt__": "__gt__", "__gt__": "__lt__"}
+_REFLECTED |= {"__le__": "__ge__", "__ge__": "__le__"}
+_ARITHMETIC = {
+    ast.Add: "__add__",
+    ast.Sub: "__sub__",
+    ast.Mult: "__mul__",
+    ast.BitOr: "__or__",
+    ast.BitAnd: "__and__",
+}
 _SUBJECT_FORMS = {
     "__len__": "len",
     "__iter__": "list",
@@ -128,6 +152,8 @@ def _syntax_uses(stmt: ast.AST, var: str, member: str) -> list[ast.Call]:
         return ast.Call(func=func, args=args, keywords=keywords or [])
 
     out: list[ast.Call] = []
+    if member in _REFLECTED or member in _ARITHMETIC.values():
+        return _operator_uses(stmt, var, member, call)
     if member in ("__setitem__", "__delitem__"):
         if member == "__setitem__" and isinstance(stmt, ast.Assign):
             for t in stmt.targets:
@@ -152,6 +178,78 @@ def _syntax_uses(stmt: ast.AST, var: str, member: str) -> list[ast.Call]:
         elif member == "__call__" and isinstance(sub, ast.Call) and on(sub.func):
             out.append(call(list(sub.args), list(sub.keywords)))
     return out
+
+
+def _operator_uses(
+    stmt: ast.AST, var: str, member: str, call: typing.Callable[[list[ast.expr]], ast.Call]
+) -> list[ast.Call]:
+    """``var == x`` (and ``x == var``, ``var != x``: the same equality) as ``var.__eq__(x)``,
+    ``var < x`` as ``__lt__``, ``var + x`` as ``__add__``: the other operand is the input."""
+    out: list[ast.Call] = []
+    equality = member in ("__eq__", "__ne__")
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Compare):
+            sides = [sub.left, *sub.comparators]
+            for left, op, right in zip(sides, sub.ops, sub.comparators, strict=False):
+                name = _COMPARED.get(type(op))
+                if name is None or not (
+                    name == member or equality and name in ("__eq__", "__ne__")
+                ):
+                    continue
+                if isinstance(left, ast.Name) and left.id == var:
+                    out.append(call([right]))
+                elif isinstance(right, ast.Name) and right.id == var and _REFLECTED[name] == member:
+                    out.append(call([left]))
+        elif (
+            isinstance(sub, ast.BinOp)
+            and _ARITHMETIC.get(type(sub.op)) == member
+            and isinstance(sub.left, ast.Name)
+            and sub.left.id == var
+        ):
+            out.append(call([sub.right]))
+    return out
+
+
+def _made_by(
+    parts: tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]],
+    owner: str,
+    factory: str,
+) -> ast.expr | None:
+    """The expression that builds an instance again (the other operand of ``a == b`` built
+    as ``b`` was); None when one of its arguments is not plain."""
+    args, named = parts
+    if any(a is None for a in args) or any(v is None for _, v in named):
+        return None
+    func = (
+        factory[len(MAKER) :]
+        if factory.startswith(MAKER)
+        else f"{owner}.{factory}"
+        if factory
+        else owner
+    )
+    listed = [*(str(a) for a in args), *(f"{k}={v}" for k, v in named)]
+    try:
+        return ast.parse(f"{func}({', '.join(listed)})", mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def _maker(func: ast.expr, bound: set[str]) -> str:
+    """``parse`` of ``url = parse(text)``: a public callable the test imports (its result
+    may be an instance of the class; the side-runner checks), "" for anything else."""
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    last = _last_name(func)
+    if (
+        not isinstance(root, ast.Name)
+        or root.id not in bound
+        or root.id in _BUILTINS
+        or not last
+        or last.startswith("_")
+    ):
+        return ""
+    return MAKER + ast.unparse(func)
 
 
 def _last_name(node: ast.expr) -> str:
@@ -269,6 +367,8 @@ def _walk_body(
                 and not func.attr.startswith("_")
                 else ""
             )
+            if not (name == owner or factory):
+                factory = _maker(func, bound)
             if name == owner or factory:
                 parts = _ctor_parts(stmt.value, env, bound)
                 var = stmt.targets[0].id
@@ -276,6 +376,9 @@ def _walk_body(
                 if parts is not None:
                     live[var] = (parts, [], factory)
                 continue
+        # another instance the test built, as an argument: built again the same way
+        others = {v: _made_by(p, owner, f) for v, (p, s, f) in live.items() if not s}
+        made = {v: e for v, e in others.items() if e is not None}
         for var, (ctor, steps, factory) in list(live.items()):
             if not _mentions(stmt, var):
                 continue
@@ -283,7 +386,7 @@ def _walk_body(
                 args: tuple[str | None, ...] = ()
                 kwargs: tuple[tuple[str, str | None], ...] = ()
                 if use is not None:
-                    parts = _ctor_parts(use, env, bound)
+                    parts = _ctor_parts(use, {**env, **made}, bound | {owner})
                     if parts is None:
                         continue
                     args, kwargs = parts
@@ -302,8 +405,10 @@ def scenarios_from_tests(files: dict[str, str], owner: str, member: str) -> list
     """Candidates for ``owner.member`` from the test files (path -> source)."""
     out: list[Candidate] = []
     word = re.compile(rf"\b{re.escape(owner)}\b")
+    used = re.compile(rf"\.{re.escape(member)}\b")
     for path, text in sorted(files.items()):
-        if not word.search(text):
+        # an instance an imported callable builds: the file need not name the class
+        if not (word.search(text) or member.startswith("__") or used.search(text)):
             continue
         try:
             tree = ast.parse(text)
@@ -314,13 +419,22 @@ def scenarios_from_tests(files: dict[str, str], owner: str, member: str) -> list
         assignments(tree.body, bound, env)
         for func in test_bodies(tree):
             if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
-                local = dict(env)
-                assignments(func.body, bound, local)
-                for name in [owner]:
-                    local.pop(name, None)
-                out += _walk_body(
-                    func.body, owner, member, bound, local, tuple(imports), f"{path}:{func.lineno}"
-                )
+                for row in _parametrize(func)[:MAX_ROWS] or [{}]:
+                    local = {**env, **row}
+                    assignments(func.body, bound, local)
+                    local.update(row)  # ``url = parse(url)``: the row's value is the argument
+                    local.pop(owner, None)
+                    out += _walk_body(
+                        func.body,
+                        owner,
+                        member,
+                        bound,
+                        local,
+                        tuple(imports),
+                        f"{path}:{func.lineno}",
+                    )
+    # a class's own constructors first: an imported callable may build something else
+    out.sort(key=lambda c: c.factory.startswith(MAKER))
     return list(dict.fromkeys(out))[:MAX_SCENARIOS]
 
 
