@@ -301,12 +301,18 @@ def _package_sources(ws: Workspace, tests: dict[str, str], cache: dict[str, str]
 
 
 def _candidates(
-    qualname: str, source: str, path: str, tests: dict[str, str], found: dict[str, list[Candidate]]
+    qualname: str,
+    source: str,
+    path: str,
+    tests: dict[str, str],
+    found: dict[str, list[Candidate]],
+    package: dict[str, str] | None = None,
 ) -> list[Candidate]:
     """Where the inputs of one name come from: its calls in the tests (for a member of
     a class: the instances the tests build and use it on, and its calls on anything),
-    its docstring's examples, and for a one-parameter function the tests' literals."""
-    from bot.testgen.scenarios import scenarios_from_doctests, scenarios_from_tests
+    its docstring's examples, and for a one-parameter function the tests' literals.
+    ``package``: the project's sources, where the functions that build a class are."""
+    from bot.testgen.scenarios import makers_of, scenarios_from_doctests, scenarios_from_tests
 
     if "." not in qualname:
         out = found.get(qualname, []) + inputs_from_doctests(source, qualname, path)
@@ -320,7 +326,7 @@ def _candidates(
     calls = [c for c in found.get(member, []) if c.ctor is None or c.receiver == short]
     return list(
         dict.fromkeys(
-            scenarios_from_tests(tests, short, member)
+            scenarios_from_tests(tests, short, member, makers_of(package or {}, short))
             + scenarios_from_doctests(source, short, member, path)
             + sorted(calls, key=lambda c: c.ctor is None)  # built in place first
             + _on_built(source, qualname, found.get(short, []))
@@ -390,6 +396,7 @@ def _plans(
     by_path = _reached(ws, targets, notes, tests)
     absent = AbsentInputs(ws, fw, notes)  # values a changed lookup does not find
     plans = []
+    sources: dict[str, str] = {}  # the project's sources, read once
     changed: dict[str, list[int]] = {}  # what the changed lines test steers input types
     for t in targets:
         changed.setdefault(t.path, []).extend(t.lines)
@@ -409,7 +416,8 @@ def _plans(
             if effect:
                 notes.append(f"differential: {path}::{name} skipped: it {effect}")
                 continue
-            candidates = _candidates(name, source, path, tests, found)
+            package = _package_sources(ws, tests, sources) if "." in name else {}
+            candidates = _candidates(name, source, path, tests, found, package)
             # what the changed lines it reaches test for steers more inputs there
             reached = {name, name.rsplit(".", 1)[0], *group[name]}
             lines = sorted(

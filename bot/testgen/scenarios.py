@@ -12,7 +12,6 @@ import re
 import typing
 
 from bot.testgen.inputs import (
-    _BUILTINS,
     _PROMPT,
     Candidate,
     _imports,
@@ -24,7 +23,7 @@ from bot.testgen.inputs import (
     test_bodies,
 )
 
-__all__ = ["MAKER", "OBJ", "scenarios_from_doctests", "scenarios_from_tests"]
+__all__ = ["MAKER", "OBJ", "makers_of", "scenarios_from_doctests", "scenarios_from_tests"]
 
 OBJ = "_nova_obj"  # the instance in a step (the side-runner binds it)
 MAKER = "@"  # a factory that starts so is a callable the test imports (``@parse``), not a
@@ -234,22 +233,49 @@ def _made_by(
         return None
 
 
-def _maker(func: ast.expr, bound: set[str]) -> str:
-    """``parse`` of ``url = parse(text)``: a public callable the test imports (its result
-    may be an instance of the class; the side-runner checks), "" for anything else."""
+def _maker(func: ast.expr, bound: set[str], makers: frozenset[str]) -> str:
+    """``parse`` of ``url = parse(text)``: a function of the project that builds the class
+    (``makers``), as the test imports it; "" for anything else. The side-runner checks
+    what it built."""
     root = func
     while isinstance(root, ast.Attribute):
         root = root.value
-    last = _last_name(func)
-    if (
-        not isinstance(root, ast.Name)
-        or root.id not in bound
-        or root.id in _BUILTINS
-        or not last
-        or last.startswith("_")
-    ):
+    if not isinstance(root, ast.Name) or root.id not in bound or _last_name(func) not in makers:
         return ""
     return MAKER + ast.unparse(func)
+
+
+MAKER_DEPTH = 3  # calls between a public function and the class it builds
+
+
+def makers_of(sources: dict[str, str], owner: str) -> frozenset[str]:
+    """The public module-level functions of the project (path -> source) that build an
+    instance of ``owner``: a call of it in their body (or of a function that does, up to
+    ``MAKER_DEPTH`` deep, in the modules that name the class), or a return annotation
+    naming it."""
+    word = re.compile(rf"\b{re.escape(owner)}\b")
+    funcs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for text in sources.values():
+        try:
+            tree = ast.parse(text) if word.search(text) else None  # where it is built
+        except SyntaxError:
+            continue
+        for node in tree.body if tree is not None else []:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                funcs.setdefault(node.name, []).append(node)
+    builders = {owner}
+    for _ in range(MAKER_DEPTH):
+        more = {
+            name
+            for name, defs in funcs.items()
+            for d in defs
+            if any(isinstance(c, ast.Call) and _last_name(c.func) in builders for c in ast.walk(d))
+            or (d.returns is not None and word.search(ast.unparse(d.returns)))
+        }
+        if more <= builders:
+            break
+        builders |= more
+    return frozenset(b for b in builders - {owner} if not b.startswith("_"))
 
 
 def _last_name(node: ast.expr) -> str:
@@ -336,6 +362,7 @@ def _walk_body(
     imports: tuple[str, ...],
     origin: str,
     live: dict[str, _Live] | None = None,
+    makers: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """The candidates of a body; ``live``: the instances built before it (an instance
     built before ``with pytest.raises(...):`` is used inside it)."""
@@ -343,7 +370,7 @@ def _walk_body(
     live = {} if live is None else live
     for stmt in body:
         if isinstance(stmt, ast.With | ast.AsyncWith):
-            found += _walk_body(stmt.body, owner, member, bound, env, imports, origin, live)
+            found += _walk_body(stmt.body, owner, member, bound, env, imports, origin, live, makers)
             continue
         if (
             isinstance(stmt, ast.Assign)
@@ -368,7 +395,7 @@ def _walk_body(
                 else ""
             )
             if not (name == owner or factory):
-                factory = _maker(func, bound)
+                factory = _maker(func, bound, makers)
             if name == owner or factory:
                 parts = _ctor_parts(stmt.value, env, bound)
                 var = stmt.targets[0].id
@@ -401,14 +428,15 @@ def _walk_body(
     return found
 
 
-def scenarios_from_tests(files: dict[str, str], owner: str, member: str) -> list[Candidate]:
-    """Candidates for ``owner.member`` from the test files (path -> source)."""
+def scenarios_from_tests(
+    files: dict[str, str], owner: str, member: str, makers: frozenset[str] = frozenset()
+) -> list[Candidate]:
+    """Candidates for ``owner.member`` from the test files (path -> source); ``makers``:
+    the project's functions that build an instance (``parse`` of ``url = parse(text)``)."""
     out: list[Candidate] = []
-    word = re.compile(rf"\b{re.escape(owner)}\b")
-    used = re.compile(rf"\.{re.escape(member)}\b")
+    word = re.compile(rf"\b({'|'.join(re.escape(n) for n in sorted({owner, *makers}))})\b")
     for path, text in sorted(files.items()):
-        # an instance an imported callable builds: the file need not name the class
-        if not (word.search(text) or member.startswith("__") or used.search(text)):
+        if not word.search(text):  # the class, or a function that builds it
             continue
         try:
             tree = ast.parse(text)
@@ -432,6 +460,7 @@ def scenarios_from_tests(files: dict[str, str], owner: str, member: str) -> list
                         local,
                         tuple(imports),
                         f"{path}:{func.lineno}",
+                        makers=makers,
                     )
     # a class's own constructors first: an imported callable may build something else
     out.sort(key=lambda c: c.factory.startswith(MAKER))

@@ -17,7 +17,7 @@ import pytest
 from bot.testgen.inputs import Candidate
 from bot.testgen.operands import other_types, type_tested
 from bot.testgen.render import Example, render_module
-from bot.testgen.scenarios import MAKER, scenarios_from_tests
+from bot.testgen.scenarios import MAKER, makers_of, scenarios_from_tests
 from tests.testgen.sample import caught, sample_testgen
 
 URL = """
@@ -170,7 +170,10 @@ def test_a_receiver_that_cannot_be_built_is_written_inside_pytest_raises(
 
 
 def test_operator_uses_give_the_other_operand_built_the_same_way() -> None:
-    found = scenarios_from_tests({"tests/test_shapes.py": TESTS}, "Url", "__eq__")
+    makers = makers_of({"shapes/url.py": URL, "shapes/ext.py": EXT}, "Url")
+    assert makers == {"parse"}
+    assert scenarios_from_tests({"tests/test_shapes.py": TESTS}, "Url", "__eq__") == []
+    found = scenarios_from_tests({"tests/test_shapes.py": TESTS}, "Url", "__eq__", makers)
     assert found, "no receiver built by the imported parse"
     assert all(c.factory == f"{MAKER}parse" for c in found)
     rows = {(c.ctor, c.args) for c in found}
