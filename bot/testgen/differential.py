@@ -41,6 +41,7 @@ from bot.testgen.linebreaks import broken_lines, placed_in_lines
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import callers_elsewhere
 from bot.testgen.nearby import nearby_strings
+from bot.testgen.operands import other_types
 from bot.testgen.placed import into_containers, switched
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import Example, render_module
@@ -301,12 +302,18 @@ def _package_sources(ws: Workspace, tests: dict[str, str], cache: dict[str, str]
 
 
 def _candidates(
-    qualname: str, source: str, path: str, tests: dict[str, str], found: dict[str, list[Candidate]]
+    qualname: str,
+    source: str,
+    path: str,
+    tests: dict[str, str],
+    found: dict[str, list[Candidate]],
+    package: dict[str, str] | None = None,
 ) -> list[Candidate]:
     """Where the inputs of one name come from: its calls in the tests (for a member of
     a class: the instances the tests build and use it on, and its calls on anything),
-    its docstring's examples, and for a one-parameter function the tests' literals."""
-    from bot.testgen.scenarios import scenarios_from_doctests, scenarios_from_tests
+    its docstring's examples, and for a one-parameter function the tests' literals.
+    ``package``: the project's sources, where the functions that build a class are."""
+    from bot.testgen.scenarios import makers_of, scenarios_from_doctests, scenarios_from_tests
 
     if "." not in qualname:
         out = found.get(qualname, []) + inputs_from_doctests(source, qualname, path)
@@ -320,7 +327,7 @@ def _candidates(
     calls = [c for c in found.get(member, []) if c.ctor is None or c.receiver == short]
     return list(
         dict.fromkeys(
-            scenarios_from_tests(tests, short, member)
+            scenarios_from_tests(tests, short, member, makers_of(package or {}, short))
             + scenarios_from_doctests(source, short, member, path)
             + sorted(calls, key=lambda c: c.ctor is None)  # built in place first
             + _on_built(source, qualname, found.get(short, []))
@@ -390,6 +397,7 @@ def _plans(
     by_path = _reached(ws, targets, notes, tests)
     absent = AbsentInputs(ws, fw, notes)  # values a changed lookup does not find
     plans = []
+    sources: dict[str, str] = {}  # the project's sources, read once
     changed: dict[str, list[int]] = {}  # what the changed lines test steers input types
     for t in targets:
         changed.setdefault(t.path, []).extend(t.lines)
@@ -409,7 +417,8 @@ def _plans(
             if effect:
                 notes.append(f"differential: {path}::{name} skipped: it {effect}")
                 continue
-            candidates = _candidates(name, source, path, tests, found)
+            package = _package_sources(ws, tests, sources) if "." in name else {}
+            candidates = _candidates(name, source, path, tests, found, package)
             # what the changed lines it reaches test for steers more inputs there
             reached = {name, name.rsplit(".", 1)[0], *group[name]}
             lines = sorted(
@@ -433,6 +442,7 @@ def _plans(
             switched_ += switched(candidates[:4], source, name, mine)
             candidates += steered + switched_
             candidates += retype(candidates, source, name, hints)
+            candidates += other_types(candidates, source, name, lines)  # isinstance(other, C)
             shaped = shaped_inputs(candidates, source, name, lines, tests)
             candidates += shaped.candidates
             if shaped.candidates:

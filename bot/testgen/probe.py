@@ -340,6 +340,7 @@ class _Case(typing.NamedTuple):
     origin: str
     factory: str = ""  # the class method that builds the instance ("": the class)
     lines: tuple[str, ...] = ()  # the import lines its steps need (they are source)
+    given: Json | None = None  # the mined sources of its arguments, with their imports
 
 
 def _cases(named: objects.Named, spec: Json) -> list[_Case]:
@@ -362,9 +363,11 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
         factory = str(ctor.get("factory") or "") if isinstance(ctor, dict) else ""
         maker = init
         if factory:
-            maker = objects.signature_of(
-                objects.Named("static", named.owner, factory, getattr(named.owner, factory, None))
-            )
+            try:
+                made = objects.maker(named.owner, factory, scope)
+            except Exception:  # a name the tests' imports do not bind here
+                continue
+            maker = objects.signature_of(objects.Named("static", named.owner, factory, made))
         built = objects.drop_unplain(maker, *built) if built is not None else None
         origin = str(item.get("origin", "tests"))
         if not needs_obj:
@@ -372,7 +375,9 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
         elif built is not None:
             steps = list(item.get("steps", []))
             lines = objects.imports_used(item.get("imports", []), steps)
-            cases.append(_Case(built, steps, values, scope, origin, factory, lines))
+            if factory.startswith(objects.MAKER):
+                lines = objects.imports_used(item.get("imports", []), [*steps, factory[1:]])
+            cases.append(_Case(built, steps, values, scope, origin, factory, lines, item))
             if not item.get("steps"):
                 pool.append((built, scope, factory))
             loose.append((values, scope))  # its arguments, on the instances others built
@@ -431,10 +436,12 @@ def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, s
     args, kwargs = case.args
     if named.kind in ("method", "property"):
         assert case.ctor is not None
-        make = getattr(named.owner, case.factory) if case.factory else named.owner
+        make = objects.maker(named.owner, case.factory, case.scope)
         obj = typing.cast("Callable[..., object]", make)(*case.ctor[0], **case.ctor[1])
+        obj = objects.built(named.owner, case.factory, obj)
         for step in case.steps:
             exec(step, {**case.scope, objects.OBJ: obj})  # a mined step of the project's tests
+        stage.append(SET_UP)  # an exception from here on comes out of the member
         value = objects.call_member(named, obj, args, kwargs)
     elif named.kind == "init":
         value = obj = typing.cast("Callable[..., object]", named.owner)(*args, **kwargs)
@@ -468,6 +475,7 @@ def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, s
     return value, view, state
 
 
+SET_UP = "set up"  # the instance was built and its steps taken
 AFTER = "after"  # a method returned None: the facts are of its instance after the call
 _TYPE = f"type({objects.VALUE}).__name__"
 _STR = f"str({objects.VALUE})"
@@ -500,6 +508,7 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     return {"kind": "depends", "on": read[0]}
 
 
+NOT_RECEIVER = "not a receiver"
 _took = [0.0]  # seconds of the last first call (the calls with a moved clock not counted)
 _PINNABLE = ("value", "raises", "object")
 _CLOCK_READ = "the clock"
@@ -529,11 +538,15 @@ def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
         return {"kind": "timeout", "seconds": seconds}
     if isinstance(caught, (MemoryError, RecursionError)):
         return {"kind": "resources", "why": type(caught).__name__}
+    if isinstance(caught, objects.NotReceiver):
+        return {"kind": NOT_RECEIVER, "type": str(caught)}
     if caught is not None:
         name, imports = exception_name(caught)
         out: Json = {"kind": "raises", "type": name, "imports": imports}
-        if stage:
+        if "materialise" in stage:
             out["view"] = "list"  # raised while the iterator was consumed
+        if named.kind in ("method", "property") and SET_UP not in stage:
+            out["at"] = "setup"  # building the instance (or a step on it) raised
         message = _message(caught)
         if message:
             out["message"] = message
@@ -595,7 +608,7 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         now = time.monotonic()
         if now > deadline or now - _STARTED > RUN_SECONDS[0]:  # fewer inputs, not the job
             break
-        shown = _rendered(*case.args)
+        shown = _rendered(*case.args) or _as_written(case)
         built = _rendered(*case.ctor) if case.ctor is not None else None
         if shown is None or (case.ctor is not None and built is None):
             continue
@@ -613,12 +626,41 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         outcome = call(named, case, seconds)
         if outcome["kind"] == "side effect":
             return {"skipped": outcome["why"], "params": params, "results": []}
+        if outcome["kind"] == NOT_RECEIVER:
+            continue  # a callable of the tests built something else: not an input here
         ms = round(_took[0] * 1000)
         timeless = outcome.pop("clock", None)  # not part of the outcome: the parent may not
         results.append({**shown, "outcome": outcome, "origin": case.origin, "ms": ms})
         if timeless:
             results[-1]["clock"] = timeless
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
+
+
+def _as_written(case: _Case) -> Json | None:
+    """The arguments of a mined call as the tests wrote them, where a value is not plain
+    data but its source is (``other == parse(text)``: another instance built the way the
+    tests build one); None when a value has neither."""
+    if case.given is None:
+        return None
+    sources = [*case.given.get("args", []), *case.given.get("kwargs", {}).values()]
+    values = [*case.args[0], *case.args[1].values()]
+    if len(sources) != len(values):
+        return None  # a value the call left to its default
+    shown, written = [], []
+    for i, value in enumerate(values):  # (no zip(strict=): the project's Python may be older)
+        source = sources[i]
+        seen = render(value)
+        if seen is None and source is None:
+            return None
+        shown.append(seen[0] if seen is not None else source)
+        written += [] if seen is None else seen[1]
+        written += objects.imports_used(case.given.get("imports", []), [source or ""])
+    count = len(case.args[0])
+    return {
+        "args": shown[:count],
+        "kwargs": {k: shown[count + i] for i, k in enumerate(case.args[1])},
+        "imports": sorted(set(written)),
+    }
 
 
 def _readable(shown: Json) -> bool:

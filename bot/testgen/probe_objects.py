@@ -11,6 +11,7 @@ import ast
 import collections.abc
 import inspect
 import itertools
+import operator
 import os
 import sys
 import time
@@ -44,6 +45,43 @@ _DUNDER_FORMS = {
     "__sub__",
     "__or__",
     "__and__",
+}
+
+
+MAKER = "@"  # a factory so marked is a callable the tests import (``@parse``)
+
+
+class NotReceiver(Exception):
+    """A callable of the tests built something that is not an instance of the class."""
+
+
+def maker(owner: object, factory: str, scope: dict[str, object]) -> object:
+    """What builds the instance: the class, a class method of it (``from_lines``), or
+    a callable the tests import (``@parse``, evaluated where their values are)."""
+    if factory.startswith(MAKER):
+        return eval(factory[len(MAKER) :], dict(scope))  # a name of the tests' own imports
+    return getattr(owner, factory) if factory else owner
+
+
+def built(owner: object, factory: str, obj: object) -> object:
+    """``obj`` when it is an instance of the class; a callable of the tests that built
+    something else raises ``NotReceiver`` (the input is not one of this member)."""
+    if factory.startswith(MAKER) and not isinstance(obj, typing.cast(type, owner)):
+        raise NotReceiver(type(obj).__name__)
+    return obj
+
+
+_OPERATOR_FORMS = {  # a binary special method as the operator the written test uses
+    "__eq__": operator.eq,
+    "__ne__": operator.ne,
+    "__lt__": operator.lt,
+    "__le__": operator.le,
+    "__gt__": operator.gt,
+    "__ge__": operator.ge,
+    "__add__": operator.add,
+    "__sub__": operator.sub,
+    "__or__": operator.or_,
+    "__and__": operator.and_,
 }
 
 
@@ -219,6 +257,10 @@ def call_member(named: Named, obj: object, args: list[object], kwargs: dict[str,
         return getattr(obj, named.attr)
     if named.attr == "__iter__":
         return list(typing.cast("typing.Iterable[object]", obj))
+    written = _OPERATOR_FORMS.get(named.attr)
+    if written is not None and len(args) == 1 and not kwargs:
+        # as a test writes it (``a == b``): NotImplemented falls back as Python does
+        return written(obj, args[0])
     member: Callable[..., object] = getattr(obj, named.attr)
     return member(*args, **kwargs)
 

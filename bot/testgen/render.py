@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.testgen.probe_objects import VALUE
-from bot.testgen.scenarios import OBJ
+from bot.testgen.scenarios import MAKER, OBJ
 
 __all__ = ["MARKER", "Example", "render_module", "tidy"]
 
@@ -45,6 +45,7 @@ class Example:
             self.outcome.get("message"),  # one pattern for the rows of one test
             bool(self.outcome.get("state")),
             self.new,
+            self.outcome.get("at"),  # building the instance raised: one layout per test
         )
 
     def all_imports(self) -> list[str]:
@@ -146,7 +147,14 @@ def setup_and_call(
     taken = ("pytest", "expected", "actual", "re", "islice", "math", "datetime")
     if var in taken or var == owner.split(".")[0]:  # a class named in lower case: `croniter`
         var += "_"
-    make = f"{owner}.{e.ctor['factory']}" if e.ctor.get("factory") else owner
+    factory = str(e.ctor.get("factory") or "")
+    make = (
+        factory[len(MAKER) :]
+        if factory.startswith(MAKER)  # a callable the tests import builds it
+        else f"{owner}.{factory}"
+        if factory
+        else owner
+    )
     lines = [f"{var} = {_call(make, list(e.ctor['args']), dict(e.ctor['kwargs']))}"]
     lines += [re.sub(rf"\b{OBJ}\b", var, step) for step in e.steps]
     return lines, _member_call(var, member, args, kwargs, e.kind)
@@ -158,7 +166,17 @@ def _observed(call: str, outcome: dict[str, object]) -> str:
         return f"list(islice({call}, 20))"
     if view in ("list", "str", "dict"):
         return f"{view}({call})"
-    return call
+    return _grouped(call)
+
+
+def _grouped(call: str) -> str:
+    """An operator use in parentheses: ``assert a == 0 is False`` would chain the
+    comparisons (``a == 0 and 0 is False``) and never fail."""
+    try:
+        top = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        return call
+    return f"({call})" if isinstance(top, ast.Compare | ast.BinOp | ast.BoolOp) else call
 
 
 def _assertion(
@@ -168,8 +186,10 @@ def _assertion(
     if outcome["kind"] == "raises":
         message = outcome.get("message")
         match = f", match={_pattern(str(message))}" if message else ""
-        raising = _observed(call, outcome)
-        return [*body, f"    with pytest.raises({outcome['type']}{match}):", f"        {raising}"]
+        raising = [f"        {_observed(call, outcome)}"]
+        if outcome.get("at") == "setup":  # building the instance raised: inside the block
+            raising, body = [f"    {line}" for line in body] + raising, []
+        return [*body, f"    with pytest.raises({outcome['type']}{match}):", *raising]
     state = outcome.get("state")
     if isinstance(state, dict) and expected == "None" and var:
         return [*body, f"    {call}", f"    assert {state['view']}({var}) == {state['value']}"]
@@ -177,7 +197,7 @@ def _assertion(
     if outcome["kind"] == "object" and outcome.get("view") == "after" and var:
         # the call returned None: the facts are of the instance it changed
         checks = [f"    {c}" for c in _object_checks(outcome)]
-        return [*body, f"    assert {call} is None", f"    actual = {var}", *checks]
+        return [*body, f"    assert {_grouped(call)} is None", f"    actual = {var}", *checks]
     if outcome["kind"] == "object":
         return [*body, f"    actual = {observed}", *(f"    {c}" for c in _object_checks(outcome))]
     if expected in ("None", "True", "False"):

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ast
 import re
+import typing
 
 from bot.testgen.inputs import (
     _PROMPT,
     Candidate,
     _imports,
+    _parametrize,
     _plain,
     assignments,
     inline,
@@ -21,11 +23,32 @@ from bot.testgen.inputs import (
     test_bodies,
 )
 
-__all__ = ["OBJ", "scenarios_from_doctests", "scenarios_from_tests"]
+__all__ = ["MAKER", "OBJ", "makers_of", "scenarios_from_doctests", "scenarios_from_tests"]
 
 OBJ = "_nova_obj"  # the instance in a step (the side-runner binds it)
+MAKER = "@"  # a factory that starts so is a callable the test imports (``@parse``), not a
+# class method: ``url = parse(text)`` builds the instance (the side-runner checks its class)
 MAX_STEPS = 10
 MAX_SCENARIOS = 40
+MAX_ROWS = 12  # parametrize rows a test's scenarios are read with
+# a comparison written as syntax: the special method it calls on its left operand
+_COMPARED = {
+    ast.Eq: "__eq__",
+    ast.NotEq: "__ne__",
+    ast.Lt: "__lt__",
+    ast.LtE: "__le__",
+    ast.Gt: "__gt__",
+    ast.GtE: "__ge__",
+}
+_REFLECTED = {"__eq__": "__eq__", "__ne__": "__ne__", "__lt__": "__gt__", "__gt__": "__lt__"}
+_REFLECTED |= {"__le__": "__ge__", "__ge__": "__le__"}
+_ARITHMETIC = {
+    ast.Add: "__add__",
+    ast.Sub: "__sub__",
+    ast.Mult: "__mul__",
+    ast.BitOr: "__or__",
+    ast.BitAnd: "__and__",
+}
 _SUBJECT_FORMS = {
     "__len__": "len",
     "__iter__": "list",
@@ -128,6 +151,8 @@ def _syntax_uses(stmt: ast.AST, var: str, member: str) -> list[ast.Call]:
         return ast.Call(func=func, args=args, keywords=keywords or [])
 
     out: list[ast.Call] = []
+    if member in _REFLECTED or member in _ARITHMETIC.values():
+        return _operator_uses(stmt, var, member, call)
     if member in ("__setitem__", "__delitem__"):
         if member == "__setitem__" and isinstance(stmt, ast.Assign):
             for t in stmt.targets:
@@ -152,6 +177,105 @@ def _syntax_uses(stmt: ast.AST, var: str, member: str) -> list[ast.Call]:
         elif member == "__call__" and isinstance(sub, ast.Call) and on(sub.func):
             out.append(call(list(sub.args), list(sub.keywords)))
     return out
+
+
+def _operator_uses(
+    stmt: ast.AST, var: str, member: str, call: typing.Callable[[list[ast.expr]], ast.Call]
+) -> list[ast.Call]:
+    """``var == x`` (and ``x == var``, ``var != x``: the same equality) as ``var.__eq__(x)``,
+    ``var < x`` as ``__lt__``, ``var + x`` as ``__add__``: the other operand is the input."""
+    out: list[ast.Call] = []
+    equality = member in ("__eq__", "__ne__")
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Compare):
+            sides = [sub.left, *sub.comparators]
+            for left, op, right in zip(sides, sub.ops, sub.comparators, strict=False):
+                name = _COMPARED.get(type(op))
+                if name is None or not (
+                    name == member or equality and name in ("__eq__", "__ne__")
+                ):
+                    continue
+                if isinstance(left, ast.Name) and left.id == var:
+                    out.append(call([right]))
+                elif isinstance(right, ast.Name) and right.id == var and _REFLECTED[name] == member:
+                    out.append(call([left]))
+        elif (
+            isinstance(sub, ast.BinOp)
+            and _ARITHMETIC.get(type(sub.op)) == member
+            and isinstance(sub.left, ast.Name)
+            and sub.left.id == var
+        ):
+            out.append(call([sub.right]))
+    return out
+
+
+def _made_by(
+    parts: tuple[tuple[str | None, ...], tuple[tuple[str, str | None], ...]],
+    owner: str,
+    factory: str,
+) -> ast.expr | None:
+    """The expression that builds an instance again (the other operand of ``a == b`` built
+    as ``b`` was); None when one of its arguments is not plain."""
+    args, named = parts
+    if any(a is None for a in args) or any(v is None for _, v in named):
+        return None
+    func = (
+        factory[len(MAKER) :]
+        if factory.startswith(MAKER)
+        else f"{owner}.{factory}"
+        if factory
+        else owner
+    )
+    listed = [*(str(a) for a in args), *(f"{k}={v}" for k, v in named)]
+    try:
+        return ast.parse(f"{func}({', '.join(listed)})", mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def _maker(func: ast.expr, bound: set[str], makers: frozenset[str]) -> str:
+    """``parse`` of ``url = parse(text)``: a function of the project that builds the class
+    (``makers``), as the test imports it; "" for anything else. The side-runner checks
+    what it built."""
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id not in bound or _last_name(func) not in makers:
+        return ""
+    return MAKER + ast.unparse(func)
+
+
+MAKER_DEPTH = 3  # calls between a public function and the class it builds
+
+
+def makers_of(sources: dict[str, str], owner: str) -> frozenset[str]:
+    """The public module-level functions of the project (path -> source) that build an
+    instance of ``owner``: a call of it in their body (or of a function that does, up to
+    ``MAKER_DEPTH`` deep, in the modules that name the class), or a return annotation
+    naming it."""
+    word = re.compile(rf"\b{re.escape(owner)}\b")
+    funcs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for text in sources.values():
+        try:
+            tree = ast.parse(text) if word.search(text) else None  # where it is built
+        except SyntaxError:
+            continue
+        for node in tree.body if tree is not None else []:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                funcs.setdefault(node.name, []).append(node)
+    builders = {owner}
+    for _ in range(MAKER_DEPTH):
+        more = {
+            name
+            for name, defs in funcs.items()
+            for d in defs
+            if any(isinstance(c, ast.Call) and _last_name(c.func) in builders for c in ast.walk(d))
+            or (d.returns is not None and word.search(ast.unparse(d.returns)))
+        }
+        if more <= builders:
+            break
+        builders |= more
+    return frozenset(b for b in builders - {owner} if not b.startswith("_"))
 
 
 def _last_name(node: ast.expr) -> str:
@@ -238,6 +362,7 @@ def _walk_body(
     imports: tuple[str, ...],
     origin: str,
     live: dict[str, _Live] | None = None,
+    makers: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """The candidates of a body; ``live``: the instances built before it (an instance
     built before ``with pytest.raises(...):`` is used inside it)."""
@@ -245,7 +370,7 @@ def _walk_body(
     live = {} if live is None else live
     for stmt in body:
         if isinstance(stmt, ast.With | ast.AsyncWith):
-            found += _walk_body(stmt.body, owner, member, bound, env, imports, origin, live)
+            found += _walk_body(stmt.body, owner, member, bound, env, imports, origin, live, makers)
             continue
         if (
             isinstance(stmt, ast.Assign)
@@ -269,6 +394,8 @@ def _walk_body(
                 and not func.attr.startswith("_")
                 else ""
             )
+            if not (name == owner or factory):
+                factory = _maker(func, bound, makers)
             if name == owner or factory:
                 parts = _ctor_parts(stmt.value, env, bound)
                 var = stmt.targets[0].id
@@ -276,6 +403,9 @@ def _walk_body(
                 if parts is not None:
                     live[var] = (parts, [], factory)
                 continue
+        # another instance the test built, as an argument: built again the same way
+        others = {v: _made_by(p, owner, f) for v, (p, s, f) in live.items() if not s}
+        made = {v: e for v, e in others.items() if e is not None}
         for var, (ctor, steps, factory) in list(live.items()):
             if not _mentions(stmt, var):
                 continue
@@ -283,7 +413,7 @@ def _walk_body(
                 args: tuple[str | None, ...] = ()
                 kwargs: tuple[tuple[str, str | None], ...] = ()
                 if use is not None:
-                    parts = _ctor_parts(use, env, bound)
+                    parts = _ctor_parts(use, {**env, **made}, bound | {owner})
                     if parts is None:
                         continue
                     args, kwargs = parts
@@ -298,12 +428,15 @@ def _walk_body(
     return found
 
 
-def scenarios_from_tests(files: dict[str, str], owner: str, member: str) -> list[Candidate]:
-    """Candidates for ``owner.member`` from the test files (path -> source)."""
+def scenarios_from_tests(
+    files: dict[str, str], owner: str, member: str, makers: frozenset[str] = frozenset()
+) -> list[Candidate]:
+    """Candidates for ``owner.member`` from the test files (path -> source); ``makers``:
+    the project's functions that build an instance (``parse`` of ``url = parse(text)``)."""
     out: list[Candidate] = []
-    word = re.compile(rf"\b{re.escape(owner)}\b")
+    word = re.compile(rf"\b({'|'.join(re.escape(n) for n in sorted({owner, *makers}))})\b")
     for path, text in sorted(files.items()):
-        if not word.search(text):
+        if not word.search(text):  # the class, or a function that builds it
             continue
         try:
             tree = ast.parse(text)
@@ -314,13 +447,23 @@ def scenarios_from_tests(files: dict[str, str], owner: str, member: str) -> list
         assignments(tree.body, bound, env)
         for func in test_bodies(tree):
             if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
-                local = dict(env)
-                assignments(func.body, bound, local)
-                for name in [owner]:
-                    local.pop(name, None)
-                out += _walk_body(
-                    func.body, owner, member, bound, local, tuple(imports), f"{path}:{func.lineno}"
-                )
+                for row in _parametrize(func)[:MAX_ROWS] or [{}]:
+                    local = {**env, **row}
+                    assignments(func.body, bound, local)
+                    local.update(row)  # ``url = parse(url)``: the row's value is the argument
+                    local.pop(owner, None)
+                    out += _walk_body(
+                        func.body,
+                        owner,
+                        member,
+                        bound,
+                        local,
+                        tuple(imports),
+                        f"{path}:{func.lineno}",
+                        makers=makers,
+                    )
+    # a class's own constructors first: an imported callable may build something else
+    out.sort(key=lambda c: c.factory.startswith(MAKER))
     return list(dict.fromkeys(out))[:MAX_SCENARIOS]
 
 
