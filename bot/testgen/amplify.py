@@ -710,7 +710,7 @@ def _chosen(
     for pair in units.values():
         d = pair[0]
         body = _body(pair[1])
-        if body in bodies:  # a variant whose changed literal the cut test no longer holds
+        if body and body in bodies:  # a variant whose changed literal the cut no longer holds
             continue
         bodies.add(body)
         kind = (d.name, json.dumps(d.head, sort_keys=True), json.dumps(d.parent, sort_keys=True))

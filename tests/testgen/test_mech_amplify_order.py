@@ -21,9 +21,12 @@ from typing import Any
 
 import pytest
 
+from bot.testgen.amplify import _chosen
 from bot.testgen.amplify_checks import raised_checks, value_check
 from bot.testgen.amplify_inputs import Steer
 from bot.testgen.amplify_order import Aims, concerns_order, container_variants
+from bot.testgen.amplify_write import Difference, Written
+from bot.testgen.matrix import Target
 from tests.testgen.sample import sample_testgen
 from tests.testgen.test_mech_amplify import amplified
 
@@ -260,3 +263,20 @@ def test_a_copy_rebinds_a_setup_container_and_prefixes_a_body_list_where_a_prefi
     text, inline = container_variants(source, "TestDoc.test_inline", steer, Aims(prefix=True), 4)
     assert inline[0].description.endswith(": 'one' -> '**one'")
     assert "doc.add_list(['**one', 'two'])" in text
+
+
+def test_variants_written_with_the_same_body_are_written_once() -> None:
+    targets = [Target("m.py", "f", "modified", [1])]
+    same = Written([], ["def test_a__v1_changed():", "    assert f(1) == 2"])
+    also = Written([], ["# another comment", "def test_a__v2_changed():", "    assert f(1) == 2"])
+    other = Written([], ["def test_b_changed():", "    assert f(3) == 4"])
+    found = [
+        (Difference(f"t.py::{n}", 2, "f", 0, {"kind": "value", "value": v}, {}), w)
+        for n, v, w in [
+            ("test_a__v1", "2", same),
+            ("test_a__v2", "2", also),
+            ("test_b", "4", other),
+        ]
+    ]
+    chosen = _chosen(found, targets, {"m.py": [1]})
+    assert [d.node for d, _ in chosen] == ["t.py::test_a__v1", "t.py::test_b"]
