@@ -57,7 +57,8 @@ SECONDS = 0.5  # per regex pair
 MAX_PLACED = 8  # values made from one test value
 
 _FIELD_PLAIN = re.compile(r"^(\d*|[A-Za-z_]\w*)$")
-_STRFTIME = re.compile(r"%[-#]?[aAbBcdfHIjmMpSUwWxXyYzZGuV]")
+# directives only a date pattern has (``%d``, ``%x``, ``%f`` are numbers' too)
+_STRFTIME = re.compile(r"%[-#]?[aAbBHIjmMpSUwWyYzZGuV]")
 _PERCENT = re.compile(r"%(\([^)]*\))?[-+ #0]*(\d+|\*)?(\.\d+)?[diouxXeEfFgGcrsa]")
 _WORD = re.compile(r"\w+")
 _DATES = (
