@@ -57,7 +57,8 @@ SECONDS = 0.5  # per regex pair
 MAX_PLACED = 8  # values made from one test value
 
 _FIELD_PLAIN = re.compile(r"^(\d*|[A-Za-z_]\w*)$")
-_STRFTIME = re.compile(r"%[-#]?[aAbBcdfHIjmMpSUwWxXyYzZGuV]")
+# directives only a date pattern has (``%d``, ``%x``, ``%f`` are numbers' too)
+_STRFTIME = re.compile(r"%[-#]?[aAbBHIjmMpSUwWyYzZGuV]")
 _PERCENT = re.compile(r"%(\([^)]*\))?[-+ #0]*(\d+|\*)?(\.\d+)?[diouxXeEfFgGcrsa]")
 _WORD = re.compile(r"\w+")
 _DATES = (
@@ -124,10 +125,15 @@ def changed_rows(
 
 
 def witnesses(
-    head_source: str, parent_source: str | None, lines: list[int], seeds: Sequence[str] = ()
+    head_source: str,
+    parent_source: str | None,
+    lines: list[int],
+    seeds: Sequence[str] = (),
+    plain: bool = True,
 ) -> Witnesses:
     """The witnesses of the literals ``lines`` of the head changed (the parent's rows
-    they replace read from ``parent_source``); ``seeds`` are the tests' own strings."""
+    they replace read from ``parent_source``); ``seeds`` are the tests' own strings;
+    ``plain``: a changed prefix or separator's two literals too."""
     if parent_source is None:
         return Witnesses()
     added, removed = changed_rows(head_source, parent_source, lines)
@@ -138,7 +144,7 @@ def witnesses(
         texts += regex_witnesses(old, new, seeds)
         numbers += format_witnesses(old, new)
         texts += strftime_witnesses(old, new)
-        texts += plain_witnesses(old, new)
+        texts += plain_witnesses(old, new) if plain else []
     paired = {s for p in pairs for s in p}
     context = [
         s
@@ -442,7 +448,10 @@ def steer_plans(
                     key = (t.path, t.qualname)
                     if key not in known:
                         texts = list(dict.fromkeys(seeds))[:40]
-                        known[key] = witnesses(head(t.path) or "", parent(t.path), t.lines, texts)
+                        # a plain literal already steers there (``steering_literals``)
+                        known[key] = witnesses(
+                            head(t.path) or "", parent(t.path), t.lines, texts, plain=False
+                        )
                     found = found.merged(known[key])
             made = _witness_inputs(inputs, found) if found else []
             if made:

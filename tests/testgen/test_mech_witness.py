@@ -135,6 +135,8 @@ def test_format_witnesses_print_differently() -> None:
     assert found[:2] == [10, 11] and 255 in found
     assert all(f"0x{n:02}" != f"0x{n:02x}" for n in found)
     assert format_witnesses("%5.2f", "%5.3f")
+    assert 10 in format_witnesses("%d items", "%x items")  # not a date pattern
+    assert format_witnesses("%Y-%m", "%Y/%m") == []  # a date pattern
     assert format_witnesses("{name:>4}", "{name:<4}")
     assert format_witnesses("{:d}", "{:d}") == []
     assert format_witnesses("{0.real}", "{0.imag}") == []  # an attribute: not a spec
