@@ -99,14 +99,14 @@ class RunResult:
     def passed(self) -> bool:
         return self.returncode == 0 and not self.timed_out
 
-    def escape(self) -> str | None:
+    def escape(self, *, outside: bool = True) -> str | None:
         """Why the tests of this run cannot be trusted (processes left, files written
-        outside), or None."""
+        outside -- unless ``outside`` is False --, files planted), or None."""
         why = []
         if self.left_count:
             names = ", ".join(self.left[:3])
             why.append(f"left {self.left_count} process(es) running after its run ({names})")
-        if self.outside:
+        if self.outside and outside:
             why.append(f"wrote outside its workspace: {', '.join(self.outside[:3])}")
         if self.planted:
             why.append(f"changed how tests run: wrote {', '.join(self.planted[:3])}")

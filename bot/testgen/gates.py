@@ -286,7 +286,7 @@ def _mutation_round(
                 if not runner.syntax_ok(ws, path):
                     continue
                 budget -= 1
-                outcome = runner.outcomes(ws, rel, [c.name for c in waiting])
+                outcome = runner.outcomes(ws, rel, [c.name for c in waiting], failing=True)
             for c in list(waiting):
                 if outcome.get(c.name) is False:
                     c.evidence["mutant_killed"] = f"{path}:{n} {description}"
@@ -310,7 +310,7 @@ def _parent_round(
     if parent is None or not alive:
         return
     with ws.replaced({p: text for p, text in files.items() if p != rel}):
-        outcome = runner.outcomes(ws, rel, [c.name for c in alive])
+        outcome = runner.outcomes(ws, rel, [c.name for c in alive], failing=True)
     for c in alive:
         ran = outcome.get(c.name)
         c.evidence["fails_on_parent"] = ran is not True

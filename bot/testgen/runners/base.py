@@ -48,12 +48,20 @@ class Runner(ABC):
         """The tests in ``rel`` (their names inside the file; empty when it cannot load),
         and their outcomes when collecting had to run them (that counts as a run)."""
 
-    def outcomes(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, bool]:
+    def outcomes(
+        self, ws: Workspace, rel: str, names: list[str], *, failing: bool = False
+    ) -> dict[str, bool]:
         """Run the named tests of ``rel`` once: pass/fail per name (absent: did not run).
         A run that left processes behind or wrote outside the workspace is run again one
         test at a time; a test that does it alone fails, and ``ws.escapes`` says why (the
-        gates drop it with that reason, whatever else it did)."""
-        ran, escape = self.run_once(ws, rel, names)
+        gates drop it with that reason, whatever else it did).
+
+        ``failing``: a run of code the tests are expected to fail on (the parent's, a
+        mutant's). What a project's own failure hook writes outside then (a conftest that
+        dumps the compared values to /tmp when an assert fails) is not the test's doing and
+        is thrown away with the run's sandbox; processes left and files planted in the
+        tree still count."""
+        ran, escape = self.run_once(ws, rel, names, outside=not failing)
         if escape is None:
             return ran
         if len(names) == 1:
@@ -61,15 +69,16 @@ class Runner(ABC):
             return {names[0]: False}
         out: dict[str, bool] = {}
         for name in names:
-            out.update(self.outcomes(ws, rel, [name]))
+            out.update(self.outcomes(ws, rel, [name], failing=failing))
         return out
 
     @abstractmethod
     def run_once(
-        self, ws: Workspace, rel: str, names: list[str]
+        self, ws: Workspace, rel: str, names: list[str], *, outside: bool = True
     ) -> tuple[dict[str, bool], str | None]:
         """Run the named tests of ``rel`` together once: pass/fail per name, and why the
-        run cannot be trusted (``RunResult.escape``), or None."""
+        run cannot be trusted (``RunResult.escape``, files written outside counted only
+        when ``outside``), or None."""
 
     @abstractmethod
     def per_test_lines(self, ws: Workspace, rel: str, names: list[str]) -> dict[str, Lines]:

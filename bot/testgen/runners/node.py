@@ -126,7 +126,7 @@ class NodeTestRunner(Runner):
         return [n.full for n in leaves], first
 
     def run_once(
-        self, ws: Workspace, rel: str, names: list[str]
+        self, ws: Workspace, rel: str, names: list[str], *, outside: bool = True
     ) -> tuple[dict[str, bool], str | None]:
         """The named tests (selected by name when they are not the whole file)."""
         res = self._run(ws, [*self._select(names, rel), rel], file=rel)
@@ -138,7 +138,7 @@ class NodeTestRunner(Runner):
                     f"{self.test_timeout:g} s)"
                 )
         self._failures(rel, leaves)
-        return _passed(leaves, set(names)), res.run.escape()
+        return _passed(leaves, set(names)), res.run.escape(outside=outside)
 
     def _failures(self, rel: str, leaves: list[_Node]) -> None:
         """What each failing test's error said, for the reason it is dropped with."""

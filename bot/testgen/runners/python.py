@@ -172,7 +172,7 @@ class PytestRunner(Runner):
         return names, None
 
     def run_once(
-        self, ws: Workspace, rel: str, names: list[str]
+        self, ws: Workspace, rel: str, names: list[str], *, outside: bool = True
     ) -> tuple[dict[str, bool], str | None]:
         """Run the named tests; a test that hangs past the signal is killed with its run,
         marked, and the tests after it are run again without it."""
@@ -181,7 +181,7 @@ class PytestRunner(Runner):
         escape: str | None = None
         while left:
             ran, stuck, run = self._outcomes_once(ws, rel, left)
-            escape = escape or run.escape()
+            escape = escape or run.escape(outside=outside)
             out.update(ran)
             hung = {n for n in left if f"{rel}::{n}" in stuck}
             for name in hung:
