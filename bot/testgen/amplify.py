@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bot.testgen.amplify_inputs import Steer, add_variants, steer_from_change
+from bot.testgen.amplify_inputs import Steer, Variant, add_variants, steer_from_change
 from bot.testgen.amplify_order import Aims, aims_of, container_variants
 from bot.testgen.amplify_write import (
     VARY_PREFIX,
@@ -42,7 +42,7 @@ from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
 from bot.testgen.matrix import Target
 from bot.testgen.runners.python import measured_args
-from bot.testgen.workspace import Workspace, WriteRefused
+from bot.testgen.workspace import MAX_TEST_BYTES, Workspace, WriteRefused
 
 __all__ = ["AMPLIFIED", "Observed", "generate_amplified", "naming_files", "unpinned"]
 
@@ -248,6 +248,23 @@ def _spread(nodes: list[str], survey: Observed) -> list[str]:
     return out
 
 
+def _file_variants(
+    source: str, qualnames: list[str], steering: tuple[Steer, Aims], each: int, left: int
+) -> tuple[str, list[tuple[str, Variant]]]:
+    """One test module's copy with at most ``left`` input variants of its tests
+    ``qualnames`` (``each`` per test), and which test each variant is of."""
+    text, out = _only(source, qualnames), []
+    for qualname in qualnames:
+        if left <= 0:
+            break
+        # whole containers first (few, aimed), then one literal at a time
+        text, whole = container_variants(text, qualname, *steering, min(ORDERED, left))
+        text, made = add_variants(text, qualname, steering[0], min(each, left - len(whole)))
+        left -= len(whole) + len(made)
+        out += [(qualname, v) for v in whole + made]
+    return text, out
+
+
 def _variants(
     ws: Workspace,
     nodes: list[str],
@@ -270,18 +287,22 @@ def _variants(
     out: list[tuple[str, list[str]]] = []
     left = MAX_VARIANTS
     for rel, qualnames in by_file.items():
-        text, ids = _only(sources.get(rel, ""), qualnames), []
-        for qualname in qualnames:
-            if left <= 0:
+        cap = left
+        while True:
+            text, made = _file_variants(sources.get(rel, ""), qualnames, steering, each, cap)
+            # a long test copied many times: fewer copies, not none
+            if len(text.encode()) <= MAX_TEST_BYTES or len(made) <= 1:
                 break
-            # whole containers first (few, aimed), then one literal at a time
-            text, whole = container_variants(text, qualname, *steering, min(ORDERED, left))
-            text, made = add_variants(text, qualname, steering[0], min(each, left - len(whole)))
-            made = whole + made
-            left -= len(made)
-            ids += [v.qualname for v in made]
-            for v in made:
-                described[v.qualname] = f"{qualname}, {v.description}"
+            cap = len(made) // 2
+        if cap < left and made:
+            notes.append(
+                f"amplify: {len(made)} input variant(s) of {rel}: more would be over the "
+                f"{MAX_TEST_BYTES} byte limit of a test file"
+            )
+        left -= len(made)
+        ids = [v.qualname for _, v in made]
+        for qualname, v in made:
+            described[v.qualname] = f"{qualname}, {v.description}"
         if not ids:
             continue
         temp = str(PurePosixPath(rel).with_name(VARY_PREFIX + PurePosixPath(rel).name))

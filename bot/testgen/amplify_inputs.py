@@ -850,12 +850,13 @@ def _names(body: list[ast.stmt]) -> set[str]:
     return out
 
 
-def _unique(name: str, taken: set[str]) -> str:
+def _unique(name: str, taken: set[str], mark: str = "v") -> str:
+    """A name for a copy of the test ``name`` that no other test has (``name__v1``)."""
     k = 1
-    while f"{name}__v{k}" in taken:
+    while f"{name}__{mark}{k}" in taken:
         k += 1
-    taken.add(f"{name}__v{k}")
-    return f"{name}__v{k}"
+    taken.add(f"{name}__{mark}{k}")
+    return f"{name}__{mark}{k}"
 
 
 def _compiles(source: str) -> bool:

@@ -24,7 +24,7 @@ import copy
 import re
 from dataclasses import dataclass
 
-from bot.testgen.amplify_inputs import _EXPECTED, Steer, Variant, _find
+from bot.testgen.amplify_inputs import _EXPECTED, Steer, Variant, _find, _unique
 
 __all__ = ["Aims", "aims_of", "concerns_order", "container_variants"]
 
@@ -253,7 +253,7 @@ def _write(
     copies: list[str] = []
     made: list[Variant] = []
     for how, binding, node, new in planned:
-        name = _unique(func.name, taken)
+        name = _unique(func.name, taken, "o")
         if binding is not None:
             lines = rows[first - 1 : end]
             lines.insert(body_at, f"{indent}{binding[0]} = {new}\n")
@@ -278,11 +278,3 @@ def _replaced(rows: list[str], first: int, end: int, node: ast.expr, new: str) -
     head = rows[start - 1].encode("utf-8")[: node.col_offset].decode("utf-8")
     tail = rows[stop - 1].encode("utf-8")[node.end_col_offset or 0 :].decode("utf-8")
     return [*rows[first - 1 : start - 1], head + new + tail, *rows[stop:end]]
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    k = 1
-    while f"{name}__o{k}" in taken:
-        k += 1
-    taken.add(f"{name}__o{k}")
-    return f"{name}__o{k}"
