@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.testgen.steer import _differ, _regex_words, _samples, _shortened
+from bot.testgen.steer import _alike, _differ, _regex_words, _samples, _shortened
 
 if TYPE_CHECKING:
     from bot.testgen.differential import DifferentialPlan
@@ -233,10 +233,6 @@ def literal_pairs(added: list[str], removed: list[str]) -> list[tuple[str, str]]
             if _alike(like, n) >= 0.5:
                 out.append((like, n))
     return list(dict.fromkeys(p for p in out if p[0] != p[1]))
-
-
-def _alike(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 # ---- witnesses of each kind ----
