@@ -116,7 +116,10 @@ def render_testgen_body(result: TestgenResult, *, limit: int = 60_000) -> str:
             f"{result.coverage_after} of {result.changed_lines()}"
         )
     if result.suite_passed is not None:
-        gist.append("the full suite passed" if result.suite_passed else "the full suite FAILED")
+        whole = "the suite's files that name the change" if result.suite_scope else "the full suite"
+        gist.append(f"{whole} passed" if result.suite_passed else f"{whole} FAILED")
+    elif result.suite_scope:
+        gist.append("the full suite was not judged (too slow)")
     out = [*head, " · ".join(gist), ""]
     out += ["**What each kept test pins**", ""]
     out += _pins(result.kept) if result.kept else ["None was kept."]

@@ -211,7 +211,7 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
         if not result.kept:
             step.skip("no test was kept")
             return
-        if not _suite_gate(ws, runner, result):
+        if not _suite_gate(job, ws, runner, result):
             step.skip("the full suite failed with the kept tests")
             return
     with job.tracker.step("propose"):
@@ -453,14 +453,39 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
         result.coverage_after = len(ran)
 
 
-def _suite_gate(ws: Workspace, runner: Runner, result: TestgenResult) -> bool:
+# the job's two minutes: the full suite gets what is left of them, and at least the floor
+SUITE_BY = 115.0
+SUITE_FLOOR = 20.0
+
+
+def _suite_seconds(job: TestgenJob) -> float:
+    """How long the project's whole suite may run: the setting, else what is left of
+    the job's two minutes (at least ``SUITE_FLOOR``)."""
+    given = job.settings.testgen.suite_timeout
+    if given is not None:
+        return float(given)
+    return max(SUITE_FLOOR, SUITE_BY - (time.monotonic() - job.started))
+
+
+def _suite_gate(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenResult) -> bool:
     """The project's suite with the kept tests; failures it had without them (the
     baseline) are named, never blamed on the kept tests. False: nothing is proposed."""
     from bot.testgen.suite import judge_suite, test_id_module
 
     assert ws.framework is not None
     files = sorted({c.path for c in result.kept})
-    verdict = judge_suite(ws, ws.framework, files)
+    nearby = sorted({p for t in result.matrix for p in t.existing_tests})
+    verdict = judge_suite(ws, ws.framework, files, _suite_seconds(job), nearby)
+    if verdict.unjudged:
+        result.suite_scope = verdict.unjudged
+        result.notes.append(
+            f"{verdict.unjudged}: it was not judged; the kept tests passed on their own "
+            "(NOVA_TEST_SUITE_TIMEOUT gives it longer)"
+        )
+        return True
+    if verdict.scope:
+        result.suite_scope = verdict.scope
+        result.notes.append(verdict.scope)
     result.suite_passed = verdict.passed and not verdict.preexisting and not verdict.nova_failed
     result.suite_preexisting = verdict.preexisting
     if verdict.preexisting:

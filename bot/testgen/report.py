@@ -40,6 +40,7 @@ class TestgenResult:
     suite_passed: bool | None = None
     suite_preexisting: list[str] = field(default_factory=list)  # fail without Nova's tests
     suite_blamed: list[str] = field(default_factory=list)  # fail only with them
+    suite_scope: str = ""  # why not the whole suite ran (too slow), or was not judged
     coverage_before: int | None = None  # changed lines the suite ran, before / after
     coverage_after: int | None = None
     stats: Stats = field(default_factory=Stats)
@@ -86,6 +87,7 @@ class TestgenResult:
                 "suite_passed": self.suite_passed,
                 "suite_preexisting_failures": self.suite_preexisting,
                 "suite_blamed_failures": self.suite_blamed,
+                "suite_scope": self.suite_scope,
                 "exit_code": self.exit_code(),
                 "changed_lines": self.changed_lines(),
                 "changed_lines_covered_before": self.coverage_before,
@@ -156,13 +158,18 @@ class TestgenResult:
         return (
             f"Each test passed {runs} run{'s' * (runs != 1)} in a row, runs changed "
             "lines, and fails on a "
-            "mutant of them or on the parent commit (see the summary). The full suite "
-            "passed with them"
-            + (
-                f", apart from {len(self.suite_preexisting)} test(s) that fail without them too."
-                if self.suite_preexisting
-                else "."
-            )
+            "mutant of them or on the parent commit (see the summary). " + self._suite_said()
+        )
+
+    def _suite_said(self) -> str:
+        if self.suite_passed is None:
+            why = f": {self.suite_scope}" if self.suite_scope else ""
+            return f"The project's suite was not judged with them{why}."
+        scope = f" ({self.suite_scope})" if self.suite_scope else ""
+        return f"The project's suite passed with them{scope}" + (
+            f", apart from {len(self.suite_preexisting)} test(s) that fail without them too."
+            if self.suite_preexisting
+            else "."
         )
 
     def format(self, fmt: str) -> str:

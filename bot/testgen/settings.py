@@ -29,6 +29,16 @@ class TestgenSettings(Section):
         min=0,
         min_exclusive=True,
     )
+    suite_timeout: float | None = setting(
+        "NOVA_TEST_SUITE_TIMEOUT",
+        "testgen: seconds the project's whole suite may run with the kept tests. Unset: "
+        "what is left of the job's two minutes (at least 20). A suite that runs longer is "
+        "checked on the test files that name the changed code instead; when those run "
+        "longer too, the kept tests are proposed unchecked by it, and the report says so.",
+        parse=float,
+        min=0,
+        min_exclusive=True,
+    )
     memory_mb: int = setting(
         "NOVA_TEST_MEMORY_MB",
         "testgen: MiB of address space a test run may use (RLIMIT_AS; node: its heap); "

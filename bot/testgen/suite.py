@@ -5,11 +5,17 @@ run once more without Nova's tests (the baseline). Tests that fail in both runs 
 failed: they are named in the report and never blamed on Nova's tests. A kept test that
 fails only inside the whole suite is dropped; a project test that fails only when Nova's
 tests are there means Nova's tests disturb the suite, and nothing is proposed.
+
+A suite slower than the job's time (``seconds``) is stopped; the test files that name the
+changed code (``nearby``) then run with the kept tests instead, under the same limit. When
+those are stopped too, the suite is not judged (``SuiteVerdict.unjudged``): the kept tests
+already passed on their own, repeatably, and the report says the suite did not finish.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +36,7 @@ class SuiteRun:
     failures: set[str]  # test ids ("path::Class::name" for pytest) that failed or errored
     output: str
     itemised: bool  # whether failures could be told apart (else only pass/fail is known)
+    timed_out: bool = False  # stopped at its time limit: nothing is known
 
 
 @dataclass
@@ -39,6 +46,8 @@ class SuiteVerdict:
     blamed: list[str] = field(default_factory=list)  # project tests that fail only with them
     nova_failed: list[str] = field(default_factory=list)  # Nova's tests failing in the suite
     output: str = ""
+    scope: str = ""  # what ran when it was not the whole suite
+    unjudged: str = ""  # why the suite could not be judged (it did not finish)
 
 
 def _pytest_failures(report: Path) -> set[str]:
@@ -77,17 +86,23 @@ def _files_of(ws: Workspace, failures: set[str]) -> list[str] | None:
 
 
 def run_suite(
-    ws: Workspace, fw: Framework, hidden: Sequence[str] = (), only: Sequence[str] = ()
+    ws: Workspace,
+    fw: Framework,
+    hidden: Sequence[str] = (),
+    only: Sequence[str] = (),
+    seconds: float = SUITE_SECONDS,
 ) -> SuiteRun:
     """The whole suite (or the test files ``only``, with pytest), with the ``hidden``
-    files (Nova's tests) absent for this run."""
+    files (Nova's tests) absent for this run, stopped after ``seconds``."""
     with ws.outputs() as tmp, ws.replaced(dict.fromkeys(hidden)):
         report = tmp / "suite.xml"
         args = list(fw.run_suite)
         pytest = "pytest" in args
         if pytest:  # a file that does not import must not stop the rest of the suite
             args += [f"--junitxml={report}", "--continue-on-collection-errors", *only]
-        run = ws.run(args, timeout=SUITE_SECONDS, limit_memory=False)
+        run = ws.run(args, timeout=seconds, limit_memory=False)
+        if run.timed_out:
+            return SuiteRun(False, set(), run.output, False, timed_out=True)
         if pytest and report.is_file():
             try:
                 failures = _pytest_failures(report)
@@ -105,11 +120,36 @@ def _is_nova(test_id: str, files: list[str]) -> bool:
     return any(module == m or module.startswith(m + ".") for m in map(test_id_module, files))
 
 
-def judge_suite(ws: Workspace, fw: Framework, files: list[str]) -> SuiteVerdict:
-    """Run the suite with Nova's test ``files``; on failure, once more without them."""
-    with_tests = run_suite(ws, fw)
+def judge_suite(
+    ws: Workspace,
+    fw: Framework,
+    files: list[str],
+    seconds: float = SUITE_SECONDS,
+    nearby: Sequence[str] = (),
+) -> SuiteVerdict:
+    """Run the suite with Nova's test ``files``; on failure, once more without them. A
+    suite stopped after ``seconds`` is replaced by the test files ``nearby`` (pytest)."""
+    started = time.monotonic()
+    with_tests = run_suite(ws, fw, seconds=seconds)
+    scope, only = "", list[str]()
+    if with_tests.timed_out:
+        stopped = f"the whole suite did not finish in {seconds:g} s"
+        project = [f for f in dict.fromkeys(nearby) if f not in files]
+        if "pytest" not in fw.run_suite or not project:
+            return SuiteVerdict(True, unjudged=stopped, output=with_tests.output)
+        only = [*project, *files]
+        with_tests = run_suite(ws, fw, only=only, seconds=seconds)
+        if with_tests.timed_out:
+            took = time.monotonic() - started
+            return SuiteVerdict(
+                True,
+                unjudged=f"{stopped}, nor did its {len(project)} test file(s) that name the "
+                f"changed code ({took:.0f} s in all)",
+                output=with_tests.output,
+            )
+        scope = f"{stopped}: its {len(project)} test file(s) that name the changed code ran instead"
     if with_tests.passed:
-        return SuiteVerdict(True, output=with_tests.output)
+        return SuiteVerdict(True, output=with_tests.output, scope=scope)
     # the baseline: the files that failed, again without Nova's tests (the whole suite
     # when they cannot be told, or it is not pytest)
     failed_files = _files_of(ws, with_tests.failures) if with_tests.itemised else None
@@ -117,7 +157,14 @@ def judge_suite(ws: Workspace, fw: Framework, files: list[str]) -> SuiteVerdict:
     if failed_files is not None and not project_files:
         baseline = SuiteRun(True, set(), "", True)  # only Nova's own tests failed
     else:
-        baseline = run_suite(ws, fw, files, project_files if failed_files is not None else ())
+        rerun = project_files if failed_files is not None else [f for f in only if f not in files]
+        baseline = run_suite(ws, fw, files, rerun, seconds)
+    if baseline.timed_out:
+        return SuiteVerdict(
+            True,
+            unjudged=f"the suite without Nova's tests did not finish in {seconds:g} s",
+            output=with_tests.output,
+        )
     if not with_tests.itemised or not baseline.itemised:
         # only pass/fail is known: the kept tests are blamed only if the suite passed
         # without them
@@ -128,6 +175,7 @@ def judge_suite(ws: Workspace, fw: Framework, files: list[str]) -> SuiteVerdict:
             else [],
             blamed=[] if not baseline.passed else ["(the suite passes without Nova's tests)"],
             output=with_tests.output,
+            scope=scope,
         )
     nova = sorted(t for t in with_tests.failures if _is_nova(t, files))
     others = with_tests.failures - set(nova)
@@ -138,4 +186,5 @@ def judge_suite(ws: Workspace, fw: Framework, files: list[str]) -> SuiteVerdict:
         blamed=blamed,
         nova_failed=nova,
         output=with_tests.output,
+        scope=scope,
     )
