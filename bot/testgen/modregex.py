@@ -331,13 +331,15 @@ def search(
     found: list[tuple[str, str]] = []
     seen: set[str] = set()
     tries = 0
-    # the tests' own strings first (their witnesses are inputs like theirs), then the
+    # the tests' own strings first (their witnesses are inputs like theirs; a seed the
+    # two already tell apart is an input already: its edits are what is new), then the
     # strings walked from the patterns fill up
-    for group, cap in (
-        ([(s, s) for s in seeds], MAX_FOUND - 1),
-        ([("", s) for s in walked], MAX_FOUND),
-    ):
-        for level in (_whole, _lines, _tokens, _chars):
+    groups = [
+        ([(s, s) for s in seeds], MAX_FOUND - 1, (_lines, _tokens, _chars)),
+        ([("", s) for s in walked], MAX_FOUND, (_whole, _lines, _tokens, _chars)),
+    ]
+    for group, cap, levels in groups:
+        for level in levels:
             for seed, text in group:
                 for variant in level(text, chars):
                     if variant in seen or len(variant) > MAX_TEXT:

@@ -406,8 +406,10 @@ def _matched(pattern: tuple[str, int], text: str) -> tuple[str, str] | None:
     if found is None:
         return "{r}.search({t}) is None", "found nothing"
     span, groups = found.span(), found.groups()
+    found_at = f"{{r}}.search({{t}}).span() == {span!r}"
     return (
-        f"{{r}}.search({{t}}).span() == {span!r} and {{r}}.search({{t}}).groups() == {groups!r}",
+        f"{{r}}.search({{t}}) is not None and {found_at} and {{r}}.search({{t}}).groups() == "
+        f"{groups!r}",
         f"found {found.group(0)[:30]!r} at {span}",
     )
 
