@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import subprocess
 import sys
@@ -46,6 +47,8 @@ HARD_SECONDS = 4.0  # the child is killed after this
 MAX_TRIES = 20_000
 _RE_FUNCS = {"compile", "match", "search", "fullmatch", "findall", "finditer", "sub", "subn"}
 _RE_FUNCS |= {"split"}
+
+_KEPT_ENV = ("PATH", "PYTHONPATH", "SYSTEMROOT", "LANG", "LC_ALL")
 
 Pattern = tuple[str, int]  # (pattern, flags)
 
@@ -296,6 +299,8 @@ def pattern_witnesses(
             text=True,
             timeout=HARD_SECONDS,
             check=False,
+            # nothing of Nova's environment (its tokens) where untrusted patterns run
+            env={k: v for k, v in os.environ.items() if k in _KEPT_ENV},
         )
         output = run.stdout
     except subprocess.TimeoutExpired as exc:  # a match that backtracks: what it found first
