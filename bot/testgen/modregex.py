@@ -329,10 +329,13 @@ def search(
         return []
     stop = time.monotonic() + budget
     walked = list(dict.fromkeys(_samples(a) + _samples(b)))
+    edges = _edges(a) + _edges(b)
     # the texts either pattern finds something in first: a line dropped from those
     # is where a part made optional shows
     seeds = sorted(seeds, key=lambda s: a.search(s) is None and b.search(s) is None)[:MAX_SEEDS]
-    chars = list(dict.fromkeys("".join(walked) + "_a0 .-\n"))[:24]
+    # the characters at and just past each end of a class's ranges first: where a class
+    # that changed (``[^\000-\037]`` -> ``[^\000\010\012-\037]``) tells the two apart
+    chars = list(dict.fromkeys(edges + list("".join(walked) + "_a0 .-\n")))[:40]
     found: list[tuple[str, str]] = []
     seen: set[str] = set()
     tries = 0
@@ -363,6 +366,44 @@ def search(
             if len(found) >= cap:
                 break
     return found
+
+
+def _edges(pattern: re.Pattern[str]) -> list[str]:
+    """The literal characters of ``pattern``'s classes and the ends of their ranges, each
+    with its neighbours (code points one below and one above)."""
+    import importlib
+
+    parser: Any = importlib.import_module("re._parser")
+    try:
+        tree = parser.parse(pattern.pattern, pattern.flags)
+    except (re.error, RecursionError, OverflowError, ValueError, TypeError):
+        return []
+    points: list[int] = []
+    stack: list[Any] = [list(tree)]
+    while stack and len(points) < 60:
+        for op, av in stack.pop():
+            name = str(op)
+            if name == "IN":
+                for kind, value in av:
+                    if str(kind) == "LITERAL":
+                        points += [value - 1, value, value + 1]
+                    elif str(kind) == "RANGE":
+                        points += [value[0] - 1, value[0], value[1], value[1] + 1]
+            elif isinstance(av, tuple | list):
+                stack += [list(p) for p in av if isinstance(p, parser.SubPattern)]
+                stack += [list(p) for p in _branches(av, parser)]
+    return [
+        chr(p) for p in dict.fromkeys(points) if 0 <= p <= 0x10FFFF and not 0xD800 <= p <= 0xDFFF
+    ]
+
+
+def _branches(av: Any, parser: Any) -> list[Any]:
+    """The sub-patterns held one level down (a branch's alternatives)."""
+    out: list[Any] = []
+    for part in av:
+        if isinstance(part, list):
+            out += [p for p in part if isinstance(p, parser.SubPattern)]
+    return out
 
 
 def _whole(text: str, chars: list[str]) -> list[str]:

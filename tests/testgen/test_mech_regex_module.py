@@ -126,6 +126,9 @@ def test_witnesses_drop_a_whole_line_of_a_seed_and_none_for_the_same_language() 
     (_n, old2, new2), *_ = changed_patterns(REBUILT, SHEET)
     assert old2 != new2
     assert pattern_witnesses([(old2, new2)], ["AB12", "12AB"]) == []
+    # a class that now lets a tab in: the characters at its ranges' ends are tried
+    tab = pattern_witnesses([((r"[^'\000-\037]*", 0), (r"[^'\000-\010\012-\037]*", 0))])
+    assert tab and all("\t" in t for _s, t in tab), tab
     # a pattern that backtracks for ever on the seed: the child is stopped, Nova goes on
     assert pattern_witnesses([(("(a+)+$", 0), ("(a+)+b$", 0))], ["a" * 40 + "!"]) == []
 
