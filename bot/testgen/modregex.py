@@ -26,6 +26,7 @@ tell the two patterns apart are searched on the patterns themselves:
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import os
 import re
@@ -34,6 +35,8 @@ import sys
 import time
 from collections.abc import Sequence
 from typing import Any
+
+from bot.testgen.steer import _differ
 
 __all__ = ["changed_patterns", "module_patterns", "pattern_witnesses", "search"]
 
@@ -321,7 +324,7 @@ def search(
     old: Pattern, new: Pattern, seeds: Sequence[str], budget: float, emit: Any = None
 ) -> list[tuple[str, str]]:
     """(seed, witness) pairs the two patterns match differently (see the module's doc)."""
-    from bot.testgen.steer import _differ, _samples
+    from bot.testgen.steer import _samples
 
     try:
         a, b = re.compile(old[0], old[1]), re.compile(new[0], new[1])
@@ -356,7 +359,7 @@ def search(
                     tries += 1
                     if tries > MAX_TRIES or time.monotonic() > stop:
                         return found
-                    if variant and _differ(a, b, variant):
+                    if variant and _apart(a, b, variant):
                         found.append((seed, variant))
                         if emit is not None:
                             emit(seed, variant)
@@ -366,6 +369,17 @@ def search(
             if len(found) >= cap:
                 break
     return found
+
+
+def _apart(a: re.Pattern[str], b: re.Pattern[str], text: str) -> bool:
+    """Whether the two patterns find other things in ``text``: the first match (its
+    span and groups), or the spans of the first matches ``finditer`` walks (a pattern a
+    parser applies at each position of its input)."""
+    if _differ(a, b, text):
+        return True
+    return [m.span() for m in itertools.islice(a.finditer(text), 50)] != [
+        m.span() for m in itertools.islice(b.finditer(text), 50)
+    ]
 
 
 def _edges(pattern: re.Pattern[str]) -> list[str]:
