@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.testgen.ghostwriter import _module_name
 from bot.testgen.matrix import versions_masked
+from bot.testgen.modregex import pattern_witnesses
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import MARKER
 
@@ -344,6 +345,8 @@ def _compare(
         return [], "is new or gone in this change (not pinned)"
     if "identity" in kinds or "unobservable" in kinds:
         return [], "is a class, function or module, or cannot be observed (not pinned)"
+    if kinds == ("pattern", "pattern"):
+        return _pattern_checks(ours, theirs)
     if ours.get("type") != theirs.get("type"):
         shown = repr(ours.get("type"))
         check = _Check(f"assert type({VALUE}).__name__ == {shown}", f"a {theirs.get('type')}")
@@ -368,6 +371,47 @@ def _compare(
         check = _Check(_equals(VALUE, value), before, list(ours.get("imports") or []))
         return [check], f"differs: {_short(before)} -> {_short(value)}"
     return [], "differs in a value too long to pin whole (not pinned)"
+
+
+def _pattern_checks(ours: dict[str, Any], theirs: dict[str, Any]) -> tuple[list[_Check], str]:
+    """A compiled regex on both sides: its whole text and flags compared; where they
+    differ, what it does with strings the two match differently (``modregex``): a test
+    of its behaviour, not a copy of its text. A rebuilt pattern that matches alike pins
+    nothing."""
+    old = (str(theirs.get("pattern")), int(theirs.get("flags") or 0))
+    new = (str(ours.get("pattern")), int(ours.get("flags") or 0))
+    if old == new:
+        return [], "is the same on both sides (its whole pattern and flags)"
+    checks: list[_Check] = []
+    for _seed, text in pattern_witnesses([(old, new)])[:MAX_CHECKS]:
+        head, parent = _matched(new, text), _matched(old, text)
+        if head is None or parent is None or head == parent:
+            continue
+        checks.append(_Check(f"assert {head[0].format(r=VALUE, t=repr(text))}", parent[1]))
+    said = f"differs in its pattern ({len(old[0])} -> {len(new[0])} characters)"
+    if old[1] != new[1]:
+        said = f"differs in its flags ({old[1]} -> {new[1]})"
+    if not checks:
+        return [], f"{said}, but no string was found that the two match differently (not pinned)"
+    return checks, f"{said}: {len(checks)} strings it matches differently"
+
+
+def _matched(pattern: tuple[str, int], text: str) -> tuple[str, str] | None:
+    """(an assert of what ``pattern`` finds in ``text``, with ``{r}`` for it and ``{t}``
+    for the text; the same told in words), or None when it does not compile."""
+    try:
+        found = re.compile(pattern[0], pattern[1]).search(text)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+    if found is None:
+        return "{r}.search({t}) is None", "found nothing"
+    span, groups = found.span(), found.groups()
+    found_at = f"{{r}}.search({{t}}).span() == {span!r}"
+    return (
+        f"{{r}}.search({{t}}) is not None and {found_at} and {{r}}.search({{t}}).groups() == "
+        f"{groups!r}",
+        f"found {found.group(0)[:30]!r} at {span}",
+    )
 
 
 def _entries(ours: dict[str, Any], theirs: dict[str, Any]) -> list[_Check]:

@@ -17,6 +17,7 @@ import hashlib
 import importlib
 import io
 import json
+import re
 import signal
 import sys
 import types
@@ -72,6 +73,10 @@ def observe(value: object) -> Json:
     """What a test can assert of one module-level object."""
     if isinstance(value, _IDENTITIES):
         return {"kind": "identity", "type": type(value).__name__}
+    if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
+        # its whole text and flags: the repr cuts a long pattern, objects.facts sees a type
+        shown = {"pattern": value.pattern, "flags": value.flags}
+        return {"kind": "pattern", "type": "Pattern", **shown}
     rendered = probe.render(value)
     out: Json = {"type": type(value).__name__}
     if rendered is not None:

@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.testgen.modregex import MAX_TEXT, changed_patterns, pattern_witnesses
 from bot.testgen.steer import _alike, _differ, _regex_words, _samples, _shortened
 
 if TYPE_CHECKING:
@@ -94,15 +95,19 @@ class Witnesses:
     texts: tuple[str, ...] = ()  # strings a changed regex / pattern / prefix treats differently
     numbers: tuple[int | float, ...] = ()  # values a changed format prints differently
     context: tuple[str, ...] = ()  # the changed statements' other short literals
+    # (a test's string, the witness made from it): a changed module-level pattern's
+    # witness made by editing an input the tests pass (``modregex``) replaces it whole
+    rewrites: tuple[tuple[str, str], ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.texts or self.numbers)
+        return bool(self.texts or self.numbers or self.rewrites)
 
     def merged(self, other: Witnesses) -> Witnesses:
         return Witnesses(
             tuple(dict.fromkeys(self.texts + other.texts))[:MAX_TEXTS],
             tuple(dict.fromkeys(self.numbers + other.numbers))[:MAX_NUMBERS],
             tuple(dict.fromkeys(self.context + other.context)),
+            tuple(dict.fromkeys(self.rewrites + other.rewrites))[:MAX_TEXTS],
         )
 
 
@@ -133,12 +138,15 @@ def witnesses(
 ) -> Witnesses:
     """The witnesses of the literals ``lines`` of the head changed (the parent's rows
     they replace read from ``parent_source``); ``seeds`` are the tests' own strings;
-    ``plain``: a changed prefix or separator's two literals too."""
+    ``plain``: a changed prefix or separator's two literals too. Where a changed line
+    is top-level code, the module's patterns built at import that it changed come
+    first (``modregex``)."""
     if parent_source is None:
         return Witnesses()
     added, removed = changed_rows(head_source, parent_source, lines)
     pairs = literal_pairs(added, removed)
-    texts: list[str] = []
+    built = _built_witnesses(head_source, parent_source, lines, seeds)
+    texts: list[str] = [w for _s, w in built]
     numbers: list[int | float] = []
     for old, new in pairs:
         texts += regex_witnesses(old, new, seeds)
@@ -155,6 +163,32 @@ def witnesses(
         tuple(dict.fromkeys(texts))[:MAX_TEXTS],
         tuple(dict.fromkeys(numbers))[:MAX_NUMBERS],
         tuple(context),
+        tuple(dict.fromkeys((s, w) for s, w in built if s)),
+    )
+
+
+def _built_witnesses(
+    head_source: str, parent_source: str, lines: list[int], seeds: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(seed, witness) of the module-level patterns whose full text or flags the change
+    altered, when a changed line is top-level code (``modregex``)."""
+    if not _top_level(head_source, lines):
+        return []
+    pairs = [(old, new) for _n, old, new in changed_patterns(head_source, parent_source)]
+    return pattern_witnesses(pairs, seeds) if pairs else []
+
+
+def _top_level(source: str, lines: list[int]) -> bool:
+    """Whether one of ``lines`` is in a top-level statement other than a def or class."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    wanted = set(lines)
+    return any(
+        wanted & set(range(n.lineno, (n.end_lineno or n.lineno) + 1))
+        for n in tree.body
+        if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     )
 
 
@@ -357,7 +391,8 @@ def placed(value: object, w: Witnesses) -> list[object]:
     """Values like ``value`` (a test's input) holding a witness: see the module's doc."""
     out: list[object] = []
     if isinstance(value, str):
-        out = [t for text in w.texts for t in _into_text(value, text, w.context)]
+        out = [new for old, new in w.rewrites if old == value]
+        out += [t for text in w.texts for t in _into_text(value, text, w.context)]
     elif isinstance(value, bytes):
         out = [b for n in w.numbers if type(n) is int and 0 <= n <= 255 for b in _into(value, n)]
         for text in w.texts:
@@ -430,7 +465,11 @@ def steer_plans(
     """Put inputs holding the witnesses of the changed literals each function reaches
     before its other inputs (``head`` and ``parent`` read a file on each side); notes."""
     notes: list[str] = []
-    seeds = [s for p in plans for i in p.functions.values() for e in i for s in _texts(e)]
+    # a pattern built at import is searched from the tests' longer texts too (a whole
+    # file's text, where a line made optional tells the two apart)
+    every = [s for p in plans for i in p.functions.values() for e in i for s in _texts(e, MAX_TEXT)]
+    every = list(dict.fromkeys(every))
+    seeds = [s for s in every if len(s) <= MAX_SEED][:40] + [s for s in every if len(s) > MAX_SEED]
     known: dict[tuple[str, str], Witnesses] = {}  # each target's, made once
     for plan in plans:
         for name, inputs in plan.functions.items():
@@ -443,10 +482,9 @@ def steer_plans(
                 ):
                     key = (t.path, t.qualname)
                     if key not in known:
-                        texts = list(dict.fromkeys(seeds))[:40]
                         # a plain literal already steers there (``steering_literals``)
                         known[key] = witnesses(
-                            head(t.path) or "", parent(t.path), t.lines, texts, plain=False
+                            head(t.path) or "", parent(t.path), t.lines, seeds, plain=False
                         )
                     found = found.merged(known[key])
             made = _witness_inputs(inputs, found) if found else []
@@ -459,11 +497,11 @@ def steer_plans(
     return notes
 
 
-def _texts(entry: dict[str, object]) -> list[str]:
+def _texts(entry: dict[str, object], longest: int = MAX_SEED) -> list[str]:
     out: list[str] = []
     for source in _sources(entry):
         value = _value(source)
-        if isinstance(value, str) and len(value) <= MAX_SEED:
+        if isinstance(value, str) and len(value) <= longest:
             out.append(value)
     return out
 
@@ -490,7 +528,10 @@ def _witness_inputs(inputs: list[dict[str, object]], w: Witnesses) -> list[dict[
     the first placement of every argument, then the second, ..."""
     slots: list[list[dict[str, object]]] = []
     used = 0  # the first inputs with an argument a witness fits in
-    for entry in inputs:
+    rewritten = {old for old, _new in w.rewrites}
+    # the inputs a witness was made from first: it replaces their text whole
+    ordered = sorted(inputs, key=lambda e: not rewritten & set(_texts(e, MAX_TEXT)))
+    for entry in ordered:
         if used >= MAX_FROM:
             break
         mine = _variants(entry, w)
