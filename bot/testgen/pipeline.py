@@ -458,13 +458,15 @@ SUITE_BY = 115.0
 SUITE_FLOOR = 20.0
 
 
-def _suite_seconds(job: TestgenJob) -> float:
-    """How long the project's whole suite may run: the setting, else what is left of
-    the job's two minutes (at least ``SUITE_FLOOR``)."""
+def _suite_seconds(job: TestgenJob, nearby: list[str]) -> float:
+    """How long the project's whole suite may run (and, when it does not finish, the
+    test files ``nearby``): the setting, else what is left of the job's two minutes (at
+    least ``SUITE_FLOOR``), halved when the nearby files may have to run too."""
     given = job.settings.testgen.suite_timeout
     if given is not None:
         return float(given)
-    return max(SUITE_FLOOR, SUITE_BY - (time.monotonic() - job.started))
+    left = max(SUITE_FLOOR, SUITE_BY - (time.monotonic() - job.started))
+    return left / 2 if nearby else left
 
 
 def _suite_gate(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenResult) -> bool:
@@ -475,7 +477,7 @@ def _suite_gate(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenR
     assert ws.framework is not None
     files = sorted({c.path for c in result.kept})
     nearby = sorted({p for t in result.matrix for p in t.existing_tests})
-    verdict = judge_suite(ws, ws.framework, files, _suite_seconds(job), nearby)
+    verdict = judge_suite(ws, ws.framework, files, _suite_seconds(job, nearby), nearby)
     if verdict.unjudged:
         result.suite_scope = verdict.unjudged
         result.notes.append(

@@ -32,9 +32,10 @@ class TestgenSettings(Section):
     suite_timeout: float | None = setting(
         "NOVA_TEST_SUITE_TIMEOUT",
         "testgen: seconds the project's whole suite may run with the kept tests. Unset: "
-        "what is left of the job's two minutes (at least 20). A suite that runs longer is "
-        "checked on the test files that name the changed code instead; when those run "
-        "longer too, the kept tests are proposed unchecked by it, and the report says so.",
+        "what is left of the job's two minutes (at least 20; half of it when the test "
+        "files that name the changed code may have to run too). A suite that runs longer "
+        "is checked on those files instead, as long; when they run longer too, the kept "
+        "tests are proposed unchecked by it, and the report says so.",
         parse=float,
         min=0,
         min_exclusive=True,
