@@ -81,6 +81,8 @@ def _occurrence(d: Difference, got: str, k: int) -> list[str] | str:
             f"Nova: the loop makes the call {len(mine)} times ({len(theirs)} on the parent)"
         )
         return [f"assert len({got}) == {len(mine)}"]
+    if d.head.get("kind") == "object" and mine[d.index].get("kind") == "object":
+        return _fact_at(d, got, len(mine))
     if mine[k].get("kind") != "value":
         return (
             "the call is inside a loop and its value where the parent's differs has no source form"
@@ -93,11 +95,26 @@ def _occurrence(d: Difference, got: str, k: int) -> list[str] | str:
     d.head = {"kind": "value", "value": found.value, "imports": _imports([mine[k]])}
     d.head["asserted"] = found.expr
     d.parent = {"kind": "value", "value": found.parent} if found.parent else theirs[k]
-    why = f"Nova: call {k + 1} of {len(mine)} in the loop is the first where the parent's differs"
+    why = _first_where(k, len(mine))
     if not found.whole:
         why += "\nNova: only the part of its long value where they differ is asserted"
     d.head["why"] = why
     return [found.check]
+
+
+def _fact_at(d: Difference, got: str, calls: int) -> list[str]:
+    """The fact that differs of the object the call gave at its first occurrence where
+    the parent's differs (``d.index``; ``d.head`` holds that fact alone)."""
+    expr, shown, imports = d.head["facts"][0]
+    where = expr.replace("{r}", f"{got}[{d.index}]")
+    d.head = {"kind": "value", "value": shown, "imports": list(imports), "asserted": where}
+    d.parent = {"kind": "value", "value": d.parent["facts"][0][1]}
+    d.head["why"] = _first_where(d.index, calls)
+    return [f"assert {where} == {shown}"]
+
+
+def _first_where(k: int, calls: int) -> str:
+    return f"Nova: call {k + 1} of {calls} in the loop is the first where the parent's differs"
 
 
 def _parents(stmt: ast.stmt) -> dict[int, ast.AST]:

@@ -206,6 +206,20 @@ def test_a_parent_that_calls_fewer_times_is_told_by_the_count() -> None:
     assert written.lines[-1] == "    assert len(got) == 399"
 
 
+def test_an_object_in_a_loop_is_asserted_by_its_fact_that_differs_at_that_call() -> None:
+    def made(size: int) -> dict[str, Any]:
+        return {"kind": "object", "repr": None, "facts": [["len({r}.items)", str(size), []]]}
+
+    head = [made(1), made(2), made(3)]
+    parent = [made(1), made(2), made(2)]
+    d = Difference("t.py::test_stream", 6, "Stream.text", 2, head[2], parent[2])
+    d.series = (head, parent)
+    written = amplified_test(LOOP, d)
+    assert not isinstance(written, str), written
+    assert written.lines[-1] == "    assert len(got[2].items) == 3"
+    assert "call 3 of 3 in the loop" in written.lines[-2]
+
+
 def test_a_list_is_narrowed_to_its_first_differing_element_then_to_a_window() -> None:
     mine = [{"name": f"n{i}", "text": "a" * 90} for i in range(5)]
     theirs = [dict(m) for m in mine]
