@@ -4,9 +4,11 @@ the element of a list comprehension.
 
 The loop is kept whole; each value the call gives is collected as the loop runs
 (``got.append(parse(text))``) and, after the loop, the values head gave are asserted
-together (``assert got == [...]``) — or those up to the first iteration whose value
-differs, when all of them would be too long to read. A list comprehension whose element
-is the call is asserted as a whole (``assert [parse(t) for t in CASES] == [...]``).
+together (``assert got == [...]``) — or, when all of them would be too long to read, the
+value of the first iteration where the parent's differs (``assert got[132] == ...``;
+only the part of it that differs when it is long itself: ``amplify_window``). A list
+comprehension whose element is the call is asserted as a whole
+(``assert [parse(t) for t in CASES] == [...]``), or its element that differs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import ast
 import typing
 from typing import TYPE_CHECKING, Any
+
+from bot.testgen.amplify_window import part
 
 if TYPE_CHECKING:
     from bot.testgen.amplify_write import Difference
@@ -43,28 +47,74 @@ def _first_difference(mine: list[dict[str, Any]], theirs: list[dict[str, Any]]) 
     return len(mine) - 1
 
 
-def _listed(d: Difference) -> tuple[str, str] | str:
-    """Head's values of every occurrence as a list's source (all of them, or those up to
-    the first that differs when all would be too long) and how they are indexed."""
+def _listed(d: Difference, got: str) -> list[str] | str:
+    """The assert after the loop: head's values of every occurrence as a list, or, when
+    that is too long to read, of the occurrence where the parent's first differs (the
+    part of it that differs, when that value alone is too long: ``amplify_window``)."""
     if d.series is None:
         return "the call is inside a loop and its values per iteration are not known"
     mine, theirs = d.series
     values = _values(mine)
-    if values is None:
-        return "the call is inside a loop and not each of its values has a source form"
-    whole = "[" + ", ".join(values) + "]"
-    if len(whole) <= SHOWN:
-        picked, index = whole, ""
-    else:
-        k = _first_difference(mine, theirs)
-        picked, index = "[" + ", ".join(values[: k + 1]) + "]", f"[:{k + 1}]"
-        if len(picked) > SHOWN:
-            return "the call is inside a loop and its values are too long to assert"
-    d.head = {"kind": "value", "value": picked, "imports": _imports(mine)}
-    shown = _values(theirs)
-    if shown is not None:
-        d.parent = {"kind": "value", "value": "[" + ", ".join(shown) + "]"}
-    return picked, index
+    whole = "[" + ", ".join(values) + "]" if values is not None else ""
+    if values is not None and len(whole) <= SHOWN:
+        d.head = {"kind": "value", "value": whole, "imports": _imports(mine)}
+        shown = _values(theirs)
+        if shown is not None:
+            d.parent = {"kind": "value", "value": "[" + ", ".join(shown) + "]"}
+        d.head["asserted"] = got
+        return [f"assert {got} == {whole}"]
+    return _occurrence(d, got, _first_difference(mine, theirs))
+
+
+def _occurrence(d: Difference, got: str, k: int) -> list[str] | str:
+    """The assert of head's value at occurrence ``k`` of the call (``got[k] == ...``),
+    or of how many times it was made when the parent made it another number of times
+    and alike until then."""
+    assert d.series is not None
+    mine, theirs = d.series
+    if k >= len(theirs) or mine[k] == theirs[k]:
+        if len(mine) == len(theirs):
+            return "the call is inside a loop and no occurrence of it differs"
+        d.head = {"kind": "value", "value": str(len(mine)), "asserted": f"len({got})"}
+        d.parent = {"kind": "value", "value": str(len(theirs))}
+        d.head["why"] = (
+            f"Nova: the loop makes the call {len(mine)} times ({len(theirs)} on the parent)"
+        )
+        return [f"assert len({got}) == {len(mine)}"]
+    if d.head.get("kind") == "object" and mine[d.index].get("kind") == "object":
+        return _fact_at(d, got, len(mine))
+    if mine[k].get("kind") != "value":
+        return (
+            "the call is inside a loop and its value where the parent's differs has no source form"
+        )
+    found = part(f"{got}[{k}]", str(mine[k]["value"]), theirs[k])
+    if found is None:
+        return (
+            "the call is inside a loop and where its value differs from the parent's is not known"
+        )
+    d.head = {"kind": "value", "value": found.value, "imports": _imports([mine[k]])}
+    d.head["asserted"] = found.expr
+    d.parent = {"kind": "value", "value": found.parent} if found.parent else theirs[k]
+    why = _first_where(k, len(mine))
+    if not found.whole:
+        why += "\nNova: only the part of its long value where they differ is asserted"
+    d.head["why"] = why
+    return [found.check]
+
+
+def _fact_at(d: Difference, got: str, calls: int) -> list[str]:
+    """The fact that differs of the object the call gave at its first occurrence where
+    the parent's differs (``d.index``; ``d.head`` holds that fact alone)."""
+    expr, shown, imports = d.head["facts"][0]
+    where = expr.replace("{r}", f"{got}[{d.index}]")
+    d.head = {"kind": "value", "value": shown, "imports": list(imports), "asserted": where}
+    d.parent = {"kind": "value", "value": d.parent["facts"][0][1]}
+    d.head["why"] = _first_where(d.index, calls)
+    return [f"assert {where} == {shown}"]
+
+
+def _first_where(k: int, calls: int) -> str:
+    return f"Nova: call {k + 1} of {calls} in the loop is the first where the parent's differs"
 
 
 def _parents(stmt: ast.stmt) -> dict[int, ast.AST]:
@@ -102,10 +152,6 @@ def looped_checks(
 ) -> list[ast.stmt] | str:
     """Collect the call's values in the loop and assert head's after it (the test is
     changed in place). A string says why it cannot be written."""
-    listed = _listed(d)
-    if isinstance(listed, str):
-        return listed
-    picked, sliced = listed
     stmt = body[index]
     parents = _parents(stmt)
     node: ast.AST = target
@@ -114,6 +160,9 @@ def looped_checks(
         if isinstance(node, _CONDITIONAL):
             return "the call is inside a loop, in a part of its statement that runs only sometimes"
     got = _free_name(func, "got")
+    checks = _listed(d, got)
+    if isinstance(checks, str):
+        return checks
     collect = ast.parse(f"{got}.append({ast.unparse(target)})").body[0]
     if isinstance(stmt, ast.Assign) and stmt.value is target and len(stmt.targets) == 1:
         named = stmt.targets[0]
@@ -128,9 +177,11 @@ def looped_checks(
         body.insert(index, collect)
     block, at = loop
     del block[at + 1 :]
-    block.append(ast.parse(f"assert {got}{sliced} == {picked}").body[0])
+    asserts = [ast.parse(check).body[0] for check in checks]
+    block += asserts
+    d.head["check"] = ast.unparse(asserts[-1])
     block.insert(at, ast.parse(f"{got} = []").body[0])
-    d.head["asserted"] = f"{got}{sliced} ({ast.unparse(target)} in a loop)"
+    d.head["asserted"] = f"{d.head['asserted']} ({ast.unparse(target)} in a loop)"
     return [collect]
 
 
@@ -154,9 +205,7 @@ def comprehension_of(stmt: ast.stmt, target: ast.expr, d: Difference) -> ast.exp
     values, shown = _values(mine), _values(theirs)
     if values is None:
         return "the call is inside a comprehension and not each of its values has a source form"
-    picked = "[" + ", ".join(values) + "]"
-    if len(picked) > SHOWN:
-        return "the comprehension's values are too long to assert"
+    picked = "[" + ", ".join(values) + "]"  # when long, the part that differs (``_checks``)
     d.head = {"kind": "value", "value": picked, "imports": _imports(mine)}
     if shown is not None:
         d.parent = {"kind": "value", "value": "[" + ", ".join(shown) + "]"}

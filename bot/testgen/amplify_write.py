@@ -14,6 +14,8 @@ from typing import Any
 
 from bot.testgen.amplify_checks import raised_checks, value_check
 from bot.testgen.amplify_loops import comprehension_of, looped_checks
+from bot.testgen.amplify_window import LONGEST, WHOLE
+from bot.testgen.amplify_window import part as long_part
 
 __all__ = [
     "VARY_PREFIX",
@@ -154,7 +156,7 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     comment = (
         f"Nova: amplified from {d.amplifies}; on the parent {d.name} gave {outcome_text(d.parent)}"
     )
-    return _written(head_imports, comment, func)
+    return _commented(_written(head_imports, comment, func), d)
 
 
 def _task_only(d: Difference) -> bool:
@@ -447,6 +449,11 @@ def _checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] |
         head.setdefault("imports", []).append("import pytest")
         return raised_checks(ast.unparse(target), head, d.parent, _names_in(stmt))
     if head["kind"] == "value":
+        long = _long_checks(ast.unparse(value), d)
+        if isinstance(long, str):
+            return long
+        if long:
+            return [*keep, *long]
         return [*keep, *ast.parse(value_check(ast.unparse(value), head, d.parent)).body]
     if head["kind"] == "repr":
         return [*keep, *ast.parse(f"assert repr({ast.unparse(value)}) == {head['value']!r}").body]
@@ -467,6 +474,40 @@ def _checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] |
         check = f"assert {expr.replace('{r}', ast.unparse(value))} == {shown}"
         return [*keep, *ast.parse(check).body]
     return f"head's outcome cannot be asserted ({head['kind']})"
+
+
+def _long_checks(expr: str, d: Difference) -> list[ast.stmt] | str:
+    """Head's value too long to read whole: the assert of the part of it where the
+    parent's differs (``amplify_window``); none for a short value, or a long one whose
+    part is not known but that can still be read whole; a string says why neither."""
+    shown = str(d.head["value"])
+    if len(shown) <= WHOLE:
+        return []
+    found = long_part(expr, shown, d.parent)
+    if found is None:
+        if len(shown) > LONGEST:
+            return "head's value is too long to assert and where the parent's differs is not known"
+        return []
+    d.head = {**d.head, "value": found.value, "asserted": found.expr}
+    if found.parent:
+        d.parent = {"kind": "value", "value": found.parent}
+    d.head["why"] = "Nova: the value is long: only the part where the parent's differs is asserted"
+    checks = ast.parse(found.check).body
+    d.head["check"] = ast.unparse(checks[-1])
+    return checks
+
+
+def _commented(written: Written | str, d: Difference) -> Written | str:
+    """The assert that checks only a part of head's value, under a comment saying so."""
+    why, check = d.head.get("why"), d.head.get("check")
+    if isinstance(written, str) or not why or not check:
+        return written
+    for i, line in enumerate(written.lines):
+        if line.strip() == check:
+            indent = line[: len(line) - len(line.lstrip())]
+            written.lines[i:i] = [f"{indent}# {row}" for row in str(why).splitlines()]
+            break
+    return written
 
 
 def _names_in(node: ast.AST) -> set[str]:
