@@ -121,6 +121,8 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
     of source once: a call that read the clock may also read the environment)."""
     found = ""
     if event == "c_call":
+        if frame is not None and frame.f_code.co_filename == _OWN_FILE:
+            return  # the side-runner's own reads (a walk's time budget)
         name = getattr(arg, "__name__", "")
         owner = getattr(arg, "__self__", None)
         module = getattr(arg, "__module__", None) or getattr(owner, "__name__", "")
@@ -146,6 +148,7 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
 
 
 _CALLED: dict[object, str] = {}  # code object -> what calling it reads ("": nothing)
+_OWN_FILE = objects.__file__
 
 
 def _read_by(code: typing.Any) -> str:

@@ -192,3 +192,12 @@ def test_the_written_helper_is_the_probes_clock_without_annotations() -> None:
     with scope["_pinned_clock"]():
         assert (time.time(), time.time()) == (1704164645.0, 1704164646.0)
     assert time.time() > 1704164646.0 + 86400 * 300
+
+
+def test_a_file_whose_pinned_tests_were_dropped_loses_the_helper() -> None:
+    helper = render.clock_helper()
+    kept = "def test_b():\n    assert 1\n"
+    pinned = "def test_a():\n    with _pinned_clock():\n        assert 1\n"
+    text = f'"""doc"""\n\nimport contextlib\n\n\n{helper}\n\n\n{pinned}\n\n{kept}'
+    assert render.tidy(text) == text.rstrip("\n") + "\n"
+    assert render.tidy(text.replace(pinned, "")) == '"""doc"""\n\n\n' + kept
