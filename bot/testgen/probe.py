@@ -529,7 +529,7 @@ def _pinned(named: objects.Named, case: _Case, seconds: float, real: Json | None
     through the pinned clock and there was one; else None."""
     seen = []
     for _ in range(2):
-        with steady.pinned_clock() as reads:
+        with steady.pinned_clock(_PINNED_AT) as reads:
             again = _call(named, case, seconds)
         if _depends or not reads[0] or again["kind"] not in _PINNABLE:
             return None
@@ -540,6 +540,7 @@ def _pinned(named: objects.Named, case: _Case, seconds: float, real: Json | None
 
 
 NOT_RECEIVER = "not a receiver"
+_PINNED_AT: list[typing.Any] = []  # where the clock is bound (see probe_steady.pinned_clock)
 _took = [0.0]  # seconds of the last first call (the calls with a moved clock not counted)
 _PINNABLE = ("value", "raises", "object")
 _CLOCK_READ = "the clock"

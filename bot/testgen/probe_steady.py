@@ -202,14 +202,15 @@ def identity(value: object, args: list[object], kwargs: dict[str, object]) -> st
 
 
 @contextlib.contextmanager
-def pinned_clock() -> Iterator[list[int]]:
+def pinned_clock(known: list[typing.Any] | None = None) -> Iterator[list[int]]:
     """The clock pinned: every read gives a fixed instant (2024-01-02 03:04:05 UTC), one
     second later than the read before, so an outcome that shows a time, a duration or a
     rate is the same in every run. Within, every module-level name bound to time.time,
     time.time_ns, time.monotonic(_ns), time.perf_counter(_ns), datetime.datetime or
     datetime.date is bound to a stand-in (a naive now() is in UTC); gives the count of
     reads. Standard library only: Nova's side-runner observed the outcome with this
-    function, and a test it writes holds a copy of it."""
+    function, and a test it writes holds a copy of it. ``known`` keeps where the clock
+    is bound from one use to the next (scanned again when modules were imported)."""
     import datetime as dt
     import sys
     import time
@@ -279,9 +280,9 @@ def pinned_clock() -> Iterator[list[int]]:
         "perf_counter_ns": lambda: tick() * 10**9,
     }
 
-    def rebind(old: dict[str, typing.Any], new: dict[str, typing.Any]) -> list[typing.Any]:
+    def scan(old: dict[str, typing.Any]) -> list[typing.Any]:
         wanted = {id(v): k for k, v in old.items()}
-        done = []
+        found = []
         for module in list(sys.modules.values()):
             names = getattr(module, "__dict__", None)
             if not isinstance(names, dict):
@@ -289,16 +290,28 @@ def pinned_clock() -> Iterator[list[int]]:
             for name, value in list(names.items()):
                 which = wanted.get(id(value))
                 if which is not None and value is old[which]:
-                    names[name] = new[which]
-                    done.append((names, name, which))
+                    found.append((names, name, which))
+        return found
+
+    def rebind(
+        where: list[typing.Any], old: dict[str, typing.Any], new: dict[str, typing.Any]
+    ) -> list[typing.Any]:
+        done = []
+        for names, name, which in where:
+            if names.get(name) is old[which]:
+                names[name] = new[which]
+                done.append((names, name, which))
         return done
 
     count = len(sys.modules)
-    bound = rebind(real, fake)
+    known = [] if known is None else known
+    if not known or known[0] != count:
+        known[:] = [count, scan(real)]
+    bound = rebind(known[1], real, fake)
     try:
         yield reads
     finally:
         for names, name, which in bound:
             names[name] = real[which]
         if len(sys.modules) != count:  # imported within: they took the stand-ins
-            rebind(fake, real)
+            rebind(scan(fake), fake, real)

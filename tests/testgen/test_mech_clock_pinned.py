@@ -12,6 +12,7 @@ functions that show the time."""
 from __future__ import annotations
 
 import datetime
+import sys
 import time
 from typing import Any
 
@@ -185,7 +186,7 @@ def test_the_pinned_clock_steps_and_is_taken_back() -> None:
 
 def test_the_written_helper_is_the_probes_clock_without_annotations() -> None:
     source = render.clock_helper()
-    assert source.startswith("@contextlib.contextmanager\ndef _pinned_clock():")
+    assert source.startswith("@contextlib.contextmanager\ndef _pinned_clock(known=None):")
     assert "->" not in source and "typing" not in source
     scope: dict[str, Any] = {"contextlib": __import__("contextlib")}
     exec(compile(source, "<helper>", "exec"), scope)  # the text a written test holds
@@ -201,3 +202,23 @@ def test_a_file_whose_pinned_tests_were_dropped_loses_the_helper() -> None:
     text = f'"""doc"""\n\nimport contextlib\n\n\n{helper}\n\n\n{pinned}\n\n{kept}'
     assert render.tidy(text) == text.rstrip("\n") + "\n"
     assert render.tidy(text.replace(pinned, "")) == '"""doc"""\n\n\n' + kept
+
+
+def test_where_the_clock_is_bound_is_kept_until_a_module_is_imported(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    known: list[Any] = []
+    with probe_steady.pinned_clock(known):
+        assert time.time() == 1704164645.0
+    count = known[0]
+    with probe_steady.pinned_clock(known):
+        assert time.time() == 1704164645.0  # each use starts at the same instant
+    assert known[0] == count
+    (tmp_path / "nova_pinned_later.py").write_text("from time import monotonic\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    __import__("nova_pinned_later")
+    with probe_steady.pinned_clock(known):
+        assert sys.modules["nova_pinned_later"].monotonic() == 1704164645.0
+    assert known[0] == len(sys.modules)
+    assert sys.modules["nova_pinned_later"].monotonic is probe_steady._REAL["monotonic"]
+    monkeypatch.delitem(sys.modules, "nova_pinned_later")
