@@ -112,7 +112,7 @@ def test_a_printed_duration_is_compared_with_the_clock_pinned(
     assert facts, data["notes"]
     assert all(f["changed"] and f["call"].startswith("with _pinned_clock()") for f in facts)
     committed = repo.git("show", f"{data['branch']}:tests/test_nova_meter_progress.py")
-    assert "def _pinned_clock():" in committed
+    assert "def _pinned_clock(known=None):" in committed
     assert "with _pinned_clock():" in committed
     assert "assert capsys.readouterr().out == 'Done: 2.0 KB in 1.0 s (2048.0 B/s)\\n'" in (
         committed
