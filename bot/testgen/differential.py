@@ -504,7 +504,8 @@ def _describe(outcome: str) -> str:
     if data.get("kind") == "value":
         shown = data.get("state", {}).get("value") if data["value"] == "None" else None
         value = str(data["value"]) if shown is None else f"None, leaving {shown}"
-        return f"returned {value if len(value) <= 60 else value[:57] + '...'}"
+        said = f", printing {data['printed'][:50]!r}" if data.get("printed") else ""
+        return f"returned {value if len(value) <= 60 else value[:57] + '...'}{said}"
     return str(data.get("kind"))
 
 
@@ -558,6 +559,7 @@ def _example(
         origin=str(result.get("origin", "")),
         new=before == "missing",
         parent=None if before is None or before == "missing" else json.loads(before),
+        pinned=bool(result.get("pinned")),  # its outcome shows with the clock pinned only
     )
 
 
@@ -691,6 +693,8 @@ def _compare(
         note += f", {unstable} non-deterministic (dropped{on})"
     if timeless:
         note += f", {timeless} read the clock but came out the same with it moved ahead"
+    if pinned := sum(1 for r in entry["results"] if r.get("pinned")):
+        note += f", {pinned} steady with the clock pinned (compared pinned on both sides)"
     if unreached:
         note += f", {unreached} not reached by the parent's runs (not compared)"
     if unusable:

@@ -85,7 +85,8 @@ _guard = {"on": False}
 # what a value must not depend on to be pinned: calls that read the wall clock, draw
 # random numbers or read the machine's environment (the run-twice check misses a value
 # computed from today's date: two runs a second apart agree)
-_CLOCK = {"time", "time_ns", "now", "utcnow", "today"}
+_CLOCK = {"time", "time_ns", "now", "utcnow", "today", "monotonic", "perf_counter"}
+_CLOCK |= {f"{n}_ns" for n in ("monotonic", "perf_counter")}
 _MACHINE = {"getcwd", "getpid", "gethostname", "getlogin", "getuid", "urandom", "getrandom"}
 _MACHINE_MODULES = {"posix", "nt", "os", "socket", "_socket"}
 _depends: list[str] = []  # what the current call read (filled while it runs)
@@ -120,6 +121,8 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
     of source once: a call that read the clock may also read the environment)."""
     found = ""
     if event == "c_call":
+        if frame is not None and frame.f_code.co_filename == _OWN_FILE:
+            return  # the side-runner's own reads (a walk's time budget)
         name = getattr(arg, "__name__", "")
         owner = getattr(arg, "__self__", None)
         module = getattr(arg, "__module__", None) or getattr(owner, "__name__", "")
@@ -145,6 +148,7 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
 
 
 _CALLED: dict[object, str] = {}  # code object -> what calling it reads ("": nothing)
+_OWN_FILE = objects.__file__
 
 
 def _read_by(code: typing.Any) -> str:
@@ -488,7 +492,10 @@ class _Facts(list):  # type: ignore[type-arg]
 def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     """Call once: the outcome as data (value, raises, or why it cannot be used). One that
     read the clock is called again with the clock moved ahead (``probe_steady``): when it
-    comes out the same each time, it is kept, marked ``clock``; else it depends."""
+    comes out the same each time, it is kept, marked ``clock``. Else it is called twice
+    with the clock pinned (``probe_steady.pinned_clock``): when both agree, that outcome
+    is kept, marked ``pinned`` (a test of it pins the clock the same way; the parent is
+    probed the same way); else it depends."""
     started = time.monotonic()
     outcome = _call(named, case, seconds)
     _took[0] = time.monotonic() - started
@@ -496,6 +503,7 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     if not read or outcome["kind"] == "side effect":
         return outcome
     if outcome["kind"] in _PINNABLE and all(r.startswith(_CLOCK_READ) for r in read):
+        moved = False
         with steady.moved() as shift:
             for ahead in steady.SHIFTS:
                 shift[0] = ahead
@@ -504,11 +512,35 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
                 if again != outcome or _depends or not _moved_reads[0]:
                     break  # another outcome, a read not moved, or the clock not read
             else:
-                return {**outcome, "clock": f"the same with {read[0]} moved ahead"}
+                moved = True
+        # the same at every move may still show a duration (each move shifts both of
+        # its ends): with the clock pinned a second a read, it is the same only if not
+        pinned = _pinned(named, case, seconds, outcome if moved else None)
+        if pinned is outcome or (moved and pinned is None):
+            return {**outcome, "clock": f"the same with {read[0]} moved ahead"}
+        if pinned is not None:
+            return {**pinned, "pinned": f"the same twice with {read[0]} pinned"}
     return {"kind": "depends", "on": read[0]}
 
 
+def _pinned(named: objects.Named, case: _Case, seconds: float, real: Json | None) -> Json | None:
+    """``real`` when one call with the clock pinned comes out as it did; else the outcome
+    of two calls with the clock pinned when they agree, every read of the clock went
+    through the pinned clock and there was one; else None."""
+    seen = []
+    for _ in range(2):
+        with steady.pinned_clock(_PINNED_AT) as reads:
+            again = _call(named, case, seconds)
+        if _depends or not reads[0] or again["kind"] not in _PINNABLE:
+            return None
+        if again == real:
+            return real
+        seen.append(again)
+    return seen[0] if seen[0] == seen[1] else None
+
+
 NOT_RECEIVER = "not a receiver"
+_PINNED_AT: list[typing.Any] = []  # where the clock is bound (see probe_steady.pinned_clock)
 _took = [0.0]  # seconds of the last first call (the calls with a moved clock not counted)
 _PINNABLE = ("value", "raises", "object")
 _CLOCK_READ = "the clock"
@@ -520,8 +552,9 @@ def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _guard["on"] = True
     del _depends[:]
+    printed = io.StringIO()
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
             sys.setprofile(_watch)
             try:
                 value, view, state = _act(named, case, stage)
@@ -551,6 +584,9 @@ def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
         if message:
             out["message"] = message
         return out
+    shown = _printed(printed.getvalue())
+    if isinstance(value, _Facts) and view == AFTER and shown:
+        value, view = None, ""  # what it printed shows what it did, not its instance
     if isinstance(value, _Facts):
         out = {"kind": "object", "type": ast.literal_eval(value[0][1]), "facts": value}
         return {**out, "view": view} if view else out
@@ -567,7 +603,17 @@ def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
         out["view"] = view
     if state:
         out["state"] = state
+    if value is None and shown:
+        out["printed"] = shown  # a call that returns None: what it wrote to stdout
     return out
+
+
+MAX_PRINTED = 2000  # characters of stdout a test may pin
+
+
+def _printed(text: str) -> str:
+    """What a call wrote to stdout, when a test can pin it (short, no address)."""
+    return text if 0 < len(text) <= MAX_PRINTED and "0x" not in text else ""
 
 
 def _ordered(value: object, depth: int = 0) -> bool:
@@ -630,9 +676,12 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
             continue  # a callable of the tests built something else: not an input here
         ms = round(_took[0] * 1000)
         timeless = outcome.pop("clock", None)  # not part of the outcome: the parent may not
+        pinned = outcome.pop("pinned", None)
         results.append({**shown, "outcome": outcome, "origin": case.origin, "ms": ms})
         if timeless:
             results[-1]["clock"] = timeless
+        if pinned:
+            results[-1]["pinned"] = pinned
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
 
 

@@ -1,6 +1,6 @@
 """Outcomes made steady inside the side-runner (copied next to ``probe.py`` as
 ``nova_probe_steady``; standard library only, any Python 3 the project runs): the wall
-clock moved ahead, and object ids named.
+clock moved ahead, the clock pinned, and object ids named.
 
 A call that read the clock is not pinned as it is: its value may be today's date, or a
 token that expires. But most such calls only read the clock on the way (an expiry check on
@@ -49,6 +49,8 @@ _REAL: dict[str, typing.Any] = {
     "date": datetime.date,
     "time": time.time,
     "time_ns": time.time_ns,
+    "monotonic": time.monotonic,
+    "perf_counter": time.perf_counter,
 }
 
 
@@ -100,6 +102,14 @@ def _time_ns() -> int:
     return int(_REAL["time_ns"]() + int(_SHIFT[0].total_seconds()) * 10**9)
 
 
+def _monotonic() -> float:  # a duration's two ends move together: it stays the same
+    return float(_REAL["monotonic"]() + _SHIFT[0].total_seconds())
+
+
+def _perf_counter() -> float:
+    return float(_REAL["perf_counter"]() + _SHIFT[0].total_seconds())
+
+
 for _cls in (_Datetime, _Date):  # a message that names the class reads as the real one's
     _cls.__name__ = _cls.__qualname__ = _cls.__mro__[1].__name__
     _cls.__module__ = "datetime"
@@ -108,6 +118,8 @@ _STAND_INS: dict[str, object] = {
     "date": _Date,
     "time": _time,
     "time_ns": _time_ns,
+    "monotonic": _monotonic,
+    "perf_counter": _perf_counter,
 }
 # the code of every function that reads the real clock on a stand-in's behalf
 MOVED_CODES = frozenset(
@@ -117,7 +129,7 @@ MOVED_CODES = frozenset(
         for n in ("now", "utcnow", "today")
         if n in vars(c)
     ]
-    + [_time.__code__, _time_ns.__code__]
+    + [f.__code__ for f in (_time, _time_ns, _monotonic, _perf_counter)]
 )
 
 
@@ -187,3 +199,119 @@ def identity(value: object, args: list[object], kwargs: dict[str, object]) -> st
         return None
     shown = [known[typing.cast("int", p)] for p in parts]
     return shown[0] if type(value) is not tuple else "(" + ", ".join(shown) + ")"
+
+
+@contextlib.contextmanager
+def pinned_clock(known: list[typing.Any] | None = None) -> Iterator[list[int]]:
+    """The clock pinned: every read gives a fixed instant (2024-01-02 03:04:05 UTC), one
+    second later than the read before, so an outcome that shows a time, a duration or a
+    rate is the same in every run. Within, every module-level name bound to time.time,
+    time.time_ns, time.monotonic(_ns), time.perf_counter(_ns), datetime.datetime or
+    datetime.date is bound to a stand-in (a naive now() is in UTC); gives the count of
+    reads. Standard library only: Nova's side-runner observed the outcome with this
+    function, and a test it writes holds a copy of it. ``known`` keeps where the clock
+    is bound from one use to the next (scanned again when modules were imported)."""
+    import datetime as dt
+    import sys
+    import time
+
+    reads = [0]
+    start = 1704164645  # 2024-01-02 03:04:05 UTC
+    epoch = dt.datetime(1970, 1, 1)
+
+    def tick() -> int:
+        reads[0] += 1
+        return start + reads[0] - 1
+
+    class Same(type):  # a stand-in class is its real class to isinstance and issubclass
+        def __instancecheck__(cls, obj: object) -> bool:
+            return isinstance(obj, cls.__mro__[1])
+
+        def __subclasscheck__(cls, sub: type) -> bool:
+            return issubclass(sub, cls.__mro__[1])
+
+    class Datetime(dt.datetime, metaclass=Same):
+        def __new__(cls, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+            return real["datetime"](*args, **kwargs)
+
+        @classmethod
+        def now(cls, tz: dt.tzinfo | None = None) -> typing.Any:
+            moment = epoch + dt.timedelta(seconds=tick())
+            utc = dt.timezone.utc  # noqa: UP017 (datetime.UTC is new in 3.11)
+            return moment if tz is None else moment.replace(tzinfo=utc).astimezone(tz)
+
+        @classmethod
+        def utcnow(cls) -> typing.Any:
+            return epoch + dt.timedelta(seconds=tick())
+
+        @classmethod
+        def today(cls) -> typing.Any:
+            return epoch + dt.timedelta(seconds=tick())
+
+    class Date(dt.date, metaclass=Same):
+        def __new__(cls, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+            return real["date"](*args, **kwargs)
+
+        @classmethod
+        def today(cls) -> typing.Any:
+            return (epoch + dt.timedelta(seconds=tick())).date()
+
+    for made in (Datetime, Date):  # a message that names the class reads as the real one's
+        made.__name__ = made.__qualname__ = made.__mro__[1].__name__
+        made.__module__ = "datetime"
+    real: dict[str, typing.Any] = {
+        "datetime": dt.datetime,
+        "date": dt.date,
+        "time": time.time,
+        "time_ns": time.time_ns,
+        "monotonic": time.monotonic,
+        "monotonic_ns": time.monotonic_ns,
+        "perf_counter": time.perf_counter,
+        "perf_counter_ns": time.perf_counter_ns,
+    }
+    fake: dict[str, object] = {
+        "datetime": Datetime,
+        "date": Date,
+        "time": lambda: float(tick()),
+        "time_ns": lambda: tick() * 10**9,
+        "monotonic": lambda: float(tick()),
+        "monotonic_ns": lambda: tick() * 10**9,
+        "perf_counter": lambda: float(tick()),
+        "perf_counter_ns": lambda: tick() * 10**9,
+    }
+
+    def scan(old: dict[str, typing.Any]) -> list[typing.Any]:
+        wanted = {id(v): k for k, v in old.items()}
+        found = []
+        for module in list(sys.modules.values()):
+            names = getattr(module, "__dict__", None)
+            if not isinstance(names, dict):
+                continue
+            for name, value in list(names.items()):
+                which = wanted.get(id(value))
+                if which is not None and value is old[which]:
+                    found.append((names, name, which))
+        return found
+
+    def rebind(
+        where: list[typing.Any], old: dict[str, typing.Any], new: dict[str, typing.Any]
+    ) -> list[typing.Any]:
+        done = []
+        for names, name, which in where:
+            if names.get(name) is old[which]:
+                names[name] = new[which]
+                done.append((names, name, which))
+        return done
+
+    count = len(sys.modules)
+    known = [] if known is None else known
+    if not known or known[0] != count:
+        known[:] = [count, scan(real)]
+    bound = rebind(known[1], real, fake)
+    try:
+        yield reads
+    finally:
+        for names, name, which in bound:
+            names[name] = real[which]
+        if len(sys.modules) != count:  # imported within: they took the stand-ins
+            rebind(scan(fake), fake, real)

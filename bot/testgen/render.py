@@ -5,10 +5,12 @@ shape, with what the parent commit did as a comment on each changed case."""
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.testgen import probe_steady
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import MAKER, OBJ
 
@@ -32,6 +34,7 @@ class Example:
     origin: str = ""  # tests | doctest | drawn
     new: bool = False  # the name did not exist on the parent
     parent: dict[str, object] | None = None  # the parent's outcome, when it had the name
+    pinned: bool = False  # observed with the clock pinned: the test pins it the same way
 
     def shape(self) -> tuple[object, ...]:
         return (
@@ -46,6 +49,8 @@ class Example:
             bool(self.outcome.get("state")),
             self.new,
             self.outcome.get("at"),  # building the instance raised: one layout per test
+            self.pinned,
+            "printed" in self.outcome,
         )
 
     def all_imports(self) -> list[str]:
@@ -66,6 +71,8 @@ class Example:
             self.kind in ("method", "property")
             or bool(self.outcome.get("state"))
             or self.outcome["kind"] == "object"  # its facts are its own
+            or self.pinned  # its own clock, from the first line on
+            or "printed" in self.outcome  # its own output
         )
 
 
@@ -234,7 +241,8 @@ def _pattern(message: str) -> str:
 
 
 def _single(func: str, name: str, e: Example, module: str) -> list[str]:
-    lines = [f"def {name}():"]
+    printed = e.outcome.get("printed")
+    lines = [f"def {name}({'capsys' if printed is not None else ''}):"]
     if e.new:
         lines.append(
             f"    from {module} import {(e.owner or func).split('.')[0]}  # new in this change"
@@ -243,7 +251,40 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
         lines.append(f"    # before this change: {e.before}")
     setup, call = setup_and_call(func, e, e.args, e.kwargs)
     var = setup[0].split(" = ", 1)[0] if setup else ""
-    return lines + _assertion(setup, call, e.outcome, str(e.outcome.get("value", "")), var)
+    body = _assertion(setup, call, e.outcome, str(e.outcome.get("value", "")), var)
+    if printed is not None:  # what the call wrote to stdout (and nothing else did)
+        body.append(f"    assert capsys.readouterr().out == {printed!r}")
+    if e.pinned:  # every read of the clock from the first line on, as the probe's were
+        body = [f"    with {PINNED}():", *(f"    {line}" for line in body)]
+    return lines + body
+
+
+PINNED = "_pinned_clock"  # the written test's copy of probe_steady.pinned_clock
+
+
+def clock_helper() -> str:
+    """``probe_steady.pinned_clock``'s source as a written test's own helper: the same
+    pinned clock the side-runner observed the outcome with (no annotations: the
+    project's Python may not know their names)."""
+    tree = ast.parse(inspect.getsource(probe_steady.pinned_clock))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            node.returns = None
+        elif isinstance(node, ast.arg):
+            node.annotation = None
+    tree = _Unannotated().visit(tree)
+    top = tree.body[0]
+    assert isinstance(top, ast.FunctionDef)
+    top.name = PINNED
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+class _Unannotated(ast.NodeTransformer):
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:  # noqa: N802 (ast's name)
+        target = node.target
+        if node.value is None:
+            return ast.Pass()
+        return ast.copy_location(ast.Assign(targets=[target], value=node.value), node)
 
 
 def _parametrized(
@@ -348,11 +389,14 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         if e.outcome["kind"] == "raises"
         else str(e.outcome.get("value"))
     )
+    if e.outcome.get("printed") is not None:
+        head += f", printing {e.outcome['printed']!r}"
     if e.outcome["kind"] == "object":
         head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
         head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
+    pinned = [f"with {PINNED}()"] if e.pinned else []
     return {
-        "call": "; ".join([*setup, _observed(call, e.outcome)]),
+        "call": "; ".join([*pinned, *setup, _observed(call, e.outcome)]),
         "head": head,
         "parent": "did not exist" if e.new else (e.before or "the same"),
         "changed": e.changed,
@@ -375,6 +419,7 @@ def render_module(
     needs_pytest = False
     imports: set[str] = set()
     names: set[str] = set()
+    clock = False  # a test pins the clock: the file holds the helper
     for func, found in sorted(examples.items()):
         for group in _groups(func, found):
             first = group.examples[0]
@@ -382,6 +427,7 @@ def render_module(
             needs_pytest |= many or first.outcome["kind"] == "raises"
             for e in group.examples:
                 imports.update(e.all_imports())
+                clock |= e.pinned
             if not first.new:
                 names.add((first.owner or func).split(".")[0] if first.kind != "function" else func)
             if facts is not None:
@@ -397,6 +443,9 @@ def render_module(
                     else _single(func, group.name, first, module)
                 ),
             ]
+    if clock:
+        imports.add("import contextlib")
+        body = ["", "", *clock_helper().split("\n"), *body]
     plain = sorted(i for i in imports if i.startswith("import "))
     froms = sorted(
         i for i in imports if i.startswith("from ") and not i.startswith(f"from {module} import ")
@@ -436,6 +485,11 @@ def tidy(text: str) -> str:
     tree = ast.parse(text)
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     rows = text.split("\n")
+    helper = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == PINNED]
+    if helper and PINNED not in used:  # every test that pinned the clock was dropped
+        first = min([helper[0].lineno, *(d.lineno for d in helper[0].decorator_list)])
+        del rows[first - 1 : helper[0].end_lineno or first]
+        return tidy("\n".join(rows))
     for node in reversed(tree.body):
         if not isinstance(node, ast.Import | ast.ImportFrom):
             continue
