@@ -539,7 +539,12 @@ def _steady(runs: list[dict[tuple[int, str, int], dict[str, Any]]], key: Any) ->
     seen = [_outcome(r[key]) for r in runs if key in r]
     if len(seen) != len(runs):
         return None
-    if any(s.get("filled") != seen[0].get("filled") for s in seen):  # not steady: unsaid
+    # what the call left in a container passed to it, not steady or naming a temporary
+    # path (a CLI's argument list holding ``tmp_path``): unsaid, the value still compared
+    if any(
+        s.get("filled") != seen[0].get("filled") or not _pinnable({"f": s.get("filled")})
+        for s in seen
+    ):
         seen = [{k: v for k, v in s.items() if k != "filled"} for s in seen]
     if any(s.get("task") != seen[0].get("task") for s in seen):
         return None
