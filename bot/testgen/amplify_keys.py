@@ -132,7 +132,7 @@ def _scalar(text: str) -> object:
         return int(text)
     if _FRACTION.fullmatch(text):
         return float(text)
-    if text[:1] in "[{":
+    if text and text[0] in "[{":
         try:
             loaded: object = json.loads(text)
         except ValueError:
