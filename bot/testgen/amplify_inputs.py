@@ -826,7 +826,9 @@ def add_variants(
     ]
     held = Witnesses(steer.witness_texts, steer.witness_numbers, steer.witness_context)
     # a query of the test's own data asked of another entry (``amplify_keys``) first
+    # (at most half the copies: the others are the steered literals')
     keyed = key_plan(tree, func, owner, inputs, steer.strings, steer.value_kinds)
+    keyed = keyed[: max(1, limit // 2)]
     plan = keyed + _witnessed(inputs, held, cap) + swaps
     plan += _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
     plan = list(dict.fromkeys(plan))

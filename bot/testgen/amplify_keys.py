@@ -225,7 +225,7 @@ def _lines(text: str) -> dict[str, object] | None:
 
 
 def parsed(text: str) -> object:
-    """The data a text holds (a dict or list of at least two entries), else None: JSON,
+    """The data a text holds (a mapping of at least two entries), else None: JSON,
     TOML, INI, a YAML-like text, ``key=value`` lines, tried in that order."""
     stripped = text.strip()
     if len(stripped) < 3 or len(stripped) > MAX_TEXT:
@@ -235,7 +235,7 @@ def parsed(text: str) -> object:
             loaded: object = json.loads(stripped)
         except ValueError:
             loaded = None
-        if isinstance(loaded, dict | list) and _entries(loaded, 2):
+        if isinstance(loaded, dict) and len(_entries(loaded, 2)) >= 2:
             return loaded
     if "\n" not in stripped and not re.search(r"[=:]\s", stripped):
         return None
