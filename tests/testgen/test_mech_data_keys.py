@@ -231,13 +231,19 @@ def test_the_kinds_the_changed_lines_test_for() -> None:
 
 
 def test_the_key_variants_are_the_first_copies_of_a_test() -> None:
-    text, made = add_variants(TOML_TEST, "test_get", steer_from_change("x = 1\n", None, {1}), 4)
+    text, made = add_variants(TOML_TEST, "test_get", steer_from_change("x = 1\n", None, {1}), 6)
     assert [v.description.split(": ", 1)[1] for v in made[:3]] == [
         "\"person.age\" -> 'person.happy'",
         "\"person.age\" -> 'person.nothing'",
         "\"person.age\" -> 'person'",
     ]
     assert "get(p, 'person.happy') == 12" in text
+    # at most half a test's copies
+    _text, fewer = add_variants(TOML_TEST, "test_get", steer_from_change("x = 1\n", None, {1}), 2)
+    assert [v.description.split(": ", 1)[1] for v in fewer][:1] == [
+        "\"person.age\" -> 'person.happy'"
+    ]
+    assert "person.nothing" not in _text
 
 
 def test_a_call_whose_argument_list_names_a_temporary_path_is_still_compared() -> None:
