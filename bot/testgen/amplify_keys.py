@@ -9,10 +9,9 @@ the changed lines never reach it. Here a copy replaces one query literal by the 
 another entry of the same document, written the way the test writes its paths:
 
 - **Documents** (``documents``): the string literals of the test, of its class (and its
-  ``setUp``), of its module's constants and of the module's fixtures it takes, read with
-  the standard library (``json``, ``tomllib``, ``configparser``) or a light line reader
-  (``key: value`` with indentation and ``- items``, ``key=value`` lines), and its dict
-  literals (their values by kind; an expression is a value of another kind).
+  ``setUp``), of its module's constants and of the module's fixtures it takes, and its
+  dict literals (``data_docs``: JSON, TOML, INI, YAML-like and ``key=value`` texts; an
+  expression in a dict literal is a value of another kind).
 - **Queries** (``queries``): a string input of the test (``amplify_inputs._Inputs``) that
   is a key of a document or a path whose parts are keys (``.`` or ``/`` between them, an
   index as ``[n]`` or as a part), resolved from the document's top or from a table in it.
@@ -31,15 +30,13 @@ another query of the same document. At most ``MAX_KEYED`` copies a test.
 from __future__ import annotations
 
 import ast
-import configparser
 import datetime
-import json
 import re
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.testgen.amplify_refs import Input
+from bot.testgen.data_docs import from_node, parsed
 
 __all__ = ["Entry", "documents", "key_plan", "value_kinds"]
 
@@ -47,7 +44,6 @@ MAX_KEYED = 3  # copies of one test that query another entry
 MAX_ENTRIES = 200  # entries read of one document
 MAX_ITEMS = 3  # items read of one array
 MAX_DEPTH = 6
-MAX_TEXT = 50_000  # characters of a text tried as a document
 MAX_QUERY = 200  # characters of a literal tried as a query
 
 # kinds of value, in the order an entry of a kind no query reaches is tried
@@ -56,10 +52,6 @@ OTHER = "other"
 
 Part = str | int
 Path = tuple[Part, ...]
-
-
-class _Expr:
-    """A dict literal's value that is an expression, not a literal (a call, a name)."""
 
 
 @dataclass(frozen=True)
@@ -111,167 +103,6 @@ def kind_of(value: object) -> str:
 # ---- documents ----
 
 
-_PAIR = re.compile(r"""([\w.-]+|"[^"\n]*"|'[^'\n]*')\s*:(?:\s+(.*?))?\s*""")
-_LINE = re.compile(r"\s*([\w.-]+)\s*[=:]\s*(.*?)\s*")
-_SECTION = re.compile(r"^\s*\[[^\]\n]+\]\s*$", re.M)
-_NUMBER = re.compile(r"[+-]?\d+")
-_FRACTION = re.compile(r"[+-]?(\d+\.\d*|\.\d+)([eE][+-]?\d+)?")
-
-
-def _scalar(text: str) -> object:
-    """A value written as text in a light document (YAML-like, INI, ``key=value``)."""
-    text = re.sub(r"\s+#.*$", "", text).strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    low = text.lower()
-    if low in ("true", "false", "yes", "no", "on", "off"):
-        return low in ("true", "yes", "on")
-    if low in ("null", "~", "none"):
-        return None
-    if _NUMBER.fullmatch(text):
-        return int(text)
-    if _FRACTION.fullmatch(text):
-        return float(text)
-    if text and text[0] in "[{":
-        try:
-            loaded: object = json.loads(text)
-        except ValueError:
-            loaded = [_scalar(t) for t in text[1:-1].split(",") if t.strip()]
-            return loaded if text[0] == "[" else {}
-        return loaded
-    return text
-
-
-def _light(text: str) -> dict[str, object] | None:
-    """A YAML-like text read by indentation: ``key: value``, ``key:`` with a block
-    under it, ``- item`` and ``- key: value`` items; None when a line is none of these."""
-    root: dict[str, object] = {}
-    frames: list[tuple[int, dict[str, object] | list[object]]] = [(0, root)]
-    pending: tuple[int, dict[str, object], str] | None = None  # a key awaiting its block
-    count = 0
-    for raw in text.splitlines():
-        body = raw.strip()
-        if not body or body.startswith("#") or body == "---":
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        if raw[:indent] != raw[: len(raw) - len(raw.lstrip())]:
-            return None  # a tab in the indentation
-        item = body == "-" or body.startswith("- ")
-        if pending is not None:
-            at, owner, key = pending
-            pending = None
-            if indent > at or (item and indent == at):
-                block: dict[str, object] | list[object] = [] if item else {}
-                owner[key] = block
-                frames.append((indent, block))
-        while len(frames) > 1 and (
-            frames[-1][0] > indent
-            or (frames[-1][0] == indent and isinstance(frames[-1][1], list) and not item)
-        ):
-            frames.pop()
-        at, top = frames[-1]
-        if indent != at:
-            return None
-        if item:
-            if not isinstance(top, list):
-                return None
-            rest = body[1:].strip()
-            if _PAIR.fullmatch(rest) is None or rest[:1] in "[{":
-                top.append(_scalar(rest))
-                count += 1
-                continue
-            mapping: dict[str, object] = {}
-            top.append(mapping)
-            indent += len(body) - len(rest)
-            frames.append((indent, mapping))
-            top, body = mapping, rest
-        pair = _PAIR.fullmatch(body)
-        if pair is None or not isinstance(top, dict):
-            return None
-        key = pair[1].strip("'\"")
-        if pair[2]:
-            top[key] = _scalar(pair[2])
-        else:
-            top[key] = None
-            pending = (indent, top, key)
-        count += 1
-    return root if count >= 2 else None
-
-
-def _ini(text: str) -> dict[str, object] | None:
-    if not _SECTION.search(text):
-        return None
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return None
-    out: dict[str, object] = {}
-    for name in parser.sections():
-        out[name] = {k: _scalar(v) for k, v in parser.items(name, raw=True)}
-    return out if any(out.values()) else None
-
-
-def _lines(text: str) -> dict[str, object] | None:
-    out: dict[str, object] = {}
-    for raw in text.splitlines():
-        if not raw.strip() or raw.lstrip().startswith(("#", ";")):
-            continue
-        found = _LINE.fullmatch(raw)
-        if found is None:
-            return None
-        out[found[1]] = _scalar(found[2])
-    return out if len(out) >= 2 else None
-
-
-def parsed(text: str) -> object:
-    """The data a text holds (a mapping of at least two entries), else None: JSON,
-    TOML, INI, a YAML-like text, ``key=value`` lines, tried in that order."""
-    stripped = text.strip()
-    if len(stripped) < 3 or len(stripped) > MAX_TEXT:
-        return None
-    if stripped[0] in "{[":
-        try:
-            loaded: object = json.loads(stripped)
-        except ValueError:
-            loaded = None
-        if isinstance(loaded, dict) and len(_entries(loaded, 2)) >= 2:
-            return loaded
-    if "\n" not in stripped and not re.search(r"[=:]\s", stripped):
-        return None
-    for read in (_toml, _ini, _light, _lines):
-        doc = read(text)
-        if doc is not None and len(_entries(doc, 2)) >= 2:
-            return doc
-    return None
-
-
-def _toml(text: str) -> dict[str, object] | None:
-    try:
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
-        return None
-
-
-def _from_node(node: ast.expr) -> object:
-    """A dict literal's data: constants as they are, containers item by item."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Dict):
-        return {
-            k.value: _from_node(v)
-            for k, v in zip(node.keys, node.values, strict=True)
-            if isinstance(k, ast.Constant) and isinstance(k.value, str)
-        }
-    if isinstance(node, ast.List | ast.Tuple):
-        return [_from_node(e) for e in node.elts]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _from_node(node.operand)
-        if isinstance(inner, int | float) and not isinstance(inner, bool):
-            return -inner
-    return _Expr()
-
-
 def _fixtures(tree: ast.Module, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
     """The module's fixtures the test takes (by parameter name)."""
     args = func.args
@@ -314,7 +145,7 @@ def documents(
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 doc = parsed(node.value)
             elif isinstance(node, ast.Dict) and id(node) not in inner:
-                doc = _from_node(node)
+                doc = from_node(node)
                 doc = doc if isinstance(doc, dict) and len(_entries(doc, 2)) >= 2 else None
             key = repr(doc)
             if doc is not None and key not in seen:

@@ -18,7 +18,8 @@ import pytest
 
 from bot.testgen.amplify import Observed, _differences, _steady
 from bot.testgen.amplify_inputs import _find, _Inputs, add_variants, steer_from_change
-from bot.testgen.amplify_keys import documents, key_plan, parsed, queries, value_kinds
+from bot.testgen.amplify_keys import documents, key_plan, queries, value_kinds
+from bot.testgen.data_docs import parsed
 from tests.testgen.sample import sample_testgen
 from tests.testgen.test_mech_amplify import amplified
 from tests.testgen.test_mech_modstate import _nothing_kept
