@@ -20,6 +20,9 @@ their calls return on the head and on the parent.
   ``expected`` is kept), never the expected side of an ``assert``, a docstring, a dict key
   or a subscript; and the constants and tables the test reads from its module, its class
   or its ``setUp`` (``amplify_refs``).
+- **Other entries of the test's own data** (``amplify_keys``): a literal the test queries
+  a document of its own with (a key, a path: ``"person.age"``) is first replaced by the
+  path of an entry no query reaches, one of a kind of value none reaches first.
 - **Variants**: per literal, the values steered by the change first, then generic ones
   (one element longer / shorter, +-1, 0, negated); a number inside a text is varied
   alone (``amplify_pieces``); the literals take turns. A copy is the
@@ -39,6 +42,7 @@ import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.testgen.amplify_keys import key_plan, value_kinds
 from bot.testgen.amplify_pieces import kind_values, piece_values
 from bot.testgen.amplify_refs import Input, references
 from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caught_types, transforms
@@ -96,6 +100,8 @@ class Steer:
     witness_texts: tuple[str, ...] = ()
     witness_numbers: tuple[int | float, ...] = ()
     witness_context: tuple[str, ...] = ()
+    # kinds of value the changed lines test for (``amplify_keys``: bool, none, empty, ...)
+    value_kinds: tuple[str, ...] = ()
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -210,7 +216,9 @@ def steer_from_change(
     kinds, tested = _kinds(head_source, changed), _tested(head_source, changed)
     choices = _word_groups(head_source, changed)
     found_w = witnesses(head_source, parent_source, changed)
+    valued = value_kinds(head_source, changed)
     if parent_source is not None:
+        valued += value_kinds(parent_source, removed)
         kinds += _kinds(parent_source, removed)
         tested += _tested(parent_source, removed)
         choices += _word_groups(parent_source, removed)
@@ -236,6 +244,7 @@ def steer_from_change(
         witness_texts=found_w.texts,
         witness_numbers=found_w.numbers,
         witness_context=found_w.context,
+        value_kinds=tuple(dict.fromkeys(valued)),
     )
 
 
@@ -816,7 +825,11 @@ def add_variants(
         for word in _siblings(found_input.value, steer)
     ]
     held = Witnesses(steer.witness_texts, steer.witness_numbers, steer.witness_context)
-    plan = _witnessed(inputs, held, cap) + swaps
+    # a query of the test's own data asked of another entry (``amplify_keys``) first
+    # (at most half the copies: the others are the steered literals')
+    keyed = key_plan(tree, func, owner, inputs, steer.strings, steer.value_kinds)
+    keyed = keyed[: max(1, limit // 2)]
+    plan = keyed + _witnessed(inputs, held, cap) + swaps
     plan += _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
     plan = list(dict.fromkeys(plan))
     taken = _names(owner.body if owner is not None else tree.body)

@@ -197,6 +197,11 @@ class _Call:
         code = frame.f_code
         self.coroutine = bool(code.co_flags & _COROUTINE)
         self.name = getattr(code, "co_qualname", code.co_name)
+        # a helper the test's own body defines (``def get(args): ...`` then ``get([...])``)
+        # is named as the test calls it, not ``test_x.<locals>.get``
+        own = getattr(frame.f_back.f_code, "co_qualname", "") + ".<locals>."
+        if kind == "test" and frame.f_back.f_code is _STATE["code"] and self.name.startswith(own):
+            self.name = self.name[len(own) :]
         names = code.co_varnames[: code.co_argcount]
         # the receiver of a method of the project's (a test's helper's is the test case)
         mine = kind != "test" and names and names[0] == "self"
