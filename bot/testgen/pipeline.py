@@ -52,6 +52,9 @@ class TestgenJob:
     given: dict[str, str] | None = None
     until: str | None = None  # the last stage to run (MCP: an answer before the rest)
     started: float = field(default_factory=time.monotonic)  # run_testgen sets it again
+    # the existing tests that name the change were stopped under coverage: too slow to
+    # stand in for a suite that does not finish either
+    nearby_slow: bool = False
 
 
 def run_testgen(job: TestgenJob) -> TestgenResult:
@@ -186,6 +189,7 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
             result.notes.append(str(exc))
         if runner is not None and result.matrix:
             note, result.coverage_before = measure_baseline(result.matrix, ws, runner)
+            job.nearby_slow = runner.stopped
             if note:
                 result.notes.append(note)
         step.note(f"{len(result.matrix)} changed targets")
@@ -453,8 +457,9 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
         result.coverage_after = len(ran)
 
 
-# the job's two minutes: the full suite gets what is left of them, and at least the floor
-SUITE_BY = 115.0
+# the job's two minutes: the full suite gets what is left of them (with room for the rest
+# of the job), and at least the floor
+SUITE_BY = 100.0
 SUITE_FLOOR = 20.0
 
 
@@ -476,7 +481,7 @@ def _suite_gate(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenR
 
     assert ws.framework is not None
     files = sorted({c.path for c in result.kept})
-    nearby = sorted({p for t in result.matrix for p in t.existing_tests})
+    nearby = [] if job.nearby_slow else sorted({p for t in result.matrix for p in t.existing_tests})
     verdict = judge_suite(ws, ws.framework, files, _suite_seconds(job, nearby), nearby)
     if verdict.unjudged:
         result.suite_scope = verdict.unjudged
