@@ -388,13 +388,17 @@ class Workspace:
 
     def _holds_tests(self, folder: PurePosixPath) -> bool:
         """Whether the project keeps test files of its own in ``folder`` (tests inside
-        the package, ``pkg/tests/``): a test written beside them imports as they do."""
+        the package, ``pkg/tests/``): a test written beside them imports as they do. The
+        top folder only when the project has no test folder (``test_x.py`` beside
+        ``x.py``): a copy of such a test goes beside it."""
         fw = self.framework
-        return (
-            fw is not None
-            and folder != PurePosixPath(".")
-            and any(PurePosixPath(f).parent == folder and fw.is_test_name(f) for f in self._files)
-        )
+        if fw is None:
+            return False
+        if folder == PurePosixPath(".") and any(
+            f.startswith(d.strip("/") + "/") for d in fw.test_dirs for f in self._files
+        ):
+            return False
+        return any(PurePosixPath(f).parent == folder and fw.is_test_name(f) for f in self._files)
 
     def write_test(self, path: str, content: str) -> str:
         rel = self.check_test_path(path)
