@@ -160,6 +160,9 @@ def _from_test(caller: typing.Any) -> bool:
     )
 
 
+_GENERATOR = 0x20 | 0x200  # inspect.CO_GENERATOR | CO_ASYNC_GENERATOR: a yield returns too
+
+
 def _returned(frame: typing.Any) -> bool:
     """Whether a coroutine's "return" event is its end, not a suspension at an await
     (the instruction it stopped at returns: RETURN_VALUE, or RETURN_CONST from 3.12)."""
@@ -188,7 +191,9 @@ class _Call:
     """One call from the test into the code: its outcome when it ends."""
 
     def __init__(self, frame: typing.Any, line: int, kind: str) -> None:
-        self.line, self.changed, self.error = line, kind == "changed", None
+        self.line, self.changed = line, kind == "changed"
+        self.error: BaseException | None = None
+        self.last: BaseException | None = None  # the last exception seen, even if caught
         # a library's function the test calls (``json.dumps(x, cls=MyEncoder)``,
         # ``CliRunner().invoke(cli, args)``, ``schema.dump(obj)``): said whether a changed
         # line ran inside it (on the parent it may stop before them: a usage error); its
@@ -219,10 +224,16 @@ class _Call:
             if self.changed:
                 _lines(frame, event, arg)
         elif event == "exception":
-            self.error = arg[1]
+            self.error = self.last = arg[1]
         elif event == "return":
             if self.coroutine and self.error is None and not _returned(frame):
                 return self.event  # suspended at an await: it goes on later
+            if self.error is None and arg is None and self.last is not None:
+                # an ``except`` clause that did not match is a line of its own (a "line"
+                # event after the exception), and the exception then leaves the frame
+                # with no new event: it returned only if it stopped at a return
+                if not frame.f_code.co_flags & _GENERATOR and not _returned(frame):
+                    self.error = self.last
             _STATE["open"].pop(id(frame), None)
             _observe(self, arg)
         return self.event
