@@ -134,8 +134,10 @@ def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path
     assert kept["test_parse_ratio_now_raises_value_error"]["catches_change"] is True
     notes = "\n".join(data["notes"])
     (stamp,) = [n for n in data["notes"] if n.startswith("differential: calc/ops.py::stamp:")]
-    assert ": 0 where the parent differs, 0 where it agrees" in stamp
-    assert stamp.endswith("non-deterministic (dropped)")
+    # it reads the clock: compared with the clock pinned on both sides, where the
+    # changed label.strip() shows (a label with spaces), and its test pins the clock too
+    assert ": 0 where the parent differs" not in stamp
+    assert stamp.endswith("steady with the clock pinned (compared pinned on both sides)")
     assert "calc/ops.py::save skipped: it writes files (open(path, 'w'))" in notes
     assert "calc/ops.py::total skipped: it writes files ('calc.log') (open)" in notes
     committed = calc.git("show", f"{data['branch']}:tests/test_nova_calc_ops.py")
@@ -145,8 +147,9 @@ def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path
         "with pytest.raises(ValueError, match='empty ratio'):\n        parse_ratio('')" in committed
     )
     assert "# before this change: returned 0.0" in committed
-    for absent in ("stamp", "save(", "total("):
+    for absent in ("save(", "total("):
         assert absent not in committed
+    assert "stamp(" in committed and "with _pinned_clock():" in committed
     assert not (calc.path / "calc.log").exists()
     assert calc.git("status", "--porcelain") == ""
 
