@@ -81,7 +81,12 @@ def _occurrence(d: Difference, got: str, k: int) -> list[str] | str:
             f"Nova: the loop makes the call {len(mine)} times ({len(theirs)} on the parent)"
         )
         return [f"assert len({got}) == {len(mine)}"]
-    if d.head.get("kind") == "object" and mine[d.index].get("kind") == "object":
+    if (
+        d.head.get("kind") == "object"
+        and mine[d.index].get("kind") == "object"
+        and d.head.get("facts")
+        and (d.parent or {}).get("facts")
+    ):  # a fact that differs: asserted alone; none known, no source form (below)
         return _fact_at(d, got, len(mine))
     if mine[k].get("kind") != "value":
         return (
