@@ -327,15 +327,19 @@ def test_equal_values_of_another_type_or_order_are_told_apart(
 
 
 @pytest.mark.slow
-def test_nothing_that_reads_the_clock_is_pinned(feeds: tuple[GitRepo, dict[str, Any]]) -> None:
-    """Mechanism 7: `age` reads today's date; two runs a second apart agree, but its
-    value is not pinned."""
+def test_what_reads_the_clock_is_pinned_only_with_the_clock_pinned(
+    feeds: tuple[GitRepo, dict[str, Any]],
+) -> None:
+    """Mechanism 7: `age` reads today's date; it is compared with the clock pinned on
+    both sides, and ranks after a file whose catches need no pinned clock (Ledger.due's)
+    when only some files can be checked; a test of it pins the clock too."""
     repo, data = feeds
     note = _note(data, "differential: feeds/clock.py::age")
-    assert "non-deterministic (dropped: they read the clock (date.today))" in note
-    assert not _kept(data, "age(")
+    assert "steady with the clock pinned (compared pinned on both sides)" in note
+    assert "differential: no test file for age: at most 4 files" in "\n".join(data["notes"])
     files = repo.git("ls-tree", "-r", "--name-only", data["branch"])
     assert "tests/test_nova_feeds_clock.py" not in files
+    assert "tests/test_nova_feeds_ledger.py" in files
 
 
 FAILING = """from calc.ops import ceil_div, parse_ratio
