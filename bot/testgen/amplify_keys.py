@@ -376,66 +376,16 @@ def _nearest(entry: Entry, mine: list[_Query], inputs: list[Input]) -> tuple[_Qu
 
 # ---- the kinds of value the changed lines test for ----
 
-
-_TYPE_KINDS = {
-    "bool": "bool",
-    "NoneType": "none",
-    "dict": "table",
-    "Mapping": "table",
-    "MutableMapping": "table",
-    "list": "array",
-    "tuple": "array",
-    "Sequence": "array",
-    "int": "int",
-    "float": "float",
-    "str": "str",
-    "datetime": "datetime",
-    "date": "datetime",
-}
+# typehints' kinds of value in a document's words (the others no document holds)
+_DOC_KINDS = {"list": "array", "tuple": "array", "dict": "table"}
 
 
 def value_kinds(source: str, lines: Iterable[int]) -> list[str]:
-    """The kinds of value ``lines`` of ``source`` test for: an ``isinstance`` or
-    ``type(x) is`` naming a type, a comparison with ``None``, ``True`` / ``False``,
-    ``""``, ``[]`` or ``{}``, a ``bool(x)``."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    wanted, out = set(lines), []
-    for node in ast.walk(tree):
-        if getattr(node, "lineno", 0) not in wanted:
-            continue
-        types: list[ast.expr] = []
-        if isinstance(node, ast.Call):
-            name = node.func.id if isinstance(node.func, ast.Name) else ""
-            if name == "isinstance" and len(node.args) == 2:
-                spec = node.args[1]
-                types = list(spec.elts) if isinstance(spec, ast.Tuple) else [spec]
-            elif name == "bool" and node.args:
-                out.append("bool")
-        elif isinstance(node, ast.Compare):
-            for other in [node.left, *node.comparators]:
-                out += _compared_kind(other)
-            if isinstance(node.left, ast.Call) and ast.unparse(node.left.func) == "type":
-                types = list(node.comparators)
-        for t in types:
-            name = t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", "")
-            if name in _TYPE_KINDS:
-                out.append(_TYPE_KINDS[name])
-            elif isinstance(t, ast.Call) and ast.unparse(t) == "type(None)":
-                out.append("none")
-    return list(dict.fromkeys(out))
+    """The kinds of value ``lines`` of ``source`` test for (``typehints.type_hints``: an
+    ``isinstance``, ``type(x) is``, a comparison with ``None``, ``True``, ``""`` or
+    ``[]``, a truth test), in a document's words."""
+    from bot.testgen.typehints import type_hints
 
-
-def _compared_kind(node: ast.expr) -> list[str]:
-    if isinstance(node, ast.Constant):
-        if node.value is None:
-            return ["none"]
-        if isinstance(node.value, bool):
-            return ["bool"]
-        if node.value == "":
-            return ["empty"]
-    if isinstance(node, ast.List | ast.Dict | ast.Tuple) and not ast.unparse(node)[1:-1]:
-        return ["empty"]
-    return []
+    hints = type_hints(source, sorted(lines))
+    found = (_DOC_KINDS.get(k, k) for kinds in hints.kinds.values() for k in kinds)
+    return list(dict.fromkeys(k for k in found if k in KINDS))

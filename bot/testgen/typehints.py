@@ -300,7 +300,7 @@ def _read_compare(node: ast.Compare, hints: Hints) -> None:
                 hints.add(subject, "bool")
             elif _infinite(b):
                 hints.add(subject, "nonfinite", "float")
-            elif isinstance(b, ast.Constant) and b.value in ("", b""):
+            elif (isinstance(b, ast.Constant) and b.value in ("", b"")) or _empty(b):
                 hints.add(subject, "empty")
             elif isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE | ast.Eq | ast.NotEq):
                 value = _number(b)
@@ -312,6 +312,17 @@ def _read_compare(node: ast.Compare, hints: Hints) -> None:
                 subject = _subject(a.args[0])
                 if subject:
                     hints.add(subject, "empty")
+
+
+def _empty(node: ast.expr) -> bool:
+    """``[]``, ``()``, ``{}``, ``set()``: an empty container written out."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return (
+        isinstance(node, ast.Call) and _call_name(node) in ("set", "list", "dict") and not node.args
+    )
 
 
 def _read_truth(node: ast.expr, hints: Hints) -> None:
