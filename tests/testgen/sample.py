@@ -17,10 +17,15 @@ PYPROJECT = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
 
 
 def sample_testgen(
-    tmp: Path, base: dict[str, str], change: dict[str, str], message: str
+    tmp: Path,
+    base: dict[str, str],
+    change: dict[str, str],
+    message: str,
+    exits: tuple[int, ...] = (0,),
 ) -> tuple[GitRepo, dict[str, Any]]:
     """Commit ``base`` (path -> text; a pyproject naming `tests` unless given), then
-    ``change``, and run `nova testgen HEAD` with the repository's own `.venv`."""
+    ``change``, and run `nova testgen HEAD` with the repository's own `.venv`; it must
+    end with one of ``exits`` (1: tests written, none kept; 4: nothing to propose)."""
     repo = GitRepo(tmp / "repo")
     for path, text in {"pyproject.toml": PYPROJECT, **base}.items():
         repo.write(path, text)
@@ -28,18 +33,18 @@ def sample_testgen(
     for path, text in change.items():
         repo.write(path, text)
     repo.commit(message)
-    return repo, run_testgen(repo, tmp)
+    return repo, run_testgen(repo, tmp, exits)
 
 
-def run_testgen(repo: GitRepo, tmp: Path) -> dict[str, Any]:
+def run_testgen(repo: GitRepo, tmp: Path, exits: tuple[int, ...] = (0,)) -> dict[str, Any]:
     """`nova testgen HEAD -o json` on ``repo`` with its own `.venv` (made here, kept out
-    of git), which must exit 0; its report."""
+    of git), which must end with one of ``exits``; its report."""
     (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
     project_venv(repo.path / ".venv")
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("VIRTUAL_ENV", raising=False)
         result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.exit_code in exits, result.stdout + result.stderr
     data: dict[str, Any] = json.loads(result.stdout)
     return data
 

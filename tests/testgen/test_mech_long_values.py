@@ -8,7 +8,6 @@ the values alike claims nothing."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,8 @@ import pytest
 
 from bot.testgen.amplify_window import part
 from bot.testgen.amplify_write import Difference, amplified_module, amplified_test
-from tests.conftest import GitRepo
-from tests.testgen.sample import PYPROJECT, sample_testgen
-from tests.testgen.test_differential import project_venv
+from tests.testgen.sample import sample_testgen
 from tests.testgen.test_mech_amplify import amplified
-from tests.testgen.test_testgen import nova_testgen
 
 SCANNER = '''
 class Scanner:
@@ -129,19 +125,10 @@ def test_a_long_value_outside_a_loop_asserts_the_part_that_differs(
 
 def test_a_change_that_leaves_the_values_alike_claims_nothing(tmp_path: Path) -> None:
     same = SCANNER.replace('text = "".join(self.chars)', "text = ''.join(c for c in self.chars)")
-    repo = GitRepo(tmp_path / "repo")
     files = {"feed/__init__.py": "", "feed/core.py": SCANNER, "tests/test_core.py": TESTS}
-    for path, text in {"pyproject.toml": PYPROJECT, **files}.items():
-        repo.write(path, text)
-    repo.commit("base")
-    repo.write("feed/core.py", same)
-    repo.commit("the text is joined otherwise")
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp_path, "-o", "json")
-    data = json.loads(result.stdout)
+    _repo, data = sample_testgen(
+        tmp_path, files, {"feed/core.py": same}, "the text is joined otherwise", exits=(0, 1, 4)
+    )
     assert not [c for c in data["kept"] if c["evidence"].get("catches_change")], data["kept"]
     # the tests that run the changed line were observed on both sides, and agreed
     assert any(re.match(r"amplify: [1-9]\d* of \d+ tests", n) for n in data["notes"]), data

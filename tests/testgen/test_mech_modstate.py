@@ -8,19 +8,13 @@ One real ``nova testgen`` run each."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import data_change
 from bot.testgen.modstate import _compare, _unpinned, _version_only, import_hits
-from tests.conftest import GitRepo
-from tests.testgen.sample import PYPROJECT, caught, sample_testgen
-from tests.testgen.test_differential import project_venv
-from tests.testgen.test_testgen import nova_testgen
+from tests.testgen.sample import caught, sample_testgen
 
 LOGS = """import logging
 
@@ -129,21 +123,7 @@ def _nothing_kept(
     tmp: Path, base: dict[str, str], change: dict[str, str], message: str
 ) -> dict[str, Any]:
     """``sample_testgen``'s run, where nothing to propose (exit 4) is the expected end."""
-    repo = GitRepo(tmp / "repo")
-    for path, text in {"pyproject.toml": PYPROJECT, **base}.items():
-        repo.write(path, text)
-    repo.commit("base")
-    for path, text in change.items():
-        repo.write(path, text)
-    repo.commit(message)
-    (repo.path / ".git" / "info" / "exclude").write_text(".venv/\n")
-    project_venv(repo.path / ".venv")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VIRTUAL_ENV", raising=False)
-        result = nova_testgen(repo, tmp, "-o", "json")
-    assert result.exit_code in (0, 4), result.stdout + result.stderr
-    data: dict[str, Any] = json.loads(result.stdout)
-    return data
+    return sample_testgen(tmp, base, change, message, exits=(0, 4))[1]
 
 
 def test_a_top_level_line_counts_only_for_a_test_reading_its_name() -> None:
