@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from bot.testgen.steer import _differ
@@ -302,8 +303,9 @@ def pattern_witnesses(
             text=True,
             timeout=HARD_SECONDS,
             check=False,
-            # nothing of Nova's environment (its tokens) where untrusted patterns run
-            env={k: v for k, v in os.environ.items() if k in _KEPT_ENV},
+            # nothing of Nova's environment (its tokens) where untrusted patterns run;
+            # this package found wherever Nova runs from (installed or a bare clone)
+            env=_child_env(),
         )
         output = run.stdout
     except subprocess.TimeoutExpired as exc:  # a match that backtracks: what it found first
@@ -318,6 +320,13 @@ def pattern_witnesses(
         if isinstance(row, list) and len(row) == 2 and all(isinstance(r, str) for r in row):
             found.append((row[0], row[1]))
     return found
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in _KEPT_ENV}
+    here = str(Path(__file__).resolve().parents[2])  # the folder holding ``bot``
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+    return env
 
 
 def search(
