@@ -61,7 +61,10 @@ SECONDS = 50.0  # all four runs: the whole job stays within its two minutes
 TEST_SECONDS = 5.0  # one test, at most
 MAX_VARIANTS = 48  # input variants of the tests that ran a changed line, in all
 ORDERED = 4  # of them, per test, with a whole container changed (amplify_order)
-_TEMP = re.compile(r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\")
+# where a temporary path starts: pytest's own folder wherever TMPDIR points, or a
+# system temporary folder
+_TEMP_ROOTS = r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\"
+_TEMP = re.compile(_TEMP_ROOTS)
 
 
 @dataclass
@@ -562,7 +565,7 @@ def _steady(runs: list[dict[tuple[int, str, int], dict[str, Any]]], key: Any) ->
     return masked[0] if all(m == masked[0] for m in masked) else None
 
 
-_TEMP_PATH = re.compile(r"(/tmp/|/var/folders/)[^\s'\"\\,;:)\]]*")
+_TEMP_PATH = re.compile(rf"({_TEMP_ROOTS})[^\s'\"\\,;:)\]]*")
 
 
 def _temp_masked(outcome: dict[str, Any]) -> dict[str, Any]:

@@ -289,3 +289,19 @@ def test_a_failure_naming_each_runs_temporary_directory_is_steady_and_never_pinn
     # the head's own failure naming its temporary directory is not pinned
     head = [observed(raised(1)), observed(raised(2))]
     assert _differences("t.py::test_a", *head, [observed(value), observed(value)]) == []
+
+
+def test_a_temporary_path_is_masked_wherever_tmpdir_points() -> None:
+    from bot.testgen.amplify import _temp_masked
+
+    def said(where: str) -> dict[str, Any]:
+        return {"kind": "raises", "message": f"assert 2 == 0: {where}/test_get0/t.toml"}
+
+    for a, b in [
+        ("/tmp/pytest-of-root/pytest-3", "/tmp/pytest-of-root/pytest-4"),
+        ("/scratch/pytest-of-ci/pytest-3", "/scratch/pytest-of-ci/pytest-9"),  # TMPDIR
+    ]:
+        assert said(a) != said(b)
+        assert _temp_masked(said(a)) == _temp_masked(said(b))
+    # another file of the same folder is another outcome
+    assert _temp_masked(said("/scratch/x")) != _temp_masked(said("/scratch/y"))
