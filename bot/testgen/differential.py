@@ -44,6 +44,7 @@ from bot.testgen.nearby import nearby_strings
 from bot.testgen.operands import other_types
 from bot.testgen.placed import into_containers, switched
 from bot.testgen.probe_objects import VALUE
+from bot.testgen.raisers import raiser_inputs, with_helpers
 from bot.testgen.render import Example, render_module
 from bot.testgen.retype import retype
 from bot.testgen.shapes import shaped_inputs
@@ -459,6 +460,8 @@ def _plans(
             )
             candidates += absent(path, name, source, lines, candidates)
             candidates += towards_exceptions(candidates, source, lines) + broken
+            # callables that raise what a changed except of its module names
+            candidates += raiser_inputs(candidates, source, name, changed.get(path, []))
             candidates += towards_transforms(candidates, source, lines, strings)
             candidates += nearby_strings(candidates, source, lines)
             if _one_parameter(source, name):  # the changed lines' literals themselves
@@ -928,7 +931,7 @@ def _one_module(
     test_dir = fw.test_dirs[0].strip("/")
     target = f"{test_dir}/test_nova_{stem}.py" if test_dir != "." else f"test_nova_{stem}.py"
     found: dict[str, list[dict[str, object]]] = {}
-    text = render_module(plan.module, plan.path, examples, params, found, plan.via)
+    text = with_helpers(render_module(plan.module, plan.path, examples, params, found, plan.via))
     every = [e for chosen in examples.values() for e in chosen]
     score = (
         sum(e.changed and not e.new for e in every),

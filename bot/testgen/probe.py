@@ -374,8 +374,8 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
             maker = objects.signature_of(objects.Named("static", named.owner, factory, made))
         built = objects.drop_unplain(maker, *built) if built is not None else None
         origin = str(item.get("origin", "tests"))
-        if not needs_obj:
-            cases.append(_Case(None, [], values, scope, origin))
+        if not needs_obj:  # a raiser stand-in is shown as written (raisers.py)
+            cases.append(_Case(None, [], values, scope, origin, given=_written(item)))
         elif built is not None:
             steps = list(item.get("steps", []))
             lines = objects.imports_used(item.get("imports", []), steps)
@@ -685,6 +685,12 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
 
 
+def _written(item: Json) -> Json | None:
+    """A call whose imports define a helper (raisers.py: a stand-in that raises): its
+    arguments are shown as written, the helper's line kept for the later runs."""
+    return item if any(str(i).startswith("def ") for i in item.get("imports", [])) else None
+
+
 def _as_written(case: _Case) -> Json | None:
     """The arguments of a mined call as the tests wrote them, where a value is not plain
     data but its source is (``other == parse(text)``: another instance built the way the
@@ -704,6 +710,7 @@ def _as_written(case: _Case) -> Json | None:
         shown.append(seen[0] if seen is not None else source)
         written += [] if seen is None else seen[1]
         written += objects.imports_used(case.given.get("imports", []), [source or ""])
+    written += [i for i in case.given.get("imports", []) if str(i).startswith("def ")]
     count = len(case.args[0])
     return {
         "args": shown[:count],
