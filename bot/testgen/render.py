@@ -485,8 +485,14 @@ def tidy(text: str) -> str:
     tree = ast.parse(text)
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     rows = text.split("\n")
-    helper = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == PINNED]
-    if helper and PINNED not in used:  # every test that pinned the clock was dropped
+    helper = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef)
+        and (n.name == PINNED or n.name.startswith("_raises_"))  # raisers.py's helpers
+        and n.name not in used
+    ]
+    if helper:  # every test that pinned the clock (or called the helper) was dropped
         first = min([helper[0].lineno, *(d.lineno for d in helper[0].decorator_list)])
         del rows[first - 1 : helper[0].end_lineno or first]
         return tidy("\n".join(rows))

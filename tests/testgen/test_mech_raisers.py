@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 from bot.testgen.raisers import callable_params, raised_types, with_helpers
+from bot.testgen.render import tidy
 from tests.testgen.sample import caught, sample_testgen
 
 RETRY = '''\
@@ -89,3 +90,6 @@ def test_what_takes_a_callable_and_what_is_raised() -> None:
     written = with_helpers("import pytest\n\n\ndef test_x():\n    f(_raises_key_error)\n")
     assert "def _raises_key_error(*args, **kwargs):\n    raise KeyError\n" in written
     ast.parse(written)
+    # a helper whose tests were all dropped goes with them
+    kept = tidy(with_helpers("import pytest\n\n\ndef test_x():\n    f(_raises_key_error)\n"))
+    assert "_raises_" not in tidy(kept.replace("f(_raises_key_error)", "f(1)"))
