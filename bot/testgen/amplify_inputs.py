@@ -47,6 +47,7 @@ from bot.testgen.amplify_pieces import kind_values, piece_values
 from bot.testgen.amplify_refs import Input, references
 from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caught_types, transforms
 from bot.testgen.nearby import _nearby, containment_names
+from bot.testgen.raisers import checked_types, expanded, raiser_variants, with_helpers
 from bot.testgen.steer import _placings, contrasts, literals
 from bot.testgen.typehints import type_hints
 from bot.testgen.witness import Witnesses, placed, witnesses
@@ -102,6 +103,7 @@ class Steer:
     witness_context: tuple[str, ...] = ()
     # kinds of value the changed lines test for (``amplify_keys``: bool, none, empty, ...)
     value_kinds: tuple[str, ...] = ()
+    raisers: tuple[str, ...] = ()  # raised by a stand-in for a callable (``raisers``)
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -211,6 +213,7 @@ def steer_from_change(
     found = _Conditions([], [], [], [])
     _conditions(head_source, changed, found)
     exceptions = caught_types(head_source, changed)[::-1]  # an added type goes last
+    checked = checked_types(head_source, changed) + checked_types(parent_source or "", removed)
     methods = transforms(head_source, changed)
     contains = bool(containment_names(head_source, changed))
     kinds, tested = _kinds(head_source, changed), _tested(head_source, changed)
@@ -245,6 +248,7 @@ def steer_from_change(
         witness_numbers=found_w.numbers,
         witness_context=found_w.context,
         value_kinds=tuple(dict.fromkeys(valued)),
+        raisers=tuple(expanded([*exceptions, *checked])),
     )
 
 
@@ -813,7 +817,8 @@ def add_variants(
         return module_source, []
     func, owner = found
     inputs = _Inputs(func, owner).found(tree)
-    if not inputs:
+    raising = raiser_variants(tree, func, steer.raisers)  # a callable that raises, first
+    if not inputs and not raising:
         return module_source, []
     values = _Values(inputs, steer)
     cap = limit * 4  # room for the copies that do not compile
@@ -831,9 +836,12 @@ def add_variants(
     keyed = keyed[: max(1, limit // 2)]
     plan = keyed + _witnessed(inputs, held, cap) + swaps
     plan += _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
-    plan = list(dict.fromkeys(plan))
+    first = [(len(inputs) + k, name) for k, (_i, name) in enumerate(raising)][: limit // 3 + 1]
+    plan = first + list(dict.fromkeys(plan))
     taken = _names(owner.body if owner is not None else tree.body)
-    return _write(module_source, (func, owner), inputs, plan, (taken, limit))
+    every = [*inputs, *(i for i, _name in raising)]
+    text, variants = _write(module_source, (func, owner), every, plan, (taken, limit))
+    return with_helpers(text), variants
 
 
 def _witnessed(inputs: list[Input], found: Witnesses, cap: int) -> list[tuple[int, str]]:

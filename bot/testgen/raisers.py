@@ -27,6 +27,7 @@ import builtins
 import re
 from dataclasses import replace
 
+from bot.testgen.amplify_refs import Input
 from bot.testgen.extremes import caught_types
 from bot.testgen.inputs import Candidate
 from bot.testgen.retype import called_def
@@ -35,9 +36,13 @@ __all__ = [
     "MAX_RAISERS",
     "PREFIX",
     "callable_params",
+    "callable_args",
+    "checked_types",
+    "expanded",
     "helper_source",
     "raised_types",
     "raiser_inputs",
+    "raiser_variants",
     "with_helpers",
 ]
 
@@ -65,7 +70,7 @@ def _exception(name: str) -> type[Exception] | None:
     return cls
 
 
-def _checked(source: str, lines: list[int]) -> list[str]:
+def checked_types(source: str, lines: list[int]) -> list[str]:
     """The exception types an ``isinstance(e, X)`` on the changed lines names."""
     try:
         tree = ast.parse(source)
@@ -94,7 +99,12 @@ def raised_types(source: str, lines: list[int]) -> list[str]:
     check for (the last of a clause first, as ``towards_exceptions`` orders them), then a
     sibling of it (another type of its base) and its base, where a clause that narrows
     or widens tells them apart."""
-    named = [n for n in [*caught_types(source, lines)[::-1], *_checked(source, lines)]]
+    return expanded([*caught_types(source, lines)[::-1], *checked_types(source, lines)])
+
+
+def expanded(named: list[str]) -> list[str]:
+    """The builtin exception types of ``named`` that build without arguments, then a
+    sibling and the base of each."""
     found = [c for c in (_exception(n) for n in dict.fromkeys(named)) if c is not None]
     out = [c.__name__ for c in found]
     for cls in found:
@@ -272,3 +282,54 @@ def _named_in(text: str) -> list[str]:
     return [
         name for name in dir(builtins) if helper_name(name) in text and _exception(name) is not None
     ]
+
+
+# -- amplification: a copy of the project's test with a raiser for its callable -------
+
+_NOT_CALLS = {"raises", "warns", "approx", "subTest", "skip", "fail", "xfail", "print"}
+
+
+def _defined(body: list[ast.stmt]) -> set[str]:
+    """Names bound to a function or a lambda in ``body``."""
+    out: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
+
+
+def callable_args(tree: ast.Module, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """The arguments of the test's calls that are callables: a lambda, a function the
+    test or its module defines, a name or attribute named like one
+    (``timeline.predicate``), the value of a keyword named like one (``key=``)."""
+    functions = _defined(tree.body) | _defined(func.body)
+    out: list[ast.expr] = []
+    for call in ast.walk(func):
+        if not isinstance(call, ast.Call):
+            continue
+        callee = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        callee = callee or getattr(call.func, "id", "")
+        if callee in _NOT_CALLS or callee.startswith("assert"):
+            continue
+        given = [(a, "") for a in call.args] + [(k.value, k.arg or "") for k in call.keywords]
+        for arg, keyword in given:
+            name = arg.attr if isinstance(arg, ast.Attribute) else getattr(arg, "id", "")
+            if (
+                isinstance(arg, ast.Lambda)
+                or (isinstance(arg, ast.Name) and arg.id in functions)
+                or (isinstance(arg, ast.Name | ast.Attribute) and _CALLABLE_NAME.match(name))
+                or (keyword and _CALLABLE_NAME.match(keyword) and not isinstance(arg, ast.Constant))
+            ):
+                out.append(arg)
+    return sorted(out, key=lambda n: (n.lineno, n.col_offset))
+
+
+def raiser_variants(
+    tree: ast.Module, func: ast.FunctionDef | ast.AsyncFunctionDef, kinds: tuple[str, ...]
+) -> list[tuple[Input, str]]:
+    """Each callable argument of the test (the first four) with each raiser in turn, as
+    inputs a copy replaces and the helper's name it puts there."""
+    args = callable_args(tree, func)[:MAX_FROM]
+    return [(Input(arg, None), helper_name(exc)) for exc in kinds for arg in args]

@@ -93,3 +93,69 @@ def test_what_takes_a_callable_and_what_is_raised() -> None:
     # a helper whose tests were all dropped goes with them
     kept = tidy(with_helpers("import pytest\n\n\ndef test_x():\n    f(_raises_key_error)\n"))
     assert "_raises_" not in tidy(kept.replace("f(_raises_key_error)", "f(1)"))
+
+
+POLLER = '''\
+class Poller:
+    """Polls a condition on a clock the caller brings."""
+
+    def __init__(self, clock):
+        self.clock = clock
+
+    def until(self, condition, tries=3):
+        for _ in range(tries):
+            self.clock.tick()
+            try:
+                if condition():
+                    return self.clock.now
+            except {caught}:
+                return None
+        return -1
+'''
+
+POLLER_TESTS = """\
+from pkg.poll import Poller
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0
+
+    def tick(self):
+        self.now += 1
+
+
+def test_until_true():
+    poller = Poller(FakeClock())
+    assert poller.until(lambda: True) == 1
+
+
+def test_until_never():
+    poller = Poller(FakeClock())
+    assert poller.until(lambda: False, tries=2) == -1
+"""
+
+
+def test_a_copy_of_the_projects_test_with_a_raising_callable_catches_the_change(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # the receiver needs the tests' own fake clock: only the project's test builds it
+    base = {
+        "pkg/__init__.py": "",
+        "pkg/poll.py": POLLER.format(caught="ZeroDivisionError"),
+        "tests/test_poll.py": POLLER_TESTS,
+    }
+    # the try block rewritten too (a changed line the project's tests run), the same
+    # behaviour but for the clause
+    head = POLLER.format(caught="(ZeroDivisionError, LookupError)").replace(
+        "                if condition():\n",
+        "                done = condition()\n                if done:\n",
+    )
+    change = {"pkg/poll.py": head}
+    _, data = sample_testgen(tmp_path, base, change, "until() gives up on a LookupError too")
+    amplified = [
+        c
+        for c in data["kept"]
+        if c["evidence"].get("catches_change") and "_raises_" in str(c["evidence"].get("amplified"))
+    ]
+    assert amplified, (data["kept"], data["dropped"], data.get("notes"))
+    patch = Path(data["patch"]).read_text()
+    assert "+def _raises_lookup_error(*args, **kwargs):" in patch, patch
