@@ -51,10 +51,10 @@ MAX_TYPES = 4  # exception types raised, per function
 MAX_FROM = 4  # the project's inputs a raiser is put into
 PREFIX = "_raises_"  # a raiser helper's name: ``_raises_stop_iteration``
 
+# (not ``key``, ``check`` or ``condition``: as often a dict key or a flag as a callable)
 _CALLABLE_NAME = re.compile(
-    r"(pred(icate)?|cond(ition)?|check|func(tion)?|fn|f|callback|callable|cb|handler|hook|"
-    r"factory|key|action|on_\w+|\w+_(pred(icate)?|func(tion)?|fn|callback|cb|handler|hook|"
-    r"factory|getter))$"
+    r"(pred(icate)?|func(tion)?|fn|f|callback|callable|cb|handler|hook|factory|keyfunc|"
+    r"on_\w+|\w+_(pred(icate)?|func(tion)?|fn|callback|cb|handler|hook|factory|getter))$"
 )
 
 
@@ -270,8 +270,10 @@ def with_helpers(text: str) -> str:
     ]
     if not helpers:
         return text
-    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-    at = max((n.end_lineno or n.lineno for n in imports), default=0)
+    top: list[ast.stmt] = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    if tree.body and isinstance(tree.body[0], ast.Expr):  # the docstring
+        top.append(tree.body[0])
+    at = max((n.end_lineno or n.lineno for n in top), default=0)
     rows = text.split("\n")
     block = ["", "", *"\n\n\n".join(helpers).rstrip("\n").split("\n")]
     return "\n".join([*rows[:at], *block, *rows[at:]])
@@ -303,7 +305,7 @@ def _defined(body: list[ast.stmt]) -> set[str]:
 def callable_args(tree: ast.Module, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
     """The arguments of the test's calls that are callables: a lambda, a function the
     test or its module defines, a name or attribute named like one
-    (``timeline.predicate``), the value of a keyword named like one (``key=``)."""
+    (``timeline.predicate``), the value of a keyword named like one (``callback=``)."""
     functions = _defined(tree.body) | _defined(func.body)
     out: list[ast.expr] = []
     for call in ast.walk(func):
