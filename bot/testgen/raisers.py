@@ -210,8 +210,10 @@ def _put(c: Candidate, pos: int, name: str, raiser: str) -> Candidate | None:
         args[pos] = raiser
     elif pos >= 0 and pos == len(args):
         args.append(raiser)
-    else:
+    elif name:
         kwargs.append((name, raiser))
+    else:  # a place known only from the tests' lambdas
+        return None
     while args and args[-1] is None:
         args.pop()
     if None in args:
