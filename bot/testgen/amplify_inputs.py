@@ -48,6 +48,7 @@ from bot.testgen.amplify_refs import Input, references
 from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caught_types, transforms
 from bot.testgen.nearby import _nearby, containment_names
 from bot.testgen.steer import _placings, contrasts, literals
+from bot.testgen.text_edits import row_marks, sources
 from bot.testgen.typehints import type_hints
 from bot.testgen.witness import Witnesses, placed, witnesses
 
@@ -102,6 +103,7 @@ class Steer:
     witness_context: tuple[str, ...] = ()
     # kinds of value the changed lines test for (``amplify_keys``: bool, none, empty, ...)
     value_kinds: tuple[str, ...] = ()
+    marks: tuple[str, ...] = ()  # brackets and separators in their literals (``text_edits``)
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -245,6 +247,7 @@ def steer_from_change(
         witness_numbers=found_w.numbers,
         witness_context=found_w.context,
         value_kinds=tuple(dict.fromkeys(valued)),
+        marks=row_marks(added_rows + removed_rows),
     )
 
 
@@ -830,7 +833,12 @@ def add_variants(
     keyed = key_plan(tree, func, owner, inputs, steer.strings, steer.value_kinds)
     keyed = keyed[: max(1, limit // 2)]
     plan = keyed + _witnessed(inputs, held, cap) + swaps
-    plan += _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
+    # a group emptied, a list cut (``text_edits``): before the steered values when the
+    # changed lines name a bracket or separator, else after them
+    edited = _schedule(inputs, lambda i: sources(inputs[i].value, steer.marks), cap)
+    steered = _schedule(inputs, values.steered, cap)
+    first = edited[: max(1, limit // 3)] if steer.marks else []
+    plan += first + steered + edited + _schedule(inputs, values.generic, cap)
     plan = list(dict.fromkeys(plan))
     taken = _names(owner.body if owner is not None else tree.body)
     return _write(module_source, (func, owner), inputs, plan, (taken, limit))
