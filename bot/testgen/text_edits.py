@@ -91,9 +91,13 @@ def _groups(text: str) -> list[tuple[int, int, int]]:
             continue
         if ch in _QUOTES and ch in text[i + 1 : i + 200].split("\n", 1)[0]:
             quote = (ch, i)
-        elif ch in _PAIRS:
+            continue
+        if ch in _PAIRS:
             stack.append((ch, i, -1))
-        elif stack and ch == _PAIRS[stack[-1][0]]:
+            continue
+        while stack and stack[-1][0] == "<" and ch in ")]}":
+            stack.pop()  # a ``<`` no ``>`` closed: a comparison, not a bracket
+        if stack and ch == _PAIRS[stack[-1][0]]:
             _open, at, below = stack.pop()
             if text[at + 1 : i].strip():
                 out.append((at, i + 1, below + 1))

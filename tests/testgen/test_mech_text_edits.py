@@ -73,6 +73,7 @@ def test_an_empty_group_reaches_a_changed_branch_and_a_kept_behaviour_claims_not
 def test_one_edit_at_a_time_the_named_separators_first() -> None:
     assert edits("[1, 2]") == ["[]", "[1]", "[1, 2, 1]", "[1,, 2]", "[1, 2,]"]
     assert "f() <a>" in edits("f(x) <a>") and "f(x) <>" in edits("f(x) <a>")
+    assert edits("f(a < b) [x]") == ["f(a < b) []", "f() [x]"]  # a ``<`` compares
     # a separator the change names: lists first, and put into a text that has none
     assert edits("a; b", (";",))[:2] == ["a", "a; b; a"]
     assert edits("upgrade", (",",)) == ["upgrade, upgrade", "upgrade,", ",upgrade"]
