@@ -49,6 +49,7 @@ from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caugh
 from bot.testgen.nearby import _nearby, containment_names
 from bot.testgen.raisers import checked_types, expanded, raiser_variants, with_helpers
 from bot.testgen.steer import _placings, contrasts, literals
+from bot.testgen.text_edits import row_marks, sources
 from bot.testgen.typehints import type_hints
 from bot.testgen.witness import Witnesses, placed, witnesses
 
@@ -104,6 +105,7 @@ class Steer:
     # kinds of value the changed lines test for (``amplify_keys``: bool, none, empty, ...)
     value_kinds: tuple[str, ...] = ()
     raisers: tuple[str, ...] = ()  # raised by a stand-in for a callable (``raisers``)
+    marks: tuple[str, ...] = ()  # brackets and separators in their literals (``text_edits``)
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -249,6 +251,7 @@ def steer_from_change(
         witness_context=found_w.context,
         value_kinds=tuple(dict.fromkeys(valued)),
         raisers=tuple(expanded([*exceptions, *checked])),
+        marks=row_marks(added_rows + removed_rows),
     )
 
 
@@ -835,7 +838,12 @@ def add_variants(
     keyed = key_plan(tree, func, owner, inputs, steer.strings, steer.value_kinds)
     keyed = keyed[: max(1, limit // 2)]
     plan = keyed + _witnessed(inputs, held, cap) + swaps
-    plan += _schedule(inputs, values.steered, cap) + _schedule(inputs, values.generic, cap)
+    # a group emptied, a list cut (``text_edits``): before the steered values when the
+    # changed lines name a bracket or separator, else after them
+    edited = _schedule(inputs, lambda i: sources(inputs[i].value, steer.marks), cap)
+    steered = _schedule(inputs, values.steered, cap)
+    early = edited[: max(1, limit // 3)] if steer.marks else []
+    plan += early + steered + edited + _schedule(inputs, values.generic, cap)
     first = [(len(inputs) + k, name) for k, (_i, name) in enumerate(raising)][: limit // 3 + 1]
     plan = first + list(dict.fromkeys(plan))
     taken = _names(owner.body if owner is not None else tree.body)

@@ -29,6 +29,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bot.testgen.inputs import Candidate, steer
+from bot.testgen.text_edits import edited
 
 if TYPE_CHECKING:
     from bot.testgen.moddata import DataChange
@@ -341,7 +342,8 @@ def placed(candidates: list[Candidate], strings: list[str]) -> list[Candidate]:
             for value in _placings(source, marks):
                 kwargs = (*c.kwargs[:j], (key, value), *c.kwargs[j + 1 :])
                 out.append(replace(c, kwargs=kwargs))
-    return [replace(c, origin=f"{c.origin} (placed)") for c in dict.fromkeys(out)][:MAX_PLACED]
+    out = [replace(c, origin=f"{c.origin} (placed)") for c in dict.fromkeys(out)][:MAX_PLACED]
+    return out + edited(candidates, strings)  # a group emptied, a list cut (``text_edits``)
 
 
 def _placings(source: str | None, marks: list[str]) -> list[str]:
