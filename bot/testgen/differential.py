@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.testgen.absent import AbsentInputs
+from bot.testgen.bare import without_init
 from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
@@ -419,6 +420,9 @@ def _plans(
                 continue
             package = _package_sources(ws, tests, sources) if "." in name else {}
             candidates = _candidates(name, source, path, tests, found, package)
+            # a constructor the probe cannot run (a socket): receivers built bare
+            candidates, said = without_init(source, name, candidates, found, static_side_effect)
+            notes += [f"differential: {path}::{name}: {said}"] if said else []
             # what the changed lines it reaches test for steers more inputs there
             reached = {name, name.rsplit(".", 1)[0], *group[name]}
             lines = sorted(

@@ -58,12 +58,39 @@ class NotReceiver(Exception):
     """A callable of the tests built something that is not an instance of the class."""
 
 
+BARE = "__new__"  # built by ``Cls.__new__(Cls)``: no ``__init__`` (see bot/testgen/bare.py)
+_BARE: list[object] = []  # the instances built so (their unset attributes are not behaviour)
+
+
 def maker(owner: object, factory: str, scope: dict[str, object]) -> object:
-    """What builds the instance: the class, a class method of it (``from_lines``), or
-    a callable the tests import (``@parse``, evaluated where their values are)."""
+    """What builds the instance: the class, a class method of it (``from_lines``), a
+    callable the tests import (``@parse``, evaluated where their values are), or for
+    ``BARE`` the class's ``__new__`` alone (the steps then set its attributes)."""
     if factory.startswith(MAKER):
+        _BARE[:] = []
         return eval(factory[len(MAKER) :], dict(scope))  # a name of the tests' own imports
+    if factory == BARE:
+        return lambda: _bare(owner)
+    _BARE[:] = []
     return getattr(owner, factory) if factory else owner
+
+
+def _bare(cls: typing.Any) -> object:
+    obj = cls.__new__(cls)
+    _BARE[:] = [obj]  # one call at a time: only the latest instance is the receiver
+    return obj
+
+
+def _unset(obj: object, exc: AttributeError) -> str:
+    """The attribute a receiver built without ``__init__`` lacked, when that is what
+    ``exc`` is about ("" otherwise: an attribute error of the project's own)."""
+    name = getattr(exc, "name", None)  # Python 3.10+; else read from the message
+    if not isinstance(name, str):
+        text = str(exc)
+        name = text.rsplit("attribute ", 1)[-1].strip("'\"") if "attribute " in text else ""
+    if name and getattr(exc, "obj", obj) is obj and not hasattr(obj, name):
+        return name
+    return ""
 
 
 def built(owner: object, factory: str, obj: object) -> object:
@@ -229,7 +256,11 @@ def materialise(value: object) -> tuple[object, str]:
     that ended within the bound, ``islice`` for one that goes on."""
     if not is_iterator(value):
         return value, ""
-    items = list(itertools.islice(typing.cast("typing.Iterator[object]", value), ITEMS + 1))
+    try:
+        items = list(itertools.islice(typing.cast("typing.Iterator[object]", value), ITEMS + 1))
+    except AttributeError as exc:  # a generator method reads its receiver as it goes
+        unset_read(exc)
+        raise
     if len(items) <= ITEMS:
         return items, "list"
     return items[:ITEMS], "islice"
@@ -255,7 +286,25 @@ def state_view(obj: object) -> tuple[str, object] | None:
 
 
 def call_member(named: Named, obj: object, args: list[object], kwargs: dict[str, object]) -> object:
-    """Call the changed member on ``obj`` as a test would write it."""
+    """Call the changed member on ``obj`` as a test would write it. On a receiver built
+    without ``__init__``, reading an attribute that was never set raises ``NotReceiver``:
+    the input is not compared (the outcome would be of a state no constructor made)."""
+    try:
+        return _use(named, obj, args, kwargs)
+    except AttributeError as exc:
+        unset_read(exc)
+        raise
+
+
+def unset_read(exc: AttributeError) -> None:
+    """``NotReceiver`` when ``exc`` is a read of an attribute the latest receiver built
+    without ``__init__`` lacks (also while its iterator is materialised)."""
+    missing = _unset(_BARE[0], exc) if _BARE else ""
+    if missing:
+        raise NotReceiver(f"unset attribute {missing}") from None
+
+
+def _use(named: Named, obj: object, args: list[object], kwargs: dict[str, object]) -> object:
     if named.kind == "property":
         return getattr(obj, named.attr)
     if named.attr == "__iter__":

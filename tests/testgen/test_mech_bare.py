@@ -1,0 +1,162 @@
+"""A changed method whose class's constructor cannot run in the probe (issue 35): the
+class opens a connection in ``__init__``, so every instance the tests build would stop
+the side-runner. The receiver is built without ``__init__`` (``Cls.__new__(Cls)``) and
+given the attributes the method reads, from what ``__init__`` sets them to with the test's
+own constructor arguments. A release that strips the parts of a split header is caught
+that way; a refactor that keeps behaviour claims nothing; a method that reads an attribute
+no plain value can be given (the connection) is not compared. One real sample project
+(git in tmp, its own virtualenv, real pytest), run once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.testgen.bare import BARE, attributes_read, without_init
+from bot.testgen.differential import static_side_effect
+from bot.testgen.inputs import Candidate
+from tests.testgen.sample import caught, sample_testgen
+
+CLIENT = """
+import socket
+
+
+class HeaderClient:
+    \"\"\"A client of a header service: it connects when it is made.\"\"\"
+
+    def __init__(self, host, port=80, sep=",", lower=True, aliases=None):
+        self.host = host
+        self.port = port
+        self.sep = sep
+        self.lower = lower
+        self.aliases = aliases or {}
+        self.sock = socket.create_connection((host, port))
+
+    def split_header(self, value):
+        parts = value.split(self.sep)
+        if self.lower:
+            parts = [p.lower() for p in parts]
+        return [self._alias(p) for p in parts]
+
+    def _alias(self, name):
+        return self.aliases.get(name, name)
+
+    def peer_port(self, offset):
+        return self.sock.getpeername()[1] + offset
+
+    def joined(self, parts):
+        return self.sep.join(parts)
+"""
+# the release: the parts of a split header are stripped (" b" was kept as it came); the
+# port arithmetic reads the connection; ``joined`` is only rewritten
+CLIENT_NEW = (
+    CLIENT.replace(
+        "        return [self._alias(p) for p in parts]\n",
+        "        return [self._alias(p.strip()) for p in parts]\n",
+    )
+    .replace("[1] + offset", "[1] + offset + 1")
+    .replace("        return self.sep.join(parts)\n", "        return str(self.sep).join(parts)\n")
+)
+
+TESTS = """
+import socket
+
+import pytest
+
+from headers.client import HeaderClient
+
+
+class FakeSocket:
+    def getpeername(self):
+        return ("127.0.0.1", 8080)
+
+    def close(self):
+        pass
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    monkeypatch.setattr(socket, "create_connection", lambda address: FakeSocket())
+
+
+def test_split_header():
+    client = HeaderClient("example.org", sep=";")
+    assert client.split_header("Gzip; Br")[0] == "gzip"
+
+
+def test_peer_port():
+    client = HeaderClient("example.org")
+    assert client.peer_port(1) > 1
+
+
+def test_joined():
+    client = HeaderClient("example.org", sep="; ")
+    assert client.joined(["a", "b"]) == "a; b"
+"""
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    _repo, data = sample_testgen(
+        tmp_path_factory.mktemp("bare"),
+        {
+            "headers/__init__.py": "",
+            "headers/client.py": CLIENT,
+            "tests/test_client.py": TESTS,
+        },
+        {"headers/client.py": CLIENT_NEW},
+        "split headers are stripped",
+    )
+    return data
+
+
+def test_a_method_of_a_class_that_connects_in_init_is_caught_on_a_bare_receiver(
+    bare: dict[str, Any],
+) -> None:
+    facts = caught(bare, "HeaderClient.__new__(HeaderClient)")
+    assert facts, bare["notes"]
+    assert all("split_header(" in f["call"] for f in facts), facts
+    # head strips the parts; the parent kept the space
+    assert any("'br'" in f["head"] and "' br'" in f["parent"] for f in facts), facts
+    # the test says how it built the receiver, with the test's own constructor argument
+    assert any("# built without __init__" in f["call"] for f in facts)
+    assert any("header_client.sep = ';'" in f["call"] for f in facts)
+
+
+def test_a_rewrite_that_keeps_behaviour_and_a_read_of_an_unset_attribute_claim_nothing(
+    bare: dict[str, Any],
+) -> None:
+    assert not caught(bare, "joined("), bare["kept"]
+    # the port needs the connection, never made on a bare receiver: none of its inputs
+    # is compared there (the project's own test, amplified with its fake socket, may)
+    assert not [f for f in caught(bare, "peer_port(") if "__new__" in f["call"]]
+    said = [n for n in bare["notes"] if "peer_port" in n]
+    assert any("left unset: sock" in n for n in said), bare["notes"]
+    assert any("peer_port: 0 inputs" in n for n in said), bare["notes"]
+
+
+def test_what_a_bare_receiver_gets() -> None:
+    assert attributes_read(CLIENT, "HeaderClient", "split_header") == (
+        ["sep", "lower", "aliases"],
+        "",
+    )
+    dynamic = CLIENT.replace("self.aliases.get(name, name)", "getattr(self, 'aliases')[name]")
+    assert "getattr()" in attributes_read(dynamic, "HeaderClient", "split_header")[1]
+    scenario = Candidate(("'Gzip; Br'",), (), (), "t", ((("'example.org'",), (("sep", "';'"),))))
+    found, note = without_init(
+        CLIENT, "HeaderClient.split_header", [scenario], {}, static_side_effect
+    )
+    assert [c.factory for c in found] == [BARE]
+    assert found[0].steps[1:] == (
+        "_nova_obj.sep = ';'",
+        "_nova_obj.lower = True",
+        "_nova_obj.aliases = {}",
+    )
+    assert "uses the network" in note
+    # a class whose constructor runs in the probe keeps its scenarios as they are
+    plain = CLIENT.replace("        self.sock = socket.create_connection((host, port))\n", "")
+    kept, said = without_init(
+        plain, "HeaderClient.split_header", [scenario], {}, static_side_effect
+    )
+    assert (kept, said) == ([scenario], "")
