@@ -1,5 +1,5 @@
 """Receivers built without running ``__init__``, for a changed method whose class's
-constructor cannot run in the probe (it opens a socket or a file, starts a thread).
+constructor cannot run in the probe (it opens a socket or a file, starts a process).
 
 The tests' own scenarios (``client = Client("example.org", sep=";")`` then
 ``client.split_header("a; b")``) are kept, but the instance is made with
@@ -74,13 +74,6 @@ def attributes_read(source: str, owner: str, member: str) -> tuple[list[str], st
     methods = _methods(cls)
     if member not in methods:
         return [], "it is not a method of its class"
-    class_names = {
-        t.id
-        for n in cls.body
-        if isinstance(n, ast.Assign | ast.AnnAssign)
-        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-        if isinstance(t, ast.Name)
-    }
     read: list[str] = []
     todo, done = [member], set()
     while todo:
@@ -108,21 +101,33 @@ def attributes_read(source: str, owner: str, member: str) -> tuple[list[str], st
                 continue
             if node.attr in methods:
                 todo.append(node.attr)  # a method called, or a property read
-            elif node.attr not in class_names and node.attr not in read:
+            elif node.attr not in read:
                 read.append(node.attr)
         if read and _broad_except(fn):
             return [], f"{name} catches AttributeError around what it reads"
     return read, ""
 
 
+def _class_names(cls: ast.ClassDef) -> set[str]:
+    """The names its class body binds outside its methods (``sep = ","``)."""
+    return {
+        t.id
+        for n in cls.body
+        if isinstance(n, ast.Assign | ast.AnnAssign)
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        if isinstance(t, ast.Name)
+    }
+
+
 def _init_values(
     init: ast.FunctionDef | ast.AsyncFunctionDef | None,
-) -> dict[str, ast.expr]:
-    """attribute -> the expression ``__init__`` assigns it once, at its top level."""
+) -> dict[str, ast.expr | None]:
+    """attribute -> the expression ``__init__`` assigns it once, at its top level (None:
+    it assigns it otherwise: twice, in a branch, by ``+=``)."""
     if init is None:
         return {}
     me = _self_name(init)
-    found: dict[str, ast.expr] = {}
+    found: dict[str, ast.expr | None] = {}
     seen: dict[str, int] = {}
     for node in ast.walk(init):
         targets: list[ast.expr] = []
@@ -139,7 +144,7 @@ def _init_values(
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                 if seen.get(t.attr) == 1:
                     found[t.attr] = stmt.value
-    return found
+    return {attr: found.get(attr) for attr in seen}
 
 
 def _bound(
@@ -251,6 +256,13 @@ def bare_receivers(
     methods = _methods(cls)
     init = methods.get("__init__")
     values = _init_values(init)
+    class_names = _class_names(cls)
+    shadowed = sorted(a for a in class_names & set(read) if a in values)
+    if any(values[a] is None for a in shadowed):  # the class's own value would stand in
+        return loose, (
+            f"skipped its receivers: __init__ {effect}, and {member} reads "
+            f"{', '.join(shadowed)}, which __init__ sets in a way not read here"
+        )
     why = effect.split(" (", 1)[0]  # "uses the network", without the call that does
     comment = f"# built without __init__ (it {why}): only what {member} reads is set"
     out: list[Candidate] = []
@@ -270,16 +282,19 @@ def bare_receivers(
             continue
         steps = [comment]
         for attr in read:
-            value = _value(values[attr], params) if attr in values else None
-            if value is None:
-                unset.add(attr)
-            else:
+            expr = values.get(attr)
+            value = _value(expr, params) if expr is not None else None
+            if value is not None:
                 steps.append(f"_nova_obj.{attr} = {value}")
+            elif attr in values or attr not in class_names:
+                unset.add(attr)
         out.append(replace(c, ctor=((), ()), factory=BARE, steps=tuple(steps)))
     out = list(dict.fromkeys(out))[:MAX_BARE]
     note = f"{len(out)} inputs on receivers built without __init__ (it {effect})"
     if unset:
-        note += f"; left unset: {', '.join(sorted(unset))} (an input that reads one is dropped)"
+        listed = ", ".join(sorted(unset)[:8]) + (", ..." if len(unset) > 8 else "")
+        note += f"; left unset: {listed} (no plain value in __init__; an input whose call "
+        note += "reads one that is missing is dropped)"
     return loose + out, note
 
 

@@ -154,6 +154,14 @@ def test_what_a_bare_receiver_gets() -> None:
         "_nova_obj.aliases = {}",
     )
     assert "uses the network" in note
+    # a class-level value that would stand in for one __init__ sets otherwise: not built
+    shadowed = CLIENT.replace(
+        "        self.lower = lower\n", "        if not lower:\n            self.lower = lower\n"
+    ).replace('    """A client', '    lower = True\n    """A client')
+    skipped, why = without_init(
+        shadowed, "HeaderClient.split_header", [scenario], {}, static_side_effect
+    )
+    assert skipped == [] and "reads lower" in why, why
     # a class whose constructor runs in the probe keeps its scenarios as they are
     plain = CLIENT.replace("        self.sock = socket.create_connection((host, port))\n", "")
     kept, said = without_init(
