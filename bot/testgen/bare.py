@@ -17,12 +17,15 @@ never run."""
 from __future__ import annotations
 
 import ast
+import re
+import typing
 from collections.abc import Callable
 from dataclasses import replace
 
-from bot.testgen.inputs import Candidate
+from bot.testgen.branch_keys import branch_keys, swapped
+from bot.testgen.inputs import Candidate, parsed_mentioning
 
-__all__ = ["BARE", "bare_receivers", "init_effect", "without_init"]
+__all__ = ["BARE", "Bare", "bare_receivers", "init_effect", "without_init"]
 
 BARE = "__new__"  # the factory of a receiver built by ``Cls.__new__(Cls)``, no ``__init__``
 MAX_BARE = 24
@@ -298,21 +301,68 @@ def bare_receivers(
     return loose + out, note
 
 
+class Bare(typing.NamedTuple):
+    """What a receiver built bare is made from: the member's module source and qualname,
+    the project's tests (path -> source), the changed lines of the member, and the
+    differential's static reading of what one function does (``static_side_effect``)."""
+
+    source: str
+    qualname: str
+    tests: dict[str, str]
+    lines: list[int]
+    effect_of: Callable[[str, str], str | None]
+
+
 def without_init(
-    source: str,
-    qualname: str,
-    candidates: list[Candidate],
-    found: dict[str, list[Candidate]],
-    effect_of: Callable[[str, str], str | None],
+    bare: Bare, candidates: list[Candidate], found: dict[str, list[Candidate]]
 ) -> tuple[list[Candidate], str]:
     """The candidates of a member whose class's ``__init__`` cannot run in the probe,
     on receivers built bare (``found``: the tests' calls by name, the class's among them),
     and a note; the candidates as they are, and "", for any other name."""
+    source, qualname = bare.source, bare.qualname
     if "." not in qualname or qualname.endswith(".__init__"):
         return candidates, ""
     owner = qualname.rsplit(".", 1)[0]
-    effect = init_effect(source, owner, effect_of)
+    effect = init_effect(source, owner, bare.effect_of)
     if not effect:
         return candidates, ""
     built = found.get(owner.rsplit(".", 1)[-1], [])
+    if not any(c.ctor is None for c in candidates) and _one_argument(source, qualname):
+        # the tests never call it with a value: their texts, towards the changed branch
+        candidates = [*candidates, *_texts(bare, owner.rsplit(".", 1)[-1])]
     return bare_receivers(source, qualname, candidates, built, effect)
+
+
+MAX_TEXTS = 24
+
+
+def _one_argument(source: str, qualname: str) -> bool:
+    owner, member = qualname.rsplit(".", 1)
+    cls = _class(ast.parse(source), owner.rsplit(".", 1)[-1])
+    fn = _methods(cls).get(member) if cls is not None else None
+    if fn is None:
+        return False
+    a = fn.args
+    return len(a.posonlyargs) + len(a.args) - len(a.defaults) == 2 and not fn.decorator_list
+
+
+def _texts(bare: Bare, owner: str) -> list[Candidate]:
+    """One-line string and bytes literals of the test files that name the class, each
+    also with the key of another branch of a dispatch replaced by the changed branch's
+    (``branch_keys``): those first."""
+    keys = branch_keys(bare.source, bare.qualname, bare.lines)
+    plain: list[Candidate] = []
+    steered: list[Candidate] = []
+    for path, tree in parsed_mentioning(bare.tests, re.compile(rf"\b{re.escape(owner)}\b")):
+        for node in ast.walk(tree):
+            value = node.value if isinstance(node, ast.Constant) else None
+            if not isinstance(value, str | bytes) or not value or len(value) > 60:
+                continue
+            if len(value.splitlines()) > 1:
+                continue
+            plain.append(Candidate((repr(value),), (), (), f"{path} (literal)"))
+            steered += [
+                Candidate((repr(v),), (), (), f"{path} (literal, changed branch)")
+                for v in swapped(value, keys)
+            ]
+    return list(dict.fromkeys(steered + plain))[:MAX_TEXTS]

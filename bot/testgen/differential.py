@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.testgen.absent import AbsentInputs
-from bot.testgen.bare import without_init
+from bot.testgen.bare import Bare, without_init
 from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
@@ -420,14 +420,15 @@ def _plans(
                 continue
             package = _package_sources(ws, tests, sources) if "." in name else {}
             candidates = _candidates(name, source, path, tests, found, package)
-            # a constructor the probe cannot run (a socket): receivers built bare
-            candidates, said = without_init(source, name, candidates, found, static_side_effect)
-            notes += [f"differential: {path}::{name}: {said}"] if said else []
             # what the changed lines it reaches test for steers more inputs there
             reached = {name, name.rsplit(".", 1)[0], *group[name]}
             lines = sorted(
                 {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
             )
+            # a constructor the probe cannot run (a socket): receivers built bare
+            bare = Bare(source, name, tests, lines, static_side_effect)
+            candidates, said = without_init(bare, candidates, found)
+            notes += [f"differential: {path}::{name}: {said}"] if said else []
             strings, numbers = steering_literals(source, lines)
             for t in targets:  # a changed helper of another module it reaches steers too
                 if t.path != path and t.qualname in group[name] and t.path.endswith(".py"):

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from bot.testgen.bare import BARE, attributes_read, without_init
+from bot.testgen.bare import BARE, Bare, attributes_read, without_init
+from bot.testgen.branch_keys import branch_keys, swapped
 from bot.testgen.differential import static_side_effect
 from bot.testgen.inputs import Candidate
 from tests.testgen.sample import caught, sample_testgen
@@ -144,9 +145,7 @@ def test_what_a_bare_receiver_gets() -> None:
     dynamic = CLIENT.replace("self.aliases.get(name, name)", "getattr(self, 'aliases')[name]")
     assert "getattr()" in attributes_read(dynamic, "HeaderClient", "split_header")[1]
     scenario = Candidate(("'Gzip; Br'",), (), (), "t", ((("'example.org'",), (("sep", "';'"),))))
-    found, note = without_init(
-        CLIENT, "HeaderClient.split_header", [scenario], {}, static_side_effect
-    )
+    found, note = without_init(_bare(CLIENT), [scenario], {})
     assert [c.factory for c in found] == [BARE]
     assert found[0].steps[1:] == (
         "_nova_obj.sep = ';'",
@@ -158,13 +157,31 @@ def test_what_a_bare_receiver_gets() -> None:
     shadowed = CLIENT.replace(
         "        self.lower = lower\n", "        if not lower:\n            self.lower = lower\n"
     ).replace('    """A client', '    lower = True\n    """A client')
-    skipped, why = without_init(
-        shadowed, "HeaderClient.split_header", [scenario], {}, static_side_effect
-    )
+    skipped, why = without_init(_bare(shadowed), [scenario], {})
     assert skipped == [] and "reads lower" in why, why
     # a class whose constructor runs in the probe keeps its scenarios as they are
     plain = CLIENT.replace("        self.sock = socket.create_connection((host, port))\n", "")
-    kept, said = without_init(
-        plain, "HeaderClient.split_header", [scenario], {}, static_side_effect
-    )
+    kept, said = without_init(_bare(plain), [scenario], {})
     assert (kept, said) == ([scenario], "")
+
+
+def test_a_method_the_tests_never_call_gets_their_texts_towards_the_changed_branch() -> None:
+    source = (
+        "def parse(self, line):\n"
+        "    name, value = line.split(b':', 1)\n"
+        "    name = name.strip().lower()\n"
+        "    if name == b'upgrade':\n"
+        "        return value\n"
+        "    elif name == b'protocol':\n"
+        "        return value.split(b',')\n"
+        "    return None\n"
+    )
+    keys = branch_keys(source, "parse", [7])
+    assert keys == [([b"upgrade"], b"protocol")]
+    assert swapped(b"Upgrade: websocket", keys) == [b"protocol: websocket"]
+    assert swapped("Upgrade: websocket", keys) == []  # text of another type
+    assert branch_keys(source, "parse", [5]) == [([b"protocol"], b"upgrade")]
+
+
+def _bare(source: str) -> Bare:
+    return Bare(source, "HeaderClient.split_header", {}, [], static_side_effect)
