@@ -3,9 +3,11 @@ class opens a connection in ``__init__``, so every instance the tests build woul
 the side-runner. The receiver is built without ``__init__`` (``Cls.__new__(Cls)``) and
 given the attributes the method reads, from what ``__init__`` sets them to with the test's
 own constructor arguments. A release that strips the parts of a split header is caught
-that way; a refactor that keeps behaviour claims nothing; a method that reads an attribute
-no plain value can be given (the connection) is not compared. One real sample project
-(git in tmp, its own virtualenv, real pytest), run once."""
+that way, and so is one in a method the tests reach only through the connection, given
+the tests' own texts with the key of the branch they reach swapped for the changed one's.
+A refactor that keeps behaviour claims nothing; a method that reads an attribute no plain
+value can be given (the connection) is not compared. One real sample project (git in
+tmp, its own virtualenv, real pytest), run once."""
 
 from __future__ import annotations
 
@@ -48,6 +50,18 @@ class HeaderClient:
 
     def joined(self, parts):
         return self.sep.join(parts)
+
+    def handshake(self):
+        return self.read_header(self.sock.recv(1024))
+
+    def read_header(self, line):
+        name, value = line.split(b":", 1)
+        name = name.strip().lower()
+        if name == b"upgrade":
+            return value.strip()
+        elif name == b"protocol":
+            return [value.strip().decode()]
+        return None
 """
 # the release: the parts of a split header are stripped (" b" was kept as it came); the
 # port arithmetic reads the connection; ``joined`` is only rewritten
@@ -58,6 +72,7 @@ CLIENT_NEW = (
     )
     .replace("[1] + offset", "[1] + offset + 1")
     .replace("        return self.sep.join(parts)\n", "        return str(self.sep).join(parts)\n")
+    .replace("[value.strip().decode()]", "[v.strip() for v in value.split(b',')]")
 )
 
 TESTS = """
@@ -71,6 +86,9 @@ from headers.client import HeaderClient
 class FakeSocket:
     def getpeername(self):
         return ("127.0.0.1", 8080)
+
+    def recv(self, size):
+        return b"Upgrade: websocket"
 
     def close(self):
         pass
@@ -89,6 +107,11 @@ def test_split_header():
 def test_peer_port():
     client = HeaderClient("example.org")
     assert client.peer_port(1) > 1
+
+
+def test_handshake():
+    client = HeaderClient("example.org")
+    assert client.handshake() == b"websocket"
 
 
 def test_joined():
@@ -115,14 +138,26 @@ def bare(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_a_method_of_a_class_that_connects_in_init_is_caught_on_a_bare_receiver(
     bare: dict[str, Any],
 ) -> None:
-    facts = caught(bare, "HeaderClient.__new__(HeaderClient)")
+    facts = caught(bare, "split_header(")
     assert facts, bare["notes"]
-    assert all("split_header(" in f["call"] for f in facts), facts
+    # on a receiver built without __init__, not (only) in an amplified copy of a test
+    facts = [f for f in facts if "HeaderClient.__new__(HeaderClient)" in f["call"]]
+    assert facts, caught(bare, "split_header(")
     # head strips the parts; the parent kept the space
     assert any("'br'" in f["head"] and "' br'" in f["parent"] for f in facts), facts
     # the test says how it built the receiver, with the test's own constructor argument
     assert any("# built without __init__" in f["call"] for f in facts)
     assert any("header_client.sep = ';'" in f["call"] for f in facts)
+
+
+def test_a_method_reached_only_through_the_connection_is_caught_with_the_tests_texts(
+    bare: dict[str, Any],
+) -> None:
+    # the tests' socket answers b"Upgrade: websocket"; the changed branch is "protocol"
+    facts = caught(bare, "read_header(b'protocol: websocket')")
+    assert facts, bare["notes"]
+    assert all("HeaderClient.__new__(HeaderClient)" in f["call"] for f in facts)
+    assert any("b'websocket'" in f["head"] and "'websocket'" in f["parent"] for f in facts)
 
 
 def test_a_rewrite_that_keeps_behaviour_and_a_read_of_an_unset_attribute_claim_nothing(
