@@ -7,6 +7,7 @@ the project's interpreter, next to ``probe.py`` (copied there as ``nova_probe_ob
 
 from __future__ import annotations
 
+import abc
 import ast
 import collections.abc
 import inspect
@@ -75,10 +76,36 @@ def maker(owner: object, factory: str, scope: dict[str, object]) -> object:
     return getattr(owner, factory) if factory else owner
 
 
+_MISSED: list[str] = []  # attributes the latest bare receiver was asked for and lacked
+
+
 def _bare(cls: typing.Any) -> object:
-    obj = cls.__new__(cls)
+    """``cls.__new__(cls)``; where it changes nothing else, of a subclass of the same name
+    that notes each attribute it is asked for and lacks, so a read that does not raise
+    (``hasattr(self, 'x')``, ``getattr(self, 'x', None)``) is seen too."""
+    del _MISSED[:]
+    plain = (
+        type(cls) in (type, abc.ABCMeta)
+        and all(
+            n not in vars(c)
+            for c in cls.__mro__[:-1]
+            for n in ("__getattr__", "__getattribute__", "__init_subclass__")
+        )
+        and "__slots__" not in vars(cls)
+    )
+    made = cls
+    if plain:
+        space = {"__getattr__": _lacks, "__module__": cls.__module__}
+        made = type(cls.__name__, (cls,), {**space, "__qualname__": cls.__qualname__})
+    obj = cls.__new__(made)
     _BARE[:] = [obj]  # one call at a time: only the latest instance is the receiver
     return obj
+
+
+def _lacks(self: object, name: str) -> object:
+    if not (name.startswith("__") and name.endswith("__")):  # a protocol's probe is no state
+        _MISSED.append(name)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 def _unset(obj: object, exc: AttributeError) -> str:
@@ -261,6 +288,10 @@ def materialise(value: object) -> tuple[object, str]:
     except AttributeError as exc:  # a generator method reads its receiver as it goes
         unset_read(exc)
         raise
+    except Exception:
+        unset_read()
+        raise
+    unset_read()
     if len(items) <= ITEMS:
         return items, "list"
     return items[:ITEMS], "islice"
@@ -290,17 +321,25 @@ def call_member(named: Named, obj: object, args: list[object], kwargs: dict[str,
     without ``__init__``, reading an attribute that was never set raises ``NotReceiver``:
     the input is not compared (the outcome would be of a state no constructor made)."""
     try:
-        return _use(named, obj, args, kwargs)
+        value = _use(named, obj, args, kwargs)
     except AttributeError as exc:
         unset_read(exc)
         raise
+    except Exception:
+        unset_read()  # another error, after a read of what was never set
+        raise
+    unset_read()
+    return value
 
 
-def unset_read(exc: AttributeError) -> None:
-    """``NotReceiver`` when ``exc`` is a read of an attribute the latest receiver built
-    without ``__init__`` lacks (also while its iterator is materialised)."""
-    missing = _unset(_BARE[0], exc) if _BARE else ""
+def unset_read(exc: AttributeError | None = None) -> None:
+    """``NotReceiver`` when the latest receiver built without ``__init__`` was asked for
+    an attribute it lacks (``exc``: what the call raised, if that), also while its
+    iterator is materialised."""
+    missing = _unset(_BARE[0], exc) if _BARE and exc is not None else ""
+    missing = missing or (_MISSED[0] if _BARE and _MISSED else "")
     if missing:
+        _BARE[:], _MISSED[:] = [], []  # told once: a later call is not of this receiver
         raise NotReceiver(f"unset attribute {missing}") from None
 
 

@@ -19,6 +19,7 @@ from bot.testgen.bare import BARE, Bare, attributes_read, without_init
 from bot.testgen.branch_keys import branch_keys, swapped
 from bot.testgen.differential import static_side_effect
 from bot.testgen.inputs import Candidate
+from bot.testgen.probe_objects import NotReceiver, call_member, maker, resolve
 from tests.testgen.sample import caught, sample_testgen
 
 CLIENT = """
@@ -220,3 +221,31 @@ def test_a_method_the_tests_never_call_gets_their_texts_towards_the_changed_bran
 
 def _bare(source: str) -> Bare:
     return Bare(source, "HeaderClient.split_header", {}, [], static_side_effect)
+
+
+class Session:
+    """A class of the side-runner's own test: its receivers are built bare below."""
+
+    def __init__(self) -> None:
+        raise OSError("no network here")
+
+    def label(self) -> str:
+        return "token" if getattr(self, "token", None) else "anonymous"
+
+    def name(self) -> str:
+        return str(self.user)
+
+
+def test_the_side_runner_does_not_compare_a_read_of_what_was_never_set() -> None:
+    module = type(pytest)("sessions")
+    module.Session = Session  # type: ignore[attr-defined]
+    for member in ("label", "name"):
+        named = resolve(module, f"Session.{member}")
+        obj = maker(Session, BARE, {})()  # type: ignore[operator]
+        assert isinstance(obj, Session) and type(obj).__name__ == "Session"
+        # getattr with a default reads nothing that raises: it is seen all the same
+        with pytest.raises(NotReceiver, match="unset attribute"):
+            call_member(named, obj, [], {})
+    obj = maker(Session, BARE, {})()  # type: ignore[operator]
+    obj.user = "ada"
+    assert call_member(resolve(module, "Session.name"), obj, [], {}) == "ada"
