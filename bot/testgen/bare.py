@@ -124,24 +124,45 @@ def _class_names(cls: ast.ClassDef) -> set[str]:
 
 def _init_values(
     init: ast.FunctionDef | ast.AsyncFunctionDef | None,
+    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
 ) -> dict[str, ast.expr | None]:
-    """attribute -> the expression ``__init__`` assigns it once, at its top level (None:
-    it assigns it otherwise: twice, in a branch, by ``+=``)."""
+    """attribute -> the expression ``__init__`` assigns it once, at its top level and after
+    any base class's ``__init__`` it calls (None: it is assigned otherwise: twice, in a
+    branch, by ``+=``, in a method ``__init__`` calls through ``self``, or before a base
+    class's ``__init__`` that may set it again)."""
     if init is None:
         return {}
     me = _self_name(init)
-    found: dict[str, ast.expr | None] = {}
     seen: dict[str, int] = {}
-    for node in ast.walk(init):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
-            targets = [node.target]
-        for t in targets:
-            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
-                seen[t.attr] = seen.get(t.attr, 0) + 1
+    todo, done = ["__init__"], set()
+    while todo:  # __init__ and the methods of its class it calls through self
+        name = todo.pop(0)
+        if name in done or name not in methods:
+            continue
+        done.add(name)
+        this = _self_name(methods[name])
+        for node in ast.walk(methods[name]):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if node.value.id == this and node.attr in methods:
+                    todo.append(node.attr)
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == this
+                ):
+                    seen[t.attr] = seen.get(t.attr, 0) + (1 if name == "__init__" else 2)
+    found: dict[str, ast.expr | None] = {}
     for stmt in init.body:
+        if any(
+            isinstance(n, ast.Attribute) and n.attr == "__init__" for n in ast.walk(stmt)
+        ):  # a base class's __init__: what came before it may be set again
+            found.clear()
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             t = stmt.targets[0]
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
@@ -258,7 +279,7 @@ def bare_receivers(
     assert cls is not None
     methods = _methods(cls)
     init = methods.get("__init__")
-    values = _init_values(init)
+    values = _init_values(init, methods)
     class_names = _class_names(cls)
     shadowed = sorted(a for a in class_names & set(read) if a in values)
     if any(values[a] is None for a in shadowed):  # the class's own value would stand in

@@ -195,6 +195,14 @@ def test_what_a_bare_receiver_gets() -> None:
     ).replace('    """A client', '    lower = True\n    """A client')
     skipped, why = without_init(_bare(shadowed), [scenario], {})
     assert skipped == [] and "reads lower" in why, why
+    # a value a method called by __init__ sets again is not set (it is not known here)
+    reset = CLIENT.replace(
+        "        self.sock = socket",
+        "        self._setup()\n        self.sock = socket",
+    ).replace("    def joined(", "    def _setup(self):\n        self.sep = '|'\n\n    def joined(")
+    found, note = without_init(_bare(reset), [scenario], {})
+    assert found[0].steps[1:] == ("_nova_obj.lower = True", "_nova_obj.aliases = {}")
+    assert "left unset: sep" in note
     # a class whose constructor runs in the probe keeps its scenarios as they are
     plain = CLIENT.replace("        self.sock = socket.create_connection((host, port))\n", "")
     kept, said = without_init(_bare(plain), [scenario], {})
