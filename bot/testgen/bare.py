@@ -345,7 +345,7 @@ def without_init(
         return candidates, ""
     owner = qualname.rsplit(".", 1)[0]
     effect = init_effect(source, owner, bare.effect_of)
-    if not effect:
+    if not effect or _static(source, qualname):
         return candidates, ""
     built = found.get(owner.rsplit(".", 1)[-1], [])
     if not any(c.ctor is None for c in candidates) and _one_argument(source, qualname):
@@ -355,6 +355,15 @@ def without_init(
 
 
 MAX_TEXTS = 24
+
+
+def _static(source: str, qualname: str) -> bool:
+    """A static or class method: called with no instance."""
+    owner, member = qualname.rsplit(".", 1)
+    cls = _class(ast.parse(source), owner.rsplit(".", 1)[-1])
+    fn = _methods(cls).get(member) if cls is not None else None
+    names = {ast.unparse(d) for d in fn.decorator_list} if fn is not None else set()
+    return bool(names & {"staticmethod", "classmethod"})
 
 
 def _one_argument(source: str, qualname: str) -> bool:
