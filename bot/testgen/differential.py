@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.testgen.absent import AbsentInputs
+from bot.testgen.bare import Bare, without_init
 from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
@@ -425,6 +426,10 @@ def _plans(
             lines = sorted(
                 {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
             )
+            # a constructor the probe cannot run (a socket): receivers built bare
+            bare = Bare(source, name, tests, lines, static_side_effect)
+            candidates, said = without_init(bare, candidates, found)
+            notes += [f"differential: {path}::{name}: {said}"] if said else []
             strings, numbers = steering_literals(source, lines)
             for t in targets:  # a changed helper of another module it reaches steers too
                 if t.path != path and t.qualname in group[name] and t.path.endswith(".py"):

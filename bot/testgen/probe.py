@@ -389,7 +389,7 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
             loose.append((values, scope))
     count = int(spec.get("draw", 0))
     strings = [str(w) for w in spec.get("strings", [])]
-    if needs_obj and count:
+    if needs_obj and count and not any(c.factory == objects.BARE for c in cases):
         scope = _scope([], named)
         guessed = objects.guessed_args(init)
         pool += [(([], {k: eval(v, scope) for k, v in g.items()}), scope, "") for g in guessed]

@@ -7,6 +7,7 @@ the project's interpreter, next to ``probe.py`` (copied there as ``nova_probe_ob
 
 from __future__ import annotations
 
+import abc
 import ast
 import collections.abc
 import inspect
@@ -58,12 +59,65 @@ class NotReceiver(Exception):
     """A callable of the tests built something that is not an instance of the class."""
 
 
+BARE = "__new__"  # built by ``Cls.__new__(Cls)``: no ``__init__`` (see bot/testgen/bare.py)
+_BARE: list[object] = []  # the instances built so (their unset attributes are not behaviour)
+
+
 def maker(owner: object, factory: str, scope: dict[str, object]) -> object:
-    """What builds the instance: the class, a class method of it (``from_lines``), or
-    a callable the tests import (``@parse``, evaluated where their values are)."""
+    """What builds the instance: the class, a class method of it (``from_lines``), a
+    callable the tests import (``@parse``, evaluated where their values are), or for
+    ``BARE`` the class's ``__new__`` alone (the steps then set its attributes)."""
     if factory.startswith(MAKER):
+        _BARE[:] = []
         return eval(factory[len(MAKER) :], dict(scope))  # a name of the tests' own imports
+    if factory == BARE:
+        return lambda: _bare(owner)
+    _BARE[:] = []
     return getattr(owner, factory) if factory else owner
+
+
+_MISSED: list[str] = []  # attributes the latest bare receiver was asked for and lacked
+
+
+def _bare(cls: typing.Any) -> object:
+    """``cls.__new__(cls)``; where it changes nothing else, of a subclass of the same name
+    that notes each attribute it is asked for and lacks, so a read that does not raise
+    (``hasattr(self, 'x')``, ``getattr(self, 'x', None)``) is seen too."""
+    del _MISSED[:]
+    plain = (
+        type(cls) in (type, abc.ABCMeta)
+        and all(
+            n not in vars(c)
+            for c in cls.__mro__[:-1]
+            for n in ("__getattr__", "__getattribute__", "__init_subclass__")
+        )
+        and "__slots__" not in vars(cls)
+    )
+    made = cls
+    if plain:
+        space = {"__getattr__": _lacks, "__module__": cls.__module__}
+        made = type(cls.__name__, (cls,), {**space, "__qualname__": cls.__qualname__})
+    obj = cls.__new__(made)
+    _BARE[:] = [obj]  # one call at a time: only the latest instance is the receiver
+    return obj
+
+
+def _lacks(self: object, name: str) -> object:
+    if not (name.startswith("__") and name.endswith("__")):  # a protocol's probe is no state
+        _MISSED.append(name)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def _unset(obj: object, exc: AttributeError) -> str:
+    """The attribute a receiver built without ``__init__`` lacked, when that is what
+    ``exc`` is about ("" otherwise: an attribute error of the project's own)."""
+    name = getattr(exc, "name", None)  # Python 3.10+; else read from the message
+    if not isinstance(name, str):
+        text = str(exc)
+        name = text.rsplit("attribute ", 1)[-1].strip("'\"") if "attribute " in text else ""
+    if name and getattr(exc, "obj", obj) is obj and not hasattr(obj, name):
+        return name
+    return ""
 
 
 def built(owner: object, factory: str, obj: object) -> object:
@@ -229,7 +283,15 @@ def materialise(value: object) -> tuple[object, str]:
     that ended within the bound, ``islice`` for one that goes on."""
     if not is_iterator(value):
         return value, ""
-    items = list(itertools.islice(typing.cast("typing.Iterator[object]", value), ITEMS + 1))
+    try:
+        items = list(itertools.islice(typing.cast("typing.Iterator[object]", value), ITEMS + 1))
+    except AttributeError as exc:  # a generator method reads its receiver as it goes
+        unset_read(exc)
+        raise
+    except Exception:
+        unset_read()
+        raise
+    unset_read()
     if len(items) <= ITEMS:
         return items, "list"
     return items[:ITEMS], "islice"
@@ -255,7 +317,33 @@ def state_view(obj: object) -> tuple[str, object] | None:
 
 
 def call_member(named: Named, obj: object, args: list[object], kwargs: dict[str, object]) -> object:
-    """Call the changed member on ``obj`` as a test would write it."""
+    """Call the changed member on ``obj`` as a test would write it. On a receiver built
+    without ``__init__``, reading an attribute that was never set raises ``NotReceiver``:
+    the input is not compared (the outcome would be of a state no constructor made)."""
+    try:
+        value = _use(named, obj, args, kwargs)
+    except AttributeError as exc:
+        unset_read(exc)
+        raise
+    except Exception:
+        unset_read()  # another error, after a read of what was never set
+        raise
+    unset_read()
+    return value
+
+
+def unset_read(exc: AttributeError | None = None) -> None:
+    """``NotReceiver`` when the latest receiver built without ``__init__`` was asked for
+    an attribute it lacks (``exc``: what the call raised, if that), also while its
+    iterator is materialised."""
+    missing = _unset(_BARE[0], exc) if _BARE and exc is not None else ""
+    missing = missing or (_MISSED[0] if _BARE and _MISSED else "")
+    if missing:
+        _BARE[:], _MISSED[:] = [], []  # told once: a later call is not of this receiver
+        raise NotReceiver(f"unset attribute {missing}") from None
+
+
+def _use(named: Named, obj: object, args: list[object], kwargs: dict[str, object]) -> object:
     if named.kind == "property":
         return getattr(obj, named.attr)
     if named.attr == "__iter__":

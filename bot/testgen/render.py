@@ -162,7 +162,8 @@ def setup_and_call(
         if factory
         else owner
     )
-    lines = [f"{var} = {_call(make, list(e.ctor['args']), dict(e.ctor['kwargs']))}"]
+    made_with = [owner] if factory == "__new__" else list(e.ctor["args"])  # bare.py: no __init__
+    lines = [f"{var} = {_call(make, made_with, dict(e.ctor['kwargs']))}"]
     lines += [re.sub(rf"\b{OBJ}\b", var, step) for step in e.steps]
     return lines, _member_call(var, member, args, kwargs, e.kind)
 
