@@ -14,7 +14,8 @@ differs is written cut after that call, head's outcome asserted.
 - **Reaching methods** (``reaching``): the changed module's classes, their public methods
   whose body reaches the changed function (``self.m()``, the class's name for a changed
   ``__init__``, a private helper's name, a module function), at most ``DEPTH`` calls away,
-  the nearest first. Special methods, properties and the changed class's constructor are
+  the nearest first. Special methods, properties, constructors and methods named for
+  writing files, the network or processes (``save``, ``write_*``, ``send``, ``run``) are
   not added as calls.
 - **Arguments** (``call_arguments``): every call ``x.m(...)`` in the test files, its
   arguments as written, when they name nothing but builtins and what the test module
@@ -36,7 +37,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from bot.testgen.amplify_inputs import Variant
+from bot.testgen.amplify_inputs import Variant, _compiles, _find, _unique
 
 __all__ = ["CallPlan", "add_calls", "call_arguments", "call_plan", "order_tests", "reaching"]
 
@@ -46,6 +47,12 @@ PER_METHOD = 8  # argument lists kept per method
 MARK = "c"  # a copy's name: test_x__c1
 ADDED = "added call"  # how a copy's description starts
 _SETUP = {"setUp", "setup_method", "setup"}
+# methods never added: they may write files, talk to the network or start processes
+# with arguments another test gave them inside its own temporary folder or server
+_OUTSIDE = re.compile(
+    r"^(save|write|dump|export|unlink|remove_file|rmtree|mkdir|makedirs|rename|move|copy|"
+    r"upload|download|send|connect|listen|serve|run|spawn|kill|terminate|exec)(_|$)"
+)
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -215,12 +222,12 @@ def call_arguments(
             seen[node.func.attr].setdefault(shown, next(order))
     out: dict[str, list[str]] = {}
     for m in methods:
-        given = sorted(seen[m], key=lambda s: (-_count(s, names[s]), seen[m][s]))
+        given = sorted(seen[m], key=lambda s: (-_count(s), seen[m][s]))
         out[m] = given[:PER_METHOD] + ([""] if m in defaults else [])
     return out, names
 
 
-def _count(shown: str, free: frozenset[str]) -> int:
+def _count(shown: str) -> int:
     """How many arguments an argument list gives (its top-level commas, roughly)."""
     try:
         call = ast.parse(f"f({shown})", mode="eval").body
@@ -278,6 +285,7 @@ def call_plan(changed: list[tuple[str, str, list[int]]], test_texts: list[str]) 
             for m in ms
             if (found := funcs.get(f"{cls}.{m}")) and _all_default(node := found[0])
         }
+    methods = {c: [m for m in ms if not _OUTSIDE.match(m)] for c, ms in methods.items()}
     wanted = {m for ms in methods.values() for m in ms}
     arguments, names = call_arguments(test_texts, wanted, defaults)
     methods = {c: [m for m in ms if arguments.get(m)] for c, ms in methods.items()}
@@ -293,22 +301,6 @@ class Receiver:
     cls: str
     after: int  # the index in the test's body after which the call goes
     called: tuple[str, ...]  # the methods the test calls on it, in order
-
-
-def _find(
-    tree: ast.Module, qualname: str
-) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None] | None:
-    body: list[ast.stmt] = tree.body
-    owner: ast.ClassDef | None = None
-    for part in qualname.split(".")[:-1]:
-        owner = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
-        if owner is None:
-            return None
-        body = owner.body
-    last = qualname.rsplit(".", 1)[-1]
-    found = [n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-    found = [n for n in found if n.name == last]
-    return (found[-1], owner) if found else None
 
 
 def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
@@ -467,7 +459,7 @@ def add_calls(
         stmt = func.body[receiver.after]
         at = (stmt.end_lineno or stmt.lineno) - first + 1  # rows of the segment before it
         call = f"{receiver.name}.{method}({args})"
-        name = _unique(func.name, taken)
+        name = _unique(func.name, taken, MARK)
         copy = [*segment[:at], f"{indent}# {ADDED} by Nova\n", f"{indent}{call}\n", *segment[at:]]
         text = re.sub(
             r"(def\s+)" + re.escape(func.name) + r"\b", r"\g<1>" + name, "".join(copy), count=1
@@ -498,7 +490,7 @@ def _candidates(
         methods = sorted(plan.methods.get(r.cls, []), key=lambda m: m in r.called)
         for m in methods:
             pool = [
-                (_count(a, plan.names.get(a, frozenset())), (r, m, a))
+                (_count(a), (r, m, a))
                 for a in plan.arguments.get(m, [])
                 if plan.names.get(a, frozenset()) <= known
             ]
@@ -523,19 +515,3 @@ def _module_names(tree: ast.Module) -> set[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return out
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    k = 1
-    while f"{name}__{MARK}{k}" in taken:
-        k += 1
-    taken.add(f"{name}__{MARK}{k}")
-    return f"{name}__{MARK}{k}"
-
-
-def _compiles(source: str) -> bool:
-    try:
-        compile(source, "<calls>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
