@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from bot.testgen.amplify_calls import ADDED, CallPlan, add_calls, call_plan, order_tests
 from bot.testgen.amplify_inputs import Steer, Variant, add_variants, steer_from_change
 from bot.testgen.amplify_order import Aims, aims_of, container_variants
 from bot.testgen.amplify_write import (
+    CALLS_PREFIX,
     VARY_PREFIX,
     Difference,
     Written,
@@ -61,6 +63,9 @@ SECONDS = 50.0  # all four runs: the whole job stays within its two minutes
 TEST_SECONDS = 5.0  # one test, at most
 MAX_VARIANTS = 48  # input variants of the tests that ran a changed line, in all
 ORDERED = 4  # of them, per test, with a whole container changed (amplify_order)
+MAX_CALLS = 32  # copies with one call added on an object the test builds (amplify_calls)
+CALLS_EACH = 4  # of them, per test
+CALLS_SECONDS = 6.0  # their run on each side
 # where a temporary path starts: pytest's own folder wherever TMPDIR points, or a
 # system temporary folder
 _TEMP_ROOTS = r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\"
@@ -99,6 +104,10 @@ def generate_amplified(
     if not files:
         return ["amplify: no test file mentions a changed module"]
     sources = {rel: ws.read(rel) or "" for rel in files}
+    plan = call_plan(
+        [(ws.read(t.path) or "", t.qualname, list(t.lines)) for t in targets if t.path in changed],
+        list(sources.values()),
+    )
     share = min(1.0, budget / SECONDS)
     first = _observe(ws, fw, files, changed, 0, FIRST_SECONDS * share, test_seconds, MAX_TESTS)
     if first.error:
@@ -127,6 +136,7 @@ def generate_amplified(
         started,
         notes,
         budget,
+        plan,
     )
     writable = _writable(found, sources, notes)
     chosen = _chosen(writable, targets, changed)
@@ -184,6 +194,7 @@ def _compared(
     started: float,
     notes: list[str],
     budget: float = SECONDS,
+    plan: CallPlan | None = None,
 ) -> list[list[Difference]]:
     """The parent once on every test that ran a changed line (and the variants, with
     their head run), then the head and the parent again only on the tests whose values
@@ -192,6 +203,7 @@ def _compared(
     share = min(1.0, budget / SECONDS)
     steer = _steer(ws, changed, parent_files)
     aims = aims_of(_changed_rows(ws, changed, parent_files))
+    own = list(ran)  # the project's own tests: the copies below are made of them
     extra = _variants(ws, ran, sources, (steer, aims), described, notes)
     if extra:
         # the smaller copies first: a big one stopped by the time limit leaves them a turn
@@ -199,8 +211,21 @@ def _compared(
         more = _observe(ws, fw, nodes, changed, 0, PARENT_SECONDS * share, test_seconds)
         first.tests.update(more.tests)
         ran = ran + [n for n in nodes if n in more.tests]
+    # the copies with a call added run on their own on each side: behind a big suite's
+    # own tests in one run, its time limit would stop the parent before them
+    calls = _call_variants(ws, own, sources, plan, described, notes) if plan else []
+    called = [n for _, ns in calls for n in ns]
+    if called:
+        more = _observe(ws, fw, called, changed, 0, CALLS_SECONDS * share, test_seconds)
+        first.tests.update(more.tests)
+        called = [n for n in called if n in more.tests]
     with ws.replaced(parent_files):
         parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS * share, test_seconds)
+        if called and not parent.error:
+            theirs = _observe(ws, fw, called, changed, 0, CALLS_SECONDS * share, test_seconds)
+            parent.tests.update(theirs.tests)  # a failed run of them costs only them
+    ran = ran + called
+    extra += calls
     seen = _worth_confirming(ran, first, parent)[:MAX_CONFIRMED]
     each = max(5.0, (budget - (time.monotonic() - started)) / 2)
     head2 = _observe(ws, fw, seen, changed, 1, each, test_seconds) if seen else Observed()
@@ -322,6 +347,66 @@ def _variants(
         notes.append(
             f"amplify: {sum(len(ids) for _, ids in out)} input variant(s) of "
             f"{len(nodes)} test(s), one literal changed towards the changed lines"
+        )
+    return out
+
+
+def _call_variants(
+    ws: Workspace,
+    nodes: list[str],
+    sources: dict[str, str],
+    plan: CallPlan,
+    described: dict[str, str],
+    notes: list[str],
+) -> list[tuple[str, list[str]]]:
+    """Temporary copies of test modules holding copies of the tests in ``nodes`` with one
+    call added on an object they build (``amplify_calls``), ``CALLS_EACH`` per test and
+    ``MAX_CALLS`` in all, the tests that fill their object in a rarer way first; written
+    beside the original as ``test_nova_vary_calls__<file>`` (only the copies kept),
+    observed like the input variants, then removed."""
+    tests = list(
+        dict.fromkeys(
+            (rel, rest.split("[", 1)[0].replace("::", "."))
+            for rel, _, rest in (n.partition("::") for n in nodes)
+            if rest
+        )
+    )
+    texts: dict[str, str] = {}
+    made: dict[str, list[Variant]] = {}
+    shown: dict[tuple[str, str], str] = {}
+    left = MAX_CALLS
+    for rel, qualname in order_tests(sources, tests, plan):
+        if left <= 0:
+            break
+        text, copies = add_calls(
+            texts.get(rel, sources.get(rel, "")), qualname, plan, min(CALLS_EACH, left)
+        )
+        if copies:
+            texts[rel] = text
+            made.setdefault(rel, []).extend(copies)
+            left -= len(copies)
+            shown.update({(rel, v.qualname): f"{qualname}, {v.description}" for v in copies})
+    out: list[tuple[str, list[str]]] = []
+    for rel, copies in made.items():
+        text = _only(texts[rel], [v.qualname for v in copies])
+        ids = [v.qualname.replace(".", "::") for v in copies]
+        temp = str(PurePosixPath(rel).with_name(CALLS_PREFIX + PurePosixPath(rel).name))
+        try:
+            if len(text.encode()) > MAX_TEST_BYTES:
+                raise WriteRefused(f"over the {MAX_TEST_BYTES} byte limit of a test file")
+            temp = ws.write_test(temp, text)
+        except WriteRefused as exc:
+            notes.append(f"amplify: no added calls in copies of {rel}: {exc}")
+            continue
+        sources[temp] = text
+        out.append((temp, [f"{temp}::{i}" for i in ids]))
+        for v, i in zip(copies, ids, strict=True):
+            described[f"{temp}::{i}"] = shown[(rel, v.qualname)]
+    if out:
+        tested = {(rel, d.split(",", 1)[0]) for (rel, _), d in shown.items()}
+        notes.append(
+            f"amplify: {sum(len(ids) for _, ids in out)} copies of {len(tested)} test(s) "
+            "with one call added on an object they build"
         )
     return out
 
@@ -729,12 +814,30 @@ def _writable(
         for d in ds:
             built = amplified_test(sources.get(d.node.split("::", 1)[0], ""), d)
             if not isinstance(built, str):
-                out.append((d, built))
+                out.append((d, _marked(built, d.variant)))
                 break
             why = why or built
         else:
             notes.append(f"amplify: {ds[0].node}: no test: {why}")
     return out
+
+
+def _marked(written: Written, variant: str) -> Written:
+    """A copy with a call added (``amplify_calls``): a comment above the statement
+    holding that call (the call itself, or the assert on its outcome)."""
+    head, sep, call = variant.partition(": ")
+    if f", {ADDED} after line " not in head or not sep:
+        return written
+    try:
+        shown = ast.unparse(ast.parse(call))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return written
+    for i, row in enumerate(written.lines):
+        if shown in row and not row.lstrip().startswith("#"):
+            indent = row[: len(row) - len(row.lstrip())]
+            written.lines.insert(i, f"{indent}# the call Nova added after the test's own code")
+            break
+    return written
 
 
 def _chosen(

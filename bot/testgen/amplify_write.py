@@ -18,6 +18,7 @@ from bot.testgen.amplify_window import LONGEST, WHOLE
 from bot.testgen.amplify_window import part as long_part
 
 __all__ = [
+    "CALLS_PREFIX",
     "VARY_PREFIX",
     "Difference",
     "Written",
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 VARY_PREFIX = "test_nova_vary_"  # the temporary copies holding a test's input variants
+CALLS_PREFIX = VARY_PREFIX + "calls__"  # and those holding its copies with a call added
 
 
 @dataclass
@@ -65,8 +67,9 @@ class Difference:
 def origin(rel: str) -> str:
     """The project's test file a variants' copy was made from (itself otherwise)."""
     path = PurePosixPath(rel)
-    if path.name.startswith(VARY_PREFIX):
-        return str(path.with_name(path.name[len(VARY_PREFIX) :]))
+    for prefix in (CALLS_PREFIX, VARY_PREFIX):
+        if path.name.startswith(prefix):
+            return str(path.with_name(path.name[len(prefix) :]))
     return rel
 
 
