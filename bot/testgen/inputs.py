@@ -12,6 +12,7 @@ import copy
 import io
 import itertools
 import re
+import textwrap
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -561,10 +562,41 @@ _CONTINUED = re.compile(r"^\s*\.\.\. ?(.*)$")
 MAX_DOC_FILES = 40
 
 
+# a fenced Python block of Markdown, and the body of an rST code directive
+_FENCED = re.compile(
+    r"^(`{3,}|~{3,})[ \t]*(?:python3?|py|pycon)?[ \t]*\n(.*?)^\1[ \t]*$", re.M | re.S
+)
+_DIRECTIVE = re.compile(
+    r"^([ \t]*)\.\. (?:code-block|code|sourcecode):: *(?:python3?|py)[ \t]*\n"
+    r"(?:\1[ \t]+:[^\n]*\n)*((?:[ \t]*\n|\1[ \t]+[^\n]*\n)+)",
+    re.M,
+)
+
+
+def _code_blocks(text: str) -> list[list[str]]:
+    """The Python code blocks of a documentation file that hold no ``>>>`` prompt (those
+    are read as examples already): Markdown's fenced blocks and rST's ``code-block``
+    directives, each as its lines, dedented; a block that does not parse is left out."""
+    found = [m.group(2) for m in _FENCED.finditer(text)]
+    found += [m.group(2) for m in _DIRECTIVE.finditer(text)]
+    out = []
+    for block in found:
+        code = textwrap.dedent(block)
+        if ">>>" in code or not code.strip():
+            continue
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        out.append([row for row in code.splitlines() if row.strip()])
+    return out
+
+
 def doc_examples(files: dict[str, str]) -> dict[str, str]:
     """The ``>>>`` examples of the project's documentation (README, docs/), each block of
     consecutive prompts as the body of one function, so the readers of the tests read how
-    the docs build objects and call them. path -> Python source."""
+    the docs build objects and call them; then its Python code blocks (a README's usage
+    section: ``icon_svg("play")`` in a fenced block) the same way. path -> Python source."""
     out: dict[str, str] = {}
     for path, text in sorted(files.items())[:MAX_DOC_FILES]:
         blocks: list[list[str]] = []
@@ -580,6 +612,7 @@ def doc_examples(files: dict[str, str]) -> dict[str, str]:
                 current = []
         if current:
             blocks.append(current)
+        blocks += _code_blocks(text)
         functions = []
         # the file's examples are one session (an import at the top serves them all);
         # when that does not parse, each block alone
