@@ -19,10 +19,10 @@ run's tree), also when that process is killed with SIGKILL; output is capped whi
 read.
 
 On every tier: a scrubbed environment (no token), a fresh HOME and TMPDIR per run (removed
-after it), a time limit, an output cap and a memory limit (``RLIMIT_AS``). The reaper
-(``bot/sandbox/reaper.py``) is the run's first process; it names the processes a run left
-behind, and files written to HOME (or, under bubblewrap, to ``/tmp``) are named too: the
-runners drop the test that did it.
+after it), a time limit, an output cap and a memory limit (``RLIMIT_DATA``, and
+``RLIMIT_AS`` far above it). The reaper (``bot/sandbox/reaper.py``) is the run's first
+process; it names the processes a run left behind, and files written to HOME (or, under
+bubblewrap, to ``/tmp``) are named too: the runners drop the test that did it.
 """
 
 from __future__ import annotations
@@ -198,16 +198,27 @@ def clean_env(
     return env
 
 
+# a run's address space, in memory limits: shared libraries' code and the reservations
+# of thread pools take far more address space than memory (torch: 3.2 GB for 0.8 GB)
+ADDRESS_SPACE_TIMES = 16
+
+
 def _in_child(limit: int | None, parent: int, deathsig: int) -> Callable[[], None]:
     """Runs in the child, before exec: it dies with ``parent`` (the job killed, even with
-    SIGKILL), and ``limit`` bytes of address space are inherited by its children."""
+    SIGKILL), and ``limit`` bytes of written memory (``RLIMIT_DATA``; its address space
+    ``ADDRESS_SPACE_TIMES`` that) are inherited by its children."""
 
     def apply() -> None:
         set_parent_death_signal(deathsig)
         if os.getppid() != parent:  # the parent died before the signal was armed
             os._exit(1)
         if limit:
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            # the memory a run writes (heap, private mappings): a library's code mapped
+            # from disk is not counted, so a project importing torch runs under 1 GiB;
+            # its address space is capped too, far above, for what that leaves out
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+            space = limit * ADDRESS_SPACE_TIMES
+            resource.setrlimit(resource.RLIMIT_AS, (space, space))
 
     return apply
 
@@ -224,8 +235,9 @@ def run_sandboxed(
     view: View | None = None,
 ) -> RunResult:
     """Run ``cmd`` isolated (``isolation``: the strongest here when None); see the module.
-    ``memory_limit``: bytes of address space (RLIMIT_AS) for the process and its children;
-    an allocation past it fails (Python raises MemoryError)."""
+    ``memory_limit``: bytes of memory the process and each of its children may write
+    (RLIMIT_DATA; address space, RLIMIT_AS, ``ADDRESS_SPACE_TIMES`` that); an allocation
+    past it fails (Python raises MemoryError)."""
     tier = isolation or choose_isolation()
     view = view or View()
     box = RunBox()

@@ -10,7 +10,7 @@ sandbox with the project's interpreter (so: the standard library and pytest only
 - ``PYTEST_NOVA_LOG``: one JSON object per line, written as it happens, so a run that was
   killed from outside still tells which test had started and not ended: ``start``,
   ``end`` (seconds) and ``limit`` (``time`` or ``memory``: a MemoryError under the
-  sandbox's RLIMIT_AS).
+  sandbox's RLIMIT_DATA).
 """
 
 from __future__ import annotations

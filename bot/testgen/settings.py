@@ -42,7 +42,8 @@ class TestgenSettings(Section):
     )
     memory_mb: int = setting(
         "NOVA_TEST_MEMORY_MB",
-        "testgen: MiB of address space a test run may use (RLIMIT_AS; node: its heap); "
+        "testgen: MiB of memory a test run may write (RLIMIT_DATA, its address space 16 times "
+        "that; node: its heap); "
         "a test that needs more is dropped.",
         1024,
         parse=int,

@@ -80,7 +80,7 @@ class Workspace:
     root: Path = field(init=False)
     written: dict[str, str] = field(default_factory=dict)  # path -> content
     bin_dirs: tuple[str, ...] = ()  # first on the runs' PATH (the project's interpreter's)
-    memory_limit: int | None = None  # bytes of address space per run (RLIMIT_AS)
+    memory_limit: int | None = None  # bytes a run may write (RLIMIT_DATA)
     isolation: Isolation | None = None  # None: the strongest this machine allows
     # rel -> why the file cannot be trusted (it changed while its tests ran)
     tampered: dict[str, str] = field(default_factory=dict)

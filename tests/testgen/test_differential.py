@@ -434,6 +434,20 @@ def test_the_sandbox_memory_limit(tmp_path: Path) -> None:
     ).passed
 
 
+def test_the_memory_limit_counts_what_a_run_writes_not_the_files_it_maps(tmp_path: Path) -> None:
+    # a library's code is mapped from disk, read-only (torch maps 3.2 GB of address space
+    # and writes 0.8 GB): a run that maps more than the limit and writes little passes
+    lib = tmp_path / "lib.so"
+    with lib.open("wb") as f:
+        f.truncate(768 * 2**20)  # sparse: no disk used
+    maps = (
+        f"import mmap; f = open({str(lib)!r}, 'rb'); "
+        "m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ); print(len(m))"
+    )
+    run = run_sandboxed([sys.executable, "-c", maps], tmp_path, memory_limit=512 * 2**20)
+    assert run.passed and str(768 * 2**20) in run.output, run.output
+
+
 @pytest.mark.slow
 def test_a_test_deaf_to_the_signal_is_killed_with_its_run_and_the_rest_run_again(
     repo: GitRepo,
