@@ -320,6 +320,23 @@ def _parent_round(
             c.evidence["parent_failure"] = failure(runner, rel, c.name)
 
 
+# what a run on the parent says when the test names what the parent lacks: it fails
+# there before the behaviour is reached (`pytest.raises(mod.NewError)`), so it shows a new
+# name, never that the behaviour changed; the same words the bench's re-run reads
+_NAME_MISSING = re.compile(
+    r"\b(?:ImportError|ModuleNotFoundError|NameError)\b|cannot import name"
+    r"|\b(?:module|type object) '[^']*' has no attribute"
+)
+
+
+def names_missing(failure: str) -> bool:
+    """Whether a test's failure on the parent is a name the parent does not have (a
+    module's or a class's attribute, an import) rather than a behaviour; an instance
+    lacking an attribute (``'NoneType' object has no attribute``) may be either, and is
+    left to the generator's facts."""
+    return bool(_NAME_MISSING.search(failure))
+
+
 def keep_whole_units(cases: list[TestCase], unit: Callable[[str], str]) -> None:
     """Tests that can only be cut out together (the cases of one parametrized test) are
     kept together or dropped together."""

@@ -549,6 +549,8 @@ def _attach_facts(
     """What each test calls and what head and parent did (from the generator, when it
     knows), and what its run on the parent shows: a behaviour the change altered, or
     only a name the parent did not have."""
+    from bot.testgen.gates import names_missing
+
     added = {f"{t.path}::{t.qualname}" for t in result.matrix if t.kind == "added"}
     facts = result.facts.get(cases[0].path, {}) if cases else {}
     order: dict[str, list[str]] = {}
@@ -568,6 +570,7 @@ def _attach_facts(
         else:
             new = bool(c.targets) and all(t in added for t in c.targets)
         new = new or bool(c.evidence.get("parent_error"))
+        new = new or names_missing(str(c.evidence.get("parent_failure") or ""))
         c.evidence["new_name"] = fails and new
         c.evidence["catches_change"] = fails and not new
 

@@ -382,3 +382,22 @@ def test_the_suite_gate_blames_only_failures_the_kept_tests_cause(repo: GitRepo)
         bad = judge_suite(ws, fw, ["tests/test_nova_ok.py", "tests/test_nova_bad.py"])
         assert not bad.passed and bad.blamed == ["tests.test_a::test_a"]
         assert bad.preexisting == ["tests.test_pre::test_pre"]
+
+
+def test_a_failure_on_the_parent_that_names_what_it_lacks_is_a_new_name() -> None:
+    from bot.testgen.gates import names_missing
+
+    # the test's own `pytest.raises(waiting.exceptions.NestedStopIteration)` fails on the
+    # parent before the call: the parent lacks the class, which shows no behaviour
+    assert names_missing(
+        "AttributeError: module 'waiting.exceptions' has no attribute 'NestedStopIteration'"
+    )
+    assert names_missing("ImportError: cannot import name 'Empty' from 'pkg.errors'")
+    assert names_missing("NameError: name 'Empty' is not defined")
+    # a behaviour: another value, another exception
+    assert not names_missing("AssertionError: assert 'a, b' == 'a,b'")
+    assert not names_missing("RuntimeError: generator raised StopIteration")
+    assert not names_missing("")
+    # a bug fixed in the code, not a name the test names
+    assert not names_missing("AttributeError: 'NoneType' object has no attribute 'group'")
+    assert names_missing("AttributeError: type object 'Box' has no attribute 'EMPTY'")
