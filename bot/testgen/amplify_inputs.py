@@ -35,10 +35,8 @@ from __future__ import annotations
 
 import ast
 import difflib
-import io
 import itertools
 import re
-import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,6 +44,7 @@ from bot.testgen.amplify_keys import key_plan, value_kinds
 from bot.testgen.amplify_pieces import kind_values, piece_values
 from bot.testgen.amplify_refs import Input, references
 from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caught_types, transforms
+from bot.testgen.inputs import literal_strings
 from bot.testgen.nearby import _nearby, containment_names
 from bot.testgen.raisers import checked_types, expanded, raiser_variants, with_helpers
 from bot.testgen.steer import _placings, contrasts, literals
@@ -127,21 +126,7 @@ def _rows(rows: list[str], lines: list[int]) -> list[str]:
 
 
 def _byte_literals(rows: list[str]) -> list[bytes]:
-    out: list[bytes] = []
-    for row in rows:
-        try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(row.strip() + "\n").readline))
-        except (tokenize.TokenError, SyntaxError, IndentationError):
-            continue
-        for tok in tokens:
-            if tok.type == tokenize.STRING and tok.string.lstrip("rR")[:1] in "bB":
-                try:
-                    value = ast.literal_eval(tok.string)
-                except (ValueError, SyntaxError):
-                    continue
-                if isinstance(value, bytes) and 0 < len(value) <= 20:
-                    out.append(value)
-    return out
+    return [v for v in literal_strings(rows) if isinstance(v, bytes) and 0 < len(v) <= 20]
 
 
 @dataclass

@@ -14,7 +14,7 @@ import itertools
 import re
 import textwrap
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 __all__ = [
@@ -638,6 +638,25 @@ def is_doc(path: str) -> bool:
     return path.endswith(_DOC_SUFFIXES) and (
         top in ("doc", "docs") or ("/" not in path and name.startswith("readme"))
     )
+
+
+def literal_strings(rows: Iterable[str]) -> Iterator[str | bytes]:
+    """The values of the string and bytes literals of source ``rows``, each row read
+    alone (a row that does not tokenize is skipped)."""
+    for row in rows:
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(row.strip() + "\n").readline))
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            continue
+        for tok in tokens:
+            if tok.type != tokenize.STRING:
+                continue
+            try:
+                value = ast.literal_eval(tok.string)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if isinstance(value, str | bytes):
+                yield value
 
 
 MAX_STEERED = 24  # inputs made from the changed lines' literals, per function

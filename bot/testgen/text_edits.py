@@ -16,14 +16,12 @@ bracket in turn, and lists are found in the innermost groups and the lines.
 from __future__ import annotations
 
 import ast
-import io
 import itertools
 import re
-import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from bot.testgen.inputs import Candidate
+from bot.testgen.inputs import Candidate, literal_strings
 
 __all__ = ["MAX_EDITS", "edited", "edits", "marks", "row_marks", "sources"]
 
@@ -55,22 +53,11 @@ def marks(strings: Iterable[str]) -> tuple[str, ...]:
 def row_marks(rows: Iterable[str]) -> tuple[str, ...]:
     """The brackets and separators in the string and bytes literals of source ``rows``."""
     texts: list[str] = []
-    for row in rows:
-        try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(row.strip() + "\n").readline))
-        except (tokenize.TokenError, SyntaxError, IndentationError):
-            continue
-        for tok in tokens:
-            if tok.type != tokenize.STRING:
-                continue
-            try:
-                value = ast.literal_eval(tok.string)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                continue
-            if isinstance(value, bytes):
-                value = value.decode("latin-1")
-            if isinstance(value, str):  # a regex class names its members, not brackets
-                texts.append(_CLASS.sub(lambda m: m.group(1), value))
+    for value in literal_strings(rows):
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        # a regex class names its members, not brackets
+        texts.append(_CLASS.sub(lambda m: m.group(1), value))
     return marks(texts)
 
 
