@@ -234,7 +234,8 @@ def test_hostile_generated_tests_are_dropped_and_nothing_leaks(
         ):
             assert "wrote outside its workspace" in reasons[name], reasons[name]
     else:
-        assert reasons["test_plants_hooks"] == "fails"  # no .git leads to the checkout
+        # no .git leads to the checkout: it finds nothing to plant in
+        assert reasons["test_plants_hooks"].startswith("fails"), reasons["test_plants_hooks"]
 
     # no secret anywhere: loot, hooks, the patch, the branch, the report
     secrets = [*SECRETS.values(), ORIGIN_TOKEN, header, "sk-test-secret-key-1234567890"]
