@@ -37,7 +37,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from bot.testgen.amplify_inputs import Variant, _compiles, _find, _unique
+from bot.testgen.amplify_inputs import Variant, _compiles, _find, _names, _unique
 
 __all__ = ["CallPlan", "add_calls", "call_arguments", "call_plan", "order_tests", "reaching"]
 
@@ -505,13 +505,10 @@ def _candidates(
 
 def _module_names(tree: ast.Module) -> set[str]:
     """What the module binds at its top: imports, assignments, functions, classes."""
-    out: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            out |= {(a.asname or a.name).split(".", 1)[0] for a in node.names}
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.add(node.name)
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return out
+    imported = {
+        (a.asname or a.name).split(".", 1)[0]
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for a in node.names
+    }
+    return imported | _names(tree.body)
