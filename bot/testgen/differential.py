@@ -51,6 +51,7 @@ from bot.testgen.retype import retype
 from bot.testgen.shapes import shaped_inputs
 from bot.testgen.steer import data_inputs, placed
 from bot.testgen.typehints import Hints, imported_paths, type_hints
+from bot.testgen.warned import warned_examples
 from bot.testgen.witness import steer_plans
 from bot.testgen.workspace import Workspace, WriteRefused
 
@@ -924,6 +925,8 @@ def _one_module(
             notes.append(f"differential: {plan.path}::{name}: no test: {why}")
             continue
         chosen, how = _compare(name, first, head, theirs)
+        warned, said = warned_examples(name, first, head, theirs)  # warned.py
+        chosen, how = chosen + warned, how + said
         through = plan.via.get(name)
         reached = f" (reaches the changed {', '.join(through)})" if through else ""
         notes.append(f"differential: {plan.path}::{name}{reached}: {how}")

@@ -25,11 +25,13 @@ import json
 import keyword
 import math
 import os
+import re
 import signal
 import sys
 import time
 import types
 import typing
+import warnings
 
 if __package__:  # imported by Nova (its tests)
     from bot.testgen import probe_objects as objects
@@ -281,7 +283,12 @@ def _module_global(cls: type, name: str) -> object | None:
 def exception_name(exc: BaseException) -> tuple[str, list[str]]:
     """How a test names the exception's class: a builtin by name, else module.Class (or
     the nearest base class that can be reached that way)."""
-    for cls in type(exc).__mro__:
+    return class_name(type(exc))
+
+
+def class_name(of: type) -> tuple[str, list[str]]:
+    """``exception_name`` of a class (a warning's category)."""
+    for cls in of.__mro__:
         if cls.__module__ == "builtins":
             return cls.__name__, []
         module = sys.modules.get(cls.__module__)
@@ -499,6 +506,7 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     started = time.monotonic()
     outcome = _call(named, case, seconds)
     _took[0] = time.monotonic() - started
+    _first_warned[:] = _warned
     read = list(_depends)
     if not read or outcome["kind"] == "side effect":
         return outcome
@@ -549,12 +557,15 @@ _CLOCK_READ = "the clock"
 def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
     caught: BaseException | None = None
     stage: list[str] = []
+    stack = contextlib.ExitStack()
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _guard["on"] = True
     del _depends[:]
     printed = io.StringIO()
+    del _warned[:]
     try:
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+            _recording(stack)
             sys.setprofile(_watch)
             try:
                 value, view, state = _act(named, case, stage)
@@ -565,6 +576,7 @@ def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
     finally:
         _guard["on"] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
+        stack.close()
     if isinstance(caught, SideEffect):
         return {"kind": "side effect", "why": str(caught)}
     if isinstance(caught, CallTimeout):
@@ -606,6 +618,53 @@ def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
     if value is None and shown:
         out["printed"] = shown  # a call that returns None: what it wrote to stdout
     return out
+
+
+# -- warnings a call emits (bot/testgen/warned.py compares them) -------------------------
+
+_warned: list[list[typing.Any]] = []  # [category, message, imports] of the current call
+_first_warned: list[list[typing.Any]] = []  # those of the first call of an input
+# what a message holds that is another in every run or on every machine
+_NOT_STEADY = (
+    (r"0x[0-9a-fA-F]+", "0x..."),  # an address
+    (r"(?<![\w.])(?:[A-Za-z]:)?[\\/][^\s'\"]*", "<path>"),  # a path
+    (r"\b\d{9,}\b", "<id>"),  # an id
+)
+
+
+def _recording(stack: contextlib.ExitStack) -> None:
+    """Every warning the call emits, its own (not one of a module it imports on the way)."""
+    stack.enter_context(warnings.catch_warnings())
+    warnings.simplefilter("always")
+    warnings.showwarning = _note_warning
+
+
+def _note_warning(message: typing.Any, category: type, *rest: object, **more: object) -> None:
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename not in (__file__, _OWN_FILE):
+        if frame.f_code.co_name == "<module>" and not frame.f_code.co_filename.startswith("<"):
+            return  # a module's top level runs: its import warned, not the call
+        frame = frame.f_back  # type: ignore[assignment]
+    text = str(message)
+    for pattern, stand_in in _NOT_STEADY:
+        text = re.sub(pattern, stand_in, text)
+    name, imports = class_name(category)
+    seen = [name, text.strip()[:300], imports]
+    if seen not in _warned:
+        _warned.append(seen)
+
+
+def _steady_warnings(named: objects.Named, case: _Case, seconds: float) -> Json:
+    """The first call's warnings that a second call (the same process, a fresh instance)
+    emits again (one a library gives once per process is not the call's behaviour), and
+    how that call ended (``warned_call``: its value may not be steady, its raising is)."""
+    first = list(_first_warned)
+    if not first:
+        return {}
+    again = _call(named, case, seconds)
+    ended = {k: again[k] for k in ("kind", "type", "imports") if k in again}
+    warned = [w for w in first if w in _warned]
+    return {"warned": warned, "warned_call": ended} if warned else {}
 
 
 MAX_PRINTED = 2000  # characters of stdout a test may pin
@@ -675,6 +734,7 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         if outcome["kind"] == NOT_RECEIVER:
             continue  # a callable of the tests built something else: not an input here
         ms = round(_took[0] * 1000)
+        warned = _steady_warnings(named, case, seconds)
         timeless = outcome.pop("clock", None)  # not part of the outcome: the parent may not
         pinned = outcome.pop("pinned", None)
         results.append({**shown, "outcome": outcome, "origin": case.origin, "ms": ms})
@@ -682,6 +742,7 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
             results[-1]["clock"] = timeless
         if pinned:
             results[-1]["pinned"] = pinned
+        results[-1].update(warned)
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
 
 

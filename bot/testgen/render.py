@@ -35,6 +35,9 @@ class Example:
     new: bool = False  # the name did not exist on the parent
     parent: dict[str, object] | None = None  # the parent's outcome, when it had the name
     pinned: bool = False  # observed with the clock pinned: the test pins it the same way
+    # the warnings head and the parent differ in (warned.py): {"errors": [[category,
+    # message prefix, imports]], "warns": [category, message prefix, imports] | None}
+    warned: dict[str, Any] | None = None
 
     def shape(self) -> tuple[object, ...]:
         return (
@@ -51,6 +54,7 @@ class Example:
             self.outcome.get("at"),  # building the instance raised: one layout per test
             self.pinned,
             "printed" in self.outcome,
+            bool(self.warned),
         )
 
     def all_imports(self) -> list[str]:
@@ -60,8 +64,9 @@ class Example:
             out += [str(i) for i in extra] if isinstance(extra, list) else []
         if self.outcome.get("view") == "islice":
             out.append("from itertools import islice")
+        out += _warned_imports(self.warned)
         message = self.outcome.get("message")
-        if message and any(c in str(message) for c in ".^$*+?{}[]\\|()"):
+        if message and _special(str(message)):
             out.append("import re")
         return out
 
@@ -73,6 +78,7 @@ class Example:
             or self.outcome["kind"] == "object"  # its facts are its own
             or self.pinned  # its own clock, from the first line on
             or "printed" in self.outcome  # its own output
+            or bool(self.warned)  # its own warnings
         )
 
 
@@ -198,6 +204,8 @@ def _assertion(
         if outcome.get("at") == "setup":  # building the instance raised: inside the block
             raising, body = [f"    {line}" for line in body] + raising, []
         return [*body, f"    with pytest.raises({outcome['type']}{match}):", *raising]
+    if outcome["kind"] == "call":  # the value is not steady: the call alone
+        return [*body, f"    {_observed(call, outcome)}"]
     state = outcome.get("state")
     if isinstance(state, dict) and expected == "None" and var:
         return [*body, f"    {call}", f"    assert {state['view']}({var}) == {state['value']}"]
@@ -237,8 +245,12 @@ def _object_checks(outcome: dict[str, object]) -> list[str]:
 
 def _pattern(message: str) -> str:
     """The message as a ``match=`` pattern: the whole message, special characters escaped."""
-    special = any(c in message for c in ".^$*+?{}[]\\|()")
-    return f"re.escape({message!r})" if special else repr(message)
+    return f"re.escape({message!r})" if _special(message) else repr(message)
+
+
+def _special(message: str) -> bool:
+    """Whether a message holds a character a regular expression reads specially."""
+    return any(c in message for c in ".^$*+?{}[]\\|()")
 
 
 def _single(func: str, name: str, e: Example, module: str) -> list[str]:
@@ -257,7 +269,43 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
         body.append(f"    assert capsys.readouterr().out == {printed!r}")
     if e.pinned:  # every read of the clock from the first line on, as the probe's were
         body = [f"    with {PINNED}():", *(f"    {line}" for line in body)]
+    if e.warned:
+        body = _within_warnings(e.warned, body)
     return lines + body
+
+
+def _within_warnings(warned: dict[str, Any], body: list[str]) -> list[str]:
+    """The test's body where a warning the parent gave is an error, inside
+    ``pytest.warns`` when head gives one the parent did not (warned.py)."""
+    errors = warned.get("errors") or []
+    if errors:
+        filters = [
+            f"warnings.filterwarnings('error', message={_pattern(m)}, category={c})"
+            if m
+            else f"warnings.simplefilter('error', {c})"
+            for c, m, _ in errors
+        ]
+        body = [
+            "    with warnings.catch_warnings():",
+            *(f"        {f}" for f in filters),
+            *(f"    {line}" for line in body),
+        ]
+    warns = warned.get("warns")
+    if warns:
+        match = f", match={_pattern(warns[1])}" if warns[1] else ""
+        body = [f"    with pytest.warns({warns[0]}{match}):", *(f"    {line}" for line in body)]
+    return body
+
+
+def _warned_imports(warned: dict[str, Any] | None) -> list[str]:
+    if not warned:
+        return []
+    shown = [*(warned.get("errors") or []), *([warned["warns"]] if warned.get("warns") else [])]
+    out = ["import warnings"] if warned.get("errors") else []
+    out += [str(i) for w in shown for i in w[2]]
+    if any(w[1] and _special(str(w[1])) for w in shown):
+        out.append("import re")
+    return out
 
 
 PINNED = "_pinned_clock"  # the written test's copy of probe_steady.pinned_clock
@@ -344,6 +392,11 @@ def _what(func: str, shape: tuple[object, ...], e: Example) -> str:
     )
     if e.new:
         return f"{base}_new"
+    if e.warned:
+        warns = e.warned.get("warns")
+        errors = e.warned.get("errors") or []
+        said = f"_warns_{_snake(warns[0])}" if warns else ""
+        return base + (f"_no_{_snake(errors[0][0])}" if errors else "") + said
     if shape[1] == "raises":
         if not shape[0]:
             return f"{base}_raises_{_snake(str(shape[2]))}"
@@ -392,6 +445,8 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
     )
     if e.outcome.get("printed") is not None:
         head += f", printing {e.outcome['printed']!r}"
+    if e.warned:
+        head = _warned_head(e.warned, head if e.outcome["kind"] != "call" else "")
     if e.outcome["kind"] == "object":
         head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
         head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
@@ -404,6 +459,13 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         "new_name": e.new,
         "reaches": via,
     }
+
+
+def _warned_head(warned: dict[str, Any], value: str) -> str:
+    errors, warns = warned.get("errors") or [], warned.get("warns")
+    said = [f"no {c}" + (f"({m!r})" if m else "") for c, m, _ in errors]
+    said += [f"warns {warns[0]}({warns[1]!r})"] if warns else []
+    return ", ".join(said) + (f"; {value}" if value else "")
 
 
 def render_module(
@@ -426,6 +488,7 @@ def render_module(
             first = group.examples[0]
             many = len(group.examples) > 1
             needs_pytest |= many or first.outcome["kind"] == "raises"
+            needs_pytest |= bool(first.warned and first.warned.get("warns"))
             for e in group.examples:
                 imports.update(e.all_imports())
                 clock |= e.pinned
