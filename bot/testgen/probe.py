@@ -507,6 +507,8 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     outcome = _call(named, case, seconds)
     _took[0] = time.monotonic() - started
     _first_warned[:] = _warned
+    _first_ended.clear()
+    _first_ended.update({k: outcome[k] for k in _ENDED if k in outcome})
     read = list(_depends)
     if not read or outcome["kind"] == "side effect":
         return outcome
@@ -624,6 +626,9 @@ def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
 
 _warned: list[list[typing.Any]] = []  # [category, message, imports] of the current call
 _first_warned: list[list[typing.Any]] = []  # those of the first call of an input
+_first_ended: Json = {}  # how it ended (kind, exception type), before any clock or depends
+_ENDED = ("kind", "type", "imports")
+_steady_seen: set[str] = set()  # warnings seen again on a second call (of any input)
 # what a message holds that is another in every run or on every machine
 _NOT_STEADY = (
     (r"0x[0-9a-fA-F]+", "0x..."),  # an address
@@ -648,6 +653,8 @@ def _note_warning(message: typing.Any, category: type, *rest: object, **more: ob
     text = str(message)
     for pattern, stand_in in _NOT_STEADY:
         text = re.sub(pattern, stand_in, text)
+    if issubclass(category, ResourceWarning):
+        return  # given when an object is collected: whenever that happens, not the call
     name, imports = class_name(category)
     seen = [name, text.strip()[:300], imports]
     if seen not in _warned:
@@ -656,14 +663,14 @@ def _note_warning(message: typing.Any, category: type, *rest: object, **more: ob
 
 def _steady_warnings(named: objects.Named, case: _Case, seconds: float) -> Json:
     """The first call's warnings that a second call (the same process, a fresh instance)
-    emits again (one a library gives once per process is not the call's behaviour), and
-    how that call ended (``warned_call``: its value may not be steady, its raising is)."""
-    first = list(_first_warned)
-    if not first:
-        return {}
-    again = _call(named, case, seconds)
-    ended = {k: again[k] for k in ("kind", "type", "imports") if k in again}
-    warned = [w for w in first if w in _warned]
+    emits again (one a library gives once per process is not the call's behaviour; one
+    seen again already is not asked twice), and how the first call ended (``warned_call``:
+    its value may not be steady, its raising is)."""
+    first, ended = list(_first_warned), dict(_first_ended)
+    if any(json.dumps(w) not in _steady_seen for w in first):
+        _call(named, case, seconds)
+        _steady_seen.update(json.dumps(w) for w in _warned)
+    warned = [w for w in first if json.dumps(w) in _steady_seen]
     return {"warned": warned, "warned_call": ended} if warned else {}
 
 

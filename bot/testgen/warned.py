@@ -55,6 +55,10 @@ def prefix(message: str) -> str:
     return text[:60].rstrip() if len(text) > 60 else text
 
 
+def _short(message: str) -> str:
+    return message if len(message) <= 60 else message[:57] + "..."
+
+
 def warned_examples(
     name: str,
     first: dict[str, Any],
@@ -98,7 +102,7 @@ def warned_examples(
             continue
         signatures.add(signature)
         said = "; ".join(
-            [*(f"warned {c}({m[:50]!r})" for c, m in gone), *(f"did not warn {c}" for c, _ in new)]
+            [f"warned {c}({_short(m)!r})" for c, m in gone] + [f"did not warn {c}" for c, _ in new]
         )
         out.append(_example(result, entry, head_runs, key, errors, warns, said))
         if len(out) >= MAX_WARNED:
