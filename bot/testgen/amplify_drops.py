@@ -19,16 +19,21 @@ without that part does.
   default is used); a ``monkeypatch.setenv("K", ...)`` of a read key becomes
   ``monkeypatch.delenv("K", raising=False)``. Each as the replacement source of one node
   of the test, which ``amplify_inputs`` splices into a copy like a changed literal.
+- **The differential's inputs** (``left_out``): a dict argument of a call (or of its
+  receiver's constructor) without one read key, a keyword argument a changed condition
+  tests left off.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 
 from bot.testgen.amplify_refs import Input
+from bot.testgen.inputs import Candidate
 
-__all__ = ["drop_variants", "leaving_out_first", "read_keys"]
+__all__ = ["drop_variants", "left_out", "leaving_out_first", "read_keys"]
 
 MAX_KEYS = 12
 MAX_DROPS = 6  # copies of one test with a part left out
@@ -329,3 +334,52 @@ def _def(tree: ast.Module | None, qualname: str) -> ast.AST | None:
         found = named[-1]
         body = named[-1].body
     return found
+
+
+# ---- the differential generator's inputs ----
+
+
+def _left_out_source(source: str | None, keys: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(rank, source) of the dict literal ``source`` without one entry whose key is one
+    of ``keys`` (the steered ones first)."""
+    tree = _parse(source) if source and source.lstrip().startswith("{") else None
+    node = tree.body[0] if tree is not None and len(tree.body) == 1 else None
+    if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Dict):
+        return []
+    rows = str(source).splitlines(keepends=True)
+    rank = {k: n for n, k in enumerate(keys)}
+    out: list[tuple[int, str]] = []
+    for at, key in enumerate(node.value.keys):
+        name = _key(key)
+        if name in rank:
+            new = _without(rows, node.value, at)
+            out += [(rank[name], new)] if new is not None else []
+    return out
+
+
+def left_out(candidates: list[Candidate], source: str, lines: list[int]) -> list[Candidate]:
+    """The differential's inputs with one part the changed lines read left out: an entry
+    of a dict argument (of the call or of its receiver's constructor) whose key the
+    changed function reads, a keyword argument a changed condition tests; at most
+    ``MAX_DROPS``, the steered keys first."""
+    keys, params, _aimed = read_keys(source, None, lines, [])
+    if not keys and not params:
+        return []
+    found: list[tuple[int, Candidate]] = []
+    for c in candidates[:MAX_DROPS]:
+        for i, arg in enumerate(c.args):
+            for rank, new in _left_out_source(arg, keys):
+                found.append((rank, replace(c, args=(*c.args[:i], new, *c.args[i + 1 :]))))
+        if c.ctor is not None:
+            args, kwargs = c.ctor
+            for i, arg in enumerate(args):
+                for rank, new in _left_out_source(arg, keys):
+                    ctor = ((*args[:i], new, *args[i + 1 :]), kwargs)
+                    found.append((rank, replace(c, ctor=ctor)))
+        for j, (key, _value) in enumerate(c.kwargs):
+            if key in params:
+                kwargs = (*c.kwargs[:j], *c.kwargs[j + 1 :])
+                found.append((params.index(key), replace(c, kwargs=kwargs)))
+    found.sort(key=lambda f: f[0])
+    made = list(dict.fromkeys(c for _rank, c in found))[:MAX_DROPS]
+    return [replace(c, origin=f"{c.origin} (left out)") for c in made]
