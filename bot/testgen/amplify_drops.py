@@ -174,8 +174,10 @@ def read_keys(
 def _parts(node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
     """The parts of a dict literal or a call, each as (first node, last node) in order
     of the text."""
-    if isinstance(node, ast.Dict):
-        return [(k if k is not None else v, v) for k, v in zip(node.keys, node.values, strict=True)]
+    if isinstance(node, ast.Dict):  # not one with ``**x``: its span starts after the stars
+        if any(k is None for k in node.keys):
+            return []
+        return [(k, v) for k, v in zip(node.keys, node.values, strict=True) if k is not None]
     if isinstance(node, ast.Call):
         parts: list[tuple[ast.AST, ast.AST]] = [(a, a) for a in node.args]
         parts += [(k, k) for k in node.keywords]
