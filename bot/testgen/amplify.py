@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot.testgen.amplify_calls import ADDED, CallPlan, add_calls, call_plan, order_tests
+from bot.testgen.amplify_drops import leaving_out_first
 from bot.testgen.amplify_inputs import Steer, Variant, add_variants, steer_from_change
 from bot.testgen.amplify_order import Aims, aims_of, container_variants
 from bot.testgen.amplify_write import (
@@ -305,6 +306,9 @@ def _variants(
     (``amplify_inputs.add_variants``: one literal input changed towards what the changed
     lines test), written beside the original as ``test_nova_vary_<file>`` with their new
     node ids; ``sources`` gets their text. Observed like the originals, then removed."""
+    # a test that holds a part the changed conditions read, to leave out, first
+    aimed = steering[0].drop_first
+    nodes = leaving_out_first(nodes, sources, aimed, steering[0].drop_params)
     by_file: dict[str, list[str]] = {}
     for node in nodes:
         rel, _, rest = node.partition("::")

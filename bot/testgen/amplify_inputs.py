@@ -40,6 +40,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.testgen.amplify_drops import drop_variants, read_keys
 from bot.testgen.amplify_keys import key_plan, value_kinds
 from bot.testgen.amplify_pieces import kind_values, piece_values
 from bot.testgen.amplify_refs import Input, references
@@ -105,6 +106,10 @@ class Steer:
     value_kinds: tuple[str, ...] = ()
     raisers: tuple[str, ...] = ()  # raised by a stand-in for a callable (``raisers``)
     marks: tuple[str, ...] = ()  # brackets and separators in their literals (``text_edits``)
+    # keys the changed functions read, parameters their conditions test (``amplify_drops``)
+    drop_keys: tuple[str, ...] = ()
+    drop_params: tuple[str, ...] = ()
+    drop_first: tuple[str, ...] = ()  # those the changed conditions steer to
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -207,6 +212,7 @@ def steer_from_change(
     choices = _word_groups(head_source, changed)
     found_w = witnesses(head_source, parent_source, changed)
     valued = value_kinds(head_source, changed)
+    keys, params, aimed = read_keys(head_source, parent_source, changed, removed)
     if parent_source is not None:
         valued += value_kinds(parent_source, removed)
         kinds += _kinds(parent_source, removed)
@@ -237,6 +243,9 @@ def steer_from_change(
         value_kinds=tuple(dict.fromkeys(valued)),
         raisers=tuple(expanded([*exceptions, *checked])),
         marks=row_marks(added_rows + removed_rows),
+        drop_keys=keys,
+        drop_params=params,
+        drop_first=aimed,
     )
 
 
@@ -806,7 +815,9 @@ def add_variants(
     func, owner = found
     inputs = _Inputs(func, owner).found(tree)
     raising = raiser_variants(tree, func, steer.raisers)  # a callable that raises, first
-    if not inputs and not raising:
+    # a part the changed code reads left out (a key, a keyword, a variable): next
+    dropped = drop_variants(module_source, func, steer.drop_keys, steer.drop_params)
+    if not inputs and not raising and not dropped:
         return module_source, []
     values = _Values(inputs, steer)
     cap = limit * 4  # room for the copies that do not compile
@@ -830,10 +841,13 @@ def add_variants(
     early = edited[: max(1, limit // 3)] if steer.marks else []
     plan += early + steered + edited + _schedule(inputs, values.generic, cap)
     first = [(len(inputs) + k, name) for k, (_i, name) in enumerate(raising)][: limit // 3 + 1]
+    at = len(inputs) + len(raising)
+    first += [(at + k, new) for k, (_i, new) in enumerate(dropped)][: limit // 3 + 1]
     plan = first + list(dict.fromkeys(plan))
     taken = _names(owner.body if owner is not None else tree.body)
-    every = [*inputs, *(i for i, _name in raising)]
-    text, variants = _write(module_source, (func, owner), every, plan, (taken, limit))
+    every = [*inputs, *(i for i, _name in raising), *(i for i, _new in dropped)]
+    left_out = {at + k: f"{i.value!r} left out" for k, (i, _new) in enumerate(dropped)}
+    text, variants = _write(module_source, (func, owner), every, plan, (taken, limit), left_out)
     return with_helpers(text), variants
 
 
@@ -898,10 +912,12 @@ def _write(
     inputs: list[Input],
     plan: list[tuple[int, str]],
     names: tuple[set[str], int],
+    told: dict[int, str] | None = None,
 ) -> tuple[str, list[Variant]]:
     """The copies spliced from the test's own text: the literal's span replaced (a
     constant's name by the literal, a table's by the table with one row more), the name
-    made unique; each appended (to its class for a method) if the module compiles."""
+    made unique; each appended (to its class for a method) if the module compiles;
+    ``told`` describes an input's change in its own words (a part left out)."""
     func, owner = where
     taken, limit = names
     text = _Text(source)
@@ -933,10 +949,11 @@ def _write(
         if not _compiles("class _Copy:\n" + copy if owner is not None else copy):
             continue  # the copy alone: the module around it compiled already
         head += gap + copy
-        old = segment[a:b]
+        old = re.sub(r"\s*\n\s*", " ", segment[a:b])  # one line
         short = old if len(old) <= 60 else old[:57] + "..."
-        shown = new if inputs[i].row is not None else value
+        shown = re.sub(r"\s*\n\s*", " ", new if inputs[i].row is not None else value)
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        variants.append(Variant(name, prefix + name, f"line {node.lineno}: {short} -> {shown}"))
+        said = (told or {}).get(i) or f"{short} -> {shown}"
+        variants.append(Variant(name, prefix + name, f"line {node.lineno}: {said}"))
     result = head + tail
     return (result, variants) if _compiles(result) else (source, [])

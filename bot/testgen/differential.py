@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.testgen.absent import AbsentInputs
+from bot.testgen.amplify_drops import left_out
 from bot.testgen.bare import Bare, without_init
 from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
@@ -443,6 +444,7 @@ def _plans(
             hints.merge(elsewhere)
             steered = into_containers(candidates, [*strings, *numbers])
             steered += steer(candidates, strings, numbers) + placed(candidates, strings)
+            steered += left_out(candidates, source, lines)  # a part it reads left out
             # the switches a changed reader may sit behind: on steered inputs, on the first
             mine = changed.get(path, [])  # a parameter on a changed line may be new
             switched_ = switched(steered, source, name, mine)
