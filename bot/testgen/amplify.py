@@ -44,6 +44,7 @@ from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
 from bot.testgen.matrix import Target
 from bot.testgen.runners.python import measured_args
+from bot.testgen.steady_parts import parted
 from bot.testgen.workspace import MAX_TEST_BYTES, Workspace, WriteRefused
 
 __all__ = ["AMPLIFIED", "Observed", "generate_amplified", "naming_files", "unpinned"]
@@ -678,7 +679,10 @@ DIFFERENCES = 6  # differing calls of one test tried, in the order the test made
 
 
 # a run's own part of a value: an address, an object's id, a clock's reading
-_NOISE = re.compile(r"0x[0-9a-fA-F]{6,}|\b\d{12,}\b|\b\d+\.\d{6,}\b")
+_NOISE = re.compile(
+    r"0x[0-9a-fA-F]{6,}|\b\d{12,}\b|\b\d+\.\d{6,}\b"
+    r"|\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b"  # a uuid
+)
 
 
 _BRACED = re.compile(r"\{([^{}]*)\}")  # a set's display: its order may be the run's own
@@ -729,6 +733,9 @@ def _differences(
         if head[0][key].get("library") and not any(h.get(key, {}).get("ran") for h in head):
             continue  # a library's call in which no changed line ran on the head
         mine, theirs = _steady(head, key), _steady(parent, key)
+        if (mine is None or theirs is None) and all(key in r for r in head + parent):
+            ours = [_outcome(r[key]) for r in head]  # not steady whole: maybe in a part
+            mine, theirs = parted(ours, [_outcome(r[key]) for r in parent]) or (mine, theirs)
         if masked and mine is not None and theirs is not None:
             mine, theirs = _masked(mine), _masked(theirs)
         if mine is None or theirs is None or mine == theirs:
