@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["differing", "imported_first", "parted", "parts", "unlike", "unpacked"]
+__all__ = ["differing", "imported_first", "of_runs", "parted", "parts", "unlike", "unpacked"]
 
 VALUE = "{r}"  # the value's place in a part's expression (as in probe_objects' facts)
 DEPTH = 2  # levels of a value read into parts
@@ -112,9 +113,25 @@ def _rank(expr: str) -> tuple[int, int]:
 
 
 def _parts_of(outcome: dict[str, Any]) -> dict[str, str] | None:
+    """A value's parts; an object's facts (those that need no import)."""
+    if outcome.get("kind") == "object":
+        return {str(f[0]): str(f[1]) for f in outcome.get("facts") or [] if not f[2]}
     if outcome.get("kind") != "value":
         return None
     return parts(str(outcome.get("value", "")))
+
+
+def of_runs(
+    head: list[dict[Any, dict[str, Any]]],
+    parent: list[dict[Any, dict[str, Any]]],
+    key: object,
+    outcome: Callable[[dict[str, Any]], dict[str, Any]],
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``parted`` of the outcomes (``outcome`` of each observation) of the call ``key``
+    in each run of a side (observations by call); None when a run did not make it."""
+    if not all(key in r for r in [*head, *parent]):
+        return None
+    return parted([outcome(r[key]) for r in head], [outcome(r[key]) for r in parent])
 
 
 def steady(outcomes: list[dict[str, Any]]) -> dict[str, str]:

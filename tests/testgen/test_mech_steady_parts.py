@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from bot.testgen import probe_steady
-from bot.testgen.steady_parts import imported_first, parted, parts, unlike, unpacked
+from bot.testgen.steady_parts import imported_first, of_runs, parted, parts, unlike, unpacked
 from tests.testgen.sample import sample_testgen
 
 RUNS = '''import uuid
@@ -263,3 +263,15 @@ def test_a_test_of_a_module_in_a_cycle_imports_the_other_module_first() -> None:
         == lines.index("import ci.report  # ci.runs imports only after it (a circular import)") + 1
     )
     assert imported_first(text, "", "ci.runs") == text
+
+
+def test_an_object_is_compared_by_its_facts_that_need_no_import() -> None:
+    def shown(key: str, url: str) -> dict[str, Any]:
+        facts = [["type({r}).__name__", "'Run'", []], ["{r}.key", key, []], ["{r}.url", url, []]]
+        return {"kind": "object", "repr": None, "facts": [*facts, ["{r}.at", "At(1)", ["x"]]]}
+
+    head = [shown("'a'", "None"), shown("'b'", "None")]
+    parent = [shown("'c'", "'/None/c'"), shown("'d'", "'/None/d'")]
+    found = of_runs([{1: h} for h in head], [{1: p} for p in parent], 1, dict)
+    assert found is not None and found[0]["facts"] == [["{r}.url", "None", []]]
+    assert of_runs([{1: h} for h in head], [{}, {1: parent[0]}], 1, dict) is None  # not made
