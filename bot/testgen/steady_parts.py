@@ -216,9 +216,11 @@ def unlike(
     ours: dict[str, list[Any]], theirs: dict[str, list[Any]], runs: list[str]
 ) -> dict[str, list[Any]]:
     """expression -> the parent's first fact, of head's steady facts (``ours``) that the
-    parent's runs (outcomes as JSON) show in every run, not alike (they are not in
-    ``theirs``), and never with head's value."""
+    parent's runs (outcomes as JSON, each of repeated calls: ``unpacked``) show in every
+    run, not alike (they are not in ``theirs``), and never with head's value."""
     seen = [json.loads(r) if r.startswith("{") else {} for r in runs]
+    if not all(s.get("others") for s in seen):  # two runs alone are too few to tell
+        return {}
     # each run's values of a fact: the one it showed, or those its repeated calls took
     shown = [
         {**(s.get("others") or {}), **{str(f[0]): [f[1]] for f in s.get("facts") or []}}
