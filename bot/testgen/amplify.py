@@ -45,6 +45,7 @@ from bot.testgen.frameworks import Framework
 from bot.testgen.ghostwriter import _module_name
 from bot.testgen.matrix import Target
 from bot.testgen.runners.python import measured_args
+from bot.testgen.steady_parts import of_runs
 from bot.testgen.workspace import MAX_TEST_BYTES, Workspace, WriteRefused
 
 __all__ = ["AMPLIFIED", "Observed", "generate_amplified", "naming_files", "unpinned"]
@@ -255,8 +256,11 @@ def _worth_confirming(ran: list[str], head: Observed, parent: Observed) -> list[
     a difference only there goes away in the second runs, and the tests confirmed are
     few."""
     differ = [n for n in ran if _differences(n, head, head, [parent])]
-    real = [n for n in differ if _differences(n, head, head, [parent], masked=True)]
-    return real + [n for n in differ if n not in real]
+    real = [n for n in differ if _differences(n, head, head, [parent], masked=1)]
+    # a test that draws numbers or ids of its own (randint, uuid4): after those that
+    # differ beyond them too, which its draws crowd out of the few confirmed otherwise
+    clear = [n for n in real if _differences(n, head, head, [parent], masked=2)]
+    return clear + [n for n in real if n not in clear] + [n for n in differ if n not in real]
 
 
 def _spread(nodes: list[str], survey: Observed) -> list[str]:
@@ -682,16 +686,23 @@ DIFFERENCES = 6  # differing calls of one test tried, in the order the test made
 
 
 # a run's own part of a value: an address, an object's id, a clock's reading
-_NOISE = re.compile(r"0x[0-9a-fA-F]{6,}|\b\d{12,}\b|\b\d+\.\d{6,}\b")
+_NOISE = re.compile(
+    r"0x[0-9a-fA-F]{6,}|\b\d{12,}\b|\b\d+\.\d{6,}\b"
+    r"|\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b"  # a uuid
+)
 
 
 _BRACED = re.compile(r"\{([^{}]*)\}")  # a set's display: its order may be the run's own
 
 
-def _masked(outcome: dict[str, Any]) -> dict[str, Any]:
-    """The outcome with what is a run's own part masked (``_NOISE``), the items of a
-    braced display in a fixed order."""
+_DRAWN = re.compile(r"\d+")  # a number a test may have drawn (randint)
+
+
+def _masked(outcome: dict[str, Any], deep: bool = False) -> dict[str, Any]:
+    """The outcome with what is a run's own part masked (``_NOISE``; ``deep``: every
+    number too), the items of a braced display in a fixed order."""
     text = _NOISE.sub("0", json.dumps(outcome))
+    text = _DRAWN.sub("0", text) if deep else text
     text = _BRACED.sub(_set_sorted, text)
     try:
         masked: dict[str, Any] = json.loads(text)
@@ -710,13 +721,14 @@ def _set_sorted(braced: re.Match[str]) -> str:
 
 
 def _differences(
-    node: str, first: Observed, head2: Observed, parents: list[Observed], masked: bool = False
+    node: str, first: Observed, head2: Observed, parents: list[Observed], masked: int = 0
 ) -> list[Difference]:
     """The calls of the test whose steady outcome differs between the sides, in order
     (the first one that can be written is: the test's body passes on both sides, so
     cutting it after a later call is as sound as after the first). ``masked``: compared
     without the parts of a value that differ from run to run (an id, an address, a
-    clock's reading), which tells the tests worth a second run on each side first."""
+    clock's reading; at 2, every number too, in the part that differs), which tells the
+    tests worth a second run on each side first."""
     # an input variant may fail on the head after its calls (the original's asserts on
     # another input): the calls it made before that ran, and the test is cut there
     rel = node.split("::", 1)[0]
@@ -733,16 +745,20 @@ def _differences(
         if head[0][key].get("library") and not any(h.get(key, {}).get("ran") for h in head):
             continue  # a library's call in which no changed line ran on the head
         mine, theirs = _steady(head, key), _steady(parent, key)
+        if mine is None or theirs is None:  # not steady whole: maybe in a part
+            mine, theirs = of_runs(head, parent, key, _outcome) or (mine, theirs)
         if masked and mine is not None and theirs is not None:
-            mine, theirs = _masked(mine), _masked(theirs)
+            mine, theirs = _masked(mine, masked > 1), _masked(theirs, masked > 1)
         if mine is None or theirs is None or mine == theirs:
             continue
         task = task_differs(mine, theirs) or only_differs("filled", mine, theirs)
         if mine["kind"] == theirs["kind"] and mine["kind"] in ("after", "object") and not task:
-            narrowed = _narrowed(mine, theirs)
+            narrowed = _narrowed(mine, theirs) or of_runs(head, parent, key, _outcome)
             if narrowed is None:
                 continue
             mine, theirs = narrowed
+        if masked > 1 and _masked(mine, True) == _masked(theirs, True):
+            continue  # the part that differs holds only numbers and ids the test drew
         if not _pinnable(mine):
             continue
         case = first.tests.get(node) or {}

@@ -469,14 +469,19 @@ def _checks(stmt: ast.stmt, target: ast.expr, d: Difference) -> list[ast.stmt] |
             receiver = value
         if receiver is None or not _plain(receiver):
             return "the call's receiver is not a name the test can read again"
-        expr, shown = head["facts"][0][0], head["facts"][0][1]
-        check = f"assert {expr.replace('{r}', ast.unparse(receiver))} == {shown}"
+        check = fact_check(head["facts"][0], ast.unparse(receiver))
         return [stmt, *ast.parse(check).body]
     if head["kind"] == "object":
-        expr, shown = head["facts"][0][0], head["facts"][0][1]
-        check = f"assert {expr.replace('{r}', ast.unparse(value))} == {shown}"
+        check = fact_check(head["facts"][0], ast.unparse(value))
         return [*keep, *ast.parse(check).body]
     return f"head's outcome cannot be asserted ({head['kind']})"
+
+
+def fact_check(fact: list[Any], expr: str) -> str:
+    """``assert <the fact's expression of expr> == <its value>`` (``is None`` for None)."""
+    left = str(fact[0]).replace("{r}", expr)
+    op = "is" if fact[1] == "None" else "=="
+    return f"assert {left} {op} {fact[1]}"
 
 
 def _long_checks(expr: str, d: Difference) -> list[ast.stmt] | str:

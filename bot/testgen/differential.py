@@ -50,6 +50,7 @@ from bot.testgen.raisers import raiser_inputs, with_helpers
 from bot.testgen.render import Example, render_module
 from bot.testgen.retype import retype
 from bot.testgen.shapes import shaped_inputs
+from bot.testgen.steady_parts import imported_first, unlike, unpacked
 from bot.testgen.steer import data_inputs, placed
 from bot.testgen.typehints import Hints, imported_paths, type_hints
 from bot.testgen.warned import warned_examples
@@ -630,6 +631,7 @@ def _object_example(
     before: str | None = parent[0] if parent else None
     said = ""
     if theirs is not None:
+        theirs.update(unlike(ours, theirs, parent))  # not steady there, and never head's
         differ = [f for e, f in ours.items() if e in theirs and theirs[e][1] != f[1]]
         differ.sort(key=_fact_rank)  # stable: the shallowest of each rank first
         if differ:
@@ -907,6 +909,8 @@ def _one_module(
     pending: list[_File],
     parent_source: str | None = None,
 ) -> None:
+    for run in (first, *head, *parent):  # a value that read randomness: its steady parts
+        unpacked(run)
     if not first or first.get("import_error"):
         notes.append(
             f"differential: {plan.path} could not be probed: "
@@ -942,6 +946,7 @@ def _one_module(
     target = f"{test_dir}/test_nova_{stem}.py" if test_dir != "." else f"test_nova_{stem}.py"
     found: dict[str, list[dict[str, object]]] = {}
     text = with_helpers(render_module(plan.module, plan.path, examples, params, found, plan.via))
+    text = imported_first(text, str(first.get("after") or ""), plan.module)  # a cycle
     every = [e for chosen in examples.values() for e in chosen]
     score = (
         sum(e.changed and not e.new for e in every),

@@ -530,7 +530,8 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
             return {**outcome, "clock": f"the same with {read[0]} moved ahead"}
         if pinned is not None:
             return {**pinned, "pinned": f"the same twice with {read[0]} pinned"}
-    return {"kind": "depends", "on": read[0]}
+    again = steady.repeated(lambda: _call(named, case, seconds), outcome, read)
+    return {"kind": "depends", "on": read[0], **again}  # its steady parts: steady_parts.py
 
 
 def _pinned(named: objects.Named, case: _Case, seconds: float, real: Json | None) -> Json | None:
@@ -805,10 +806,11 @@ def _readable(shown: Json) -> bool:
 def probe_module(name: str, functions: list[Json], seconds: float) -> Json:
     out: Json = {"functions": {}}
     try:
-        module = importlib.import_module(name)
+        module = steady.imported(name)  # after the module it imports in a cycle, if any
     except BaseException as exc:  # the module may not exist on this side, or not import
         out["import_error"] = f"{type(exc).__name__}: {exc}"[:300]
         return out
+    out.update({"after": steady.AFTER[name]} if name in steady.AFTER else {})
     for spec in functions:
         out["functions"][spec["qualname"]] = probe_function(module, spec, seconds)
     return out

@@ -22,18 +22,28 @@ A call that returns the id of an argument (a registry's key, ``make_id(obj)``) r
 another number in every run. ``identity()`` names such a value by what it is the id of:
 steady, so a side that returns ids can be compared with one that returns something else;
 it is never pinned itself.
+
+A module that cannot be imported alone (a circular import that resolves when the module
+that imports it is imported first, as the package's tests or its pytest plugin do) is
+imported by ``imported()`` the way its package does: after the modules whose import
+statements the failure went through, else its top-level package or a sibling module.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
+import importlib
+import importlib.util
+import itertools
+import pkgutil
 import sys
 import time
 import typing
 
 if typing.TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
+    from types import ModuleType, TracebackType
 
 # how far ahead the clock is moved: past an expiry within days, and within a working life
 # of the test; each to another hour of the day, and together to a weekend from any day of
@@ -315,3 +325,82 @@ def pinned_clock(known: list[typing.Any] | None = None) -> Iterator[list[int]]:
             names[name] = real[which]
         if len(sys.modules) != count:  # imported within: they took the stand-ins
             rebind(scan(fake), fake, real)
+
+
+REPEATS = 5  # calls of one that read randomness (its steady parts are compared)
+
+
+def repeated(
+    again: Callable[[], dict[str, typing.Any]], outcome: dict[str, typing.Any], read: list[str]
+) -> dict[str, typing.Any]:
+    """``{"values": [outcome of each call]}`` for a call whose value read randomness and
+    nothing else, called ``REPEATS`` times in all (the parts of its value every call
+    shows alike do not depend on the draw); {} for any other."""
+    if outcome["kind"] not in ("value", "object") or not all(
+        "random" in r
+        for r in read  # uuid4 reads os.urandom
+    ):
+        return {}
+    values = [outcome] + [again() for _ in range(REPEATS - 1)]
+    return {"values": values} if all(v["kind"] == outcome["kind"] for v in values) else {}
+
+
+FIRST_IMPORTS = 30  # modules tried before one that cannot be imported alone
+AFTER: dict[str, str] = {}  # a module that imports only after another -> that one
+
+
+def imported(name: str) -> ModuleType:
+    """``importlib.import_module(name)``; when that fails in a circular import, the
+    module imported after another module of its package (those the failed import went
+    through, innermost first, then its top-level package and the package's modules)."""
+    before = set(sys.modules)
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        failed = exc
+    if "circular import" not in str(failed) and "partially initialized" not in str(failed):
+        raise failed
+    top = name.split(".")[0]
+    tried = [m for m in _through(failed.__traceback__) if m != name and m.split(".")[0] == top]
+    seen = {name}
+    for other in itertools.islice(itertools.chain(tried, [top], _package_modules(top)), 60):
+        if other in seen or len(seen) > FIRST_IMPORTS:
+            continue
+        seen.add(other)
+        _forget(before, top)  # what the failed attempt left half made
+        try:
+            importlib.import_module(other)
+            module = importlib.import_module(name)
+        except Exception:  # noqa: S112 (the next module may resolve it)
+            continue
+        AFTER[name] = other
+        return module
+    _forget(before, top)
+    raise failed
+
+
+def _through(tb: TracebackType | None) -> list[str]:
+    """The modules whose top-level code a traceback went through, innermost first."""
+    found = []
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "<module>":
+            found.append(str(frame.f_globals.get("__name__", "")))
+        tb = tb.tb_next
+    return found[::-1]
+
+
+def _package_modules(top: str) -> Iterator[str]:
+    """The package's modules (not its tests), found when asked for (finding a
+    subpackage's modules imports it)."""
+    spec = importlib.util.find_spec(top)
+    where = list(spec.submodule_search_locations or []) if spec is not None else []
+    for info in pkgutil.walk_packages(where, top + ".", onerror=lambda _: None):
+        if "test" not in info.name.rsplit(".", 1)[-1]:
+            yield info.name
+
+
+def _forget(before: set[str], top: str) -> None:
+    for key in [k for k in sys.modules if k not in before]:
+        if key == top or key.startswith(top + "."):
+            del sys.modules[key]
