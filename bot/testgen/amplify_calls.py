@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from bot.testgen.amplify_flags import EACH as FLAGS_EACH
-from bot.testgen.amplify_flags import FlagPlan, flag_copies, flag_plan, repeats
+from bot.testgen.amplify_flags import FlagPlan, built_class, flag_copies, flag_plan, repeats
 from bot.testgen.amplify_inputs import Variant, _compiles, _find, _names, _unique
 
 __all__ = ["CallPlan", "add_calls", "call_arguments", "call_plan", "order_tests", "reaching"]
@@ -327,16 +327,6 @@ def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
                 stack.append(child)
 
 
-def _built(value: ast.expr | None, classes: set[str]) -> str:
-    """The class ``value`` builds (``Cls(...)``, ``mod.Cls(...)``), else ""."""
-    if not isinstance(value, ast.Call):
-        return ""
-    func = value.func
-    name = func.id if isinstance(func, ast.Name) else ""
-    name = func.attr if isinstance(func, ast.Attribute) else name
-    return name if name in classes else ""
-
-
 def _bound(body: list[ast.stmt], classes: set[str], self_only: bool) -> dict[str, str]:
     """Names (``x``, ``self.x``) the statements bind to a built instance -> its class."""
     out: dict[str, str] = {}
@@ -349,7 +339,7 @@ def _bound(body: list[ast.stmt], classes: set[str], self_only: bool) -> dict[str
         elif isinstance(node, ast.With | ast.AsyncWith):
             pairs += [(i.optional_vars, i.context_expr) for i in node.items if i.optional_vars]
         for target, value in pairs:
-            cls = _built(value, classes)
+            cls = built_class(value, classes)
             if not cls:
                 continue
             shown = ast.unparse(target)
@@ -449,7 +439,7 @@ def add_calls(
         return module_source, []
     func, owner = found
     known = _module_names(tree) | _BUILTINS
-    inserts = flag_copies(func, plan.flags, known, plan.names, min(limit, FLAGS_EACH))
+    inserts = flag_copies(func, plan.flags, known, plan.names, min(limit, FLAGS_EACH), owner)
     indent = " " * func.body[0].col_offset
     for receiver, method, args in _candidates(
         _receivers(func, owner, set(plan.methods)), plan, known

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "FlagPlan",
     "Option",
+    "built_class",
     "changed_modules",
     "flag_copies",
     "flag_plan",
@@ -46,9 +47,11 @@ __all__ = [
 MARK = "o"  # a copy's name: test_x__o1
 SET = "option set"  # how a copy's description starts
 TWICE = "called twice"
-EACH = 3  # copies of one test
+EACH = 2  # copies of one test (the rest of its turn is amplify_calls')
 MAX_VALUES = 2  # values tried for one non-bool option
 _TWICE_NAME = "{m}_twice_same"
+# values whose identity says nothing of the code (a constant string, a small int)
+_VALUES = "(str, bytes, int, float, complex, tuple, frozenset, type(None))"
 # methods never called twice: they may write files, remove things or start processes
 _OUTSIDE = re.compile(
     r"^(save|write|dump|export|unlink|remove|delete|rmtree|mkdir|makedirs|rename|move|copy|"
@@ -312,9 +315,10 @@ def flag_plan(
 
 
 def _first(given: list[str]) -> str | None:
-    """The arguments of a repeated call: none when the method takes none, else the
-    tests' first."""
-    return "" if "" in given else (given[0] if given else None)
+    """The arguments of a repeated call: none, when the method takes none (a getter, a
+    connection); a call with arguments may change what it is called on (an insert made
+    twice), it is not repeated."""
+    return "" if "" in given else None
 
 
 # -- the copies ---------------------------------------------------------------------------
@@ -328,7 +332,9 @@ class _Bound:
     block: list[ast.stmt]  # the statements around it
 
 
-def _built(value: ast.expr | None, classes: set[str]) -> str:
+def built_class(value: ast.expr | None, classes: set[str]) -> str:
+    """The class of ``classes`` that ``value`` builds (``Cls(...)``, ``mod.Cls(...)``),
+    else ""."""
     if not isinstance(value, ast.Call):
         return ""
     func = value.func
@@ -363,9 +369,28 @@ def _bound(func: ast.FunctionDef | ast.AsyncFunctionDef, classes: set[str]) -> l
                 target, value = stmt.target, stmt.value
             else:
                 continue
-            cls = _built(value, classes)
+            cls = built_class(value, classes)
             if cls and isinstance(target, ast.Name):
                 out.append(_Bound(target.id, cls, stmt, block))
+    return out
+
+
+def _set_up(owner: ast.ClassDef | None, classes: set[str]) -> list[tuple[str, str]]:
+    """``self.x`` -> its class, for the holders a test class's ``setUp`` builds."""
+    out: list[tuple[str, str]] = []
+    for item in owner.body if owner is not None else []:
+        if not (isinstance(item, ast.FunctionDef) and item.name in ("setUp", "setup_method")):
+            continue
+        for stmt in item.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                cls = built_class(stmt.value, classes)
+                if (
+                    cls
+                    and isinstance(target, ast.Attribute)
+                    and ast.unparse(target.value) == "self"
+                ):
+                    out.append((ast.unparse(target), cls))
     return out
 
 
@@ -386,13 +411,22 @@ def flag_copies(
     known: set[str],
     names: dict[str, frozenset[str]],
     limit: int = EACH,
+    owner: ast.ClassDef | None = None,
 ) -> list[tuple[dict[int, list[str]], str]]:
     """Copies of ``func``: for each, the rows to insert after a line of the module
     (line -> rows, indented) and what the copy does. Options set on the holders the
-    test builds, each with a repeat where one applies, then alone; then repeats alone."""
+    test builds (or its class's ``setUp``: at the start of the copy), each with a repeat
+    where one applies, then alone; then repeats alone."""
     if limit <= 0 or not plan:
         return []
     bound = _bound(func, plan.classes())
+    start = func.body[0]
+    documented = isinstance(start, ast.Expr) and isinstance(start.value, ast.Constant)
+    # after the test's docstring, else the line before its first statement
+    at = (start.end_lineno or start.lineno) if documented else start.lineno - 1
+    for name, cls in _set_up(owner, plan.classes()):
+        shown = ast.Pass(lineno=at, col_offset=start.col_offset)
+        bound.append(_Bound(name, cls, shown, [shown]))
     taken = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)}
     sets: list[tuple[dict[int, list[str]], str]] = []
     for option in plan.options:
@@ -412,6 +446,8 @@ def flag_copies(
         sets.append((rows, f"{SET}: {option.holder}.{option.name} = {option.value}"))
     twice: list[tuple[dict[int, list[str]], str]] = []
     for b in bound:
+        if "." in b.name:
+            continue  # built by setUp: its block is not the test's
         for method, args in plan.repeats.get(b.cls, []):
             last = _last_use(b)
             helper = _TWICE_NAME.format(m=method)
@@ -426,6 +462,8 @@ def flag_copies(
                     f"{indent}def {helper}():",
                     f"{indent}    first = {call}",
                     f"{indent}    second = {call}",
+                    f"{indent}    if isinstance(first, {_VALUES}):",
+                    f"{indent}        return None  # a value: its identity is the interpreter's",
                     f"{indent}    return first is second",
                     f"{indent}{helper}()",
                 ]
@@ -438,12 +476,7 @@ def flag_copies(
             for k, v in more.items():
                 merged.setdefault(k, []).extend(v)
             both.append((merged, f"{what}; {again}"))
-    # a call with no arguments first (a getter, a connection): one with the tests'
-    # arguments may change what it is called on (an insert made twice)
-    bare = [c for c in both + twice if c[1].endswith("()")]
-    out = [c for c in both if c in bare] + sets + [c for c in twice if c in bare]
-    out += [c for c in both + twice if c not in bare]
-    return out[:limit]
+    return (both + sets + twice)[:limit]
 
 
 _COMMENT = re.compile(r"^\s*# Nova: ")

@@ -171,11 +171,16 @@ def test_the_copies_and_the_comments_put_back() -> None:
         changed_modules({"store/core.py": (CORE_NEW, CORE)}),
     )
     text, made = add_calls(TESTS, "test_session_path", plan, 3)
-    assert [v.description for v in made] == [
+    # the option with the repeat, the option alone; then amplify_calls' own copies
+    assert [v.description for v in made[:2]] == [
         "option set: Store.reuse = True; called twice: store.session()",
         "option set: Store.reuse = True",
-        "called twice: store.session()",
     ]
+    assert made[2].description.startswith("added call after line"), made
+    # with no option to set, the repeat alone
+    bare = call_plan([(CORE_NEW, "Store.session", [15])], [TESTS])
+    _text, alone = add_calls(TESTS, "test_session_path", bare, 1)
+    assert [v.description for v in alone] == ["called twice: store.session()"]
     compile(text, "<copies>", "exec")
     assert text.startswith(TESTS)
     lines = ["    store.reuse = True", "    assert x"]
@@ -184,3 +189,27 @@ def test_the_copies_and_the_comments_put_back() -> None:
         "(its default is False)",
         *lines,
     ]
+
+
+def test_a_holder_built_in_set_up_gets_the_option_at_the_start_of_the_copy() -> None:
+    tests = (
+        "import unittest\nfrom store.core import Store\n\n\n"
+        "class TestStore(unittest.TestCase):\n"
+        "    def setUp(self):\n"
+        '        self.store = Store("db")\n\n'
+        "    def test_session(self):\n"
+        '        """The session opens the store\'s path."""\n'
+        '        assert self.store.session().path == "db"\n'
+    )
+    plan = call_plan(
+        [(CORE_NEW, "Store.session", [15])],
+        [tests],
+        changed_modules({"store/core.py": (CORE_NEW, CORE)}),
+    )
+    text, made = add_calls(tests, "TestStore.test_session", plan, 1)
+    assert [v.description for v in made] == ["option set: Store.reuse = True"]
+    copy = text[len(tests) :].splitlines()
+    at = copy.index("        self.store.reuse = True")
+    # after the docstring, before the test's own statements
+    assert copy[at - 2].strip().startswith('"""The session'), copy
+    assert copy[at + 1].strip().startswith("assert self.store.session()"), copy
