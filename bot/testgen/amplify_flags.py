@@ -247,7 +247,8 @@ def options(changed: list[tuple[str, str | None, list[int]]]) -> list[Option]:
             settable.add(name)
             before = _attributes(old[name]) if name in old else {}
             new = {k: v for k, v in _attributes(node).items() if k not in before}
-            if name in old and new:
+            # the parent's class must take the new attribute too (no slots there)
+            if name in old and new and _settable(old[name], set(old)):
                 holders.append((node, new))
     out: list[Option] = []
     for node, new in holders:

@@ -162,6 +162,9 @@ def test_the_options_found_and_the_holders_that_take_them() -> None:
     mode_new += "        return 'x' if self.mode == 'wide' else ''\n"
     found = options(changed_modules({"b.py": (mode_new, mode_old)}))
     assert [(o.name, o.value, o.default) for o in found] == [("mode", "'wide'", "'plain'")]
+    # a parent whose class has slots would refuse it: a failure there is no behaviour
+    slotted = mode_old.replace("class Box:\n", "class Box:\n    __slots__ = ('size',)\n\n")
+    assert options(changed_modules({"b.py": (mode_new, slotted)})) == []
 
 
 def test_the_copies_and_the_comments_put_back() -> None:
