@@ -290,8 +290,9 @@ def repeats(changed: list[tuple[str, str]]) -> dict[str, list[str]]:
             continue
         for item in cls.body:
             if isinstance(item, ast.FunctionDef) and item.name == name:
+                # a property is read, not called (a cache decorator is the point: kept)
                 decorated = any(
-                    "property" in (s := ast.unparse(d)) or "staticmethod" in s or "." in s
+                    "property" in (s := ast.unparse(d)) or s.endswith((".setter", ".deleter"))
                     for d in item.decorator_list
                 )
                 if not decorated and name not in out.setdefault(owner, []):

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot.testgen.amplify_calls import add_calls, call_plan
-from bot.testgen.amplify_flags import changed_modules, marked, options
+from bot.testgen.amplify_flags import changed_modules, marked, options, repeats
 from tests.testgen.sample import sample_testgen
 from tests.testgen.test_mech_amplify import amplified
 
@@ -216,3 +216,17 @@ def test_a_holder_built_in_set_up_gets_the_option_at_the_start_of_the_copy() -> 
     # after the docstring, before the test's own statements
     assert copy[at - 2].strip().startswith('"""The session'), copy
     assert copy[at + 1].strip().startswith("assert self.store.session()"), copy
+
+
+def test_the_methods_called_twice() -> None:
+    source = (
+        "import functools\n\n\nclass A:\n"
+        "    @functools.lru_cache(maxsize=None)\n    def table(self):\n        return {}\n\n"
+        "    @property\n    def size(self):\n        return 1\n\n"
+        "    def save(self):\n        pass\n\n"
+        "    def _own(self):\n        pass\n"
+    )
+    # a cached method is the point; a property is read, not called; a method that may
+    # write something, or a private one, is not called twice
+    found = repeats([(source, f"A.{m}") for m in ("table", "size", "save", "_own")])
+    assert found == {"A": ["table"]}
