@@ -25,6 +25,8 @@ from typing import Any
 
 from bot.testgen.amplify_calls import ADDED, CallPlan, add_calls, call_plan, order_tests
 from bot.testgen.amplify_drops import leaving_out_first
+from bot.testgen.amplify_flags import changed_modules
+from bot.testgen.amplify_flags import marked as flags_marked
 from bot.testgen.amplify_inputs import Steer, Variant, add_variants, steer_from_change
 from bot.testgen.amplify_order import Aims, aims_of, container_variants
 from bot.testgen.amplify_write import (
@@ -68,6 +70,8 @@ ORDERED = 4  # of them, per test, with a whole container changed (amplify_order)
 MAX_CALLS = 32  # copies with one call added on an object the test builds (amplify_calls)
 CALLS_EACH = 4  # of them, per test
 CALLS_SECONDS = 6.0  # their run on each side
+# not less when the budget is halved: one pytest start with a heavy import takes seconds
+CALLS_LEAST = 5.0
 # where a temporary path starts: pytest's own folder wherever TMPDIR points, or a
 # system temporary folder
 _TEMP_ROOTS = r"/tmp/|pytest-of-|/var/folders/|\\\\Temp\\\\"
@@ -109,6 +113,7 @@ def generate_amplified(
     plan = call_plan(
         [(ws.read(t.path) or "", t.qualname, list(t.lines)) for t in targets if t.path in changed],
         list(sources.values()),
+        changed_modules({p: (ws.read(p) or "", old) for p, old in parent_files.items()}),
     )
     share = min(1.0, budget / SECONDS)
     first = _observe(ws, fw, files, changed, 0, FIRST_SECONDS * share, test_seconds, MAX_TESTS)
@@ -216,15 +221,16 @@ def _compared(
     # the copies with a call added run on their own on each side: behind a big suite's
     # own tests in one run, its time limit would stop the parent before them
     calls = _call_variants(ws, own, sources, plan, described, notes) if plan else []
+    calls_seconds = max(CALLS_SECONDS * share, CALLS_LEAST)
     called = [n for _, ns in calls for n in ns]
     if called:
-        more = _observe(ws, fw, called, changed, 0, CALLS_SECONDS * share, test_seconds)
+        more = _observe(ws, fw, called, changed, 0, calls_seconds, test_seconds)
         first.tests.update(more.tests)
         called = [n for n in called if n in more.tests]
     with ws.replaced(parent_files):
         parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS * share, test_seconds)
         if called and not parent.error:
-            theirs = _observe(ws, fw, called, changed, 0, CALLS_SECONDS * share, test_seconds)
+            theirs = _observe(ws, fw, called, changed, 0, calls_seconds, test_seconds)
             parent.tests.update(theirs.tests)  # a failed run of them costs only them
     ran = ran + called
     extra += calls
@@ -830,8 +836,10 @@ def _writable(
     for ds in found:
         why = ""
         for d in ds:
-            built = amplified_test(sources.get(d.node.split("::", 1)[0], ""), d)
+            copied = sources.get(d.node.split("::", 1)[0], "")
+            built = amplified_test(copied, d)
             if not isinstance(built, str):
+                built.lines = flags_marked(built.lines, d.variant, copied)
                 out.append((d, _marked(built, d.variant)))
                 break
             why = why or built

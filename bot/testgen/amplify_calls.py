@@ -37,6 +37,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from bot.testgen.amplify_flags import EACH as FLAGS_EACH
+from bot.testgen.amplify_flags import FlagPlan, built_class, flag_copies, flag_plan, repeats
 from bot.testgen.amplify_inputs import Variant, _compiles, _find, _names, _unique
 
 __all__ = ["CallPlan", "add_calls", "call_arguments", "call_plan", "order_tests", "reaching"]
@@ -65,9 +67,10 @@ class CallPlan:
     methods: dict[str, list[str]] = field(default_factory=dict)
     arguments: dict[str, list[str]] = field(default_factory=dict)
     names: dict[str, frozenset[str]] = field(default_factory=dict)
+    flags: FlagPlan = field(default_factory=FlagPlan)  # options to set, calls to repeat
 
     def __bool__(self) -> bool:
-        return any(self.methods.values())
+        return any(self.methods.values()) or bool(self.flags)
 
 
 def reaching(source: str, qualname: str, lines: list[int] | None = None) -> dict[str, list[str]]:
@@ -267,10 +270,17 @@ def _all_default(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return len(a.defaults) >= len(plain) and kw_free
 
 
-def call_plan(changed: list[tuple[str, str, list[int]]], test_texts: list[str]) -> CallPlan:
-    """What can be added to tests for the changed ``(module source, qualname, lines)``."""
+def call_plan(
+    changed: list[tuple[str, str, list[int]]],
+    test_texts: list[str],
+    modules: list[tuple[str, str | None, list[int]]] | None = None,
+) -> CallPlan:
+    """What can be added to tests for the changed ``(module source, qualname, lines)``;
+    ``modules``, each changed module's ``(head source, parent source, changed lines)``,
+    for the options the change adds (``amplify_flags``)."""
     methods: dict[str, list[str]] = {}
     defaults: set[str] = set()
+    twice = repeats([(source, qualname) for source, qualname, _ in changed])
     for source, qualname, lines in changed:
         for cls, ms in reaching(source, qualname, lines).items():
             have = methods.setdefault(cls, [])
@@ -281,15 +291,16 @@ def call_plan(changed: list[tuple[str, str, list[int]]], test_texts: list[str]) 
             continue
         defaults |= {
             node.name
-            for cls, ms in methods.items()
+            for cls, ms in [*methods.items(), *twice.items()]
             for m in ms
             if (found := funcs.get(f"{cls}.{m}")) and _all_default(node := found[0])
         }
     methods = {c: [m for m in ms if not _OUTSIDE.match(m)] for c, ms in methods.items()}
-    wanted = {m for ms in methods.values() for m in ms}
+    wanted = {m for ms in [*methods.values(), *twice.values()] for m in ms}
     arguments, names = call_arguments(test_texts, wanted, defaults)
     methods = {c: [m for m in ms if arguments.get(m)] for c, ms in methods.items()}
-    return CallPlan({c: ms for c, ms in methods.items() if ms}, arguments, names)
+    flags = flag_plan(modules or [], twice, arguments)
+    return CallPlan({c: ms for c, ms in methods.items() if ms}, arguments, names, flags)
 
 
 # -- the tests' receivers -----------------------------------------------------------------
@@ -316,16 +327,6 @@ def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
                 stack.append(child)
 
 
-def _built(value: ast.expr | None, classes: set[str]) -> str:
-    """The class ``value`` builds (``Cls(...)``, ``mod.Cls(...)``), else ""."""
-    if not isinstance(value, ast.Call):
-        return ""
-    func = value.func
-    name = func.id if isinstance(func, ast.Name) else ""
-    name = func.attr if isinstance(func, ast.Attribute) else name
-    return name if name in classes else ""
-
-
 def _bound(body: list[ast.stmt], classes: set[str], self_only: bool) -> dict[str, str]:
     """Names (``x``, ``self.x``) the statements bind to a built instance -> its class."""
     out: dict[str, str] = {}
@@ -338,7 +339,7 @@ def _bound(body: list[ast.stmt], classes: set[str], self_only: bool) -> dict[str
         elif isinstance(node, ast.With | ast.AsyncWith):
             pairs += [(i.optional_vars, i.context_expr) for i in node.items if i.optional_vars]
         for target, value in pairs:
-            cls = _built(value, classes)
+            cls = built_class(value, classes)
             if not cls:
                 continue
             shown = ast.unparse(target)
@@ -404,7 +405,7 @@ def order_tests(
         found = _find(tree, qualname) if tree is not None else None
         if found is None:
             continue
-        receivers = _receivers(*found, set(plan.methods))
+        receivers = _receivers(*found, set(plan.methods) | plan.flags.classes())
         if not receivers:
             continue
         way = next((m for r in receivers for m in r.called if m in plan.methods.get(r.cls, [])), "")
@@ -422,9 +423,11 @@ def add_calls(
     module_source: str, qualname: str, plan: CallPlan, limit: int = 4
 ) -> tuple[str, list[Variant]]:
     """The test module's source with up to ``limit`` copies of the test ``qualname``
-    appended (in its class for a method), each with one call of a reaching method added
-    on an object the test builds, after the test's own statements on it; the module
-    unchanged and no copy when the test builds no such object."""
+    appended (in its class for a method): first those with an option the change adds
+    set on a holder the test builds, or a changed method called twice
+    (``amplify_flags``), then those with one call of a reaching method added on an
+    object the test builds, after the test's own statements on it; the module unchanged
+    and no copy when the test builds no such object."""
     if limit <= 0 or not plan:
         return module_source, []
     try:
@@ -435,12 +438,18 @@ def add_calls(
     if found is None:
         return module_source, []
     func, owner = found
-    receivers = _receivers(func, owner, set(plan.methods))
-    if not receivers:
-        return module_source, []
     known = _module_names(tree) | _BUILTINS
-    calls = _candidates(receivers, plan, known)
-    if not calls:
+    inserts = flag_copies(func, plan.flags, known, plan.names, min(limit, FLAGS_EACH), owner)
+    indent = " " * func.body[0].col_offset
+    for receiver, method, args in _candidates(
+        _receivers(func, owner, set(plan.methods)), plan, known
+    ):
+        stmt = func.body[receiver.after]
+        line = stmt.end_lineno or stmt.lineno
+        call = f"{receiver.name}.{method}({args})"
+        rows = [f"{indent}# {ADDED} by Nova", f"{indent}{call}"]
+        inserts.append(({line: rows}, f"{ADDED} after line {line}: {call}"))
+    if not inserts:
         return module_source, []
     rows = module_source.splitlines(keepends=True)
     first = min([d.lineno for d in func.decorator_list] + [func.lineno])
@@ -448,27 +457,25 @@ def add_calls(
     segment = rows[first - 1 : last]
     if segment and not segment[-1].endswith("\n"):
         segment[-1] += "\n"
-    indent = " " * func.body[0].col_offset
     taken = {n.name for n in (owner.body if owner is not None else tree.body) if hasattr(n, "name")}
     copies: list[str] = []
     variants: list[Variant] = []
     prefix = owner.name + "." if owner is not None else ""
-    for receiver, method, args in calls:
+    for added, what in inserts:
         if len(variants) >= limit:
             break
-        stmt = func.body[receiver.after]
-        at = (stmt.end_lineno or stmt.lineno) - first + 1  # rows of the segment before it
-        call = f"{receiver.name}.{method}({args})"
+        copy: list[str] = []
+        for i, row in enumerate(segment):
+            copy.append(row)
+            copy += [r + "\n" for r in added.get(first + i, [])]
         name = _unique(func.name, taken, MARK)
-        copy = [*segment[:at], f"{indent}# {ADDED} by Nova\n", f"{indent}{call}\n", *segment[at:]]
         text = re.sub(
             r"(def\s+)" + re.escape(func.name) + r"\b", r"\g<1>" + name, "".join(copy), count=1
         )
         if not _compiles("class _Copy:\n" + text if owner is not None else text):
             continue
         copies.append(text)
-        line = stmt.end_lineno or stmt.lineno
-        variants.append(Variant(name, prefix + name, f"{ADDED} after line {line}: {call}"))
+        variants.append(Variant(name, prefix + name, what))
     if not copies:
         return module_source, []
     at = (owner.end_lineno or owner.lineno) if owner is not None else len(rows)
