@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import json
+import os
 import shutil
 import sys
 import tomllib
@@ -59,13 +60,42 @@ class Framework:
         }
 
 
+# folders that hold installed or built code, never the project's own tests
+_NOT_OURS = frozenset({".venv", "venv", "site-packages", "node_modules", ".git", ".tox", "build"})
+
+
+def _python_test_files(root: Path) -> list[Path]:
+    """The project's Python test files by name (``test*.py``, ``*_test.py``)."""
+    found = []
+    for folder, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if d not in _NOT_OURS and not d.startswith("."))
+        found += [
+            Path(folder, f)
+            for f in sorted(files)
+            if f.endswith(".py") and (f.startswith("test") or f.endswith("_test.py"))
+        ]
+    return found
+
+
 def _python_test_dirs(root: Path) -> tuple[str, ...]:
+    """Where tests live: a top ``tests`` / ``test`` folder; else the folders deeper down
+    that hold the project's test files (``pkg/tests``, most files first), so a test Nova
+    writes sits beside them and imports as they do; else ``tests``."""
     dirs = [d for d in ("tests", "test") if (root / d).is_dir()]
-    return tuple(dirs or ["tests"])
+    if dirs:
+        return tuple(dirs)
+    counts: dict[str, int] = {}
+    for path in _python_test_files(root):
+        folder = path.parent.relative_to(root).as_posix()
+        if folder != ".":  # tests at the top: their copies go beside them (Workspace)
+            counts[folder] = counts.get(folder, 0) + 1
+    nested = sorted(counts, key=lambda f: (-counts[f], f))
+    tops = [f for f in nested if not any(f.startswith(o + "/") for o in nested if o != f)]
+    return tuple(tops[:3] or ["tests"])
 
 
 def _python_patterns(root: Path) -> tuple[str, ...]:
-    suffixed = any(root.rglob("*_test.py"))
+    suffixed = any(p.name.endswith("_test.py") for p in _python_test_files(root))
     return ("test_*.py", "*_test.py") if suffixed else ("test_*.py",)
 
 
@@ -185,7 +215,7 @@ def detect_framework(root: Path) -> Framework | None:
             ("*Test.java",),
             ("build.gradle",),
         )
-    py_tests = [p for p in root.rglob("test*.py") if ".venv" not in p.parts]
+    py_tests = _python_test_files(root)
     if py_tests:
         uses_unittest = any(
             "unittest" in p.read_text(encoding="utf-8", errors="replace") for p in py_tests[:20]

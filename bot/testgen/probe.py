@@ -704,6 +704,16 @@ def _message(exc: BaseException) -> str:
     return text if 0 < len(text) <= 100 and "\n" not in text and "0x" not in text else ""
 
 
+def _owner_name(owner: object) -> str | None:
+    """How a test names a member's class: its qualified name for a class nested in
+    another (``Export.image``: the test imports ``Export``), else its name."""
+    name = getattr(owner, "__name__", None)
+    qualified = getattr(owner, "__qualname__", None)
+    if isinstance(qualified, str) and "<" not in qualified and "." in qualified:
+        return qualified
+    return name
+
+
 def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
     try:
         named = objects.resolve(module, spec["qualname"])
@@ -713,7 +723,7 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         return {"skipped": "not callable", "results": []}
     sig = objects.signature_of(named)
     params = list(sig.parameters) if sig is not None else []
-    owner = getattr(named.owner, "__name__", None)
+    owner = _owner_name(named.owner)
     results, seen = [], set()
     cases = _cases(named, spec)  # drawing them can take seconds: the calls get their own
     deadline = time.monotonic() + FUNCTION_SECONDS
