@@ -326,14 +326,15 @@ def _parent_round(
 _NAME_MISSING = re.compile(
     r"\b(?:ImportError|ModuleNotFoundError|NameError)\b|cannot import name"
     r"|\b(?:module|type object) '[^']*' has no attribute"
+    r"|got an unexpected keyword argument"  # a parameter new in the change
 )
 
 
 def names_missing(failure: str) -> bool:
     """Whether a test's failure on the parent is a name the parent does not have (a
-    module's or a class's attribute, an import) rather than a behaviour; an instance
-    lacking an attribute (``'NoneType' object has no attribute``) may be either, and is
-    left to the generator's facts."""
+    module's or a class's attribute, an import, a keyword parameter) rather than a
+    behaviour; an instance lacking an attribute (``'NoneType' object has no attribute``)
+    may be either, and is left to the generator's facts."""
     return bool(_NAME_MISSING.search(failure))
 
 

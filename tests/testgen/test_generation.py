@@ -394,6 +394,11 @@ def test_a_failure_on_the_parent_that_names_what_it_lacks_is_a_new_name() -> Non
     )
     assert names_missing("ImportError: cannot import name 'Empty' from 'pkg.errors'")
     assert names_missing("NameError: name 'Empty' is not defined")
+    # a keyword the parent's signature does not have: a new parameter, not a behaviour
+    assert names_missing(
+        "TypeError: OpenIdConfig.__init__() got an unexpected keyword argument 'http_config'"
+    )
+    assert not names_missing("TypeError: unsupported operand type(s) for +: 'int' and 'str'")
     # a behaviour: another value, another exception
     assert not names_missing("AssertionError: assert 'a, b' == 'a,b'")
     assert not names_missing("RuntimeError: generator raised StopIteration")
