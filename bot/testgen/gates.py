@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from bot.testgen.jsscan import JsScanError, matching_close
 from bot.testgen.matrix import Target
-from bot.testgen.modstate import import_hits
+from bot.testgen.modstate import class_body_hits, import_hits
 from bot.testgen.runners import Runner
 from bot.testgen.workspace import Workspace
 
@@ -206,7 +206,7 @@ def _judge(
             c.evidence["coverage_unmeasured"] = why
             covered[c.name] = {}
     test_text = ws.read(rel) or ""
-    sources = {t.path: ws.read(t.path) for t in targets if t.qualname == "<module>"}
+    sources = {t.path: ws.read(t.path) for t in targets}
     for c in alive:
         if c.name in covered:
             continue
@@ -225,6 +225,8 @@ def _judge(
             hit = t.ran(mine)
             # or at import, binding a name the test itself reads (``modstate``)
             hit = hit or import_hits(t, runner.imported, sources.get(t.path), test_text, c.name)
+            # or in a class's own body (a member, a field), the test reading that class
+            hit = hit or class_body_hits(t, runner.imported, sources.get(t.path), test_text, c.name)
             if hit:
                 hits.setdefault(t.path, []).extend(hit)
                 c.targets.append(f"{t.path}::{t.qualname}")

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from bot.testgen.runners import Lines
     from bot.testgen.workspace import Workspace
 
-__all__ = ["generate_modstate", "import_hits"]
+__all__ = ["class_body_hits", "generate_modstate", "import_hits"]
 
 SIDE_RUNNER = Path(__file__).with_name("probe_state.py")
 MAX_NAMES = 12  # names observed per module
@@ -599,6 +599,41 @@ def import_hits(
         if span and any(first <= n <= last for n in ran):
             out |= span
     return sorted(out)
+
+
+def class_body_hits(
+    target: Target, imported: Lines, source: str | None, test: str, name: str
+) -> list[int]:
+    """The changed lines of a class's own body (an enum's member, a dataclass's field, a
+    class attribute: statements that run once, when the module is imported) that count as
+    run by the test ``name``: those the import ran, when the test's body reads the class
+    (its outermost class, for one nested in another) from the module."""
+    if target.qualname == "<module>" or source is None:
+        return []
+    ran = imported.get(target.path, set())
+    if not ran:
+        return []
+    try:
+        scope: list[ast.stmt] = ast.parse(source).body
+    except SyntaxError:
+        return []
+    found: ast.ClassDef | None = None
+    for part in target.qualname.split("."):
+        found = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if found is None:
+            return []
+        scope = found.body
+    if found is None:
+        return []
+    own = set()  # lines of the class body's statements that are not a function's
+    for node in found.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own |= set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    lines = sorted(n for n in target.lines if n in own and n in ran)
+    top = target.qualname.split(".")[0]
+    if not lines or top not in _read_names(test, name, _module_name(target.path)):
+        return []
+    return lines
 
 
 def _read_names(text: str, name: str, module: str) -> set[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import enum
 import importlib
 import io
 import itertools
@@ -174,6 +175,8 @@ def render(value: object, depth: int = 0) -> tuple[str, list[str]] | None:
     """(source, import lines) that evaluate to a value equal to ``value``, or None."""
     if depth > 16:  # deeper (or a list that holds itself): not a readable value
         return None
+    if isinstance(value, enum.Enum):  # its repr is <Cls.NAME: value>, not Python
+        return _render_member(value)
     if value is None or isinstance(value, (bool, str, bytes)):
         return repr(value), []
     if isinstance(value, int) and type(value) is int:
@@ -214,6 +217,23 @@ def render(value: object, depth: int = 0) -> tuple[str, list[str]] | None:
             imports += rv[1]
         return f"types.SimpleNamespace({', '.join(fields)})", imports
     return _render_by_repr(value)
+
+
+def _render_member(value: enum.Enum) -> tuple[str, list[str]] | None:
+    """``Cls.NAME`` (``Outer.Cls.NAME``) with the import of the class from its module."""
+    cls = type(value)
+    path = cls.__qualname__
+    module = sys.modules.get(cls.__module__)
+    name = value.name
+    if module is None or "<" in path or not isinstance(name, str) or not name.isidentifier():
+        return None  # a class made in a function, a combination of flags
+    top = path.split(".")[0]
+    found: object = module
+    for part in path.split("."):
+        found = getattr(found, part, None)
+    if found is not cls or getattr(cls, name, None) is not value:
+        return None
+    return f"{path}.{name}", [f"from {cls.__module__} import {top}"]
 
 
 def _render_collection(value: typing.Iterable[object], depth: int) -> tuple[str, list[str]] | None:
