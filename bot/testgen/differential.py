@@ -36,6 +36,7 @@ from bot.testgen.inputs import (
     inputs_from_tests,
     is_doc,
     literal_pool,
+    member_values,
     steer,
     steering_literals,
 )
@@ -446,6 +447,7 @@ def _plans(
             steered = into_containers(candidates, [*strings, *numbers])
             steered += steer(candidates, strings, numbers) + placed(candidates, strings)
             steered += left_out(candidates, source, lines)  # a part it reads left out
+            steered += member_values(name, source, lines)  # an enum's changed members
             # the switches a changed reader may sit behind: on steered inputs, on the first
             mine = changed.get(path, [])  # a parameter on a changed line may be new
             switched_ = switched(steered, source, name, mine)

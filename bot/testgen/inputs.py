@@ -662,6 +662,40 @@ def literal_strings(rows: Iterable[str]) -> Iterator[str | bytes]:
 MAX_STEERED = 24  # inputs made from the changed lines' literals, per function
 
 
+_ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
+
+
+def member_values(name: str, source: str, lines: list[int]) -> list[Candidate]:
+    """For the constructor of an enum (``Permission.__init__``): a call with the value of
+    each member the changed lines add or change (``ADMIN = "ADMIN"`` gives
+    ``Permission('ADMIN')``), which is how a value from outside is looked up."""
+    owner = name.removesuffix(".__init__")
+    try:
+        scope: list[ast.stmt] = ast.parse(source).body
+    except SyntaxError:
+        return []
+    found: ast.ClassDef | None = None
+    for part in owner.split("."):
+        found = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if found is None:
+            return []
+        scope = found.body
+    bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in found.bases} if found else set()
+    if found is None or not bases & _ENUM_BASES:
+        return []
+    out = []
+    for node in found.body:
+        if (
+            isinstance(node, ast.Assign)
+            and node.lineno in lines
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str | int)
+            and not isinstance(node.value.value, bool)
+        ):
+            out.append(Candidate((repr(node.value.value),), origin="a changed member's value"))
+    return out[:8]
+
+
 def steering_literals(source: str, lines: list[int]) -> tuple[list[str], list[int]]:
     """The string and integer literals of the changed lines (``if "," in text``,
     ``if len(path) >= depth + 1``): what the changed code tests for, so inputs can be

@@ -111,3 +111,29 @@ def test_a_class_body_line_counts_only_for_a_test_that_reads_the_class() -> None
     assert class_body_hits(target, {}, source, reads, "test_x") == []  # the import not seen
     method = Target("pkg/enums.py", "Limits", "modified", [14])  # a method's line
     assert class_body_hits(method, imported, source, other, "test_x") == []
+
+
+REGIONS = '''import enum
+
+
+class Region(str, enum.Enum):
+    """Generated from the API's schema: the regions a machine may run in."""
+
+    EU = "eu-west"
+    US = "us-east"
+{extra}'''
+
+
+def test_a_member_added_to_an_enum_no_test_names_is_caught(tmp_path: Path) -> None:
+    # no test builds a Region: the changed member's own value is the input
+    base = {"pkg/__init__.py": "", "pkg/regions.py": REGIONS.format(extra="")}
+    base["tests/test_other.py"] = "def test_nothing():\n    assert True\n"
+    _, data = sample_testgen(
+        tmp_path,
+        base,
+        {"pkg/regions.py": REGIONS.format(extra='    ASIA = "ap-south"\n')},
+        "a region in Asia",
+    )
+    facts = caught(data, "Region('ap-south')")
+    assert facts, data["dropped"]
+    assert "is not a valid Region" in facts[0]["parent"]
