@@ -50,7 +50,14 @@ from bot.testgen.runners.python import measured_args
 from bot.testgen.steady_parts import of_runs
 from bot.testgen.workspace import MAX_TEST_BYTES, Workspace, WriteRefused
 
-__all__ = ["AMPLIFIED", "Observed", "generate_amplified", "naming_files", "unpinned"]
+__all__ = [
+    "AMPLIFIED",
+    "Observed",
+    "generate_amplified",
+    "naming_files",
+    "pins_behaviour",
+    "unpinned",
+]
 
 AMPLIFIED = "test_nova_amp_"  # how its files are named (the pipeline checks them last)
 
@@ -152,6 +159,22 @@ def generate_amplified(
     return notes
 
 
+# a call one side's signature refuses: the parameters changed, no behaviour was compared
+_SIGNATURE = re.compile(
+    r"TypeError\(.*(?:takes \d+ positional arguments? but \d+ (?:were|was) given"
+    r"|got an unexpected keyword argument|missing \d+ required (?:positional|keyword-only))"
+)
+
+
+def pins_behaviour(fact: dict[str, Any]) -> bool:
+    """Whether a fact of the differential generator's tests pins a changed behaviour: the
+    sides differ, in a name both have, and neither refused the call's arguments."""
+    if not fact.get("changed") or fact.get("new_name"):
+        return False
+    sides = f"{fact.get('head') or ''} {fact.get('parent') or ''}"
+    return not _SIGNATURE.search(sides)
+
+
 def unpinned(
     targets: list[Target], facts: dict[str, dict[str, list[dict[str, Any]]]]
 ) -> list[Target]:
@@ -161,7 +184,7 @@ def unpinned(
     for rows in facts.values():
         for found in rows.values():
             for f in found:
-                if f.get("changed") and not f.get("new_name"):
+                if pins_behaviour(f):
                     pinned |= {str(r) for r in f.get("reaches") or []}
                     pinned |= set(_called(str(f.get("call") or "")))
     return [

@@ -110,7 +110,10 @@ def _pytest_evidence(root: Path) -> list[str]:
         if "pytest" in tools:
             found.append("pyproject.toml [tool.pytest]")
     for name, marker in (
+        ("pytest.toml", ""),  # pytest 9
+        (".pytest.toml", ""),
         ("pytest.ini", ""),
+        (".pytest.ini", ""),
         ("setup.cfg", "[tool:pytest]"),
         ("tox.ini", "[pytest]"),
     ):

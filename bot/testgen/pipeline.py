@@ -294,14 +294,9 @@ def amplify_plan(
     that says why: all of them in ``seconds`` when the differential generator pinned
     nothing; otherwise those it pinned nothing of, in half the time, and only if the job
     has spent at most ``PINNED_BY`` seconds (its gates and the full suite still run)."""
-    from bot.testgen.amplify import unpinned
+    from bot.testgen.amplify import pins_behaviour, unpinned
 
-    pinned = sum(
-        bool(f.get("changed")) and not f.get("new_name")
-        for rows in facts.values()
-        for row in rows.values()
-        for f in row
-    )
+    pinned = sum(pins_behaviour(f) for rows in facts.values() for row in rows.values() for f in row)
     if not pinned:
         return matrix, seconds, None
     targets = unpinned(matrix, facts)

@@ -16,6 +16,7 @@ import re
 import shlex
 import tomllib
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 from bot.sandbox.run import RunResult
@@ -30,25 +31,27 @@ _COV_VALUED = {"--cov", "--cov-report", "--cov-config", "--cov-fail-under", "--c
 
 def project_addopts(root: Path) -> list[str] | None:
     """The ``addopts`` of the pytest configuration file pytest would pick in ``root``
-    (pytest.ini, .pytest.ini, pyproject.toml, tox.ini, setup.cfg, in pytest's order), or
-    None when that file sets none."""
+    (pytest.toml, .pytest.toml, pytest.ini, .pytest.ini, pyproject.toml, tox.ini,
+    setup.cfg, in pytest's order), or None when that file sets none."""
     for name, section in (
+        ("pytest.toml", "pytest"),  # pytest 9: a [pytest] table of native TOML
+        (".pytest.toml", "pytest"),
         ("pytest.ini", "pytest"),
         (".pytest.ini", "pytest"),
-        ("pyproject.toml", None),
+        ("pyproject.toml", "tool"),
         ("tox.ini", "pytest"),
         ("setup.cfg", "tool:pytest"),
     ):
         path = root / name
         if not path.is_file():
             continue
-        if section is None:
+        if name.endswith(".toml"):
             try:
                 table = tomllib.loads(path.read_text(encoding="utf-8"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError):
                 continue
-            options = table.get("tool", {}).get("pytest", {}).get("ini_options")
-            if not isinstance(options, dict):
+            options = _toml_options(table, section)
+            if options is None:
                 continue
             value = options.get("addopts")
             if isinstance(value, list):
@@ -67,6 +70,22 @@ def project_addopts(root: Path) -> list[str] | None:
             except ValueError:  # unbalanced quotes: pytest cannot read it either
                 return None
     return None
+
+
+def _toml_options(table: dict[str, Any], section: str) -> dict[str, Any] | None:
+    """pytest's settings in a TOML file: the ``[pytest]`` table of pytest.toml (which
+    counts even when empty), or pyproject's ``[tool.pytest]`` (pytest 9, native TOML) or
+    ``[tool.pytest.ini_options]``; None when pyproject has neither."""
+    if section == "pytest":
+        found = table.get("pytest", {})
+        return found if isinstance(found, dict) else {}
+    tool = table.get("tool", {}).get("pytest")
+    if not isinstance(tool, dict):
+        return None
+    ini = tool.get("ini_options")
+    if isinstance(ini, dict):
+        return ini
+    return {k: v for k, v in tool.items() if not isinstance(v, dict)}
 
 
 def _without_cov(options: list[str]) -> list[str]:
@@ -308,7 +327,7 @@ class PytestRunner(Runner):
             self.stopped = RUN_LIMIT in run.output
             # 1: tests failed, 5: none collected, 2: interrupted (by the run limit)
             if run.returncode not in (0, 1, 5) and not (self.stopped and run.returncode == 2):
-                self.coverage_failure = _tail(run.output)
+                self.coverage_failure = collect_error(run.output)
                 return None
             json_run = ws.run(
                 [python, "-m", "coverage", "json", rc, f"--data-file={data}", "-o", report]
@@ -363,6 +382,9 @@ def collect_error(output: str) -> str:
         raised = _RAISED.match(row.strip())
         if raised:
             return " ".join(raised.group(1).split())[:300]
+    for row in output.splitlines():  # a usage error: its line, not the rootdir after it
+        if " error: " in row and ("usage" in output[:200].lower() or row.startswith("ERROR")):
+            return " ".join(row.split(" error: ", 1)[1].split())[:300]
     return _tail(output)
 
 
