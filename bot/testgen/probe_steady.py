@@ -46,12 +46,14 @@ if typing.TYPE_CHECKING:
     from types import ModuleType, TracebackType
 
 # how far ahead the clock is moved: past an expiry within days, and within a working life
-# of the test; each to another hour of the day, and together to a weekend from any day of
-# the week (+3, +5, +2 days of the week) and to another month
+# of the test; each to another hour of the day, and together across noon from any hour and
+# to the other side of a weekend from any day and hour of the week (+3, +5, +1 days of the
+# week, one more where the hours pass midnight: 30 years of 365 days, +2, reached Monday
+# from a Friday after 07:00) and to another month
 SHIFTS = (
     datetime.timedelta(days=3, hours=9),
     datetime.timedelta(days=187, hours=5),
-    datetime.timedelta(days=30 * 365, hours=17),
+    datetime.timedelta(days=30 * 365 - 1, hours=17),
 )
 _SHIFT = [datetime.timedelta(0)]
 _REAL: dict[str, typing.Any] = {

@@ -179,6 +179,19 @@ def test_a_day_of_the_week_and_an_hour_of_the_day_are_not_pinned() -> None:
     assert "clock" not in _call(morning) and "pinned" in _call(morning)
 
 
+def test_from_any_hour_of_the_week_one_move_crosses_a_weekend_and_noon() -> None:
+    # the moves themselves, from every hour of a whole week (not only the hour the test
+    # runs at): the 30-year move reached a Monday from a Friday after 07:00
+    start = datetime.datetime(2026, 11, 23)  # a Monday
+    for hour in range(7 * 24):
+        now = start + datetime.timedelta(hours=hour)
+        later = [now + shift for shift in probe_steady.SHIFTS]
+        weekend = now.weekday() >= 5
+        assert any((t.weekday() >= 5) != weekend for t in later), now
+        assert any((t.hour < 12) != (now.hour < 12) for t in later), now
+        assert any(t.month != now.month for t in later), now
+
+
 def test_a_clock_that_cannot_be_moved_is_not_trusted() -> None:
     # the same at every move (it never saw one): the read was not through a stand-in
     outcome = _call(expired, {"exp": 4102444800.0})
