@@ -77,7 +77,7 @@ def _python_test_files(root: Path) -> list[Path]:
     return found
 
 
-def _python_test_dirs(root: Path) -> tuple[str, ...]:
+def _python_test_dirs(root: Path, files: list[Path]) -> tuple[str, ...]:
     """Where tests live: a top ``tests`` / ``test`` folder; else the folders deeper down
     that hold the project's test files (``pkg/tests``, most files first), so a test Nova
     writes sits beside them and imports as they do; else ``tests``."""
@@ -85,7 +85,7 @@ def _python_test_dirs(root: Path) -> tuple[str, ...]:
     if dirs:
         return tuple(dirs)
     counts: dict[str, int] = {}
-    for path in _python_test_files(root):
+    for path in files:
         folder = path.parent.relative_to(root).as_posix()
         if folder != ".":  # tests at the top: their copies go beside them (Workspace)
             counts[folder] = counts.get(folder, 0) + 1
@@ -94,8 +94,8 @@ def _python_test_dirs(root: Path) -> tuple[str, ...]:
     return tuple(tops[:3] or ["tests"])
 
 
-def _python_patterns(root: Path) -> tuple[str, ...]:
-    suffixed = any(p.name.endswith("_test.py") for p in _python_test_files(root))
+def _python_patterns(files: list[Path]) -> tuple[str, ...]:
+    suffixed = any(p.name.endswith("_test.py") for p in files)
     return ("test_*.py", "*_test.py") if suffixed else ("test_*.py",)
 
 
@@ -172,13 +172,14 @@ def detect_framework(root: Path) -> Framework | None:
     python = sys.executable
     evidence = _pytest_evidence(root)
     if evidence:
+        py_tests = _python_test_files(root)  # walked once: the folders and the names
         return Framework(
             "pytest",
             "python",
             (python, *_PYTEST),
             (python, *_PYTEST),
-            _python_test_dirs(root),
-            _python_patterns(root),
+            _python_test_dirs(root, py_tests),
+            _python_patterns(py_tests),
             tuple(evidence),
         )
     node = _node(root)
@@ -230,8 +231,8 @@ def detect_framework(root: Path) -> Framework | None:
             "python",
             (python, *_PYTEST),
             (python, *_PYTEST),
-            _python_test_dirs(root),
-            _python_patterns(root),
+            _python_test_dirs(root, py_tests),
+            _python_patterns(py_tests),
             ("test files",),
         )
     return None

@@ -382,9 +382,9 @@ def collect_error(output: str) -> str:
         raised = _RAISED.match(row.strip())
         if raised:
             return " ".join(raised.group(1).split())[:300]
-    for row in output.splitlines():  # a usage error: its line, not the rootdir after it
-        if " error: " in row and ("usage" in output[:200].lower() or row.startswith("ERROR")):
-            return " ".join(row.split(" error: ", 1)[1].split())[:300]
+    for row in output.splitlines():  # a usage error (`pytest: error: ...`), not the rootdir
+        if ": error: " in row:
+            return " ".join(row.split(": error: ", 1)[1].split())[:300]
     return _tail(output)
 
 
