@@ -662,6 +662,18 @@ def literal_strings(rows: Iterable[str]) -> Iterator[str | bytes]:
 MAX_STEERED = 24  # inputs made from the changed lines' literals, per function
 
 
+def class_at(tree: ast.Module, qualname: str) -> ast.ClassDef | None:
+    """The class of a dotted qualname (``Outer.Inner``) in a module, or None."""
+    body: list[ast.stmt] = tree.body
+    found: ast.ClassDef | None = None
+    for part in qualname.split("."):
+        found = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if found is None:
+            return None
+        body = found.body
+    return found
+
+
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 
 
@@ -669,17 +681,10 @@ def member_values(name: str, source: str, lines: list[int]) -> list[Candidate]:
     """For the constructor of an enum (``Permission.__init__``): a call with the value of
     each member the changed lines add or change (``ADMIN = "ADMIN"`` gives
     ``Permission('ADMIN')``), which is how a value from outside is looked up."""
-    owner = name.removesuffix(".__init__")
     try:
-        scope: list[ast.stmt] = ast.parse(source).body
+        found = class_at(ast.parse(source), name.removesuffix(".__init__"))
     except SyntaxError:
         return []
-    found: ast.ClassDef | None = None
-    for part in owner.split("."):
-        found = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == part), None)
-        if found is None:
-            return []
-        scope = found.body
     bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in found.bases} if found else set()
     if found is None or not bases & _ENUM_BASES:
         return []

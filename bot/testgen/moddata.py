@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
+from bot.testgen.inputs import class_at
 from bot.testgen.reach import Entry, readers_entries
 from bot.testgen.steer import contrasts, literals
 
@@ -281,17 +282,6 @@ def _bindings(
     return bindings, direct
 
 
-def _class(tree: ast.Module, qualname: str) -> ast.ClassDef | None:
-    body: list[ast.stmt] = tree.body
-    found: ast.ClassDef | None = None
-    for part in qualname.split("."):
-        found = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
-        if found is None:
-            return None
-        body = found.body
-    return found
-
-
 def class_data_change(
     path: str, source: str, qualname: str, lines: list[int], replaced: Sequence[Replaced] = ()
 ) -> DataChange | None:
@@ -303,7 +293,7 @@ def class_data_change(
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    node = _class(tree, qualname)
+    node = class_at(tree, qualname)
     if node is None:
         return None
     found, direct = _bindings(node, node.body, lines)

@@ -36,6 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from bot.testgen.ghostwriter import _module_name
+from bot.testgen.inputs import class_at
 from bot.testgen.matrix import versions_masked
 from bot.testgen.modregex import pattern_witnesses
 from bot.testgen.probe_objects import VALUE
@@ -614,15 +615,9 @@ def class_body_hits(
     if not ran:
         return []
     try:
-        scope: list[ast.stmt] = ast.parse(source).body
+        found = class_at(ast.parse(source), target.qualname)
     except SyntaxError:
         return []
-    found: ast.ClassDef | None = None
-    for part in target.qualname.split("."):
-        found = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == part), None)
-        if found is None:
-            return []
-        scope = found.body
     if found is None:
         return []
     own = set()  # lines of the class body's statements that are not a function's
