@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.testgen import ambient
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_drops import left_out
 from bot.testgen.bare import Bare, without_init
@@ -201,12 +202,13 @@ class DifferentialPlan:
         }
 
 
-def _plan_json(plans: list[DifferentialPlan], draw: int) -> str:
+def _plan_json(plans: list[DifferentialPlan], draw: int, settings: list[str]) -> str:
     return json.dumps(
         {
             "call_seconds": CALL_SECONDS,
             "run_seconds": RUN_SECONDS,
             "modules": [p.spec(draw) for p in plans],
+            "ambient": settings,  # each input called again under each (ambient.py)
         }
     )
 
@@ -234,7 +236,7 @@ def side_runner(where: Path) -> Path:
     (it runs with the project's interpreter, which cannot import Nova)."""
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
-    for helper in ("probe_objects", "probe_steady"):
+    for helper in ("probe_objects", "probe_steady", "ambient"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
 
@@ -489,7 +491,8 @@ def _plans(
 
 
 def _key(result: dict[str, object]) -> str:
-    return json.dumps([result.get(k) for k in ("args", "kwargs", "ctor", "steps")], sort_keys=True)
+    keys = ("args", "kwargs", "ctor", "steps", "ambient")
+    return json.dumps([result.get(k) for k in keys], sort_keys=True)
 
 
 def _outcomes(data: dict[str, object], name: str) -> dict[str, str]:
@@ -574,6 +577,7 @@ def _example(
         new=before == "missing",
         parent=None if before is None or before == "missing" else json.loads(before),
         pinned=bool(result.get("pinned")),  # its outcome shows with the clock pinned only
+        ambient=str(result.get("ambient") or ""),  # observed under a process-wide setting
     )
 
 
@@ -697,8 +701,12 @@ def _compare(
             unstable += 1
             continue
         same = theirs == ours or not parent_runs
+        if same and result.get("ambient"):
+            continue  # a setting's call only tells where the sides differ under it
         example = _example(result, entry, None if same else next(iter(theirs)))
         (agreed if same else changed).append(example)
+    if any(not e.ambient for e in changed):  # the default setting shows the change already
+        changed = [e for e in changed if not e.ambient]
     note = (
         f"{len(entry['results'])} inputs: {len(changed)} where the parent differs, "
         f"{len(agreed)} where it agrees"
@@ -710,6 +718,9 @@ def _compare(
         note += f", {timeless} read the clock but came out the same with it moved ahead"
     if pinned := sum(1 for r in entry["results"] if r.get("pinned")):
         note += f", {pinned} steady with the clock pinned (compared pinned on both sides)"
+    if changed and changed[0].ambient:
+        said = sorted({ambient.SETTINGS[e.ambient].said for e in changed})
+        note += f" (only under {', '.join(said)}: the default setting hides it)"
     if unreached:
         note += f", {unreached} not reached by the parent's runs (not compared)"
     if unusable:
@@ -758,7 +769,8 @@ def generate_differential(
         return notes + ["differential: no changed public top-level Python function to test"]
     if parent:  # values a changed literal (regex, format spec) treats differently, first
         notes += steer_plans(plans, targets, ws.read, lambda p: ws.parent_text(p, parent))
-    first = _probe(ws, fw, _plan_json(plans, DRAWN), "head-1", 0)
+    settings = _settings(ws, targets, parent, notes)
+    first = _probe(ws, fw, _plan_json(plans, DRAWN, settings), "head-1", 0)
     if "error" in first:
         return notes + [f"differential: the changed modules could not be probed: {first['error']}"]
     found = _modules(first)
@@ -770,6 +782,7 @@ def generate_differential(
                 q: [
                     {k: r[k] for k in ("args", "kwargs", "imports", "ctor", "steps", "origin")}
                     for r in entry["results"]
+                    if not r.get("ambient")  # each run calls it under the settings itself
                 ]
                 for q, entry in found[p.module]["functions"].items()
             },
@@ -777,7 +790,7 @@ def generate_differential(
         for p in plans
         if p.module in found and not found[p.module].get("import_error")
     ]
-    again = _plan_json(rendered, 0)
+    again = _plan_json(rendered, 0, settings)
     head = [_modules(_probe(ws, fw, again, "head-2", 1))]
     before: list[dict[str, dict[str, Any]]] = []
     if parent:
@@ -822,6 +835,21 @@ def generate_differential(
             facts[file.target] = file.facts
         notes.append(f"differential wrote {file.target} for {', '.join(file.names)}")
     return notes
+
+
+def _settings(
+    ws: Workspace, targets: list[Target], parent: str | None, notes: list[str]
+) -> list[str]:
+    """The process-wide settings the change's lines (removed or added) may read or stop
+    reading (ambient.py): every input is also called under each, on both sides."""
+    if not parent:
+        return []
+    paths = sorted({t.path for t in targets if t.path.endswith(".py")})
+    found = ambient.relevant([(ws.parent_text(p, parent), ws.read(p) or "") for p in paths])
+    if found:
+        said = ", ".join(ambient.SETTINGS[k].said for k in found)
+        notes.append(f"differential: the changed lines may read a process-wide setting: {said}")
+    return found
 
 
 def _parent_runs(
@@ -952,7 +980,7 @@ def _one_module(
     every = [e for chosen in examples.values() for e in chosen]
     score = (
         sum(e.changed and not e.new for e in every),
-        sum(e.changed and not e.new and not e.pinned for e in every),  # the sturdier first
+        sum(e.changed and not e.new and not (e.pinned or e.ambient) for e in every),  # sturdier
         sum(e.new for e in every),
         len(every),
     )

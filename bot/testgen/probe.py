@@ -35,9 +35,11 @@ import typing
 import warnings
 
 if __package__:  # imported by Nova (its tests)
+    from bot.testgen import ambient
     from bot.testgen import probe_objects as objects
     from bot.testgen import probe_steady as steady
 else:  # run as a script next to its copies
+    import nova_ambient as ambient  # type: ignore[import-not-found,no-redef]
     import nova_probe_objects as objects  # type: ignore[import-not-found,no-redef]
     import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
 
@@ -781,7 +783,40 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         if pinned:
             results[-1]["pinned"] = pinned
         results[-1].update(warned)
+        if outcome["kind"] in _PINNABLE and not pinned and len(seen) <= AMBIENT_INPUTS:
+            results += _under_settings(
+                named, case, seconds, {**shown, "origin": case.origin, "ms": ms}
+            )
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
+
+
+AMBIENT: list[str] = []  # process-wide settings the change may read (ambient.py; the plan's)
+AMBIENT_INPUTS = 40  # inputs of a function also called under each setting
+
+
+def _under_settings(named: objects.Named, case: _Case, seconds: float, row: Json) -> list[Json]:
+    """The input of ``row`` called under each relevant process-wide setting: a row of
+    its own (``ambient``: the setting) when two calls, each under the setting applied
+    afresh, come out alike and read neither the clock, randomness nor the machine
+    (beyond what the setting itself stands for)."""
+    out = []
+    for key in AMBIENT:
+        setting = ambient.SETTINGS[key]
+        tolerated = _MACHINE & set(setting.reads)
+        seen = []
+        try:
+            _MACHINE.difference_update(tolerated)
+            for _ in range(2):
+                with setting.apply():
+                    again = _call(named, case, seconds)
+                if _depends or again["kind"] not in _PINNABLE:
+                    break
+                seen.append(again)
+        finally:
+            _MACHINE.update(tolerated)
+        if len(seen) == 2 and seen[0] == seen[1]:
+            out.append({**row, "outcome": seen[0], "ambient": key})
+    return out
 
 
 def _written(item: Json) -> Json | None:
@@ -853,6 +888,7 @@ def main() -> None:
     signal.signal(signal.SIGALRM, _on_alarm)
     seconds = float(plan.get("call_seconds", 2.0))
     RUN_SECONDS[0] = float(plan.get("run_seconds", RUN_SECONDS[0]))
+    AMBIENT[:] = [k for k in plan.get("ambient", []) if k in ambient.SETTINGS]
     out = {
         "modules": {
             m["module"]: probe_module(m["module"], m["functions"], seconds) for m in plan["modules"]

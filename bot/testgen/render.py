@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.testgen import probe_steady
+from bot.testgen import ambient, probe_steady
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import MAKER, OBJ
 
@@ -35,6 +35,7 @@ class Example:
     new: bool = False  # the name did not exist on the parent
     parent: dict[str, object] | None = None  # the parent's outcome, when it had the name
     pinned: bool = False  # observed with the clock pinned: the test pins it the same way
+    ambient: str = ""  # observed under a process-wide setting (ambient.py): the test too
     # the warnings head and the parent differ in (warned.py): {"errors": [[category,
     # message prefix, imports]], "warns": [category, message prefix, imports] | None}
     warned: dict[str, Any] | None = None
@@ -53,6 +54,7 @@ class Example:
             self.new,
             self.outcome.get("at"),  # building the instance raised: one layout per test
             self.pinned,
+            self.ambient,
             "printed" in self.outcome,
             bool(self.warned),
         )
@@ -77,6 +79,7 @@ class Example:
             or bool(self.outcome.get("state"))
             or self.outcome["kind"] == "object"  # its facts are its own
             or self.pinned  # its own clock, from the first line on
+            or bool(self.ambient)  # its own setting, from the first line on
             or "printed" in self.outcome  # its own output
             or bool(self.warned)  # its own warnings
         )
@@ -269,6 +272,8 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
         body.append(f"    assert capsys.readouterr().out == {printed!r}")
     if e.pinned:  # every read of the clock from the first line on, as the probe's were
         body = [f"    with {PINNED}():", *(f"    {line}" for line in body)]
+    if e.ambient:  # the setting applied around it, restored even when it fails
+        body = [f"    with {_setting(e.ambient)}():", *(f"    {line}" for line in body)]
     if e.warned:
         body = _within_warnings(e.warned, body)
     return lines + body
@@ -313,9 +318,19 @@ PINNED = "_pinned_clock"  # the written test's copy of probe_steady.pinned_clock
 
 def clock_helper() -> str:
     """``probe_steady.pinned_clock``'s source as a written test's own helper: the same
-    pinned clock the side-runner observed the outcome with (no annotations: the
-    project's Python may not know their names)."""
-    tree = ast.parse(inspect.getsource(probe_steady.pinned_clock))
+    pinned clock the side-runner observed the outcome with."""
+    return helper_source(probe_steady.pinned_clock, PINNED)
+
+
+def _setting(key: str) -> str:
+    """The name of the written test's copy of a setting's context manager."""
+    return ambient.SETTINGS[key].apply.__name__
+
+
+def helper_source(func: Any, name: str) -> str:
+    """A function's source as a written test's own helper named ``name`` (no
+    annotations: the project's Python may not know their names)."""
+    tree = ast.parse(inspect.getsource(func))
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             node.returns = None
@@ -324,7 +339,7 @@ def clock_helper() -> str:
     tree = _Unannotated().visit(tree)
     top = tree.body[0]
     assert isinstance(top, ast.FunctionDef)
-    top.name = PINNED
+    top.name = name
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
@@ -451,6 +466,7 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
         head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
     pinned = [f"with {PINNED}()"] if e.pinned else []
+    pinned += [f"with {_setting(e.ambient)}()"] if e.ambient else []
     return {
         "call": "; ".join([*pinned, *setup, _observed(call, e.outcome)]),
         "head": head,
@@ -483,6 +499,7 @@ def render_module(
     imports: set[str] = set()
     names: set[str] = set()
     clock = False  # a test pins the clock: the file holds the helper
+    settings: set[str] = set()  # process-wide settings the tests apply: their helpers too
     for func, found in sorted(examples.items()):
         for group in _groups(func, found):
             first = group.examples[0]
@@ -492,6 +509,7 @@ def render_module(
             for e in group.examples:
                 imports.update(e.all_imports())
                 clock |= e.pinned
+                settings |= {e.ambient} if e.ambient else set()
             if not first.new:
                 names.add((first.owner or func).split(".")[0] if first.kind != "function" else func)
             if facts is not None:
@@ -510,6 +528,10 @@ def render_module(
     if clock:
         imports.add("import contextlib")
         body = ["", "", *clock_helper().split("\n"), *body]
+    for key in sorted(settings, reverse=True):
+        imports.add("import contextlib")
+        helper = helper_source(ambient.SETTINGS[key].apply, _setting(key))
+        body = ["", "", *helper.split("\n"), *body]
     plain = sorted(i for i in imports if i.startswith("import "))
     froms = sorted(
         i for i in imports if i.startswith("from ") and not i.startswith(f"from {module} import ")
@@ -553,7 +575,7 @@ def tidy(text: str) -> str:
         n
         for n in tree.body
         if isinstance(n, ast.FunctionDef)
-        and (n.name == PINNED or n.name.startswith("_raises_"))  # raisers.py's helpers
+        and (n.name in _HELPERS or n.name.startswith("_raises_"))  # raisers.py's helpers
         and n.name not in used
     ]
     if helper:  # every test that pinned the clock (or called the helper) was dropped
@@ -576,6 +598,9 @@ def tidy(text: str) -> str:
             new = [f"import {', '.join(a.name for a in keep)}"]
         rows[node.lineno - 1 : end] = new
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(rows)).rstrip("\n") + "\n"
+
+
+_HELPERS = {PINNED, *(_setting(k) for k in ambient.SETTINGS)}
 
 
 def _bound_by(line: str) -> list[str]:

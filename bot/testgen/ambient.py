@@ -1,0 +1,135 @@
+"""Process-wide settings a change may make a result independent of (or dependent on).
+
+Many fixes remove a hidden dependence on ambient state: ``calendar.monthcalendar`` reads
+``calendar.firstweekday()``, ``time.localtime`` and ``datetime.fromtimestamp`` read the
+time zone (``TZ``), a relative path reads the working directory, ``Decimal`` arithmetic
+reads the context's precision. Under the default setting head and parent agree, so the
+differential's comparison sees nothing. For each setting this module holds (a) the names
+whose use in the changed lines (added or removed) makes it relevant, and (b) a context
+manager that applies the setting and restores it even on failure. The side-runner
+(``probe.py``, which imports a copy of this module as ``nova_ambient``) calls each input
+again under each relevant setting; a test written from such a call holds a copy of the
+same context manager and runs its body within it (``render.py``).
+
+Standard library only: the side-runner runs with the project's interpreter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import re
+import typing
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+
+@contextlib.contextmanager
+def _weeks_from_sunday() -> Iterator[None]:
+    """Weeks start on Sunday (calendar.setfirstweekday), restored after."""
+    import calendar
+
+    before = calendar.firstweekday()
+    calendar.setfirstweekday(calendar.SUNDAY)
+    try:
+        yield
+    finally:
+        calendar.setfirstweekday(before)
+
+
+@contextlib.contextmanager
+def _far_time_zone() -> Iterator[None]:
+    """The process's time zone is UTC+14 (TZ, time.tzset), restored after."""
+    import os
+    import time
+
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "<+14>-14"  # a POSIX rule: needs no time zone database
+    time.tzset()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+@contextlib.contextmanager
+def _in_empty_folder() -> Iterator[None]:
+    """The working directory is a new empty folder, the old one restored after."""
+    import os
+    import tempfile
+
+    before = os.getcwd()
+    with tempfile.TemporaryDirectory() as where:
+        os.chdir(where)
+        try:
+            yield
+        finally:
+            os.chdir(before)
+
+
+@contextlib.contextmanager
+def _five_digit_decimals() -> Iterator[None]:
+    """decimal's context precision is 5 digits, restored after."""
+    import decimal
+
+    with decimal.localcontext() as context:
+        context.prec = 5
+        yield
+
+
+class Setting(typing.NamedTuple):
+    apply: Callable[[], contextlib.AbstractContextManager[None]]
+    names: str  # a pattern of the names whose use in a changed line makes it relevant
+    said: str  # what it is, for notes and comments
+    reads: tuple[str, ...] = ()  # what a call may read under it (the side-runner's watch)
+
+
+SETTINGS: dict[str, Setting] = {
+    "firstweekday": Setting(
+        _weeks_from_sunday,
+        r"monthcalendar|firstweekday|setfirstweekday|weekheader|prmonth|prcal|"
+        r"\w*Calendar|itermonth\w*|month\w*calendar|calendar\.(?:month|calendar)",
+        "weeks starting on Sunday (calendar.setfirstweekday)",
+    ),
+    "tz": Setting(
+        _far_time_zone,
+        r"localtime|mktime|ctime|asctime|gmtime|timegm|\w*fromtimestamp|timestamp|"
+        r"astimezone|tzset|tzname|tzlocal|timezone|altzone|daylight|utcoffset",
+        "the time zone UTC+14 (TZ, time.tzset)",
+    ),
+    "cwd": Setting(
+        _in_empty_folder,
+        r"getcwdb?|chdir|abspath|realpath|relpath|resolve|absolute|cwd|__file__|isabs|"
+        r"is_absolute|resource_filename",
+        "an empty working directory (os.chdir)",
+        ("getcwd", "getcwdb"),  # a value that holds the folder differs between calls
+    ),
+    "decimal": Setting(
+        _five_digit_decimals,
+        r"Decimal|getcontext|setcontext|localcontext|quantize|ROUND_[A-Z_]+",
+        "decimal's precision at 5 digits (decimal.localcontext)",
+    ),
+}
+
+
+def changed_lines(before: str | None, after: str) -> list[str]:
+    """The lines a change removed and added (a new file: all of it)."""
+    old, new = (before or "").splitlines(), after.splitlines()
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
+        if tag != "equal":
+            out += old[i1:i2] + new[j1:j2]
+    return out
+
+
+def relevant(pairs: list[tuple[str | None, str]]) -> list[str]:
+    """The settings whose names the changed lines of ``pairs`` (a module's text on the
+    parent, None when absent, and on head) use, outside comments."""
+    lines = [ln.split("#", 1)[0] for before, after in pairs for ln in changed_lines(before, after)]
+    text = "\n".join(lines)
+    return [k for k, s in SETTINGS.items() if re.search(rf"(?<![\w])(?:{s.names})\b", text)]
