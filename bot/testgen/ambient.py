@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import itertools
 import re
 import typing
 
@@ -133,3 +134,53 @@ def relevant(pairs: list[tuple[str | None, str]]) -> list[str]:
     lines = [ln.split("#", 1)[0] for before, after in pairs for ln in changed_lines(before, after)]
     text = "\n".join(lines)
     return [k for k, s in SETTINGS.items() if re.search(rf"(?<![\w])(?:{s.names})\b", text)]
+
+
+SIBLINGS = 200  # arguments of the tests' one-argument calls tried on a changed reader
+
+
+def sibling_arguments(tests: dict[str, str]) -> list[tuple[str, tuple[str, ...]]]:
+    """The argument of every one-argument call in the tests (``is_holiday_name(
+    datetime.date(2024, 1, 8))``) that builds a value from literals, with the import lines
+    its names need: what the tests give the package's functions of one parameter, taken
+    from each test file in turn (the first of every file, then the second...). A changed
+    function of one parameter that reads a setting is called on them too: its own calls
+    in the tests may never reach the lines that read it."""
+    import ast
+
+    files: list[list[tuple[str, tuple[str, ...]]]] = []
+    for text in tests.values():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        imports = {}
+        for node in tree.body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for alias in node.names:
+                    imports[(alias.asname or alias.name).split(".")[0]] = ast.unparse(node)
+        found = []
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords):
+                continue
+            arg = call.args[0]
+            names = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+            if _built_from_literals(arg) and names <= set(imports):
+                found.append((ast.unparse(arg), tuple(sorted({imports[n] for n in names}))))
+        files.append(found)
+    out: dict[str, tuple[str, ...]] = {}
+    for row in itertools.zip_longest(*files):
+        for item in row:
+            if item is not None:
+                out.setdefault(*item)
+    return list(out.items())[:SIBLINGS]
+
+
+def _built_from_literals(node: typing.Any) -> bool:
+    """A call (``datetime.date(2024, 1, 8)``) whose arguments are all literals."""
+    import ast
+
+    if not isinstance(node, ast.Call) or not node.args or node.keywords:
+        return False
+    plain = all(isinstance(a, ast.Constant) for a in node.args)
+    return plain and isinstance(node.func, ast.Attribute | ast.Name)

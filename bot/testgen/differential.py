@@ -384,7 +384,12 @@ def _words(tests: dict[str, str], name: str) -> list[str]:
     return sorted(set(out))[:40]
 
 
-def _one_parameter(source: str, name: str) -> bool:
+def _one_argument(source: str, name: str) -> bool:
+    """Whether ``name`` needs one argument (besides ``self`` for a method)."""
+    return _one_parameter(source, name) or ("." in name and _one_parameter(source, name, 2))
+
+
+def _one_parameter(source: str, name: str, count: int = 1) -> bool:
     try:
         nodes = _defs_named(ast.parse(source), name)
     except SyntaxError:
@@ -392,11 +397,11 @@ def _one_parameter(source: str, name: str) -> bool:
     if not nodes or not isinstance(nodes[0], ast.FunctionDef | ast.AsyncFunctionDef):
         return False
     args = nodes[0].args
-    return len(args.posonlyargs) + len(args.args) - len(args.defaults) == 1
+    return len(args.posonlyargs) + len(args.args) - len(args.defaults) == count
 
 
 def _plans(
-    ws: Workspace, fw: Framework, targets: list[Target], notes: list[str]
+    ws: Workspace, fw: Framework, targets: list[Target], notes: list[str], settings: list[str]
 ) -> list[DifferentialPlan]:
     tests = {p: ws.read(p) or "" for p in ws.files() if fw.is_test_name(p)}
     tests = replay_fixtures(tests, {p: ws.read(p) or "" for p in fixture_files(ws.files(), tests)})
@@ -404,6 +409,7 @@ def _plans(
     tests.update(doc_examples({p: ws.read(p) or "" for p in ws.files() if is_doc(p)}))
     by_path = _reached(ws, targets, notes, tests)
     absent = AbsentInputs(ws, fw, notes)  # values a changed lookup does not find
+    siblings = ambient.sibling_arguments(tests) if settings else []  # ambient.py
     plans = []
     sources: dict[str, str] = {}  # the project's sources, read once
     changed: dict[str, list[int]] = {}  # what the changed lines test steers input types
@@ -482,6 +488,8 @@ def _plans(
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")
                     for v in [*strings, *numbers]
                 ]
+            if siblings and _one_argument(source, name):
+                candidates += [Candidate((a,), (), i, "tests (siblings)") for a, i in siblings]
             plan.functions[name] = [c.to_dict() for c in candidates]
             plan.via[name] = group[name]
             plan.strings[name] = sorted({*strings, *_words(tests, name.rsplit(".", 1)[-1])})
@@ -764,12 +772,12 @@ def generate_differential(
     """Write one regression test file per changed module; return notes on what it did.
     Each of the four runs (head twice, parent twice) probes every module at once."""
     notes: list[str] = []
-    plans = _plans(ws, fw, targets, notes)
+    settings = _settings(ws, targets, parent, notes)
+    plans = _plans(ws, fw, targets, notes, settings)
     if not plans:
         return notes + ["differential: no changed public top-level Python function to test"]
     if parent:  # values a changed literal (regex, format spec) treats differently, first
         notes += steer_plans(plans, targets, ws.read, lambda p: ws.parent_text(p, parent))
-    settings = _settings(ws, targets, parent, notes)
     first = _probe(ws, fw, _plan_json(plans, DRAWN, settings), "head-1", 0)
     if "error" in first:
         return notes + [f"differential: the changed modules could not be probed: {first['error']}"]

@@ -438,6 +438,10 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
     pairs = itertools.islice(itertools.product(pool[:6], loose[:12]), 72)
     for (built, scope, factory), (values, _) in pairs:
         cases.append(_Case(built, [], values, scope, "drawn", factory))
+    if AMBIENT and pool:  # more of the tests' arguments, on one instance (ambient.py)
+        built, scope, factory = pool[0]
+        more = loose[12 : 12 + AMBIENT_INPUTS]
+        cases += [_Case(built, [], values, scope, "drawn", factory) for values, _ in more]
     return cases
 
 
@@ -791,7 +795,7 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
 
 
 AMBIENT: list[str] = []  # process-wide settings the change may read (ambient.py; the plan's)
-AMBIENT_INPUTS = 40  # inputs of a function also called under each setting
+AMBIENT_INPUTS = 240  # inputs of a function also called under each setting
 
 
 def _under_settings(named: objects.Named, case: _Case, seconds: float, row: Json) -> list[Json]:

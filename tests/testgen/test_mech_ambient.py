@@ -4,7 +4,8 @@ When the changed lines (removed or added) use a name that reads such a setting
 (``calendar.monthcalendar``: the first day of the week; ``time.localtime``: the time
 zone; a relative path: the working directory; ``Decimal``: the context's precision), the
 side-runner calls each input again under that setting changed (``ambient.py``), on both
-sides; a difference seen only there becomes a test that applies the setting with its own
+sides, and a changed function of one argument is also given the arguments the tests give
+other functions; a difference seen only there becomes a test that applies the setting with its own
 copy of the same helper and restores it. A real sample project (a git repository in tmp,
 its own virtualenv, real pytest and coverage subprocesses) whose release stops reading
 the first day of the week, the time zone and the working directory, and rewrites a
@@ -35,8 +36,13 @@ def _nth_weekday(year, month, weekday, n):
     return days[n - 1]
 
 
-def is_second_monday(day):
-    return day.day == _nth_weekday(day.year, day.month, calendar.MONDAY, 2)
+def is_coming_of_age_day(day):
+    """The second Monday of January."""
+    return day.month == 1 and day.day == _nth_weekday(day.year, 1, calendar.MONDAY, 2)
+
+
+def weekday_name(day):
+    return calendar.day_name[day.weekday()]
 '''
 DAYS_NEW = DAYS.replace(
     "calendar.monthcalendar(year, month)",
@@ -44,12 +50,15 @@ DAYS_NEW = DAYS.replace(
 )
 DAYS_TESTS = """import datetime
 
-from dates.days import is_second_monday
+from dates.days import is_coming_of_age_day, weekday_name
 
 
-def test_second_monday():
-    assert is_second_monday(datetime.date(2024, 1, 8))
-    assert not is_second_monday(datetime.date(2024, 1, 15))
+def test_coming_of_age_day():
+    assert not is_coming_of_age_day(datetime.date(2024, 2, 12))
+
+
+def test_weekday_name():
+    assert weekday_name(datetime.date(2024, 1, 8)) == "Monday"
 """
 
 STAMP = '''import time
@@ -144,13 +153,17 @@ def test_a_change_seen_only_under_a_setting_is_caught_with_it_applied(
     notes = [n for n in data["notes"] if "process-wide setting" in n]
     assert notes and "weeks starting on Sunday" in notes[0], data["notes"]
     for call, helper in (
-        ("is_second_monday(", "_weeks_from_sunday"),
+        ("is_coming_of_age_day(", "_weeks_from_sunday"),
         ("day_of(", "_far_time_zone"),
         ("holiday_names(", "_in_empty_folder"),
     ):
         facts = caught(data, call)
         assert facts, (call, data["notes"])
         assert all(f["changed"] and f["call"].startswith(f"with {helper}()") for f in facts)
+    # its own test gives it a day in February: the day another function's test gives
+    # (``weekday_name(datetime.date(2024, 1, 8))``) reaches the line that reads the setting
+    facts = caught(data, "is_coming_of_age_day(")
+    assert any("datetime.date(2024, 1, 8)" in f["call"] for f in facts), facts
     committed = repo.git("show", f"{data['branch']}:tests/test_nova_dates_days.py")
     assert "def _weeks_from_sunday():" in committed, committed
     assert "with _weeks_from_sunday():" in committed
@@ -220,3 +233,21 @@ def test_the_written_test_holds_the_same_helper() -> None:
     with scope["_far_time_zone"]():
         assert time.localtime(0).tm_hour == 14
     assert "->" not in source and ": Iterator" not in source
+
+
+def test_the_tests_arguments_to_other_functions_are_taken_file_by_file() -> None:
+    tests = {
+        "tests/test_a.py": "import datetime\nfrom p import f, g\n\n\ndef test_a():\n"
+        "    assert f(datetime.date(2024, 1, 1))\n    assert f(datetime.date(2024, 1, 2))\n"
+        "    assert g(x)\n",
+        "tests/test_b.py": "import datetime\nfrom p import h\n\n\ndef test_b():\n"
+        "    assert h(datetime.date(2025, 1, 13)) == h(Other(1))\n",
+    }
+    found = ambient.sibling_arguments(tests)
+    # the first of each file, then the second; a name no import binds is not taken
+    assert [a for a, _ in found] == [
+        "datetime.date(2024, 1, 1)",
+        "datetime.date(2025, 1, 13)",
+        "datetime.date(2024, 1, 2)",
+    ]
+    assert found[0][1] == ("import datetime",)
