@@ -489,7 +489,8 @@ def _plans(
                     for v in [*strings, *numbers]
                 ]
             if siblings and _one_argument(source, name):
-                candidates += [Candidate((a,), (), i, "tests (siblings)") for a, i in siblings]
+                # ranked after its own inputs (as a retyped one): another function's
+                candidates += [Candidate((a,), (), i, "others' (typed)") for a, i in siblings]
             plan.functions[name] = [c.to_dict() for c in candidates]
             plan.via[name] = group[name]
             plan.strings[name] = sorted({*strings, *_words(tests, name.rsplit(".", 1)[-1])})
