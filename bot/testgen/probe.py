@@ -800,26 +800,22 @@ AMBIENT_INPUTS = 240  # inputs of a function also called under each setting
 
 def _under_settings(named: objects.Named, case: _Case, seconds: float, row: Json) -> list[Json]:
     """The input of ``row`` called under each relevant process-wide setting: a row of
-    its own (``ambient``: the setting) when two calls, each under the setting applied
-    afresh, come out alike and read neither the clock, randomness nor the machine
-    (beyond what the setting itself stands for)."""
+    its own (``ambient``: the setting) when the call reads neither the clock, randomness
+    nor the machine (beyond what the setting itself stands for). Steady means the same
+    in both runs of a side (each its own process), as for any input: a second call here
+    would double the cost of every input."""
     out = []
     for key in AMBIENT:
         setting = ambient.SETTINGS[key]
         tolerated = _MACHINE & set(setting.reads)
-        seen = []
         try:
             _MACHINE.difference_update(tolerated)
-            for _ in range(2):
-                with setting.apply():
-                    again = _call(named, case, seconds)
-                if _depends or again["kind"] not in _PINNABLE:
-                    break
-                seen.append(again)
+            with setting.apply():
+                again = _call(named, case, seconds)
         finally:
             _MACHINE.update(tolerated)
-        if len(seen) == 2 and seen[0] == seen[1]:
-            out.append({**row, "outcome": seen[0], "ambient": key})
+        if not _depends and again["kind"] in _PINNABLE:
+            out.append({**row, "outcome": again, "ambient": key})
     return out
 
 
