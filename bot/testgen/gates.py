@@ -12,6 +12,7 @@ same for every language.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -150,11 +151,14 @@ def evaluate(
     parent: str | None,
     first_run: dict[str, bool] | None = None,
     parent_files: dict[str, str | None] | None = None,
+    until: float | None = None,
 ) -> None:
     """Fill each case's ``evidence``, or its ``reason`` when it must be dropped. Every step
     runs the file's remaining tests together: runs, coverage, each mutant, the parent.
-    Last, the sandbox's verdicts (``Workspace.distrust``) overrule the evidence."""
-    _judge(ws, runner, rel, cases, targets, runs, parent, first_run, parent_files)
+    No mutant runs after ``until`` (``time.monotonic``): a test that passes on the parent
+    is then dropped, unproven. Last, the sandbox's verdicts (``Workspace.distrust``)
+    overrule the evidence."""
+    _judge(ws, runner, rel, cases, targets, runs, parent, first_run, parent_files, until)
     ws.distrust(rel, cases)
 
 
@@ -168,6 +172,7 @@ def _judge(
     parent: str | None,
     first_run: dict[str, bool] | None = None,
     parent_files: dict[str, str | None] | None = None,
+    until: float | None = None,
 ) -> None:
     alive = list(cases)
     passed = {c.name: 0 for c in cases}  # runs passed in a row
@@ -243,18 +248,26 @@ def _judge(
         parent_files = {p: ws.parent_text(p, parent) for p in sorted({t.path for t in targets})}
     _parent_round(ws, runner, rel, alive, parent, parent_files or {})
     _mutation_round(
-        ws, runner, rel, [c for c in alive if not c.evidence["fails_on_parent"]], covered
+        ws, runner, rel, [c for c in alive if not c.evidence["fails_on_parent"]], covered, until
     )
     for c in alive:
         if not c.evidence["mutant_killed"] and not c.evidence["fails_on_parent"]:
-            tried = (
-                f"the {MAX_MUTANT_RUNS} simple mutants tried"
-                if c.evidence.pop("mutants_tried", None)
-                else "every simple mutant"
+            tried = c.evidence.pop("mutants_tried", None)
+            if tried == OUT_OF_TIME:
+                c.reason = (
+                    "no bite shown: passes on the parent commit, and the job's time ran out "
+                    "before the mutants of its changed lines ran (NOVA_TEST_JOB_SECONDS)"
+                )
+                continue
+            which = (
+                f"the {MAX_MUTANT_RUNS} simple mutants tried" if tried else "every simple mutant"
             )
             c.reason = (
-                f"no bite: survives {tried} of the changed lines and passes on the parent commit"
+                f"no bite: survives {which} of the changed lines and passes on the parent commit"
             )
+
+
+OUT_OF_TIME = "out of time"  # ``mutants_tried`` when the job's time stopped the mutants
 
 
 def _mutation_round(
@@ -263,9 +276,10 @@ def _mutation_round(
     rel: str,
     alive: list[TestCase],
     covered: dict[str, dict[str, list[int]]],
+    until: float | None = None,
 ) -> None:
     """Each mutant is one run of the tests still waiting; at most ``MAX_MUTANT_RUNS`` per
-    file, so a change of many lines cannot hold the job."""
+    file, so a change of many lines cannot hold the job, and none after ``until``."""
     lines = sorted({(path, n) for c in alive for path, ns in covered[c.name].items() for n in ns})
     budget = MAX_MUTANT_RUNS
     for path, n in lines:
@@ -283,6 +297,11 @@ def _mutation_round(
             if budget <= 0:
                 for c in waiting:
                     c.evidence["mutants_tried"] = MAX_MUTANT_RUNS
+                return
+            if until is not None and time.monotonic() > until:
+                for c in alive:
+                    if not c.evidence["mutant_killed"]:
+                        c.evidence["mutants_tried"] = OUT_OF_TIME
                 return
             with ws.replaced({path: text}):
                 if not runner.syntax_ok(ws, path):

@@ -335,7 +335,13 @@ def assignments(body: list[ast.stmt], bound: set[str], env: dict[str, ast.expr])
                 target = sub.targets[0]
                 if isinstance(target, ast.Name):
                     seen[target.id] = seen.get(target.id, 0) + 1
-                    value = inline(sub.value, {**env, **found})
+                    # copied only when it names a value bound before (env's values are
+                    # copied where they are put in): a copy of every big literal was most
+                    # of a job's time on test files full of them
+                    value = sub.value
+                    names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+                    if any(n in env or n in found for n in names):
+                        value = inline(value, {**env, **found})
                     if _plain(value, bound) and len(ast.unparse(value)) <= 2000:
                         found[target.id] = value
     env.update({k: v for k, v in found.items() if seen[k] == 1})

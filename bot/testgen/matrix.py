@@ -363,22 +363,22 @@ BASELINE_SECONDS = 30.0  # the existing tests under coverage: the job has two mi
 
 
 def measure_baseline(
-    targets: list[Target], ws: Workspace, runner: Runner
+    targets: list[Target], ws: Workspace, runner: Runner, seconds: float = BASELINE_SECONDS
 ) -> tuple[str | None, int | None]:
     """Fill ``uncovered`` from one coverage run of the existing tests that mention a
     changed name (the whole suite when none does: a big suite is not run under coverage
     for changes its other files never name). Returns (a note when it could not, the
-    number of changed lines those tests run)."""
+    number of changed lines those tests run). No test starts after ``seconds``."""
     mentioning = sorted({p for t in targets for p in t.existing_tests})
     # a test file that no longer imports (an old test of a removed name) must not stop
     # the others from running
     keep_going = ["--continue-on-collection-errors"] if runner.language == "python" else []
-    measured = runner.line_coverage(ws, [*keep_going, *mentioning], run_seconds=BASELINE_SECONDS)
+    measured = runner.line_coverage(ws, [*keep_going, *mentioning], run_seconds=seconds)
     if measured is None:
         why = f": {runner.coverage_failure}" if runner.coverage_failure else ""
         return f"the existing suite could not be run under coverage{why}", None
     stopped = (
-        f"the existing tests were stopped after {BASELINE_SECONDS:g} s under coverage: "
+        f"the existing tests were stopped after {seconds:g} s under coverage: "
         "the changed lines they run may be more than those counted"
         if runner.stopped
         else None

@@ -27,6 +27,7 @@ before amplification) looks at the state itself:
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import shutil
@@ -573,6 +574,13 @@ def _render(
 # -- the changed-line gate: a changed top-level line runs at import -----------------------
 
 
+@functools.lru_cache(maxsize=8)
+def _tree(text: str) -> ast.Module:
+    """A module's or a test file's tree, parsed once: the gate asks for every test and
+    changed target (read only here)."""
+    return ast.parse(text)
+
+
 def import_hits(
     target: Target, imported: Lines, source: str | None, test: str, name: str
 ) -> list[int]:
@@ -590,7 +598,7 @@ def import_hits(
     if not lines:
         return []
     try:
-        tree = ast.parse(source)
+        tree = _tree(source)
     except SyntaxError:
         return []
     out = set()
@@ -615,7 +623,7 @@ def class_body_hits(
     if not ran:
         return []
     try:
-        found = class_at(ast.parse(source), target.qualname)
+        found = class_at(_tree(source), target.qualname)
     except SyntaxError:
         return []
     if found is None:
@@ -635,7 +643,7 @@ def _read_names(text: str, name: str, module: str) -> set[str]:
     """The names of ``module`` the test function ``name`` (``test_x``, ``Cls::test_x``,
     ``test_x[case]``) reads in its body, through the file's imports or its own."""
     try:
-        tree = ast.parse(text)
+        tree = _tree(text)
     except SyntaxError:
         return set()
     parts = name.split("[", 1)[0].split("::")

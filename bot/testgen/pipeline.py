@@ -55,6 +55,18 @@ class TestgenJob:
     # the existing tests that name the change were stopped under coverage: too slow to
     # stand in for a suite that does not finish either
     nearby_slow: bool = False
+    # seconds the existing tests that name the change took under coverage (analyze-test-
+    # matrix), None when not measured: the full suite's time is estimated from it
+    nearby_took: float | None = None
+
+    @property
+    def deadline(self) -> float:
+        """When the job's budget (``NOVA_TEST_JOB_SECONDS``) ends (``time.monotonic``)."""
+        return self.started + self.settings.testgen.job_seconds
+
+    def left(self) -> float:
+        """Seconds left of the job's budget (negative: overrun)."""
+        return self.deadline - time.monotonic()
 
 
 def run_testgen(job: TestgenJob) -> TestgenResult:
@@ -169,7 +181,12 @@ def _importable(ws: Workspace, result: TestgenResult) -> bool:
 
 
 def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
-    from bot.testgen.matrix import build_matrix, measure_baseline, version_stamps
+    from bot.testgen.matrix import (
+        BASELINE_SECONDS,
+        build_matrix,
+        measure_baseline,
+        version_stamps,
+    )
     from bot.testgen.runners import RunnerUnavailable, runner_for
 
     fw = ws.framework
@@ -188,8 +205,13 @@ def _testgen_stages(job: TestgenJob, ws: Workspace, result: TestgenResult) -> No
         except RunnerUnavailable as exc:
             result.notes.append(str(exc))
         if runner is not None and result.matrix:
-            note, result.coverage_before = measure_baseline(result.matrix, ws, runner)
+            share = BASELINE_SHARE * job.settings.testgen.job_seconds
+            began = time.monotonic()
+            note, result.coverage_before = measure_baseline(
+                result.matrix, ws, runner, min(BASELINE_SECONDS, share)
+            )
             job.nearby_slow = runner.stopped
+            job.nearby_took = time.monotonic() - began
             if note:
                 result.notes.append(note)
         step.note(f"{len(result.matrix)} changed targets")
@@ -278,6 +300,21 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
         result.notes.append(f"model: {summary[:500]}")
 
 
+# the job's budget (NOVA_TEST_JOB_SECONDS) in shares: the existing tests under coverage
+# (analyze-test-matrix: the report's coverage before and the full suite's plan) get at most
+# BASELINE_SHARE of it; after generation, CHECK_SHARE is kept for check-tests and
+# SUITE_SHARE for the full suite (what generation may not use)
+BASELINE_SHARE = 0.15
+CHECK_SHARE = 0.2
+SUITE_SHARE = 0.2
+AMPLIFY_LEAST = 8.0  # seconds: less does not pay for a run of the tests on each side
+
+
+def _reserved(job: TestgenJob) -> float:
+    """Seconds of the job kept for check-tests and the full suite."""
+    return (CHECK_SHARE + SUITE_SHARE) * job.settings.testgen.job_seconds
+
+
 # when the differential generator pins a change, the targets it pins nothing of are
 # amplified only if the job has spent no more than this before (of its two minutes: the
 # gates of both generators' tests and the full suite follow)
@@ -336,7 +373,15 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
 
     assert ws.framework is not None
     spent = time.monotonic() - job.started
-    targets, budget, note = amplify_plan(result.matrix, result.facts, spent, SECONDS)
+    most = min(SECONDS, job.left() - _reserved(job))
+    if most < AMPLIFY_LEAST:
+        result.notes.append(
+            f"amplify: skipped: {spent:.0f} s of the job's {job.settings.testgen.job_seconds:g} s"
+            f" are spent, and {_reserved(job):.0f} s are kept for checking the tests and the "
+            "full suite (NOVA_TEST_JOB_SECONDS gives it more)"
+        )
+        return
+    targets, budget, note = amplify_plan(result.matrix, result.facts, spent, most)
     if note:
         result.notes.append(note)
     if not targets:
@@ -346,11 +391,6 @@ def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     result.notes += generate_amplified(
         ws, ws.framework, targets, parent_files, result.facts, seconds, budget
     )
-
-
-# the module-level state is observed only if the job has spent no more than this before
-# (its tests' gates, and the full suite when one is kept, follow)
-MODSTATE_BY = 90.0
 
 
 def _modstate(
@@ -368,8 +408,9 @@ def _modstate(
     targets = [t for t in unpinned(result.matrix, result.facts) if t.data is not None]
     if not targets:
         return
-    spent = time.monotonic() - job.started
-    if spent > MODSTATE_BY:
+    # only while the time kept for its tests' gates and the full suite is left
+    if job.left() < _reserved(job):
+        spent = time.monotonic() - job.started
         result.notes.append(f"modstate: skipped: {spent:.0f} s of the job are spent")
         return
     parent_files = _parent_files(ws, result, result.change.base_ref)
@@ -390,6 +431,12 @@ def _write_given(ws: Workspace, files: dict[str, str], result: TestgenResult) ->
             result.dropped.append(TestCase(path, "*", reason=f"not written: {exc}"))
 
 
+NOT_CHECKED = (
+    "not checked: the job's time budget (NOVA_TEST_JOB_SECONDS, less the full suite's share) "
+    "ran out before its turn, and an unchecked test is never kept"
+)
+
+
 def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenResult) -> None:
     from bot.testgen.gates import TestCase, evaluate, keep_whole_units
     from bot.testgen.runners import PruneFailed
@@ -399,7 +446,18 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
     # the generators' own files first, then amplification's (the project's tests, cut)
     from bot.testgen.amplify import AMPLIFIED
 
-    for rel in sorted(ws.written, key=lambda r: (PurePosixPath(r).name.startswith(AMPLIFIED), r)):
+    # the job's budget less the full suite's share: no file's check starts after it (but
+    # the first: the generators' own tests), no mutant runs after it
+    until = job.deadline - SUITE_SHARE * job.settings.testgen.job_seconds
+    order = sorted(ws.written, key=lambda r: (PurePosixPath(r).name.startswith(AMPLIFIED), r))
+    late: list[str] = []
+    for i, rel in enumerate(order):
+        if i and time.monotonic() > until:
+            # never kept unchecked: dropped, said
+            result.dropped.append(TestCase(rel, "*", reason=NOT_CHECKED))
+            ws.remove_test(rel)
+            late.append(rel)
+            continue
         names, first_run = runner.collect(ws, rel)
         if not names:
             why = runner.failures.get(f"{rel}::*") or "the runner listed none"
@@ -412,7 +470,9 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
             for n in sorted(twins)
         ]
         cases = [TestCase(rel, name) for name in dict.fromkeys(names) if name not in twins]
-        evaluate(ws, runner, rel, cases, result.matrix, job.runs, parent, first_run, parent_files)
+        evaluate(
+            ws, runner, rel, cases, result.matrix, job.runs, parent, first_run, parent_files, until
+        )
         keep_whole_units(cases, runner.unit)
         keep = {c.name for c in cases if not c.reason}
         try:
@@ -430,6 +490,10 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
             from bot.testgen.render import MARKER, tidy
 
             ws.write_test(rel, tidy(pruned) if pruned.startswith(MARKER) else pruned)
+    if late:
+        result.notes.append(
+            f"{len(late)} test file(s) not checked ({', '.join(late[:5])}): {NOT_CHECKED}"
+        )
     blind = {
         str(c.evidence["coverage_unmeasured"])
         for c in [*result.kept, *result.dropped]
@@ -452,21 +516,40 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
         result.coverage_after = len(ran)
 
 
-# the job's two minutes: the full suite gets what is left of them (with room for the rest
-# of the job), and at least the floor
-SUITE_BY = 100.0
+# the full suite gets what is left of the job's budget, and at least the floor
 SUITE_FLOOR = 20.0
 
 
 def _suite_seconds(job: TestgenJob, nearby: list[str]) -> float:
     """How long the project's whole suite may run (and, when it does not finish, the
-    test files ``nearby``): the setting, else what is left of the job's two minutes (at
+    test files ``nearby``): the setting, else what is left of the job's budget (at
     least ``SUITE_FLOOR``), halved when the nearby files may have to run too."""
     given = job.settings.testgen.suite_timeout
     if given is not None:
         return float(given)
-    left = max(SUITE_FLOOR, SUITE_BY - (time.monotonic() - job.started))
+    left = max(SUITE_FLOOR, job.left())
     return left / 2 if nearby else left
+
+
+def _too_slow(job: TestgenJob, ws: Workspace, nearby: list[str]) -> str:
+    """Why the whole suite is not started (the test files ``nearby`` run in its place,
+    with all its time), or "": it would not finish in the time left, by the time those
+    files took under coverage in analyze-test-matrix, per file, times the suite's files."""
+    fw = ws.framework
+    if job.nearby_took is None or not nearby or fw is None:
+        return ""
+    if job.settings.testgen.suite_timeout is not None:
+        return ""  # the time the suite may take is the user's
+    every = sum(fw.is_test_name(p) for p in ws.files())
+    estimate = job.nearby_took * every / len(nearby)
+    seconds = _suite_seconds(job, nearby)
+    if estimate <= seconds:
+        return ""
+    return (
+        f"the whole suite ({every} test files) would take about {estimate:.0f} s, more than "
+        f"the {seconds:.0f} s left (its {len(nearby)} test file(s) that name the changed code "
+        f"took {job.nearby_took:.0f} s under coverage)"
+    )
 
 
 def _suite_gate(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenResult) -> bool:
@@ -477,7 +560,9 @@ def _suite_gate(job: TestgenJob, ws: Workspace, runner: Runner, result: TestgenR
     assert ws.framework is not None
     files = sorted({c.path for c in result.kept})
     nearby = [] if job.nearby_slow else sorted({p for t in result.matrix for p in t.existing_tests})
-    verdict = judge_suite(ws, ws.framework, files, _suite_seconds(job, nearby), nearby)
+    too_slow = _too_slow(job, ws, nearby)
+    seconds = _suite_seconds(job, [] if too_slow else nearby)
+    verdict = judge_suite(ws, ws.framework, files, seconds, nearby, too_slow)
     if verdict.unjudged:
         result.suite_scope = verdict.unjudged
         result.notes.append(

@@ -29,10 +29,21 @@ class TestgenSettings(Section):
         min=0,
         min_exclusive=True,
     )
+    job_seconds: float = setting(
+        "NOVA_TEST_JOB_SECONDS",
+        "testgen: the job's time budget, from its start: each later stage gets what is left "
+        "of it (amplification what is left after the share kept for checking the tests and "
+        "the full suite); a test the time left could not check is dropped, never kept "
+        "unchecked.",
+        100.0,
+        parse=float,
+        min=0,
+        min_exclusive=True,
+    )
     suite_timeout: float | None = setting(
         "NOVA_TEST_SUITE_TIMEOUT",
         "testgen: seconds the project's whole suite may run with the kept tests. Unset: "
-        "what is left of the job's two minutes (at least 20; half of it when the test "
+        "what is left of the job's budget (at least 20; half of it when the test "
         "files that name the changed code may have to run too). A suite that runs longer "
         "is checked on those files instead, as long; when they run longer too, the kept "
         "tests are proposed unchecked by it, and the report says so.",

@@ -126,15 +126,21 @@ def judge_suite(
     files: list[str],
     seconds: float = SUITE_SECONDS,
     nearby: Sequence[str] = (),
+    too_slow: str = "",
 ) -> SuiteVerdict:
     """Run the suite with Nova's test ``files``; on failure, once more without them. A
-    suite stopped after ``seconds`` is replaced by the test files ``nearby`` (pytest)."""
+    suite stopped after ``seconds`` is replaced by the test files ``nearby`` (pytest); so
+    is one known beforehand not to finish (``too_slow`` says why), without being started."""
     started = time.monotonic()
-    with_tests = run_suite(ws, fw, seconds=seconds)
+    project = [f for f in dict.fromkeys(nearby) if f not in files]
+    if too_slow and "pytest" in fw.run_suite and project:
+        with_tests = SuiteRun(False, set(), "", False, timed_out=True)  # not started
+    else:
+        with_tests = run_suite(ws, fw, seconds=seconds)
+        too_slow = f"the whole suite did not finish in {seconds:g} s"
     scope, only = "", list[str]()
     if with_tests.timed_out:
-        stopped = f"the whole suite did not finish in {seconds:g} s"
-        project = [f for f in dict.fromkeys(nearby) if f not in files]
+        stopped = too_slow
         if "pytest" not in fw.run_suite or not project:
             return SuiteVerdict(True, unjudged=stopped, output=with_tests.output)
         only = [*project, *files]
