@@ -300,7 +300,27 @@ def read_parts(
         tree = _parse(source) if source and lines else None
         if tree is not None:
             out += _function_parts(tree, set(lines), _constants(tree))
-    return tuple(dict.fromkeys(out))[:MAX_PARTS]
+    # a keyword the parent's function does not take is a new name there, not a catch
+    taken = _taken(_parse(parent)) if parent else None
+    out = [p for p in out if not _keyword(p) or taken is None or (p.call, p.key) in taken]
+    # the keys of a mapping first, the keyword parameters after them
+    return tuple(sorted(dict.fromkeys(out), key=_keyword))[:MAX_PARTS]
+
+
+def _taken(tree: ast.Module | None) -> set[tuple[str, str]] | None:
+    """(function, parameter) of each function of ``tree``."""
+    if tree is None:
+        return None
+    return {
+        (f.name, p.arg)
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+        for p in [*f.args.args, *f.args.kwonlyargs]
+    }
+
+
+def _keyword(part: Part) -> bool:
+    return bool(part.call) and ":" not in part.call
 
 
 # ---- where a test's input gets the part ----
