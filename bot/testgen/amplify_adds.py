@@ -105,7 +105,7 @@ class _Function:
                 read = self._read(value)
                 if read is not None and name not in self.params:
                     self.bound[name] = (read[0], (*read[1], read[2]))
-        self.reads = [r for r in map(self._read, ast.walk(func)) if r is not None]
+        self.reads = self._reads(func)
 
     def _bindings(self) -> Iterator[tuple[str, ast.expr]]:
         for node in ast.walk(self.func):
@@ -139,8 +139,17 @@ class _Function:
 
     def _read(self, node: ast.AST) -> tuple[str, tuple[str, ...], str, ast.AST] | None:
         """(root, path, key, read) when ``node`` reads a key of a traced mapping."""
+        found = self._reads(node, only=node)
+        return found[0] if found else None
+
+    def _reads(
+        self, node: ast.AST, only: ast.AST | None = None
+    ) -> list[tuple[str, tuple[str, ...], str, ast.AST]]:
+        """(root, path, key, read) of each read of a traced mapping's key in ``node``
+        (the read ``only``, when given)."""
+        out: list[tuple[str, tuple[str, ...], str, ast.AST]] = []
         for key_node, read, mapping in key_reads(node):
-            if read is not node:
+            if only is not None and read is not only:
                 continue
             if isinstance(read, ast.Call):
                 callee = read.func
@@ -153,8 +162,8 @@ class _Function:
                 where = self.mapping(mapping)
             key = self.key(key_node)
             if where is not None and key is not None:
-                return where[0], where[1], key, read
-        return None
+                out.append((where[0], where[1], key, read))
+        return out
 
     def keys_at(self, root: str, path: tuple[str, ...]) -> tuple[str, ...]:
         out = [k for r, p, k, _n in self.reads if (r, p) == (root, path)]
@@ -541,7 +550,8 @@ def adding_first(nodes: list[str], sources: dict[str, str], parts: tuple[Part, .
     def holds(func: ast.AST, source: str) -> bool:
         if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
             return False
-        return any(any(True for _ in _placed(func, _Source(source), p)) for p in parts)
+        src = _Source(source)
+        return any(next(_placed(func, src, p), None) is not None for p in parts)
 
     return first_holding(nodes, sources, holds)
 
