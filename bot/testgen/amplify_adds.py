@@ -311,21 +311,25 @@ def read_parts(
             out += _function_parts(tree, set(lines), _constants(tree))
     # a keyword the parent's function does not take is a new name there, not a catch
     taken = _taken(_parse(parent)) if parent else None
-    out = [p for p in out if not _keyword(p) or taken is None or (p.call, p.key) in taken]
+    out = [
+        p
+        for p in out
+        if not _keyword(p) or taken is None or {(p.call, p.key), (p.call, "**")} & taken
+    ]
     # the keys of a mapping first, the keyword parameters after them
     return tuple(sorted(dict.fromkeys(out), key=_keyword))[:MAX_PARTS]
 
 
 def _taken(tree: ast.Module | None) -> set[tuple[str, str]] | None:
-    """(function, parameter) of each function of ``tree``."""
+    """(function, parameter) of each function of ``tree`` (``**`` for ``**kwargs``)."""
     if tree is None:
         return None
-    return {
-        (f.name, p.arg)
-        for f in ast.walk(tree)
-        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-        for p in [*f.args.args, *f.args.kwonlyargs]
-    }
+    out: set[tuple[str, str]] = set()
+    for f in ast.walk(tree):
+        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef):
+            out |= {(f.name, p.arg) for p in [*f.args.args, *f.args.kwonlyargs]}
+            out |= {(f.name, "**")} if f.args.kwarg is not None else set()
+    return out
 
 
 def _keyword(part: Part) -> bool:

@@ -193,3 +193,13 @@ def test_a_variable_is_set_first_and_a_tested_keyword_given() -> None:
     # a keyword the parent's function does not take: its TypeError is a new name
     older = ENVIRON.replace(", strict=False", "")
     assert [p.key for p in read_parts(ENVIRON, older, lines, []) if p.call] == []
+    # a key read from ``**options``: a keyword of the function's calls, on both sides
+    reader = "def connect(host, **options):\n    return host, options.get('retries')\n"
+    head = reader.replace("options.get('retries')", "options.get('retries', 3)")
+    parts = read_parts(head, reader, [2], [2])
+    assert [(p.key, p.call) for p in parts] == [("retries", "connect")]
+    call = "def test_c():\n    connect('h', timeout=1)\n"
+    func = ast.parse(call).body[0]
+    assert isinstance(func, ast.FunctionDef)
+    put = [new for _where, new in add_variants(call, func, parts)]
+    assert "connect('h', timeout=1, retries=True)" in put
