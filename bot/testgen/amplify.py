@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from bot.testgen.amplify_adds import adding_first
 from bot.testgen.amplify_calls import ADDED, CallPlan, add_calls, call_plan, order_tests
 from bot.testgen.amplify_drops import leaving_out_first
 from bot.testgen.amplify_flags import changed_modules
@@ -341,6 +342,7 @@ def _variants(
     node ids; ``sources`` gets their text. Observed like the originals, then removed."""
     # a test that holds a part the changed conditions read, to leave out, first
     aimed = steering[0].drop_first
+    nodes = adding_first(nodes, sources, steering[0].adds)  # or one it reads, to add
     nodes = leaving_out_first(nodes, sources, aimed, steering[0].drop_params)
     by_file: dict[str, list[str]] = {}
     for node in nodes:

@@ -27,13 +27,20 @@ without that part does.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from bot.testgen.amplify_refs import Input
 from bot.testgen.inputs import Candidate
 
-__all__ = ["drop_variants", "left_out", "leaving_out_first", "read_keys"]
+__all__ = [
+    "drop_variants",
+    "first_holding",
+    "key_reads",
+    "left_out",
+    "leaving_out_first",
+    "read_keys",
+]
 
 MAX_KEYS = 12
 MAX_DROPS = 6  # copies of one test with a part left out
@@ -78,17 +85,25 @@ def _tests(func: ast.AST, lines: set[int]) -> list[ast.expr]:
     return out
 
 
-def _key_of(node: ast.AST) -> list[str]:
-    """The string literals ``node`` reads a mapping or the environment with."""
-    out: list[str] = []
+def key_reads(node: ast.AST) -> Iterator[tuple[ast.expr, ast.AST, ast.expr | None]]:
+    """The key nodes ``node`` reads a mapping or the environment with, each with its
+    read (the subscript, the call, the ``in``) and the mapping read when it is one
+    (``x["K"]``, ``x.get("K")``, ``"K" in x``: ``x``; ``getenv("K")``: None)."""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Subscript):
-            out += _strings([sub.slice])
+            yield sub.slice, sub, sub.value
         elif isinstance(sub, ast.Call):
-            out += _strings(sub.args[:2])
+            func = sub.func
+            mapping = func.value if isinstance(func, ast.Attribute) else None
+            for arg in sub.args[:2]:
+                yield arg, sub, mapping
         elif isinstance(sub, ast.Compare) and isinstance(sub.ops[0], ast.In | ast.NotIn):
-            out += _strings([sub.left])
-    return out
+            yield sub.left, sub, sub.comparators[0]
+
+
+def _key_of(node: ast.AST) -> list[str]:
+    """The string literals ``node`` reads a mapping or the environment with."""
+    return _strings([key for key, _read, _mapping in key_reads(node)])
 
 
 def _strings(nodes: list[ast.expr]) -> list[str]:
@@ -299,25 +314,34 @@ def leaving_out_first(
     leave out, the others after them in their order (the variants' budget is shared)."""
     if not keys and not params:
         return nodes
-    holds: dict[tuple[str, str], bool] = {}
+
+    def holds(func: ast.AST, source: str) -> bool:
+        return bool(_drops(func, source.splitlines(keepends=True), keys, params))
+
+    return first_holding(nodes, sources, holds)
+
+
+def first_holding(
+    nodes: list[str], sources: dict[str, str], holds: Callable[[ast.AST, str], bool]
+) -> list[str]:
+    """The test node ids ``nodes`` with those first whose test function ``holds`` (with
+    its module's source) accepts, the others after them, each in their order."""
+    held: dict[tuple[str, str], bool] = {}
     trees: dict[str, ast.Module | None] = {}
-    for node in nodes:
+
+    def where(node: str) -> tuple[str, str]:
         rel, _, rest = node.partition("::")
-        qualname = rest.split("[", 1)[0].replace("::", ".")
-        if (rel, qualname) in holds:
+        return rel, rest.split("[", 1)[0].replace("::", ".")
+
+    for node in nodes:
+        rel, qualname = where(node)
+        if (rel, qualname) in held:
             continue
         if rel not in trees:
             trees[rel] = _parse(sources.get(rel, ""))
         func = _def(trees[rel], qualname)
-        rows = sources.get(rel, "").splitlines(keepends=True)
-        holds[rel, qualname] = func is not None and bool(_drops(func, rows, keys, params))
-    first = [
-        n
-        for n in nodes
-        if holds.get(
-            (n.partition("::")[0], n.partition("::")[2].split("[", 1)[0].replace("::", "."))
-        )
-    ]
+        held[rel, qualname] = func is not None and holds(func, sources.get(rel, ""))
+    first = [n for n in nodes if held.get(where(n))]
     return first + [n for n in nodes if n not in first]
 
 

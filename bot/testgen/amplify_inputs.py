@@ -40,6 +40,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.testgen.amplify_adds import Part, read_parts
+from bot.testgen.amplify_adds import add_variants as added_variants
 from bot.testgen.amplify_drops import drop_variants, read_keys
 from bot.testgen.amplify_keys import key_plan, value_kinds
 from bot.testgen.amplify_pieces import kind_values, piece_values
@@ -110,6 +112,7 @@ class Steer:
     drop_keys: tuple[str, ...] = ()
     drop_params: tuple[str, ...] = ()
     drop_first: tuple[str, ...] = ()  # those the changed conditions steer to
+    adds: tuple[Part, ...] = ()  # parts they read that a test may lack (``amplify_adds``)
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -246,6 +249,7 @@ def steer_from_change(
         drop_keys=keys,
         drop_params=params,
         drop_first=aimed,
+        adds=read_parts(head_source, parent_source, changed, removed),
     )
 
 
@@ -817,7 +821,8 @@ def add_variants(
     raising = raiser_variants(tree, func, steer.raisers)  # a callable that raises, first
     # a part the changed code reads left out (a key, a keyword, a variable): next
     dropped = drop_variants(module_source, func, steer.drop_keys, steer.drop_params)
-    if not inputs and not raising and not dropped:
+    added = added_variants(module_source, func, steer.adds)  # or one it reads added
+    if not inputs and not raising and not dropped and not added:
         return module_source, []
     values = _Values(inputs, steer)
     cap = limit * 4  # room for the copies that do not compile
@@ -842,12 +847,18 @@ def add_variants(
     plan += early + steered + edited + _schedule(inputs, values.generic, cap)
     first = [(len(inputs) + k, name) for k, (_i, name) in enumerate(raising)][: limit // 3 + 1]
     at = len(inputs) + len(raising)
-    first += [(at + k, new) for k, (_i, new) in enumerate(dropped)][: limit // 3 + 1]
+    drops = [(at + k, new) for k, (_i, new) in enumerate(dropped)][: limit // 3 + 1]
+    told = {at + k: f"{i.value!r} left out" for k, (i, _new) in enumerate(dropped)}
+    at += len(dropped)
+    adds = [(at + k, new) for k, (_i, new) in enumerate(added)][: limit // 3 + 1]
+    told |= {at + k: f"{i.value} added" for k, (i, _new) in enumerate(added)}
+    turns = itertools.zip_longest(adds, drops)  # an added part, a part left out, ...
+    first += [p for turn in turns for p in turn if p is not None]
     plan = first + list(dict.fromkeys(plan))
     taken = _names(owner.body if owner is not None else tree.body)
     every = [*inputs, *(i for i, _name in raising), *(i for i, _new in dropped)]
-    left_out = {at + k: f"{i.value!r} left out" for k, (i, _new) in enumerate(dropped)}
-    text, variants = _write(module_source, (func, owner), every, plan, (taken, limit), left_out)
+    every += [i for i, _new in added]
+    text, variants = _write(module_source, (func, owner), every, plan, (taken, limit), told)
     return with_helpers(text), variants
 
 

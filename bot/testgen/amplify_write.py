@@ -406,7 +406,7 @@ def _target(stmt: ast.stmt, d: Difference) -> ast.expr | None:
     parts = d.name.split(".")
     if any(p.startswith("<") for p in parts[:-1]):
         return None  # a function defined inside another: not named in the test
-    short = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+    short = parts[-2] if parts[-1] in ("__init__", "__new__") and len(parts) > 1 else parts[-1]
     if short.startswith("__"):
         return None  # an operator's method: no call names it
     calls: list[ast.expr] = []

@@ -24,6 +24,7 @@ from typing import Any
 
 from bot.testgen import ambient
 from bot.testgen.absent import AbsentInputs
+from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
 from bot.testgen.bare import Bare, without_init
 from bot.testgen.extremes import towards_exceptions, towards_transforms
@@ -455,6 +456,7 @@ def _plans(
             steered = into_containers(candidates, [*strings, *numbers])
             steered += steer(candidates, strings, numbers) + placed(candidates, strings)
             steered += left_out(candidates, source, lines)  # a part it reads left out
+            steered += added_to(candidates, source, lines)  # or one it reads added
             steered += member_values(name, source, lines)  # an enum's changed members
             # the switches a changed reader may sit behind: on steered inputs, on the first
             mine = changed.get(path, [])  # a parameter on a changed line may be new
