@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient
+from bot.testgen import ambient, search
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -70,6 +70,8 @@ CALL_SECONDS = 1.0
 RUN_SECONDS = 40.0  # all calls of one side-runner run
 SLOW_MS = 250  # a call slower than this is not made a test: the gates run each test often
 MAX_FILES = 4  # test files written (each costs several runs of the gates)
+MAX_SEARCHED = 6  # functions whose agreeing inputs are searched (search.py)
+SEARCH_SECONDS = 6.0  # all calls of one search run
 _DRAW_PACKAGES = (
     "hypothesis",
     "_hypothesis_globals",
@@ -203,11 +205,13 @@ class DifferentialPlan:
         }
 
 
-def _plan_json(plans: list[DifferentialPlan], draw: int, settings: list[str]) -> str:
+def _plan_json(
+    plans: list[DifferentialPlan], draw: int, settings: list[str], seconds: float = RUN_SECONDS
+) -> str:
     return json.dumps(
         {
             "call_seconds": CALL_SECONDS,
-            "run_seconds": RUN_SECONDS,
+            "run_seconds": seconds,
             "modules": [p.spec(draw) for p in plans],
             "ambient": settings,  # each input called again under each (ambient.py)
         }
@@ -817,6 +821,9 @@ def generate_differential(
             before = [
                 _modules(_probe(parent_ws, fw, again, f"parent-{seed}", seed)) for seed in (0, 1)
             ]
+            searched = _quiet(plans, found, before)  # search.py: where every input agreed
+            if searched:
+                notes += _search(ws, parent_ws, fw, searched, found, head, before)
     pending: list[_File] = []
     for plan in plans:
         _one_module(
@@ -846,6 +853,76 @@ def generate_differential(
             facts[file.target] = file.facts
         notes.append(f"differential wrote {file.target} for {', '.join(file.names)}")
     return notes
+
+
+def _quiet(
+    plans: list[DifferentialPlan],
+    found: dict[str, dict[str, Any]],
+    before: list[dict[str, dict[str, Any]]],
+) -> list[DifferentialPlan]:
+    """Plans of counted variants (``search.variants``) of the inputs of each function where
+    every usable input agreed on both sides (at most ``MAX_SEARCHED`` functions)."""
+    out: list[DifferentialPlan] = []
+    left = MAX_SEARCHED
+    for plan in plans:
+        functions: dict[str, list[dict[str, object]]] = {}
+        entries = (found.get(plan.module) or {}).get("functions") or {}
+        for name, entry in sorted(entries.items()):
+            usable = [
+                r
+                for r in entry.get("results") or []
+                if not r.get("ambient") and r["outcome"]["kind"] in ("value", "raises")
+            ]
+            theirs = [_outcomes(b.get(plan.module, {}), name) for b in before]
+            if left <= 0 or not usable or not theirs or any("*" in t or not t for t in theirs):
+                continue
+            ours = {_key(r): json.dumps(r["outcome"], sort_keys=True) for r in usable}
+            if any(t.get(k, v) != v for t in theirs for k, v in ours.items()):
+                continue  # an input shows the change already
+            varied = search.variants(usable)
+            if varied:
+                functions[name] = list(varied)
+                left -= 1
+        if functions:
+            out.append(DifferentialPlan(plan.path, plan.module, functions))
+    return out
+
+
+def _search(
+    ws: Workspace,
+    parent_ws: Workspace,
+    fw: Framework,
+    plans: list[DifferentialPlan],
+    found: dict[str, dict[str, Any]],
+    head: list[dict[str, dict[str, Any]]],
+    before: list[dict[str, dict[str, Any]]],
+) -> list[str]:
+    """The searched variants probed twice on each side, in runs of their own with
+    ``SEARCH_SECONDS``, their results put after each run's own for the same functions."""
+    plan = _plan_json(plans, 0, [], SEARCH_SECONDS)
+    runs = [
+        (found, _probe(ws, fw, plan, "search-head-1", 0)),
+        (head[0], _probe(ws, fw, plan, "search-head-2", 1)),
+        *(
+            (b, _probe(parent_ws, fw, plan, f"search-parent-{seed}", seed))
+            for seed, b in zip((0, 1), before, strict=False)
+        ),
+    ]
+    tried = 0
+    for into, data in runs:
+        for module, got in _modules(data).items():
+            for name, entry in (got.get("functions") or {}).items():
+                there = ((into.get(module) or {}).get("functions") or {}).get(name)
+                if there is None or "results" not in there:
+                    continue
+                there["results"] = [*there["results"], *(entry.get("results") or [])]
+                if into is found:
+                    tried += len(entry.get("results") or [])
+    names = [q for p in plans for q in p.functions]
+    return [
+        f"differential: every input of {', '.join(names)} agreed: {tried} counted variants "
+        "of their literals searched"
+    ]
 
 
 def _settings(
