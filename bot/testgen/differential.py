@@ -860,12 +860,12 @@ def _quiet(
     found: dict[str, dict[str, Any]],
     before: list[dict[str, dict[str, Any]]],
 ) -> list[DifferentialPlan]:
-    """Plans of counted variants (``search.variants``) of the inputs of each function where
-    every usable input agreed on both sides (at most ``MAX_SEARCHED`` functions)."""
-    out: list[DifferentialPlan] = []
-    left = MAX_SEARCHED
+    """Plans of counted variants (``search.variants``) of the inputs of the functions
+    where every usable input agreed on both sides (at most ``MAX_SEARCHED``), when no
+    input of any function showed the change (else the search's runs would add to a job
+    that pins it already)."""
+    quiet: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for plan in plans:
-        functions: dict[str, list[dict[str, object]]] = {}
         entries = (found.get(plan.module) or {}).get("functions") or {}
         for name, entry in sorted(entries.items()):
             usable = [
@@ -874,12 +874,18 @@ def _quiet(
                 if not r.get("ambient") and r["outcome"]["kind"] in ("value", "raises")
             ]
             theirs = [_outcomes(b.get(plan.module, {}), name) for b in before]
-            if left <= 0 or not usable or not theirs or any("*" in t or not t for t in theirs):
+            if not usable or not theirs or any("*" in t or not t for t in theirs):
                 continue
             ours = {_key(r): json.dumps(r["outcome"], sort_keys=True) for r in usable}
             if any(t.get(k, v) != v for t in theirs for k, v in ours.items()):
-                continue  # an input shows the change already
-            varied = search.variants(usable)
+                return []  # an input shows the change already
+            quiet[(plan.path, name)] = usable
+    out: list[DifferentialPlan] = []
+    left = MAX_SEARCHED
+    for plan in plans:
+        functions: dict[str, list[dict[str, object]]] = {}
+        for (path, name), usable in quiet.items():
+            varied = search.variants(usable) if path == plan.path and left > 0 else []
             if varied:
                 functions[name] = list(varied)
                 left -= 1

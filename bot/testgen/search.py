@@ -3,14 +3,15 @@
 Some changes show on few inputs: a hash whose first byte is zero (srptools 1.0.1 keeps the
 inner hash of a password as bytes, so its leading zero byte is no longer dropped: one
 password in 256), a number at a boundary the tests never hit, a text of a length no test
-has. The project's inputs and the steered ones then all agree on both sides. For a
-function where every usable input agreed, the differential generator probes, in runs of
-their own with a short time, variants of those inputs along their literals: a string gets
-a counter at its end (``'password'`` -> ``'password0'``, ``'password1'``, ...), a bytes
+has. The project's inputs and the steered ones then all agree on both sides. When no
+input of any changed function showed the change, the differential generator probes, for
+each function where every usable input agreed (at most six), in runs of their own with a
+short time (two a side), variants of those inputs along their literals: a string gets a
+counter at its end (``'password'`` -> ``'password0'``, ``'password1'``, ...), a bytes
 value the counter's digits, an integer a step up; at most ``PER_FUNCTION`` a function,
-taken in turn from every literal of the first ``ITEMS`` agreeing inputs, so each gets its share. A
-variant where the sides differ is a difference like any other (steady in each side's two
-runs); its test ranks after the project's own inputs.
+taken in turn from every literal of its first ``ITEMS`` agreeing inputs, so each gets its
+share. A variant where the sides differ is a difference like any other (steady in each
+side's two runs); its test ranks after the project's own inputs.
 
 Read only: the variants are expression sources, evaluated by the side-runner.
 """
