@@ -542,6 +542,23 @@ def render_module(
     plain, aliases, body = _unshadowed(
         plain, body, names | {n for i in froms for n in _bound_by(i)}
     )
+    # a name new in this change that a value shows (an enum member it returns) is imported
+    # where the parent's lack of it fails only the tests that use it, by their name
+    fresh = {
+        (e.owner or func).split(".")[0] for func, found in examples.items() for e in found if e.new
+    }
+    late, names = sorted(names & fresh), names - fresh
+    guarded = (
+        [
+            "",
+            "try:  # new in this change: on the parent, a test that uses it fails by its name",
+            f"    from {module} import {', '.join(late)}",
+            "except ImportError:",
+            "    pass",
+        ]
+        if late
+        else []
+    )
     head = [
         f"{MARKER}{path}, written by Nova from running the code (no model).",
         "",
@@ -557,6 +574,7 @@ def render_module(
         "",
         *froms,
         *([f"from {module} import {', '.join(sorted(names))}"] if names else []),
+        *guarded,
         *(["", *aliases] if aliases else []),
         *body,
     ]
