@@ -83,6 +83,24 @@ def _five_digit_decimals() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _empty_environment() -> Iterator[None]:
+    """The process's environment variables are all unset (os.environ), restored after."""
+    import os
+
+    before = dict(os.environ)
+    os.environ.clear()
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+ENVIRON = "environ"
+ENV_READ = "the environment (os.environ)"  # what the side-runner's watch calls such a read
+
+
 class Setting(typing.NamedTuple):
     apply: Callable[[], contextlib.AbstractContextManager[None]]
     names: str  # a pattern of the names whose use in a changed line makes it relevant
@@ -114,6 +132,14 @@ SETTINGS: dict[str, Setting] = {
         _five_digit_decimals,
         r"Decimal|getcontext|setcontext|localcontext|quantize|ROUND_[A-Z_]+",
         "decimal's precision at 5 digits (decimal.localcontext)",
+    ),
+    # also applied to any input whose call read the environment (probe.py): such a value
+    # is another on another machine, while with no variable set it is the same anywhere
+    ENVIRON: Setting(
+        _empty_environment,
+        r"environ|getenv|putenv|unsetenv|environb|getenvb",
+        "an empty environment (os.environ cleared)",
+        (ENV_READ,),  # what it stands for: a read of a variable sees none
     ),
 }
 

@@ -735,7 +735,10 @@ def _compare(
         note += f", {pinned} steady with the clock pinned (compared pinned on both sides)"
     if changed and changed[0].ambient:
         said = sorted({ambient.SETTINGS[e.ambient].said for e in changed})
-        note += f" (only under {', '.join(said)}: the default setting hides it)"
+        hides = "the default setting hides it"
+        if {e.ambient for e in changed} == {ambient.ENVIRON}:
+            hides = "with this machine's, each input read it"
+        note += f" (only under {', '.join(said)}: {hides})"
     if unreached:
         note += f", {unreached} not reached by the parent's runs (not compared)"
     if unusable:

@@ -148,10 +148,11 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
         if code not in _CALLED:  # each code object is read once: the hook runs on every call
             _CALLED[code] = _read_by(code)
         found = _CALLED[code]
-    if found and found not in _depends:
+    if found and found not in _depends and found not in _QUIET:
         _depends.append(found)
 
 
+_QUIET: set[str] = set()  # reads a setting applied stands for (ambient.ENVIRON's)
 _CALLED: dict[object, str] = {}  # code object -> what calling it reads ("": nothing)
 _OWN_FILE = objects.__file__
 
@@ -160,7 +161,7 @@ def _read_by(code: typing.Any) -> str:
     where = code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
     # os is a frozen module from 3.11 on: its code's file is '<frozen os>'
     if where in ("os.py", "<frozen os>") and code.co_name in ("__getitem__", "getenv"):
-        return "the environment (os.environ)"
+        return ambient.ENV_READ
     if where in ("random.py", "secrets.py", "uuid.py"):
         return f"randomness ({where[:-3]}.{code.co_name})"
     return ""
@@ -773,6 +774,7 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
             continue
         seen.add(key)
         outcome = call(named, case, seconds)
+        environ = outcome["kind"] == "depends" and set(_depends) == {ambient.ENV_READ}
         if outcome["kind"] == "side effect":
             return {"skipped": outcome["why"], "params": params, "results": []}
         if outcome["kind"] == NOT_RECEIVER:
@@ -791,6 +793,10 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
             results += _under_settings(
                 named, case, seconds, {**shown, "origin": case.origin, "ms": ms}
             )
+        elif environ and len(seen) <= AMBIENT_INPUTS:
+            # its value is another on another machine: with no variable set, it is not
+            row = {**shown, "origin": case.origin, "ms": ms}
+            results += _under_settings(named, case, seconds, row, [ambient.ENVIRON])
     return {"kind": named.kind, "owner": owner, "params": params, "results": results}
 
 
@@ -798,22 +804,27 @@ AMBIENT: list[str] = []  # process-wide settings the change may read (ambient.py
 AMBIENT_INPUTS = 240  # inputs of a function also called under each setting
 
 
-def _under_settings(named: objects.Named, case: _Case, seconds: float, row: Json) -> list[Json]:
+def _under_settings(
+    named: objects.Named, case: _Case, seconds: float, row: Json, keys: list[str] | None = None
+) -> list[Json]:
     """The input of ``row`` called under each relevant process-wide setting: a row of
     its own (``ambient``: the setting) when the call reads neither the clock, randomness
     nor the machine (beyond what the setting itself stands for). Steady means the same
     in both runs of a side (each its own process), as for any input: a second call here
-    would double the cost of every input."""
+    would double the cost of every input. ``keys``: these settings, not the plan's (an
+    input that read the environment is called with none set, ``ambient.ENVIRON``)."""
     out = []
-    for key in AMBIENT:
+    for key in AMBIENT if keys is None else keys:
         setting = ambient.SETTINGS[key]
         tolerated = _MACHINE & set(setting.reads)
         try:
             _MACHINE.difference_update(tolerated)
+            _QUIET.update(setting.reads)
             with setting.apply():
                 again = _call(named, case, seconds)
         finally:
             _MACHINE.update(tolerated)
+            _QUIET.clear()
         if not _depends and again["kind"] in _PINNABLE:
             out.append({**row, "outcome": again, "ambient": key})
     return out
