@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient, search
+from bot.testgen import ambient, projstate, search
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -734,7 +734,7 @@ def _compare(
     if pinned := sum(1 for r in entry["results"] if r.get("pinned")):
         note += f", {pinned} steady with the clock pinned (compared pinned on both sides)"
     if changed and changed[0].ambient:
-        said = sorted({ambient.SETTINGS[e.ambient].said for e in changed})
+        said = sorted({ambient.setting(e.ambient).said for e in changed})
         note += f" (only under {', '.join(said)}: the default setting hides it)"
     if unreached:
         note += f", {unreached} not reached by the parent's runs (not compared)"
@@ -943,7 +943,7 @@ def _settings(
     if found:
         said = ", ".join(ambient.SETTINGS[k].said for k in found)
         notes.append(f"differential: the changed lines may read a process-wide setting: {said}")
-    return found
+    return found + projstate.settings(ws, targets, parent, notes)  # the project's own
 
 
 def _parent_runs(
