@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 MAX_SETTERS = 3  # setters tried per job
 MAX_ARGS = 3  # argument tuples tried per setter
+MAX_KEYS = 4  # (setter, arguments) tried in all: each calls every input once more
 _FILLS = {"append", "add", "update", "setdefault", "extend", "insert", "__setitem__"}
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 _DOCS = (".md", ".rst", ".txt")
@@ -187,9 +188,19 @@ def _setters(modules: dict[str, _Module]) -> list[Setter]:
                         hit = _resolve(dotted, mod, modules)
                         if hit is not None and hit[1] in modules[hit[0]].top:
                             found.sets.add(hit)
-            if found.sets:
+            if found.sets and not _returns_held(func, {n for _, n in found.sets}):
                 out.append(found)
     return out
+
+
+def _returns_held(func: ast.FunctionDef, names: set[str]) -> bool:
+    """A getter that fills a cache or makes a singleton returns what it holds
+    (``return CACHE[key]``, ``return _instance``): it chooses nothing."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.Return) and node.value is not None:
+            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node.value)):
+                return True
+    return False
 
 
 def _root(node: ast.expr) -> str:
@@ -387,7 +398,7 @@ def found_settings(
         hits = sorted(setter.sets & read)
         if not hits or len(said) >= MAX_SETTERS:
             continue
-        tried = _arguments(setter, modules, files)
+        tried = _arguments(setter, modules, files)[: MAX_KEYS - len(keys)]
         keys += [ambient.project_key(setter.module, setter.name, a) for a in tried]
         if tried:
             what = ", ".join(f"{m}.{n}" for m, n in hits)
