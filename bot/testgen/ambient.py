@@ -218,7 +218,12 @@ def setting(key: str, guard: typing.Any = None) -> Setting:
     values = ast.literal_eval(args)
     shown = ", ".join(repr(v) for v in values)
     apply = functools.partial(project_setting, module, setter, values, guard)
-    return Setting(apply, "", f"{module}.{setter}({shown}) (the project's own setting)")
+    said = (
+        f"{module}.{setter[:-1]} = {shown}"
+        if setter.endswith("=")
+        else f"{module}.{setter}({shown})"
+    )
+    return Setting(apply, "", f"{said} (the project's own setting)")
 
 
 PROJECT_HELPER = "_project_setting"  # the written test's copy of project_setting
@@ -243,10 +248,11 @@ def entered(key: str) -> str:
 def project_setting(
     module: str, setter: str, args: tuple[object, ...], guard: typing.Any = None
 ) -> Iterator[None]:
-    """``module.setter(*args)`` applied, and the state of the project's package restored
-    after, even when the setter or the body fails: every module global of its modules,
-    the items of their module-level dicts, lists and sets, and the attributes of their
-    module-level objects and classes of the package."""
+    """``module.setter(*args)`` applied (``module.NAME = arg`` for a setter ``NAME=``),
+    and the state of the project's package restored after, even when the setter or the
+    body fails: every module global of its modules, the items of their module-level
+    dicts, lists and sets, and the attributes of their module-level objects and classes
+    of the package."""
     import importlib
     import sys
 
@@ -287,10 +293,14 @@ def project_setting(
             saved.append((mod, values, {k: held(v) for k, v in values.items()}))
     try:
         target: typing.Any = importlib.import_module(module)
-        for part in setter.split("."):
+        *path, last = setter.split(".")
+        for part in path:
             target = getattr(target, part)
         with guard() if guard else contextlib.nullcontext():
-            target(*args)
+            if last.endswith("="):  # a name users assign themselves: ``NAME=``
+                setattr(target, last[:-1], *args)
+            else:
+                getattr(target, last)(*args)
         yield
     finally:
         for mod, values, inner in saved:

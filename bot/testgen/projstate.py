@@ -151,7 +151,13 @@ def _guards(before: str, after: str) -> list[str]:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
-        for node in ast.walk(tree):
+        inner = [
+            n
+            for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            for n in ast.walk(f)
+        ]  # (a module-level ``if`` ran once, at import)
+        for node in inner:
             if isinstance(node, ast.If | ast.While) and node.body:
                 start, end = node.body[0].lineno, node.end_lineno or node.lineno
                 if any(start <= n <= end for n in lines):
@@ -226,7 +232,7 @@ def _compared(tree: ast.AST, mentions: re.Pattern[str]) -> list[object]:
     """The literals compared (``==``, ``!=``, ``in``) with an expression ``mentions`` matches."""
     out: list[object] = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Compare):
+        if not isinstance(node, ast.Compare) or not all(isinstance(o, _EQUALS) for o in node.ops):
             continue
         sides = [node.left, *node.comparators]
         if any(not isinstance(s, ast.Constant) and mentions.search(ast.unparse(s)) for s in sides):
@@ -241,15 +247,20 @@ def _arguments(setter: Setter, modules: dict[str, _Module], files: dict[str, str
     params = [a.arg for a in [*args.posonlyargs, *args.args]]
     needed = len(params) - len(args.defaults)
     found: list[tuple[object, ...]] = []
-    calls = re.compile(rf"(?<![\w]){re.escape(setter.name)}\s*\(([^()\n]*)\)")
+    literal: list[object] = [_NONE] * needed
+    for d in args.defaults:
+        literal.append(d.value if isinstance(d, ast.Constant) else _NONE)
+    calls = re.compile(rf"(?<![\w])(?<!def ){re.escape(setter.name)}\s*\(([^()\n]*)\)")
     for text in files.values():  # its calls with literal arguments, in code and docs
         for m in calls.finditer(text):
-            try:
-                value = ast.literal_eval(f"({m.group(1)},)") if m.group(1).strip() else ()
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                continue
-            if isinstance(value, tuple) and needed <= len(value) <= len(params):
+            value = _positional(m.group(1), params, literal)
+            if value is None or list(value) == literal[: len(value)]:
+                continue  # not literal, or every parameter at its default
+            if needed <= len(value) <= len(params):
                 found.append(value)
+    for i, was in enumerate(literal):  # a flag's other value (``strict=False``: True)
+        if isinstance(was, bool) and _NONE not in literal[:i]:
+            found.append((*literal[:i], not was))
     if params and needed <= 1:
         singles: list[object] = []
         word = re.compile(rf"\b{re.escape(params[0])}\b")
@@ -262,7 +273,7 @@ def _arguments(setter: Setter, modules: dict[str, _Module], files: dict[str, str
             singles += _siblings(modules[module], name)
         singles += _choices(setter, modules, params[0])
         found += [(v,) for v in singles]
-    if not params or needed == 0:
+    if not params:
         found.append(())
     out: list[str] = []
     default = {repr((v,)) for v in _defaults(setter, modules, params[:1])}
@@ -271,6 +282,39 @@ def _arguments(setter: Setter, modules: dict[str, _Module], files: dict[str, str
         if source not in out and source not in default and _plain(value):
             out.append(source)
     return out[:MAX_ARGS]
+
+
+_EQUALS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+_NONE = object()  # no literal value
+
+
+def _positional(inside: str, params: list[str], literal: list[object]) -> tuple[object, ...] | None:
+    """A call's literal arguments (``'testnet'``, ``strict=True``) as a positional tuple,
+    the literal defaults of the parameters it skips filled in; None when not literal."""
+    try:
+        call = ast.parse(f"f({inside})", mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not isinstance(call, ast.Call):
+        return None
+    given: list[object] = []
+    for a in call.args:
+        if not isinstance(a, ast.Constant):
+            return None
+        given.append(a.value)
+    named = {}
+    for k in call.keywords:
+        if k.arg not in params or not isinstance(k.value, ast.Constant):
+            return None
+        named[params.index(k.arg)] = k.value.value
+    last = max([len(given) - 1, *named])
+    out = [*given]
+    for i in range(len(given), last + 1):
+        value = named.get(i, literal[i] if i < len(literal) else _NONE)
+        if value is _NONE:
+            return None
+        out.append(value)
+    return tuple(out)
 
 
 def _defaults(setter: Setter, modules: dict[str, _Module], params: list[str]) -> list[object]:
@@ -302,6 +346,20 @@ def _defaults(setter: Setter, modules: dict[str, _Module], params: list[str]) ->
             ):
                 out += [v for x in sides for v in _literal(x) if isinstance(x, ast.Constant)]
     return out
+
+
+def _assigned(mod: _Module, name: str) -> list[object]:
+    """The value to assign a public module-level flag no function sets, which users set
+    themselves (``tabulate.PRESERVE_WHITESPACE = True``): its other value. (A name of
+    another literal is as often a constant: ``DATE_CENTURY = '%C'``.)"""
+    default: object = None
+    for node in mod.tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            default = node.value.value if isinstance(node.value, ast.Constant) else None
+    public = not name.startswith("_") and name != "TYPE_CHECKING"
+    return [not default] if isinstance(default, bool) and public else []
 
 
 def _plain(value: tuple[object, ...]) -> bool:
@@ -394,7 +452,8 @@ def found_settings(
                 read |= _reads(body, modules[module], modules)
     keys: list[str] = []
     said: list[str] = []
-    for setter in _setters(modules):
+    setters = _setters(modules)
+    for setter in setters:
         hits = sorted(setter.sets & read)
         if not hits or len(said) >= MAX_SETTERS:
             continue
@@ -403,6 +462,12 @@ def found_settings(
         if tried:
             what = ", ".join(f"{m}.{n}" for m, n in hits)
             said.append(f"{what} (set by {setter.module}.{setter.name}: {', '.join(tried)})")
+    unset = read - {h for s in setters for h in s.sets}
+    for module, name in sorted(unset):  # a public flag users assign themselves
+        values = _assigned(modules[module], name)[: MAX_KEYS - len(keys)]
+        keys += [ambient.project_key(module, f"{name}=", repr((v,))) for v in values]
+        if values:
+            said.append(f"{module}.{name} (assigned: {', '.join(repr(v) for v in values)})")
     if said:
         notes.append(
             f"differential: the changed lines read the project's own settings: {'; '.join(said)}"

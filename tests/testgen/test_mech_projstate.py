@@ -177,6 +177,9 @@ def test_the_setter_is_applied_and_the_packages_state_restored() -> None:
             assert pkg.mode_of(0) == (0, "b", ["x", "y"], 2, True)
         assert pkg.mode_of(0) == (0, "a", ["x"], 1, False)
         assert not hasattr(pkg.conf, "extra")
+        with ambient.project_setting("nova_ps_pkg", "MODE=", ("z",)):  # users assign it
+            assert pkg.mode_of(0)[1] == "z"
+        assert pkg.mode_of(0)[1] == "a"
         with (
             pytest.raises(ValueError, match="bad"),
             ambient.project_setting("nova_ps_pkg", "setup", ("bad",)),
@@ -216,3 +219,23 @@ def test_the_written_test_holds_the_same_helper() -> None:
         assert "->" not in source and "typing" not in source
     finally:
         del sys.modules["nova_ps_pkg"]
+
+
+def test_a_flags_other_value_keyword_calls_and_a_flag_users_assign() -> None:
+    files = {
+        "p/__init__.py": "",
+        "p/conf.py": "STRICT = False\nWIDE = False\n\n\n"
+        "def configure(strict=False, level=None):\n    global STRICT\n    STRICT = strict\n",
+        "p/f.py": "from p import conf\n\n\ndef f(x):\n    if conf.STRICT or conf.WIDE:\n"
+        "        return x + 2\n    return x\n",
+        "README.md": "p.conf.configure(level=3)\n\n    def configure(strict=False, level=None):\n",
+    }
+    notes: list[str] = []
+    before = files["p/f.py"].replace("x + 2", "x + 1")
+    keys = projstate.found_settings(files, [("p/f.py", before)], notes)
+    assert [ambient.setting(k).said.split(" (")[0] for k in keys] == [
+        "p.conf.configure(False, 3)",  # the docs' call, its skipped parameter at its default
+        "p.conf.configure(True)",  # the flag's other value
+        "p.conf.WIDE = True",  # no function sets it: users do
+    ], notes
+    assert ambient.entered(keys[-1]) == "_project_setting('p.conf', 'WIDE=', (True,))"
