@@ -286,13 +286,13 @@ def project_setting(
                 if now.get(name, restore) is not was and not name.startswith("__"):
                     setattr(value, name, was)
 
+    target: typing.Any = importlib.import_module(module)  # first: its globals are saved too
     saved = []
     for name, mod in list(sys.modules.items()):
         if mod is not None and (name == top or name.startswith(top + ".")):
             values = dict(vars(mod))
             saved.append((mod, values, {k: held(v) for k, v in values.items()}))
     try:
-        target: typing.Any = importlib.import_module(module)
         *path, last = setter.split(".")
         for part in path:
             target = getattr(target, part)
