@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from bot.testgen import ambient
 from bot.testgen.ghostwriter import _module_name
+from bot.testgen.inputs import Candidate
 
 if TYPE_CHECKING:
     from bot.testgen.matrix import Target
@@ -473,3 +474,55 @@ def found_settings(
             f"differential: the changed lines read the project's own settings: {'; '.join(said)}"
         )
     return keys
+
+
+def unset_inputs(source: str, qualname: str, strings: list[str]) -> list[Candidate]:
+    """Inputs of a changed function when the change reads a project's own setting: each
+    parameter that defaults to None given by keyword a string of the changed lines (or
+    an empty one), the others left at their defaults. Code that reads a setting often
+    sits behind ``if x is None`` fallbacks (``BaseProxy(btc_conf_file=...)`` reads a
+    cookie file under the network's folder only when no URL is given), and the
+    setting's calls go to the first inputs only: these come first."""
+    node = _function(source, qualname)
+    if node is None:
+        return []
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(
+        zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    pairs += [
+        (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+    ]
+    values = [*dict.fromkeys(repr(s) for s in strings[:2]), "''"]
+    out = []
+    for arg, default in pairs:
+        if isinstance(default, ast.Constant) and default.value is None:
+            for v in values:
+                out.append(Candidate((), ((arg.arg, v),), (), "a setting's fallback"))
+    return out[:UNSET_INPUTS]
+
+
+UNSET_INPUTS = 24
+
+
+def _function(source: str, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    try:
+        body: list[ast.stmt] = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return None
+    found: ast.AST | None = None
+    for part in qualname.split("."):
+        found = next(
+            (n for n in body if isinstance(n, _DEFS) and n.name == part),
+            None,
+        )
+        if found is None:
+            return None
+        body = found.body
+    if isinstance(found, ast.ClassDef):
+        return _function(source, f"{qualname}.__init__")
+    return found if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef) else None
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -239,3 +239,19 @@ def test_a_flags_other_value_keyword_calls_and_a_flag_users_assign() -> None:
         "p.conf.WIDE = True",  # no function sets it: users do
     ], notes
     assert ambient.entered(keys[-1]) == "_project_setting('p.conf', 'WIDE=', (True,))"
+
+
+def test_a_fallback_behind_a_none_default_gets_inputs_of_its_own() -> None:
+    source = (
+        "class Proxy:\n    def __init__(self, url=None, conf=None, timeout=30):\n"
+        "        if url is None:\n            url = read(conf)\n"
+    )
+    made = projstate.unset_inputs(source, "Proxy", ["testnet3"])
+    # each parameter that defaults to None, alone, by keyword; the others left alone
+    assert [c.kwargs for c in made] == [
+        (("url", "'testnet3'"),),
+        (("url", "''"),),
+        (("conf", "'testnet3'"),),
+        (("conf", "''"),),
+    ]
+    assert projstate.unset_inputs(source, "Proxy.missing", ["x"]) == []
