@@ -498,7 +498,9 @@ def _plans(
                 # ranked after its own inputs (as a retyped one): another function's
                 candidates += [Candidate((a,), (), i, "others' (typed)") for a, i in siblings]
             if any(k.startswith(ambient.PROJECT) for k in settings):  # projstate.py
-                candidates[:0] = projstate.unset_inputs(source, name, strings)
+                candidates[:0] = projstate.unset_inputs(
+                    source, name, strings, plan.module, settings
+                )
             plan.functions[name] = [c.to_dict() for c in candidates]
             plan.via[name] = group[name]
             plan.strings[name] = sorted({*strings, *_words(tests, name.rsplit(".", 1)[-1])})

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import difflib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -476,18 +477,24 @@ def found_settings(
     return keys
 
 
-def unset_inputs(source: str, qualname: str, strings: list[str]) -> list[Candidate]:
-    """Inputs of a changed function when the change reads a project's own setting: each
-    parameter that defaults to None given by keyword a string of the changed lines (or
-    an empty one), the others left at their defaults. Code that reads a setting often
-    sits behind ``if x is None`` fallbacks (``BaseProxy(btc_conf_file=...)`` reads a
-    cookie file under the network's folder only when no URL is given), and the
-    setting's calls go to the first inputs only: these come first."""
+def unset_inputs(
+    source: str, qualname: str, strings: list[str], module: str, settings: list[str]
+) -> list[Candidate]:
+    """Inputs of a changed function that needs no argument when the change reads a
+    project's own setting: each parameter that defaults to None given by keyword a
+    string of the changed lines (or an empty one), the others left at their defaults.
+    Code that reads a setting often sits behind ``if x is None`` fallbacks
+    (``BaseProxy(btc_conf_file=...)`` reads a cookie file under the network's folder
+    only when no URL is given), and the setting's calls go to the first inputs only:
+    these come first."""
     node = _function(source, qualname)
-    if node is None:
+    if node is None or not _may_read(ast.get_source_segment(source, node) or "", module, settings):
         return []
     args = node.args
     positional = [*args.posonlyargs, *args.args]
+    required = [a.arg for a in positional[: len(positional) - len(args.defaults)]]
+    if [r for r in required if r not in ("self", "cls")] or None in args.kw_defaults:
+        return []  # a call needs more than one keyword: the fallbacks sit behind those
     pairs = list(
         zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
     )
@@ -504,6 +511,20 @@ def unset_inputs(source: str, qualname: str, strings: list[str]) -> list[Candida
 
 
 UNSET_INPUTS = 24
+
+
+def _may_read(text: str, module: str, settings: list[str]) -> bool:
+    """A function (its source) of ``module`` that may read one of the project's own
+    ``settings``: one of the setter's module, or naming that module (``config.MODE``)
+    or the name assigned (``PRESERVE_WHITESPACE``)."""
+    for key in settings:
+        if not key.startswith(ambient.PROJECT):
+            continue
+        where, setter, _ = json.loads(key.removeprefix(ambient.PROJECT))
+        word = setter[:-1] if setter.endswith("=") else where.rsplit(".", 1)[-1]
+        if where == module or re.search(rf"\b{re.escape(word)}\b", text):
+            return True
+    return False
 
 
 def _function(source: str, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

@@ -246,7 +246,8 @@ def test_a_fallback_behind_a_none_default_gets_inputs_of_its_own() -> None:
         "class Proxy:\n    def __init__(self, url=None, conf=None, timeout=30):\n"
         "        if url is None:\n            url = read(conf)\n"
     )
-    made = projstate.unset_inputs(source, "Proxy", ["testnet3"])
+    key = ambient.project_key("net", "select", "('testnet',)")
+    made = projstate.unset_inputs(source, "Proxy", ["testnet3"], "net", [key])
     # each parameter that defaults to None, alone, by keyword; the others left alone
     assert [c.kwargs for c in made] == [
         (("url", "'testnet3'"),),
@@ -254,4 +255,10 @@ def test_a_fallback_behind_a_none_default_gets_inputs_of_its_own() -> None:
         (("conf", "'testnet3'"),),
         (("conf", "''"),),
     ]
-    assert projstate.unset_inputs(source, "Proxy.missing", ["x"]) == []
+    assert projstate.unset_inputs(source, "Proxy.missing", ["x"], "net", [key]) == []
+    # a function of another module that names neither the setter's module nor the name
+    assert projstate.unset_inputs(source, "Proxy", ["x"], "other", [key]) == []
+    assert projstate.unset_inputs(source.replace("read", "net.read"), "Proxy", [], "o", [key])
+    # a function that needs an argument: not these
+    needs = source.replace("self, url=None", "self, data, url=None")
+    assert projstate.unset_inputs(needs, "Proxy", ["x"], "net", [key]) == []
