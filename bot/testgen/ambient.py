@@ -9,7 +9,9 @@ whose use in the changed lines (added or removed) makes it relevant, and (b) a c
 manager that applies the setting and restores it even on failure. The side-runner
 (``probe.py``, which imports a copy of this module as ``nova_ambient``) calls each input
 again under each relevant setting; a test written from such a call holds a copy of the
-same context manager and runs its body within it (``render.py``).
+same context manager and runs its body within it (``render.py``). The project's own
+settings (a module global a function of the project chooses, found by ``projstate.py``)
+are keys of their own (``project_key``), applied by ``project_setting``.
 
 Standard library only: the side-runner runs with the project's interpreter.
 """
