@@ -9,16 +9,21 @@ whose use in the changed lines (added or removed) makes it relevant, and (b) a c
 manager that applies the setting and restores it even on failure. The side-runner
 (``probe.py``, which imports a copy of this module as ``nova_ambient``) calls each input
 again under each relevant setting; a test written from such a call holds a copy of the
-same context manager and runs its body within it (``render.py``).
+same context manager and runs its body within it (``render.py``). The project's own
+settings (a module global a function of the project chooses, found by ``projstate.py``)
+are keys of their own (``project_key``), applied by ``project_setting``.
 
 Standard library only: the side-runner runs with the project's interpreter.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import difflib
+import functools
 import itertools
+import json
 import re
 import typing
 
@@ -210,3 +215,130 @@ def _built_from_literals(node: typing.Any) -> bool:
         return False
     plain = all(isinstance(a, ast.Constant) for a in node.args)
     return plain and isinstance(node.func, ast.Attribute | ast.Name)
+
+
+# -- the project's own settings (projstate.py finds them) --------------------------------
+
+PROJECT = "project:"  # the key of a project's own setting: PROJECT + [module, setter, args]
+
+
+def project_key(module: str, setter: str, args: str) -> str:
+    """The key of ``module.setter(*args)`` (``args``: the source of a tuple of literals)."""
+    return PROJECT + json.dumps([module, setter, args])
+
+
+def known(key: str) -> bool:
+    if key in SETTINGS:
+        return True
+    try:
+        module, setter, args = json.loads(key.removeprefix(PROJECT))
+        return key.startswith(PROJECT) and isinstance(ast.literal_eval(args), tuple)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def setting(key: str, guard: typing.Any = None) -> Setting:
+    """The setting of ``key``: one of SETTINGS, or a project's setter (applied within
+    ``guard``, the side-runner's watch over a call, when given)."""
+    if key in SETTINGS:
+        return SETTINGS[key]
+    module, setter, args = json.loads(key.removeprefix(PROJECT))
+    values = ast.literal_eval(args)
+    shown = ", ".join(repr(v) for v in values)
+    apply = functools.partial(project_setting, module, setter, values, guard)
+    said = (
+        f"{module}.{setter[:-1]} = {shown}"
+        if setter.endswith("=")
+        else f"{module}.{setter}({shown})"
+    )
+    return Setting(apply, "", f"{said} (the project's own setting)")
+
+
+PROJECT_HELPER = "_project_setting"  # the written test's copy of project_setting
+
+
+def helper(key: str) -> tuple[Callable[..., typing.Any], str]:
+    """The function a written test holds a copy of for ``key``, and the copy's name."""
+    if key in SETTINGS:
+        return SETTINGS[key].apply, SETTINGS[key].apply.__name__
+    return project_setting, PROJECT_HELPER
+
+
+def entered(key: str) -> str:
+    """The expression a written test's ``with`` applies ``key`` by."""
+    if key in SETTINGS:
+        return f"{SETTINGS[key].apply.__name__}()"
+    module, setter, args = json.loads(key.removeprefix(PROJECT))
+    return f"{PROJECT_HELPER}({module!r}, {setter!r}, {args})"
+
+
+@contextlib.contextmanager
+def project_setting(
+    module: str, setter: str, args: tuple[object, ...], guard: typing.Any = None
+) -> Iterator[None]:
+    """``module.setter(*args)`` applied (``module.NAME = arg`` for a setter ``NAME=``),
+    and the state of the project's package restored after, even when the setter or the
+    body fails: every module global of its modules, the items of their module-level
+    dicts, lists and sets, and the attributes of their module-level objects and classes
+    of the package."""
+    import importlib
+    import sys
+
+    top = module.split(".")[0]
+
+    def ours(value: object) -> bool:
+        kind = value if isinstance(value, type) else type(value)
+        return str(getattr(kind, "__module__", "")).split(".")[0] == top
+
+    def held(value: object) -> object:
+        if type(value) in (dict, list, set):
+            return type(value)(value)  # type: ignore[call-arg]
+        if ours(value) and hasattr(value, "__dict__") and not callable(value):
+            return dict(vars(value))
+        if isinstance(value, type) and ours(value):
+            return dict(vars(value))
+        return None
+
+    def restore(value: object, kept: object) -> None:
+        if isinstance(value, list) and isinstance(kept, list):
+            value[:] = kept
+        elif type(value) in (dict, set) and type(kept) is type(value):
+            value.clear()  # type: ignore[attr-defined]
+            value.update(kept)  # type: ignore[attr-defined]
+        elif isinstance(kept, dict):
+            now = dict(vars(value))
+            for name in now:
+                if name not in kept and not name.startswith("__"):
+                    delattr(value, name)
+            for name, was in kept.items():
+                if now.get(name, restore) is not was and not name.startswith("__"):
+                    setattr(value, name, was)
+
+    target: typing.Any = importlib.import_module(module)  # first: its globals are saved too
+    saved = []
+    for name, mod in list(sys.modules.items()):
+        if mod is not None and (name == top or name.startswith(top + ".")):
+            values = dict(vars(mod))
+            saved.append((mod, values, {k: held(v) for k, v in values.items()}))
+    try:
+        *path, last = setter.split(".")
+        for part in path:
+            target = getattr(target, part)
+        with guard() if guard else contextlib.nullcontext():
+            if last.endswith("="):  # a name users assign themselves: ``NAME=``
+                setattr(target, last[:-1], *args)
+            else:
+                getattr(target, last)(*args)
+        yield
+    finally:
+        for mod, values, inner in saved:
+            now = vars(mod)
+            for name in [n for n in now if n not in values]:
+                if not isinstance(now[name], type(sys)):  # a submodule imported meanwhile
+                    del now[name]
+            for name, was in values.items():
+                if now.get(name, restore) is not was:
+                    now[name] = was
+                if inner[name] is not None:
+                    with contextlib.suppress(Exception):
+                        restore(was, inner[name])

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient, search
+from bot.testgen import ambient, projstate, search
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -497,6 +497,10 @@ def _plans(
             if siblings and _one_argument(source, name):
                 # ranked after its own inputs (as a retyped one): another function's
                 candidates += [Candidate((a,), (), i, "others' (typed)") for a, i in siblings]
+            if any(k.startswith(ambient.PROJECT) for k in settings):  # projstate.py
+                candidates[:0] = projstate.unset_inputs(
+                    source, name, strings, plan.module, settings
+                )
             plan.functions[name] = [c.to_dict() for c in candidates]
             plan.via[name] = group[name]
             plan.strings[name] = sorted({*strings, *_words(tests, name.rsplit(".", 1)[-1])})
@@ -734,7 +738,7 @@ def _compare(
     if pinned := sum(1 for r in entry["results"] if r.get("pinned")):
         note += f", {pinned} steady with the clock pinned (compared pinned on both sides)"
     if changed and changed[0].ambient:
-        said = sorted({ambient.SETTINGS[e.ambient].said for e in changed})
+        said = sorted({ambient.setting(e.ambient).said for e in changed})
         hides = "the default setting hides it"
         if {e.ambient for e in changed} == {ambient.ENVIRON}:
             hides = "with this machine's, each input read it"
@@ -946,7 +950,7 @@ def _settings(
     if found:
         said = ", ".join(ambient.SETTINGS[k].said for k in found)
         notes.append(f"differential: the changed lines may read a process-wide setting: {said}")
-    return found
+    return found + projstate.settings(ws, targets, parent, notes)  # the project's own
 
 
 def _parent_runs(

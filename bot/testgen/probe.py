@@ -44,7 +44,7 @@ else:  # run as a script next to its copies
     import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
 
 if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from types import ModuleType
 
     Args = tuple[list[object], dict[str, object]]  # one call's positional and named arguments
@@ -815,19 +815,33 @@ def _under_settings(
     input that read the environment is called with none set, ``ambient.ENVIRON``)."""
     out = []
     for key in AMBIENT if keys is None else keys:
-        setting = ambient.SETTINGS[key]
+        setting = ambient.setting(key, lambda: _setter_watch(seconds))
         tolerated = _MACHINE & set(setting.reads)
         try:
             _MACHINE.difference_update(tolerated)
             _QUIET.update(setting.reads)
             with setting.apply():
                 again = _call(named, case, seconds)
+        except (Exception, SideEffect, CallTimeout):  # a project's setter failed (ambient.py)
+            continue
         finally:
             _MACHINE.update(tolerated)
             _QUIET.clear()
         if not _depends and again["kind"] in _PINNABLE:
             out.append({**row, "outcome": again, "ambient": key})
     return out
+
+
+@contextlib.contextmanager
+def _setter_watch(seconds: float) -> Iterator[None]:
+    """A project's setter (ambient.py) runs watched as a call is: no effects, in time."""
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    _guard["on"] = True
+    try:
+        yield
+    finally:
+        _guard["on"] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _written(item: Json) -> Json | None:
@@ -899,7 +913,7 @@ def main() -> None:
     signal.signal(signal.SIGALRM, _on_alarm)
     seconds = float(plan.get("call_seconds", 2.0))
     RUN_SECONDS[0] = float(plan.get("run_seconds", RUN_SECONDS[0]))
-    AMBIENT[:] = [k for k in plan.get("ambient", []) if k in ambient.SETTINGS]
+    AMBIENT[:] = [k for k in plan.get("ambient", []) if ambient.known(k)]
     out = {
         "modules": {
             m["module"]: probe_module(m["module"], m["functions"], seconds) for m in plan["modules"]

@@ -273,7 +273,7 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
     if e.pinned:  # every read of the clock from the first line on, as the probe's were
         body = [f"    with {PINNED}():", *(f"    {line}" for line in body)]
     if e.ambient:  # the setting applied around it, restored even when it fails
-        body = [f"    with {_setting(e.ambient)}():", *(f"    {line}" for line in body)]
+        body = [f"    with {ambient.entered(e.ambient)}:", *(f"    {line}" for line in body)]
     if e.warned:
         body = _within_warnings(e.warned, body)
     return lines + body
@@ -466,7 +466,7 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
         head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
     pinned = [f"with {PINNED}()"] if e.pinned else []
-    pinned += [f"with {_setting(e.ambient)}()"] if e.ambient else []
+    pinned += [f"with {ambient.entered(e.ambient)}"] if e.ambient else []
     return {
         "call": "; ".join([*pinned, *setup, _observed(call, e.outcome)]),
         "head": head,
@@ -528,10 +528,9 @@ def render_module(
     if clock:
         imports.add("import contextlib")
         body = ["", "", *clock_helper().split("\n"), *body]
-    for key in sorted(settings, reverse=True):
+    for made, called in sorted({ambient.helper(k) for k in settings}, key=lambda h: h[1])[::-1]:
         imports.add("import contextlib")
-        helper = helper_source(ambient.SETTINGS[key].apply, _setting(key))
-        body = ["", "", *helper.split("\n"), *body]
+        body = ["", "", *helper_source(made, called).split("\n"), *body]
     plain = sorted(i for i in imports if i.startswith("import "))
     froms = sorted(
         i for i in imports if i.startswith("from ") and not i.startswith(f"from {module} import ")
@@ -618,7 +617,7 @@ def tidy(text: str) -> str:
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(rows)).rstrip("\n") + "\n"
 
 
-_HELPERS = {PINNED, *(_setting(k) for k in ambient.SETTINGS)}
+_HELPERS = {PINNED, ambient.PROJECT_HELPER, *(_setting(k) for k in ambient.SETTINGS)}
 
 
 def _bound_by(line: str) -> list[str]:
