@@ -66,13 +66,6 @@ def loggers(pairs: list[tuple[str | None, str]], modules: list[str]) -> list[str
     return sorted(n for n in names if n)
 
 
-def _by_key(run: dict[str, Any], name: str) -> dict[str, dict[str, Any]]:
-    from bot.testgen.differential import _key  # (it imports this module)
-
-    entry = (run.get("functions") or {}).get(name) or {}
-    return {_key(r): r for r in entry.get("results") or []}
-
-
 def _records(result: dict[str, Any]) -> set[Record]:
     return {(str(r[0]), str(r[1]), str(r[2]), bool(r[3])) for r in result.get("logged") or []}
 
@@ -113,10 +106,11 @@ def logged_examples(
         return [], ""  # no parent, or the name is new: nothing to compare
     if not any("logged" in r for r in entry.get("results") or []):
         return [], ""  # the change's lines do not log: not recorded
+    from bot.testgen.differential import _key  # (both import render, which imports this)
+    from bot.testgen.warned import _by_key
+
     head_runs = [_by_key(r, name) for r in head]
     parent_runs = [_by_key(r, name) for r in parent]
-    from bot.testgen.differential import _key
-
     out: list[Any] = []
     signatures: set[str] = set()
     for result in entry.get("results") or []:

@@ -9,7 +9,9 @@ the project's own handlers only the records they would have had (so what they pr
 not change). A record is noted as ``[logger, level name, message, exc_info attached]``,
 the message with addresses, paths and ids replaced (as warnings' are), and only when it
 reaches the root logger (where pytest's ``caplog`` listens). Both methods are restored
-after the call. A record only the first call of a process gives is left out.
+after the call. A record only the first call of a process gives is left out. While
+records are noted, a record's own reads of the clock and the pid (``LogRecord.__init__``)
+are not the call's: ``probe._watch`` passes over them.
 """
 
 from __future__ import annotations
@@ -33,11 +35,15 @@ _NOT_STEADY = (
 
 
 # a record reads the clock, the pid: its own time and process, not what the value shows
-RECORD = logging.LogRecord.__init__.__code__
+# (while records are noted: then every call that logs makes one)
+_RECORD = logging.LogRecord.__init__.__code__
+RECORD: object = None
 
 
 def configure(prefixes: object) -> None:
     PREFIXES[:] = [str(p) for p in prefixes] if isinstance(prefixes, list) else []
+    global RECORD
+    RECORD = _RECORD if PREFIXES else None
 
 
 def _ours(name: str) -> bool:

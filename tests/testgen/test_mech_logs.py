@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from bot.testgen import logged, probe_logs
+from bot.testgen import logged, probe, probe_logs
+from bot.testgen.probe_objects import Named
 from tests.testgen.sample import caught, sample_testgen
 
 LINK = '''import logging
@@ -194,3 +195,23 @@ def test_the_side_runner_records_every_level_without_changing_what_handlers_prin
     ]
     assert printed.getvalue() == "careful\n"  # the debug record was noted, not printed
     assert not after
+
+
+def chatty(x: int) -> int:
+    logging.getLogger("relaytest.chatty").info("doubling %d", x)
+    return x * 2
+
+
+def test_a_call_that_logs_keeps_its_value_and_notes_its_records() -> None:
+    named = Named("function", None, "chatty", chatty)
+    case = probe._Case(None, [], ([3], {}), {}, "tests")
+    probe_logs.configure(["relaytest"])
+    try:
+        outcome = probe.call(named, case, 1.0)
+        noted = probe_logs.kept(probe._call, named, case, 1.0)
+    finally:
+        probe_logs.configure([])
+    # the record's own read of the clock is not the value's
+    assert outcome["kind"] == "value" and outcome["value"] == "6", outcome
+    assert noted == {"logged": [["relaytest.chatty", "INFO", "doubling 3", False]]}
+    assert probe_logs.RECORD is None  # nothing noted: every read counts again
