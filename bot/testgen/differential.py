@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient, projstate, search
+from bot.testgen import ambient, logged, projstate, search
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -206,7 +206,11 @@ class DifferentialPlan:
 
 
 def _plan_json(
-    plans: list[DifferentialPlan], draw: int, settings: list[str], seconds: float = RUN_SECONDS
+    plans: list[DifferentialPlan],
+    draw: int,
+    settings: list[str],
+    seconds: float = RUN_SECONDS,
+    loggers: list[str] | None = None,
 ) -> str:
     return json.dumps(
         {
@@ -214,6 +218,7 @@ def _plan_json(
             "run_seconds": seconds,
             "modules": [p.spec(draw) for p in plans],
             "ambient": settings,  # each input called again under each (ambient.py)
+            "logs": loggers or [],  # the loggers whose records are noted (logged.py)
         }
     )
 
@@ -241,7 +246,7 @@ def side_runner(where: Path) -> Path:
     (it runs with the project's interpreter, which cannot import Nova)."""
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
-    for helper in ("probe_objects", "probe_steady", "ambient"):
+    for helper in ("probe_objects", "probe_steady", "ambient", "probe_logs"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
 
@@ -792,7 +797,8 @@ def generate_differential(
         return notes + ["differential: no changed public top-level Python function to test"]
     if parent:  # values a changed literal (regex, format spec) treats differently, first
         notes += steer_plans(plans, targets, ws.read, lambda p: ws.parent_text(p, parent))
-    first = _probe(ws, fw, _plan_json(plans, DRAWN, settings), "head-1", 0)
+    loggers = logged.loggers(_pairs(ws, targets, parent), [p.module for p in plans])
+    first = _probe(ws, fw, _plan_json(plans, DRAWN, settings, loggers=loggers), "head-1", 0)
     if "error" in first:
         return notes + [f"differential: the changed modules could not be probed: {first['error']}"]
     found = _modules(first)
@@ -812,7 +818,7 @@ def generate_differential(
         for p in plans
         if p.module in found and not found[p.module].get("import_error")
     ]
-    again = _plan_json(rendered, 0, settings)
+    again = _plan_json(rendered, 0, settings, loggers=loggers)
     head = [_modules(_probe(ws, fw, again, "head-2", 1))]
     before: list[dict[str, dict[str, Any]]] = []
     if parent:
@@ -945,12 +951,19 @@ def _settings(
     reading (ambient.py): every input is also called under each, on both sides."""
     if not parent:
         return []
-    paths = sorted({t.path for t in targets if t.path.endswith(".py")})
-    found = ambient.relevant([(ws.parent_text(p, parent), ws.read(p) or "") for p in paths])
+    found = ambient.relevant(_pairs(ws, targets, parent))
     if found:
         said = ", ".join(ambient.SETTINGS[k].said for k in found)
         notes.append(f"differential: the changed lines may read a process-wide setting: {said}")
     return found + projstate.settings(ws, targets, parent, notes)  # the project's own
+
+
+def _pairs(
+    ws: Workspace, targets: list[Target], parent: str | None
+) -> list[tuple[str | None, str]]:
+    """Each changed module's text on the parent and on head (none without a parent)."""
+    paths = sorted({t.path for t in targets if t.path.endswith(".py")})
+    return [(ws.parent_text(p, parent), ws.read(p) or "") for p in paths] if parent else []
 
 
 def _parent_runs(
@@ -1064,6 +1077,8 @@ def _one_module(
         chosen, how = _compare(name, first, head, theirs)
         warned, said = warned_examples(name, first, head, theirs)  # warned.py
         chosen, how = chosen + warned, how + said
+        logs, said = logged.logged_examples(name, first, head, theirs)  # logged.py
+        chosen, how = chosen + logs, how + said
         through = plan.via.get(name)
         reached = f" (reaches the changed {', '.join(through)})" if through else ""
         notes.append(f"differential: {plan.path}::{name}{reached}: {how}")

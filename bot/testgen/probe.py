@@ -36,10 +36,12 @@ import warnings
 
 if __package__:  # imported by Nova (its tests)
     from bot.testgen import ambient
+    from bot.testgen import probe_logs as logs
     from bot.testgen import probe_objects as objects
     from bot.testgen import probe_steady as steady
 else:  # run as a script next to its copies
     import nova_ambient as ambient  # type: ignore[import-not-found,no-redef]
+    import nova_probe_logs as logs  # type: ignore[import-not-found,no-redef]
     import nova_probe_objects as objects  # type: ignore[import-not-found,no-redef]
     import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
 
@@ -126,8 +128,10 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
     of source once: a call that read the clock may also read the environment)."""
     found = ""
     if event == "c_call":
-        if frame is not None and frame.f_code.co_filename == _OWN_FILE:
-            return  # the side-runner's own reads (a walk's time budget)
+        if frame is not None and (
+            frame.f_code.co_filename == _OWN_FILE or frame.f_code is logs.RECORD
+        ):
+            return  # the side-runner's own reads (a walk's time budget), a log record's
         name = getattr(arg, "__name__", "")
         owner = getattr(arg, "__self__", None)
         module = getattr(arg, "__module__", None) or getattr(owner, "__name__", "")
@@ -534,6 +538,7 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     outcome = _call(named, case, seconds)
     _took[0] = time.monotonic() - started
     _first_warned[:] = _warned
+    logs.keep()  # its log records (probe_logs.py)
     _first_ended.clear()
     _first_ended.update({k: outcome[k] for k in _ENDED if k in outcome})
     read = list(_depends)
@@ -670,6 +675,7 @@ def _recording(stack: contextlib.ExitStack) -> None:
     stack.enter_context(warnings.catch_warnings())
     warnings.simplefilter("always")
     warnings.showwarning = _note_warning
+    logs.recording(stack)  # and its log records (probe_logs.py)
 
 
 def _note_warning(message: typing.Any, category: type, *rest: object, **more: object) -> None:
@@ -789,6 +795,7 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         if pinned:
             results[-1]["pinned"] = pinned
         results[-1].update(warned)
+        results[-1].update(logs.kept(_call, named, case, seconds))
         if outcome["kind"] in _PINNABLE and not pinned and len(seen) <= AMBIENT_INPUTS:
             results += _under_settings(
                 named, case, seconds, {**shown, "origin": case.origin, "ms": ms}
@@ -914,6 +921,7 @@ def main() -> None:
     seconds = float(plan.get("call_seconds", 2.0))
     RUN_SECONDS[0] = float(plan.get("run_seconds", RUN_SECONDS[0]))
     AMBIENT[:] = [k for k in plan.get("ambient", []) if ambient.known(k)]
+    logs.configure(plan.get("logs"))  # the loggers whose records are noted (logged.py)
     out = {
         "modules": {
             m["module"]: probe_module(m["module"], m["functions"], seconds) for m in plan["modules"]

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.testgen import ambient, probe_steady
+from bot.testgen import ambient, logged, probe_steady
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import MAKER, OBJ
 
@@ -39,6 +39,7 @@ class Example:
     # the warnings head and the parent differ in (warned.py): {"errors": [[category,
     # message prefix, imports]], "warns": [category, message prefix, imports] | None}
     warned: dict[str, Any] | None = None
+    logged: dict[str, Any] | None = None  # the log records it asserts (logged.py)
 
     def shape(self) -> tuple[object, ...]:
         return (
@@ -57,6 +58,7 @@ class Example:
             self.ambient,
             "printed" in self.outcome,
             bool(self.warned),
+            bool(self.logged),
         )
 
     def all_imports(self) -> list[str]:
@@ -66,7 +68,7 @@ class Example:
             out += [str(i) for i in extra] if isinstance(extra, list) else []
         if self.outcome.get("view") == "islice":
             out.append("from itertools import islice")
-        out += _warned_imports(self.warned)
+        out += _warned_imports(self.warned) + (["import logging"] if self.logged else [])
         message = self.outcome.get("message")
         if message and _special(str(message)):
             out.append("import re")
@@ -82,6 +84,7 @@ class Example:
             or bool(self.ambient)  # its own setting, from the first line on
             or "printed" in self.outcome  # its own output
             or bool(self.warned)  # its own warnings
+            or bool(self.logged)  # its own log records
         )
 
 
@@ -276,6 +279,8 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
         body = [f"    with {ambient.entered(e.ambient)}:", *(f"    {line}" for line in body)]
     if e.warned:
         body = _within_warnings(e.warned, body)
+    if e.logged:  # its log records (logged.py)
+        return logged.within_logs(lines, body, e.logged)
     return lines + body
 
 
@@ -407,6 +412,8 @@ def _what(func: str, shape: tuple[object, ...], e: Example) -> str:
     )
     if e.new:
         return f"{base}_new"
+    if e.logged:
+        return f"{base}_logs"
     if e.warned:
         warns = e.warned.get("warns")
         errors = e.warned.get("errors") or []
@@ -462,6 +469,8 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         head += f", printing {e.outcome['printed']!r}"
     if e.warned:
         head = _warned_head(e.warned, head if e.outcome["kind"] != "call" else "")
+    if e.logged:
+        head = logged.logged_head(e.logged, head if e.outcome["kind"] != "call" else "")
     if e.outcome["kind"] == "object":
         head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
         head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
