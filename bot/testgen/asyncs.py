@@ -94,11 +94,27 @@ def discard(value: object) -> None:
 
 
 async def _settle(
-    make: Callable[[], tuple[object, object]], items: int
+    make: Callable[[], tuple[object, object]],
+    items: int,
+    checked: Callable[[AttributeError | None], None],
 ) -> tuple[object, object, str]:
     """Build and call (``make``) inside the loop; then await the value, or collect up to
-    ``items + 1`` items of an async iterator."""
+    ``items + 1`` items of an async iterator. ``checked`` is told how that ended (an
+    attribute error, or None): the body of a coroutine runs here, not in the call."""
     obj, value = make()
+    try:
+        settled = await _settled(obj, value, items)
+    except AttributeError as exc:
+        checked(exc)
+        raise
+    except Exception:
+        checked(None)
+        raise
+    checked(None)
+    return settled
+
+
+async def _settled(obj: object, value: object, items: int) -> tuple[object, object, str]:
     how = pending(value)
     if how == AWAIT:
         value = await typing.cast("typing.Awaitable[object]", value)
@@ -115,7 +131,11 @@ async def _settle(
     return obj, value, how
 
 
-def run(make: Callable[[], tuple[object, object]], items: int) -> tuple[object, object, str]:
+def run(
+    make: Callable[[], tuple[object, object]],
+    items: int,
+    checked: Callable[[AttributeError | None], None] = lambda exc: None,
+) -> tuple[object, object, str]:
     """``make`` (build and call) and the settling of its value in a fresh event loop,
     as ``asyncio.run`` does: (the instance, the value or the items, how it was settled).
     An exception (the timer's too) comes out as it is, after the loop is cleaned up."""
@@ -127,7 +147,7 @@ def run(make: Callable[[], tuple[object, object]], items: int) -> tuple[object, 
         sys.setprofile(hook)
     try:
         asyncio.set_event_loop(loop)  # as asyncio.run: get_event_loop() finds it
-        task = loop.create_task(_settle(make, items))
+        task = loop.create_task(_settle(make, items, checked))
         return loop.run_until_complete(task)
     finally:
         sys.setprofile(None)

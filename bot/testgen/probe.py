@@ -488,7 +488,8 @@ def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, s
             asyncs.discard(value)
         del stage[:]
     _awaited[0] = how
-    obj, value, settled = asyncs.run(lambda: _made(named, case, stage), objects.ITEMS)
+    made = asyncs.run(lambda: _made(named, case, stage), objects.ITEMS, objects.unset_read)
+    obj, value, settled = made
     how = settled or how
     _awaited[0] = how
     if how == asyncs.ITERATE:

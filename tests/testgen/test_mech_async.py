@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from bot.testgen import asyncs, probe
-from bot.testgen.probe_objects import Named
+from bot.testgen.probe_objects import BARE, Named
 from tests.testgen.sample import caught, sample_testgen
 
 CORE = '''import asyncio
@@ -254,6 +254,15 @@ class _Bound:
         return self.x * 2
 
 
+class _Reads:
+    def __init__(self) -> None:
+        self.x = 1
+
+    async def get(self) -> int:
+        await asyncio.sleep(0)
+        return self.x
+
+
 @pytest.fixture
 def alarm() -> Iterator[None]:
     before = signal.signal(signal.SIGALRM, probe._on_alarm)
@@ -289,6 +298,10 @@ def test_the_side_runner_awaits_in_a_fresh_loop_and_leaves_none() -> None:
     named = Named("method", _Bound, "twice", _Bound.twice)
     built = probe.call(named, probe._Case(([5], {}), [], ([], {}), {}, "tests"), 1.0)
     assert built["value"] == "10" and built["awaited"] == asyncs.INSIDE
+    # a receiver built without __init__ whose coroutine reads what was never set: no input
+    bare = probe._Case(([], {}), [], ([], {}), {}, "tests", factory=BARE)
+    named = Named("method", _Reads, "get", _Reads.get)
+    assert probe.call(named, bare, 1.0)["kind"] == probe.NOT_RECEIVER
     assert _loops_left() is None
 
 
