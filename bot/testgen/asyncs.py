@@ -192,6 +192,16 @@ def machinery(frame: typing.Any) -> bool:
     return where.startswith(_ASYNCIO) or where.rsplit(".", 1)[0] in _OWN
 
 
+def asyncio_reads(frame: typing.Any) -> bool:
+    """Whether a read of the environment is asyncio's own (its debug flag, read when a
+    loop is made): a few frames up from the read, asyncio's code asked for it."""
+    for _ in range(4):
+        frame = frame.f_back if frame is not None else None
+        if frame is not None and frame.f_code.co_filename.startswith(_ASYNCIO):
+            return True
+    return False
+
+
 # -- the written test (Nova's side: strings only) -------------------------------------------
 
 RUNNER = "_scenario"  # the written test's inner coroutine

@@ -151,6 +151,8 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
         if code not in _CALLED:  # each code object is read once: the hook runs on every call
             _CALLED[code] = _read_by(code)
         found = _CALLED[code]
+        if found and asyncs.asyncio_reads(frame):
+            return  # asyncio's debug flag, read as a loop is made (asyncs.py)
     if found and found not in _depends:
         _depends.append(found)
 

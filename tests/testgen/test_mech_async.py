@@ -254,6 +254,19 @@ class _Bound:
         return self.x * 2
 
 
+class _Looped:
+    """A class that makes an event loop of its own (asyncio reads its debug flag from
+    the environment then: not the call's read)."""
+
+    def __init__(self, x: int) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.x = x
+
+    def close(self) -> int:
+        self.loop.close()
+        return self.x
+
+
 class _Reads:
     def __init__(self) -> None:
         self.x = 1
@@ -298,6 +311,10 @@ def test_the_side_runner_awaits_in_a_fresh_loop_and_leaves_none() -> None:
     named = Named("method", _Bound, "twice", _Bound.twice)
     built = probe.call(named, probe._Case(([5], {}), [], ([], {}), {}, "tests"), 1.0)
     assert built["value"] == "10" and built["awaited"] == asyncs.INSIDE
+    looped = Named("method", _Looped, "close", _Looped.close)
+    assert (
+        probe.call(looped, probe._Case(([3], {}), [], ([], {}), {}, "tests"), 1.0)["value"] == "3"
+    )
     # a receiver built without __init__ whose coroutine reads what was never set: no input
     bare = probe._Case(([], {}), [], ([], {}), {}, "tests", factory=BARE)
     named = Named("method", _Reads, "get", _Reads.get)
