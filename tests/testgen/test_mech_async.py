@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -239,6 +240,12 @@ async def _waits(x: int) -> int:
     return x
 
 
+async def _warns(x: int) -> int:
+    await asyncio.sleep(0)
+    warnings.warn("_warns() is old", DeprecationWarning, stacklevel=2)
+    return x
+
+
 def _returns_a_coroutine(x: int) -> object:
     return _double(x)
 
@@ -308,6 +315,12 @@ def test_the_side_runner_awaits_in_a_fresh_loop_and_leaves_none() -> None:
     assert ticks["view"] == "islice" and ticks["awaited"] == asyncs.ITERATE
     assert ticks["value"] == str([2 * n for n in range(20)])
     assert _outcome(_waits, 3)["value"] == "3"  # not "depends": the loop's clock is its own
+    # its warnings are recorded as a sync call's
+    warned = Named("function", None, "_warns", _warns)
+    case = probe._Case(None, [], ([3], {}), {}, "tests")
+    assert probe.call(warned, case, 1.0)["value"] == "3"
+    seen = probe._steady_warnings(warned, case, 1.0)
+    assert seen["warned"] == [["DeprecationWarning", "_warns() is old", []]]
     named = Named("method", _Bound, "twice", _Bound.twice)
     built = probe.call(named, probe._Case(([5], {}), [], ([], {}), {}, "tests"), 1.0)
     assert built["value"] == "10" and built["awaited"] == asyncs.INSIDE
