@@ -26,6 +26,7 @@ from bot.testgen import ambient, logged, projstate, search
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
+from bot.testgen.asyncs import carried
 from bot.testgen.bare import Bare, without_init
 from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
@@ -246,7 +247,7 @@ def side_runner(where: Path) -> Path:
     (it runs with the project's interpreter, which cannot import Nova)."""
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
-    for helper in ("probe_objects", "probe_steady", "ambient", "probe_logs"):
+    for helper in ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
 
@@ -1079,6 +1080,7 @@ def _one_module(
         chosen, how = chosen + warned, how + said
         logs, said = logged.logged_examples(name, first, head, theirs)  # logged.py
         chosen, how = chosen + logs, how + said
+        carried(chosen, entry["results"])  # awaited calls (asyncs.py): their tests await too
         through = plan.via.get(name)
         reached = f" (reaches the changed {', '.join(through)})" if through else ""
         notes.append(f"differential: {plan.path}::{name}{reached}: {how}")

@@ -35,12 +35,13 @@ import typing
 import warnings
 
 if __package__:  # imported by Nova (its tests)
-    from bot.testgen import ambient
+    from bot.testgen import ambient, asyncs
     from bot.testgen import probe_logs as logs
     from bot.testgen import probe_objects as objects
     from bot.testgen import probe_steady as steady
 else:  # run as a script next to its copies
     import nova_ambient as ambient  # type: ignore[import-not-found,no-redef]
+    import nova_asyncs as asyncs  # type: ignore[import-not-found,no-redef]
     import nova_probe_logs as logs  # type: ignore[import-not-found,no-redef]
     import nova_probe_objects as objects  # type: ignore[import-not-found,no-redef]
     import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
@@ -139,6 +140,8 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
             module == "time"
             or (isinstance(owner, type) and owner.__module__ in ("datetime", "_datetime"))
         ):
+            if asyncs.machinery(frame):
+                return  # the event loop's own clock (asyncio's timers), not the call's
             if steady.ACTIVE[0] and frame is not None and frame.f_code in steady.MOVED_CODES:
                 _moved_reads[0] += 1  # read for a stand-in: the time it gives is moved
                 return
@@ -152,6 +155,8 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
         if code not in _CALLED:  # each code object is read once: the hook runs on every call
             _CALLED[code] = _read_by(code)
         found = _CALLED[code]
+        if found and asyncs.asyncio_reads(frame):
+            return  # asyncio's debug flag, read as a loop is made (asyncs.py)
     if found and found not in _depends and found not in _QUIET:
         _depends.append(found)
 
@@ -473,7 +478,36 @@ def _distinct(items: list[_T]) -> list[_T]:
 
 def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, str, Json | None]:
     """Build, step, call, and observe: (the value, how it was observed, the instance's
-    state after a call that returned None)."""
+    state after a call that returned None). A coroutine function's (an async generator's)
+    call is built, made and awaited (collected) inside one fresh event loop (asyncs.py)."""
+    how = asyncs.mode(named.func)
+    if not how:
+        try:
+            obj, value = _made(named, case, stage)
+        except RuntimeError as exc:  # built (or called) outside a running loop: in one
+            if SET_UP in stage or not asyncs.needs_loop(exc):
+                raise
+            how = asyncs.INSIDE
+        else:
+            how = asyncs.pending(value)  # a plain callable that returned a coroutine:
+            if not how:  # made again inside a loop (what built it may need one too)
+                return _observed(named, obj, value, "", stage)
+            asyncs.discard(value)
+        del stage[:]
+    _awaited[0] = how
+    made = asyncs.run(lambda: _made(named, case, stage), objects.ITEMS, objects.unset_read)
+    obj, value, settled = made
+    how = settled or how
+    _awaited[0] = how
+    if how == asyncs.ITERATE:
+        assert isinstance(value, list)
+        view = "list" if len(value) <= objects.ITEMS else "islice"
+        return _observed(named, obj, value[: objects.ITEMS], view, stage)
+    return _observed(named, obj, value, "", stage)
+
+
+def _made(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, object]:
+    """Build the instance, take the steps, call: (the instance, the call's value)."""
     obj: object = None
     args, kwargs = case.args
     if named.kind in ("method", "property"):
@@ -489,8 +523,17 @@ def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, s
         value = obj = typing.cast("Callable[..., object]", named.owner)(*args, **kwargs)
     else:
         value = typing.cast("Callable[..., object]", named.func)(*args, **kwargs)
-    stage.append("materialise")  # an exception from here on comes out of iterating
-    value, view = objects.materialise(value)
+    return obj, value
+
+
+def _observed(
+    named: objects.Named, obj: object, value: object, view: str, stage: list[str]
+) -> tuple[object, str, Json | None]:
+    """How a call's value is seen (materialised, its state or structure), and the
+    instance's state after a call that returned None."""
+    if not view:
+        stage.append("materialise")  # an exception from here on comes out of iterating
+        value, view = objects.materialise(value)
     if render(value) is None:
         seen = objects.state_view(value) if named.kind == "init" and not view else None
         if seen is not None and render(seen[1]) is None:
@@ -590,6 +633,19 @@ _CLOCK_READ = "the clock"
 
 
 def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
+    """One call's outcome; an awaited one (asyncs.py) is marked so: the written test
+    awaits (collects) it too."""
+    _awaited[0] = ""
+    out = _call_once(named, case, seconds)
+    if _awaited[0] and out["kind"] in _PINNABLE:
+        out["awaited"] = _awaited[0]
+    return out
+
+
+_awaited = [""]  # how the current call's value was settled in an event loop ("": not)
+
+
+def _call_once(named: objects.Named, case: _Case, seconds: float) -> Json:
     caught: BaseException | None = None
     stage: list[str] = []
     stack = contextlib.ExitStack()

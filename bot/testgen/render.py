@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.testgen import ambient, logged, probe_steady
+from bot.testgen import ambient, asyncs, logged, probe_steady
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import MAKER, OBJ
 
@@ -72,6 +72,8 @@ class Example:
         message = self.outcome.get("message")
         if message and _special(str(message)):
             out.append("import re")
+        if self.outcome.get("awaited"):
+            out.append("import asyncio")
         return out
 
     def alone(self) -> bool:
@@ -85,6 +87,7 @@ class Example:
             or "printed" in self.outcome  # its own output
             or bool(self.warned)  # its own warnings
             or bool(self.logged)  # its own log records
+            or bool(self.outcome.get("awaited"))  # its own coroutine to run
         )
 
 
@@ -214,7 +217,8 @@ def _assertion(
         return [*body, f"    {_observed(call, outcome)}"]
     state = outcome.get("state")
     if isinstance(state, dict) and expected == "None" and var:
-        return [*body, f"    {call}", f"    assert {state['view']}({var}) == {state['value']}"]
+        made = f"assert {call} is None" if call.isidentifier() else call  # a value returned
+        return [*body, f"    {made}", f"    assert {state['view']}({var}) == {state['value']}"]
     observed = _observed(call, outcome)
     if outcome["kind"] == "object" and outcome.get("view") == "after" and var:
         # the call returned None: the facts are of the instance it changed
@@ -270,7 +274,10 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
         lines.append(f"    # before this change: {e.before}")
     setup, call = setup_and_call(func, e, e.args, e.kwargs)
     var = setup[0].split(" = ", 1)[0] if setup else ""
-    body = _assertion(setup, call, e.outcome, str(e.outcome.get("value", "")), var)
+    outcome = e.outcome
+    if outcome.get("awaited"):  # built, called and awaited in a coroutine (asyncs.py)
+        setup, call, outcome = asyncs.written(setup, call, outcome, var)
+    body = _assertion(setup, call, outcome, str(e.outcome.get("value", "")), var)
     if printed is not None:  # what the call wrote to stdout (and nothing else did)
         body.append(f"    assert capsys.readouterr().out == {printed!r}")
     if e.pinned:  # every read of the clock from the first line on, as the probe's were
@@ -476,8 +483,11 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
     pinned = [f"with {PINNED}()"] if e.pinned else []
     pinned += [f"with {ambient.entered(e.ambient)}"] if e.ambient else []
+    made = _observed(call, e.outcome)
+    if e.outcome.get("awaited"):
+        setup, made = [], asyncs.shown(setup, call, e.outcome)
     return {
-        "call": "; ".join([*pinned, *setup, _observed(call, e.outcome)]),
+        "call": "; ".join([*pinned, *setup, made]),
         "head": head,
         "parent": "did not exist" if e.new else (e.before or "the same"),
         "changed": e.changed,

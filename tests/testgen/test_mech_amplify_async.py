@@ -12,6 +12,7 @@ from tests.testgen.test_mech_amplify import amplified
 
 BELL = """
 import asyncio
+import os
 
 
 class Bell:
@@ -19,6 +20,8 @@ class Bell:
         self.sound = sound
 
     async def ring(self, times):
+        if os.environ.get("BELL_QUIET") == "1":  # the differential's calls read it: not
+            return []  # pinned there (they are awaited); the test sets it
         out = []
         for _ in range(times):
             await asyncio.sleep(0)
