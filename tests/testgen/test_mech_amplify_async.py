@@ -20,8 +20,8 @@ class Bell:
         self.sound = sound
 
     async def ring(self, times):
-        if os.environ.get("BELL_QUIET") == "1":  # the differential's calls read it: not
-            return []  # pinned there (they are awaited); the test sets it
+        if os.getpid() < 0:  # the differential's calls read the machine: it pins none
+            return []  # of them (they are awaited), and amplification's turn comes
         out = []
         for _ in range(times):
             await asyncio.sleep(0)
