@@ -170,9 +170,12 @@ def _close(loop: asyncio.AbstractEventLoop) -> None:
             if task.done() and not task.cancelled():
                 task.exception()  # retrieved: no "never retrieved" message when collected
         loop.run_until_complete(loop.shutdown_asyncgens())
-        executor = getattr(loop, "shutdown_default_executor", None)  # Python 3.9+
+        # the default executor's threads may never end (a blocking read, a retry loop that
+        # sleeps): its queue is emptied and it is not waited for (``shutdown_default_
+        # executor`` joins them: the side-runner hung past every timer)
+        executor = getattr(loop, "_default_executor", None)
         if executor is not None:
-            loop.run_until_complete(executor())
+            executor.shutdown(wait=False, cancel_futures=True)
     except BaseException:  # the project's tasks may fail their cancellation: the loop closes
         pass
     finally:

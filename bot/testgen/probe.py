@@ -985,6 +985,12 @@ def main() -> None:
     }
     with open(sys.argv[2], "w", encoding="utf-8") as handle:
         json.dump(out, handle)
+    # threads the project's calls started (a connection's retry loop, an executor's
+    # workers) may never end, and the interpreter joins them on its way out: the run is
+    # over once its output is written
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -11,15 +11,20 @@ async function whose value reads the clock claim nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+import subprocess
+import sys
 import time
 import warnings
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.testgen import asyncs, probe
+from bot.testgen.differential import side_runner
 from bot.testgen.probe_objects import BARE, Named
 from tests.testgen.sample import caught, sample_testgen
 
@@ -363,3 +368,60 @@ def test_a_written_test_runs_the_call_in_asyncio_run() -> None:
     )
     assert "        if len(items) == 20:" in lines and "view" not in outcome
     assert call == "asyncio.run(_scenario())"
+
+
+LINGERING = """import asyncio
+import threading
+import time
+
+
+def _retry_forever():
+    while True:  # a connection's retry loop: it never ends
+        time.sleep(0.05)
+
+
+async def connect(host):
+    asyncio.get_running_loop().run_in_executor(None, _retry_forever)
+    return host.upper()
+
+
+def start(name):
+    threading.Thread(target=_retry_forever).start()  # not a daemon
+    return "started " + name
+"""
+
+
+def test_threads_a_call_leaves_running_do_not_hold_the_side_runner(tmp_path: Path) -> None:
+    """A coroutine that hands a never-ending job to the loop's default executor, and a
+    function that starts a thread that never ends: the side-runner waited for both (the
+    executor's shutdown, then the interpreter's join at exit) and hung past every timer
+    (a real package's connection manager took a job past its budget). Its run ends once
+    its output is written, with their values."""
+    (tmp_path / "lingering.py").write_text(LINGERING)
+    side_runner(tmp_path)
+    inputs = [{"args": ["'db'"], "kwargs": {}, "imports": [], "ctor": None, "steps": []}]
+    plan = {
+        "call_seconds": 1,
+        "modules": [
+            {
+                "module": "lingering",
+                "functions": [
+                    {"qualname": "connect", "inputs": inputs, "draw": 0},
+                    {"qualname": "start", "inputs": inputs, "draw": 0},
+                ],
+            }
+        ],
+    }
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    try:  # a hung run is stopped here, and fails the test
+        subprocess.run(
+            [sys.executable, "nova_probe.py", "plan.json", "out.json"],
+            cwd=tmp_path,
+            check=True,
+            timeout=120,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the side-runner did not end: {exc}")
+    found = json.loads((tmp_path / "out.json").read_text())["modules"]["lingering"]["functions"]
+    assert found["connect"]["results"][0]["outcome"]["value"] == "'DB'"
+    assert found["start"]["results"][0]["outcome"]["value"] == "'started db'"
