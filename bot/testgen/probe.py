@@ -783,14 +783,20 @@ def _ordered(value: object, depth: int = 0) -> bool:
     return True
 
 
+# characters of an exception's message compared and matched: a path or a list of choices
+# in it is often what a release changes (a cookie file under ``testnet3``, not ``testnet``)
+MESSAGE_CHARS = 400
+
+
 def _message(exc: BaseException) -> str:
-    """The exception's message when a test can match it (short, one line, no address)."""
+    """The exception's message when a test can match it (at most ``MESSAGE_CHARS``, one
+    line, no address)."""
     try:
         group = getattr(exc, "message", None) if hasattr(exc, "exceptions") else None
         text = group if isinstance(group, str) else str(exc)  # pytest matches a group's
     except Exception:  # message, not its str (which counts the sub-exceptions)
         return ""
-    return text if 0 < len(text) <= 100 and "\n" not in text and "0x" not in text else ""
+    return text if 0 < len(text) <= MESSAGE_CHARS and "\n" not in text and "0x" not in text else ""
 
 
 def _owner_name(owner: object) -> str | None:
