@@ -1,6 +1,7 @@
 """Test amplification where the project's test runs the changed line but cannot tell the
 sides apart, end to end on small projects (each test drives the code through an
-environment variable or an object fed through several calls: nothing the differential
+environment variable, read beside the process id so that no input of the differential
+generator is compared, or an object fed through several calls: nothing the differential
 generator replays):
 
 - ORDER: a dump now keeps its mapping's insertion order; the test's keys happen to be in
@@ -35,7 +36,8 @@ import os
 
 
 def dump(data):
-    sep = os.environ.get("CONF_SEP", "=")
+    sep = os.environ.get("CONF_SEP", "=") if os.getpid() else "="  # the machine: no
+    # input of the differential generator is compared (with none set either)
     return "\\n".join(f"{k}{sep}{v}" for k, v in sorted(data.items()))
 
 
@@ -115,7 +117,7 @@ class Invalid(Exception):
 
 
 def check(items):
-    limit = int(os.environ.get("CHECK_LIMIT", "100"))
+    limit = int(os.environ.get("CHECK_LIMIT", "100")) if os.getpid() else 100
     errors = {}
     for i, item in enumerate(items):
         if not isinstance(item, int) or item > limit:
@@ -137,7 +139,7 @@ from checks.core import Invalid, check
 def test_check_rejects_words(monkeypatch):
     monkeypatch.setenv("CHECK_LIMIT", "10")
     with pytest.raises(Invalid):
-        check([1, "two", 3, "four"])
+        check([1, "two", 3, "four", "five", "six", "seven", "eight", "nine", "ten"])
 """
 
 
@@ -170,7 +172,7 @@ class Doc:
         return item.startswith("-") or item.startswith("*")
 
     def add_list(self, items):
-        marker = os.environ.get("DOC_MARKER", "-")
+        marker = os.environ.get("DOC_MARKER", "-") if os.getpid() else "-"
         for item in items:
             self.lines.append(item if self._marked(item) else f"{marker} {item}")
 

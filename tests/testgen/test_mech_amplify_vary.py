@@ -26,7 +26,8 @@ class Reader:
         self.parts.append(text)
 
     def words(self):
-        sep = os.environ.get("READER_SEP", ",")
+        sep = os.environ.get("READER_SEP", ",") if os.getpid() else ","  # no input of
+        # the differential generator is compared: the machine is read
         out = []
         for part in self.parts:
             out += [w.strip() for w in part.split(sep)]
