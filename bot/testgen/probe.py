@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import enum
+import gc
 import importlib
 import io
 import itertools
@@ -145,6 +146,8 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
             if steady.ACTIVE[0] and frame is not None and frame.f_code in steady.MOVED_CODES:
                 _moved_reads[0] += 1  # read for a stand-in: the time it gives is moved
                 return
+            if frame is not None and _collecting(frame):
+                return  # a garbage collector's callback timing a collection the call set off
             found = f"the clock ({getattr(owner, '__name__', module)}.{name})"
         elif owner is not None and type(owner).__module__ in ("random", "_random"):
             found = f"randomness (random.{name})"
@@ -159,6 +162,14 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
             return  # asyncio's debug flag, read as a loop is made (asyncs.py)
     if found and found not in _depends and found not in _QUIET:
         _depends.append(found)
+
+
+def _collecting(frame: typing.Any) -> bool:
+    """Whether ``frame`` is a ``gc.callbacks`` function's (hypothesis times collections
+    with ``perf_counter``): a collection may start within any call, and its callback's
+    reads are not the call's."""
+    codes = {getattr(c, "__code__", None) for c in gc.callbacks}
+    return frame.f_code in codes
 
 
 _QUIET: set[str] = set()  # reads a setting applied stands for (ambient.ENVIRON's)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import gc
 import importlib
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -344,3 +346,30 @@ def test_an_input_the_parent_s_run_did_not_reach_is_not_called_new() -> None:
         "1 inputs: 0 where the parent differs, 0 where it agrees, "
         "1 not reached by the parent's runs (not compared)"
     )
+
+
+def test_a_garbage_collector_callback_that_reads_the_clock_is_not_the_call_s_read() -> None:
+    """hypothesis times garbage collections with a ``gc.callbacks`` function that reads
+    ``time.perf_counter``; a collection set off within a probed call ran it there, and the
+    call's value "depended on the clock" (a suite that had run property tests before)."""
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        time.perf_counter()
+
+    gc.callbacks.append(timed)
+    try:
+        named = Named("method", Basket, "add", Basket.add)
+        case = probe._Case(([], {}), [], (["ab"], {}), {}, "tests")
+        with_collection = Named("function", None, "collected", _collected)
+        outcome = probe.call(with_collection, probe._Case(([], {}), [], ([], {}), {}, ""), 1.0)
+        assert outcome["kind"] == "value" and outcome["value"] == "0", outcome
+        assert "clock" not in outcome and "pinned" not in outcome, outcome  # no read seen
+        outcome = probe.call(named, case, 1.0)
+        assert outcome["kind"] == "object", outcome
+    finally:
+        gc.callbacks.remove(timed)
+
+
+def _collected() -> int:
+    gc.collect()
+    return 0
