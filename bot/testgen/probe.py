@@ -30,6 +30,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 import types
 import typing
@@ -995,19 +996,43 @@ def main() -> None:
     RUN_SECONDS[0] = float(plan.get("run_seconds", RUN_SECONDS[0]))
     AMBIENT[:] = [k for k in plan.get("ambient", []) if ambient.known(k)]
     logs.configure(plan.get("logs"))  # the loggers whose records are noted (logged.py)
-    out = {
-        "modules": {
-            m["module"]: probe_module(m["module"], m["functions"], seconds) for m in plan["modules"]
-        }
-    }
-    with open(sys.argv[2], "w", encoding="utf-8") as handle:
+    out: Json = {"modules": {}}
+    _watchdog(RUN_SECONDS[0] + RUN_GRACE, out, sys.argv[2])
+    for m in plan["modules"]:
+        done = probe_module(m["module"], m["functions"], seconds)
+        out["modules"][m["module"]] = done
+    _written_out(out, sys.argv[2], 0)
+
+
+RUN_GRACE = 20.0  # seconds past a run's budget before its watchdog ends it
+_ending = threading.Lock()  # one of the run's end and its watchdog writes the output
+
+
+def _written_out(out: Json, path: str, code: int) -> None:
+    """Write the output and end the process: threads the project's calls started (a
+    connection's retry loop, an executor's workers) may never end, and the interpreter
+    joins them on its way out."""
+    if not _ending.acquire(blocking=False):
+        return  # the other one is writing it
+    _guard["on"] = False  # the audit hook stops a call's writes: this one is the run's
+    with open(path, "w", encoding="utf-8") as handle:
         json.dump(out, handle)
-    # threads the project's calls started (a connection's retry loop, an executor's
-    # workers) may never end, and the interpreter joins them on its way out: the run is
-    # over once its output is written
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)
+
+
+def _watchdog(seconds: float, out: Json, path: str) -> None:
+    """End the run ``seconds`` from now with the modules probed so far: a call can block
+    where the call's timer cannot stop it (a lock waited for again in a ``finally`` after
+    the timer's exception, a thread joined in a loop's clean-up)."""
+
+    def end() -> None:
+        _written_out({"modules": dict(out["modules"]), "stopped": seconds}, path, 0)
+
+    timer = threading.Timer(seconds, end)
+    timer.daemon = True
+    timer.start()
 
 
 if __name__ == "__main__":

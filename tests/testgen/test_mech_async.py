@@ -425,3 +425,52 @@ def test_threads_a_call_leaves_running_do_not_hold_the_side_runner(tmp_path: Pat
     found = json.loads((tmp_path / "out.json").read_text())["modules"]["lingering"]["functions"]
     assert found["connect"]["results"][0]["outcome"]["value"] == "'DB'"
     assert found["start"]["results"][0]["outcome"]["value"] == "'started db'"
+
+
+STUCK = """import threading
+
+_never = threading.Event()
+
+
+def stuck(x):
+    try:
+        _never.wait()
+    finally:  # the call's timer has fired once: this wait is never interrupted
+        _never.wait()
+"""
+
+
+@pytest.mark.slow
+def test_a_run_whose_call_blocks_past_its_timer_is_ended_with_what_it_probed(
+    tmp_path: Path,
+) -> None:
+    """A call that waits again in a ``finally`` after its timer's exception blocks where
+    no timer reaches it (a real connection manager hung a run until Nova's 180 s limit
+    killed it, half the jobs of one package): the run's watchdog ends it a grace period
+    past the run's budget, with the modules probed before."""
+    (tmp_path / "quick.py").write_text("def double(x):\n    return 2 * x\n")
+    (tmp_path / "stuck.py").write_text(STUCK)
+    side_runner(tmp_path)
+    inputs = [{"args": ["2"], "kwargs": {}, "imports": [], "ctor": None, "steps": []}]
+    plan = {
+        "call_seconds": 1,
+        "run_seconds": 1,
+        "modules": [
+            {"module": m, "functions": [{"qualname": q, "inputs": inputs, "draw": 0}]}
+            for m, q in (("quick", "double"), ("stuck", "stuck"))
+        ],
+    }
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    try:  # a run the watchdog does not end is stopped here, and fails the test
+        subprocess.run(
+            [sys.executable, "nova_probe.py", "plan.json", "out.json"],
+            cwd=tmp_path,
+            check=True,
+            timeout=60 + probe.RUN_GRACE,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the side-runner did not end: {exc}")
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["stopped"] == 1 + probe.RUN_GRACE
+    assert out["modules"]["quick"]["functions"]["double"]["results"][0]["outcome"]["value"] == "4"
+    assert "stuck" not in out["modules"]
