@@ -18,7 +18,8 @@ import importlib.util
 import json
 import re
 import shutil
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,10 @@ SLOW_MS = 250  # a call slower than this is not made a test: the gates run each 
 MAX_FILES = 4  # test files written (each costs several runs of the gates)
 MAX_SEARCHED = 6  # functions whose agreeing inputs are searched (search.py)
 SEARCH_SECONDS = 6.0  # all calls of one search run
+RUN_LEAST = 10.0  # a run's budget however little of the job is left
+FIRST_SHARE = 0.4  # of the time left, the first run's (it draws inputs too)
+RUN_GRACE = 20.0  # a run past its budget is ended this much later (probe.RUN_GRACE)
+START_SECONDS = 30.0  # a run's interpreter start and the plan's read, before its budget
 _DRAW_PACKAGES = (
     "hypothesis",
     "_hypothesis_globals",
@@ -252,7 +257,64 @@ def side_runner(where: Path) -> Path:
     return script
 
 
-def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict[str, object]:
+@dataclass
+class _Clock:
+    """The side-runner runs' budgets: each a share of the time left until ``until``
+    (``time.monotonic``; None: each gets ``RUN_SECONDS``), never less than
+    ``RUN_LEAST``; and the functions a run's watchdog found hung, left out of the later
+    runs (a call that blocks where no timer reaches would block each of them)."""
+
+    until: float | None
+    hung: set[tuple[str, str]] = field(default_factory=set)
+
+    def seconds(self, runs_left: int, share: float | None = None) -> float:
+        if self.until is None:
+            return RUN_SECONDS
+        left = self.left()
+        part = left * share if share is not None else left / max(runs_left, 1)
+        return max(RUN_LEAST, min(RUN_SECONDS, part))
+
+    def left(self) -> float:
+        """Seconds left until ``until`` (infinite without one)."""
+        return float("inf") if self.until is None else self.until - time.monotonic()
+
+    def note(self, data: dict[str, object], tag: str, notes: list[str]) -> None:
+        """What a run's watchdog said: the run ended past its budget, in this function."""
+        if "stopped" not in data:
+            return
+        hung = data.get("hung")
+        if isinstance(hung, list) and len(hung) == 2:
+            self.hung.add((str(hung[0]), str(hung[1])))
+            notes.append(
+                f"differential: the {tag} run was ended {RUN_GRACE:g} s past its budget in "
+                f"{hung[0]}.{hung[1]} (a call blocked where its timer could not stop it); "
+                "the later runs leave it out"
+            )
+        else:
+            notes.append(f"differential: the {tag} run was ended {RUN_GRACE:g} s past its budget")
+
+    def left_out(self, plans: list[DifferentialPlan]) -> list[DifferentialPlan]:
+        """``plans`` without the functions found hung."""
+        if not self.hung:
+            return plans
+        kept = [
+            replace(
+                p,
+                functions={q: i for q, i in p.functions.items() if (p.module, q) not in self.hung},
+            )
+            for p in plans
+        ]
+        return [p for p in kept if p.functions]
+
+
+def _probe(
+    ws: Workspace,
+    fw: Framework,
+    plan: str,
+    tag: str,
+    seed: int,
+    seconds: float = RUN_SECONDS,
+) -> dict[str, object]:
     scratch = ws.scratch()
     script = scratch / "nova_probe.py"
     if not script.is_file():
@@ -263,7 +325,7 @@ def _probe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> dict
     out_file.unlink(missing_ok=True)
     run = ws.run(
         [fw.run_files[0], str(script), str(plan_file), str(out_file), str(scratch / "draw")],
-        timeout=180,
+        timeout=seconds + RUN_GRACE + START_SECONDS,  # its watchdog ends it before
         # no bytecode written: the first import of a module inside a call (the idna codec,
         # a lazily imported helper) would write a .pyc, which the audit hook takes for the
         # function's own side effect (on a fresh tree only: the parent's)
@@ -788,10 +850,13 @@ def generate_differential(
     targets: list[Target],
     parent: str | None,
     facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
+    until: float | None = None,
 ) -> list[str]:
     """Write one regression test file per changed module; return notes on what it did.
-    Each of the four runs (head twice, parent twice) probes every module at once."""
+    Each of the four runs (head twice, parent twice) probes every module at once, in a
+    share of the time left until ``until`` (``time.monotonic``; None: no end)."""
     notes: list[str] = []
+    clock = _Clock(until)
     settings = _settings(ws, targets, parent, notes)
     plans = _plans(ws, fw, targets, notes, settings)
     if not plans:
@@ -799,7 +864,11 @@ def generate_differential(
     if parent:  # values a changed literal (regex, format spec) treats differently, first
         notes += steer_plans(plans, targets, ws.read, lambda p: ws.parent_text(p, parent))
     loggers = logged.loggers(_pairs(ws, targets, parent), [p.module for p in plans])
-    first = _probe(ws, fw, _plan_json(plans, DRAWN, settings, loggers=loggers), "head-1", 0)
+    seconds = clock.seconds(4, FIRST_SHARE)
+    first = _probe(
+        ws, fw, _plan_json(plans, DRAWN, settings, seconds, loggers), "head-1", 0, seconds
+    )
+    clock.note(first, "head-1", notes)
     if "error" in first:
         return notes + [f"differential: the changed modules could not be probed: {first['error']}"]
     found = _modules(first)
@@ -819,8 +888,16 @@ def generate_differential(
         for p in plans
         if p.module in found and not found[p.module].get("import_error")
     ]
-    again = _plan_json(rendered, 0, settings, loggers=loggers)
-    head = [_modules(_probe(ws, fw, again, "head-2", 1))]
+
+    def again(tag: str, seed: int, where: Workspace, runs_left: int) -> dict[str, Any]:
+        """A run of the rendered inputs (without the functions found hung)."""
+        seconds = clock.seconds(runs_left)
+        plan = _plan_json(clock.left_out(rendered), 0, settings, seconds, loggers)
+        data = _probe(where, fw, plan, tag, seed, seconds)
+        clock.note(data, tag, notes)
+        return _modules(data)
+
+    head = [again("head-2", 1, ws, 3)]
     before: list[dict[str, dict[str, Any]]] = []
     if parent:
         with Workspace(
@@ -832,11 +909,11 @@ def generate_differential(
             isolation=ws.isolation,
             shared=ws.user,
         ) as parent_ws:
-            before = [
-                _modules(_probe(parent_ws, fw, again, f"parent-{seed}", seed)) for seed in (0, 1)
-            ]
+            before = [again(f"parent-{seed}", seed, parent_ws, 2 - seed) for seed in (0, 1)]
             searched = _quiet(plans, found, before)  # search.py: where every input agreed
-            if searched:
+            if searched and clock.left() < 4 * SEARCH_SECONDS:
+                notes.append("differential: no search of agreeing inputs: the job's time is spent")
+            elif searched:
                 notes += _search(ws, parent_ws, fw, searched, found, head, before)
     pending: list[_File] = []
     for plan in plans:
@@ -921,10 +998,10 @@ def _search(
     ``SEARCH_SECONDS``, their results put after each run's own for the same functions."""
     plan = _plan_json(plans, 0, [], SEARCH_SECONDS)
     runs = [
-        (found, _probe(ws, fw, plan, "search-head-1", 0)),
-        (head[0], _probe(ws, fw, plan, "search-head-2", 1)),
+        (found, _probe(ws, fw, plan, "search-head-1", 0, SEARCH_SECONDS)),
+        (head[0], _probe(ws, fw, plan, "search-head-2", 1, SEARCH_SECONDS)),
         *(
-            (b, _probe(parent_ws, fw, plan, f"search-parent-{seed}", seed))
+            (b, _probe(parent_ws, fw, plan, f"search-parent-{seed}", seed, SEARCH_SECONDS))
             for seed, b in zip((0, 1), before, strict=False)
         ),
     ]

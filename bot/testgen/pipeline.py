@@ -266,8 +266,11 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
             return
         from bot.testgen.differential import generate_differential
 
+        # its runs share what is left of the job but the check-tests share (a run that
+        # blocks is ended past its share: the job stays near its budget)
+        until = job.deadline - CHECK_SHARE * job.settings.testgen.job_seconds
         result.notes += generate_differential(
-            ws, ws.framework, result.matrix, result.change.base_ref, result.facts
+            ws, ws.framework, result.matrix, result.change.base_ref, result.facts, until
         )
         # the module-level state first (a few seconds); its facts join after amplification,
         # whose budget depends only on what the differential generator pinned

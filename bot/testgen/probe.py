@@ -974,8 +974,10 @@ def _readable(shown: Json) -> bool:
     )
 
 
-def probe_module(name: str, functions: list[Json], seconds: float) -> Json:
-    out: Json = {"functions": {}}
+def probe_module(name: str, functions: list[Json], seconds: float, out: Json | None = None) -> Json:
+    """Each function of the plan probed in turn, its answer put into ``out`` (the run's
+    watchdog writes what is there) once it is whole; ``PROBING`` names the one under way."""
+    out = {"functions": {}} if out is None else out
     try:
         module = steady.imported(name)  # after the module it imports in a cycle, if any
     except BaseException as exc:  # the module may not exist on this side, or not import
@@ -983,7 +985,9 @@ def probe_module(name: str, functions: list[Json], seconds: float) -> Json:
         return out
     out.update({"after": steady.AFTER[name]} if name in steady.AFTER else {})
     for spec in functions:
+        PROBING[:] = [name, spec["qualname"]]
         out["functions"][spec["qualname"]] = probe_function(module, spec, seconds)
+    PROBING[:] = []
     return out
 
 
@@ -999,13 +1003,14 @@ def main() -> None:
     out: Json = {"modules": {}}
     _watchdog(RUN_SECONDS[0] + RUN_GRACE, out, sys.argv[2])
     for m in plan["modules"]:
-        done = probe_module(m["module"], m["functions"], seconds)
-        out["modules"][m["module"]] = done
+        out["modules"][m["module"]] = {"functions": {}}
+        probe_module(m["module"], m["functions"], seconds, out["modules"][m["module"]])
     _written_out(out, sys.argv[2], 0)
 
 
 RUN_GRACE = 20.0  # seconds past a run's budget before its watchdog ends it
 _ending = threading.Lock()  # one of the run's end and its watchdog writes the output
+PROBING: list[str] = []  # the module and function being probed (the watchdog names it)
 
 
 def _written_out(out: Json, path: str, code: int) -> None:
@@ -1015,8 +1020,13 @@ def _written_out(out: Json, path: str, code: int) -> None:
     if not _ending.acquire(blocking=False):
         return  # the other one is writing it
     _guard["on"] = False  # the audit hook stops a call's writes: this one is the run's
+    text = ""
+    for _ in range(3):  # from the watchdog's thread: the run may add an answer meanwhile
+        with contextlib.suppress(RuntimeError):
+            text = json.dumps(out)
+            break
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump(out, handle)
+        handle.write(text or json.dumps({"modules": {}, "stopped": out.get("stopped")}))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
@@ -1028,7 +1038,8 @@ def _watchdog(seconds: float, out: Json, path: str) -> None:
     the timer's exception, a thread joined in a loop's clean-up)."""
 
     def end() -> None:
-        _written_out({"modules": dict(out["modules"]), "stopped": seconds}, path, 0)
+        hung = {"hung": list(PROBING)} if PROBING else {}
+        _written_out({"modules": out["modules"], "stopped": seconds, **hung}, path, 0)
 
     timer = threading.Timer(seconds, end)
     timer.daemon = True

@@ -449,15 +449,20 @@ def test_a_run_whose_call_blocks_past_its_timer_is_ended_with_what_it_probed(
     killed it, half the jobs of one package): the run's watchdog ends it a grace period
     past the run's budget, with the modules probed before."""
     (tmp_path / "quick.py").write_text("def double(x):\n    return 2 * x\n")
-    (tmp_path / "stuck.py").write_text(STUCK)
+    (tmp_path / "stuck.py").write_text(
+        STUCK + "\n\ndef triple(x):\n    return 3 * x\n\n\ndef half(x):\n    return x / 2\n"
+    )
     side_runner(tmp_path)
     inputs = [{"args": ["2"], "kwargs": {}, "imports": [], "ctor": None, "steps": []}]
     plan = {
         "call_seconds": 1,
         "run_seconds": 1,
         "modules": [
-            {"module": m, "functions": [{"qualname": q, "inputs": inputs, "draw": 0}]}
-            for m, q in (("quick", "double"), ("stuck", "stuck"))
+            {
+                "module": m,
+                "functions": [{"qualname": q, "inputs": inputs, "draw": 0} for q in names],
+            }
+            for m, names in (("quick", ["double"]), ("stuck", ["triple", "stuck", "half"]))
         ],
     }
     (tmp_path / "plan.json").write_text(json.dumps(plan))
@@ -473,4 +478,8 @@ def test_a_run_whose_call_blocks_past_its_timer_is_ended_with_what_it_probed(
     out = json.loads((tmp_path / "out.json").read_text())
     assert out["stopped"] == 1 + probe.RUN_GRACE
     assert out["modules"]["quick"]["functions"]["double"]["results"][0]["outcome"]["value"] == "4"
-    assert "stuck" not in out["modules"]
+    # the functions of the hung module answered before it are kept, the hung one is named
+    assert out["hung"] == ["stuck", "stuck"]
+    stuck = out["modules"]["stuck"]["functions"]
+    assert stuck["triple"]["results"][0]["outcome"]["value"] == "6"
+    assert set(stuck) == {"triple"}
