@@ -28,6 +28,7 @@ from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
 from bot.testgen.asyncs import carried
 from bot.testgen.bare import Bare, without_init
+from bot.testgen.consts import constant_inputs
 from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
@@ -495,6 +496,7 @@ def _plans(
             candidates += raiser_inputs(candidates, source, name, changed.get(path, []))
             candidates += towards_transforms(candidates, source, lines, strings)
             candidates += nearby_strings(candidates, source, lines)
+            candidates += constant_inputs(candidates, source, lines)  # a branch's constants
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")

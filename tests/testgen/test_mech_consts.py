@@ -1,0 +1,145 @@
+"""Inputs that carry the constants the changed code branches on (issue 35). The fix sits
+in the branch for one type tag (``if kind == TYPE_PAIR:``) of a record decoder; the tag
+is reached only through a field code that a table of the module maps to it, and the
+project's tests only decode the other codes. One real ``nova testgen`` run catches the
+fix with the code that carries the tag put in place of a test's code; a refactor of the
+branch that keeps its behaviour gets no claim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.testgen.consts import branch_constants, constant_inputs, swap_constants
+from bot.testgen.inputs import Candidate
+from tests.testgen.sample import caught, sample_testgen
+
+FIELDS = """TYPE_TEXT = "text"
+TYPE_INT = "int"
+TYPE_PAIR = "pair"
+
+
+class Field:
+    def __init__(self, code, name, kind):
+        self.code, self.name, self.kind = code, name, kind
+
+
+FIELDS = [
+    Field(1, "title", TYPE_TEXT),
+    Field(2, "count", TYPE_INT),
+    Field(2988, "tagged", TYPE_PAIR),
+]
+
+
+def decode(records):
+    \"\"\"``[(code, raw bytes), ...]`` -> ``{field name (or code): value}``.\"\"\"
+    table = {f.code: f for f in FIELDS}
+    out = {}
+    for code, raw in records:
+        field = table.get(code)
+        if field is None:
+            out[code] = raw
+        else:
+            out[field.name] = _value(raw, field.kind)
+    return out
+
+
+def _value(raw, kind):
+    if kind == TYPE_TEXT:
+        return raw.decode("utf-8")
+    if kind == TYPE_INT:
+        return int.from_bytes(raw, "big")
+    if kind == TYPE_PAIR:
+        return (raw[:1], raw[1:].decode("utf-8"))
+    return raw
+"""
+TESTS = """from records.fields import decode
+
+
+def test_decode():
+    assert decode([(1, b"hello"), (2, b"\\x00\\x05")]) == {"title": "hello", "count": 5}
+
+
+def test_unknown_code_is_kept_raw():
+    assert decode([(9, b"zz")]) == {9: b"zz"}
+"""
+
+
+def _base() -> dict[str, str]:
+    return {
+        "records/__init__.py": "",
+        "records/fields.py": FIELDS,
+        "tests/test_fields.py": TESTS,
+    }
+
+
+def test_the_code_that_carries_the_branch_constant_catches_the_fix(tmp_path: Path) -> None:
+    fixed = FIELDS.replace(
+        'return (raw[:1], raw[1:].decode("utf-8"))', 'return (raw[0], raw[1:].decode("utf-8"))'
+    )
+    assert fixed != FIELDS
+    _repo, data = sample_testgen(
+        tmp_path, _base(), {"records/fields.py": fixed}, "fields: a pair's tag is an int"
+    )
+    facts = caught(data, "decode(")
+    assert facts, data["notes"]
+    # the code 2988 (which the module maps to TYPE_PAIR) in place of a test's code
+    assert any("(2988, b" in f["call"] for f in facts), facts
+    assert any("tagged" in f["head"] for f in facts), facts
+
+
+def test_a_refactor_of_the_branch_gets_no_claim(tmp_path: Path) -> None:
+    refactor = FIELDS.replace(
+        '        return (raw[:1], raw[1:].decode("utf-8"))\n',
+        '        head, rest = raw[:1], raw[1:]\n        return (head, rest.decode("utf-8"))\n',
+    )
+    assert refactor != FIELDS
+    _repo, data = sample_testgen(
+        tmp_path,
+        _base(),
+        {"records/fields.py": refactor},
+        "fields: name the parts",
+        exits=(0, 1, 4),
+    )
+    assert caught(data, "decode(") == []
+    assert not any(c["evidence"].get("catches_change") for c in data["kept"])
+
+
+def test_the_constants_of_the_branches_holding_the_changed_lines() -> None:
+    lines = [n for n, row in enumerate(FIELDS.split("\n"), 1) if "raw[:1]" in row]
+    found = branch_constants(FIELDS, lines)
+    # the enclosing condition's named constant, resolved; the code beside it elsewhere
+    assert found.values == ["pair"]
+    assert found.carriers[:1] == [2988]
+    assert "text" in found.peers and "int" in found.peers
+    # one literal of the same type at a time, at any depth; a peer's value first
+    assert swap_constants("[(1, b'x'), (2, b'y')]", 2988) == [
+        "[(2988, b'x'), (2, b'y')]",
+        "[(1, b'x'), (2988, b'y')]",
+    ]
+    assert swap_constants("[F(1, 'a', 'text')]", "pair", frozenset({"text"}))[0] == (
+        "[F(1, 'a', 'pair')]"
+    )
+    assert swap_constants("[(1, b'x')]", "has space") == []  # not a word: no role
+    made = constant_inputs([Candidate(("[(1, b'hello')]",))], FIELDS, lines)
+    assert [c.args for c in made] == [("[(2988, b'hello')]",)]
+
+
+def test_match_cases_membership_and_lookups() -> None:
+    source = """MODES = {"r": 1, "w": 2}
+LIMIT = 7
+
+
+def f(mode, n, opts):
+    match mode:
+        case "append":
+            return 1
+    if n in (3, LIMIT):
+        if mode in MODES:
+            return opts["depth"] + 1
+    return 0
+"""
+    rows = source.split("\n")
+    changed = [n for n, row in enumerate(rows, 1) if "return 1" in row or "depth" in row]
+    found = branch_constants(source, changed)
+    assert "append" in found.values
+    assert {3, 7, "r", "w", "depth"} <= set(found.values)
