@@ -109,9 +109,9 @@ class Steer:
     raisers: tuple[str, ...] = ()  # raised by a stand-in for a callable (``raisers``)
     marks: tuple[str, ...] = ()  # brackets and separators in their literals (``text_edits``)
     # keys the changed functions read, parameters their conditions test (``amplify_drops``)
-    drop_keys: tuple[str, ...] = ()
+    drop_keys: tuple[str | bytes, ...] = ()
     drop_params: tuple[str, ...] = ()
-    drop_first: tuple[str, ...] = ()  # those the changed conditions steer to
+    drop_first: tuple[str | bytes, ...] = ()  # those the changed conditions steer to
     adds: tuple[Part, ...] = ()  # parts they read that a test may lack (``amplify_adds``)
 
 

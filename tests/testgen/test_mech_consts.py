@@ -143,3 +143,71 @@ def f(mode, n, opts):
     found = branch_constants(source, changed)
     assert "append" in found.values
     assert {3, 7, "r", "w", "depth"} <= set(found.values)
+
+
+SIG = """FLOOR = 1000000000
+
+
+class Invalid(Exception):
+    pass
+
+
+def check(sig):
+    \"\"\"Validate a signature's fields: ``b"t"`` (signed at) and ``b"x"`` (expires).\"\"\"
+    if b"t" in sig:
+        t_sign = int(sig[b"t"])
+        if t_sign < FLOOR:
+            raise Invalid("t= too early")
+    if b"x" in sig:
+        x_sign = int(sig[b"x"])
+        if x_sign < FLOOR:
+            raise Invalid("x= too early")
+        if x_sign < t_sign:
+            raise Invalid("x= before t=")
+    return sorted(sig)
+"""
+SIG_TESTS = """import pytest
+
+from seal.sig import Invalid, check
+
+
+def test_check():
+    sig = {b"v": b"1", b"d": b"example.com", b"t": b"1299525798"}
+    check(sig)
+    late = sig.copy()
+    late[b"t"] = b"1400000000"
+    late[b"x"] = b"1399525798"
+    with pytest.raises(Invalid):
+        check(late)
+    late[b"x"] = b"1500000000"
+    assert check(late) == [b"d", b"t", b"v", b"x"]
+"""
+
+
+def test_a_key_left_out_everywhere_the_test_gives_it_catches_the_fix(tmp_path: Path) -> None:
+    fixed = SIG.replace(
+        '            raise Invalid("t= too early")\n',
+        '            raise Invalid("t= too early")\n    else:\n        t_sign = None\n',
+    ).replace("if x_sign < t_sign:", "if t_sign and x_sign < t_sign:")
+    assert fixed.count("t_sign = None") == 1
+    base = {"seal/__init__.py": "", "seal/sig.py": SIG, "tests/test_sig.py": SIG_TESTS}
+    _repo, data = sample_testgen(tmp_path, base, {"seal/sig.py": fixed}, "sig: x= without t=")
+    kept = [c for c in data["kept"] if c["evidence"].get("catches_change")]
+    assert kept, data["notes"]
+    facts = [f for c in kept for f in c["evidence"].get("amplified", [])]
+    # b"t" left out of the dict literal and of the copy's assignment, at once
+    assert any("b't' left out" in f.get("amplifies", "") for f in facts), facts
+    assert any("UnboundLocalError" in f["parent"] for f in facts), facts
+
+
+def test_leaving_a_key_out_of_a_refactor_claims_nothing(tmp_path: Path) -> None:
+    refactor = SIG.replace(
+        "        if x_sign < t_sign:\n",
+        "        signed = t_sign\n        if x_sign < signed:\n",
+    )
+    assert refactor != SIG
+    base = {"seal/__init__.py": "", "seal/sig.py": SIG, "tests/test_sig.py": SIG_TESTS}
+    _repo, data = sample_testgen(
+        tmp_path, base, {"seal/sig.py": refactor}, "sig: name it", exits=(0, 1, 4)
+    )
+    assert not any(c["evidence"].get("catches_change") for c in data["kept"])
