@@ -32,7 +32,7 @@ from typing import TypeGuard
 
 from bot.testgen.inputs import Candidate
 
-__all__ = ["Consts", "branch_constants", "constant_inputs", "swap_constants"]
+__all__ = ["Consts", "branch_constants", "constant_inputs", "same_role", "swap_constants"]
 
 MAX_CONST_INPUTS = 48  # inputs made from the branch constants, per function
 _VALUES = 8  # constants kept per change
@@ -302,22 +302,28 @@ def swap_constants(
         tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    word = isinstance(value, str) and _WORD.fullmatch(value) is not None
     fitting: list[ast.Constant] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Constant) or node.value == value:
             continue
-        v = node.value
-        if isinstance(value, int):
-            fits = type(v) is int
-        elif isinstance(value, str):
-            fits = word and isinstance(v, str) and _WORD.fullmatch(v) is not None
-        else:
-            fits = isinstance(v, bytes)
+        fits = same_role(node.value, value)
         if fits and node.end_lineno is not None and node.end_col_offset is not None:
             fitting.append(node)
     fitting.sort(key=lambda n: (n.value not in peers, n.lineno, n.col_offset))
     return [_spliced(source, node, repr(value)) for node in fitting[:per_arg]]
+
+
+def same_role(literal: object, value: Value) -> bool:
+    """Whether a test's ``literal`` can stand where ``value`` would: an integer for an
+    integer (not a bool), a word-like string for a word-like string, bytes for bytes."""
+    if isinstance(value, bool) or isinstance(literal, bool):
+        return False
+    if isinstance(value, int):
+        return type(literal) is int
+    if isinstance(value, str):
+        words = [_WORD.fullmatch(x) for x in (value, literal) if isinstance(x, str)]
+        return len(words) == 2 and all(words)
+    return isinstance(literal, bytes)
 
 
 def _spliced(source: str, node: ast.expr, text: str) -> str:

@@ -211,3 +211,22 @@ def test_leaving_a_key_out_of_a_refactor_claims_nothing(tmp_path: Path) -> None:
         tmp_path, base, {"seal/sig.py": refactor}, "sig: name it", exits=(0, 1, 4)
     )
     assert not any(c["evidence"].get("catches_change") for c in data["kept"])
+
+
+def test_amplification_puts_the_branch_constant_in_place_of_a_peer_literal() -> None:
+    from bot.testgen.amplify_inputs import add_variants, steer_from_change
+
+    fixed = FIELDS.replace("raw[:1], raw[1:]", "raw[0], raw[1:]")
+    changed = {n for n, row in enumerate(fixed.split("\n"), 1) if "raw[0], raw[1:]" in row}
+    steer = steer_from_change(fixed, FIELDS, changed)
+    assert steer.consts[:2] == ("pair", 2988)
+    assert "text" in steer.const_peers
+    test = (
+        "from records.fields import _value\n\n\n"
+        'def test_kind():\n    assert _value(b"ab", "text") == "ab"\n'
+    )
+    _text, made = add_variants(test, "test_kind", steer, limit=4)
+    # the literal that is another type tag's value gets the changed branch's tag first
+    # (the literals take turns: the bytes one has its own first)
+    told = [v.description for v in made if '"text"' in v.description]
+    assert told[:1] == ["line 5: \"text\" -> 'pair'"], made
