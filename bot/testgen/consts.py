@@ -251,8 +251,13 @@ def branch_constants(source: str, lines: list[int]) -> Consts:
         if getattr(node, "lineno", 0) in wanted and isinstance(node, ast.stmt):
             for part in _own_tests(node):
                 reader.condition(part)
-    values = list(dict.fromkeys(reader.values))[:_VALUES]
+    # 0, 1 and -1 are every comparison's: the generic values try them already
+    values = [v for v in dict.fromkeys(reader.values) if not _generic(v)][:_VALUES]
     return Consts(values, _carriers(tree, reader.refs, values), _peers(reader))
+
+
+def _generic(value: Value) -> bool:
+    return isinstance(value, int) and abs(value) <= 1
 
 
 def _peers(reader: _Reader) -> frozenset[Value]:
