@@ -496,7 +496,6 @@ def _plans(
             candidates += raiser_inputs(candidates, source, name, changed.get(path, []))
             candidates += towards_transforms(candidates, source, lines, strings)
             candidates += nearby_strings(candidates, source, lines)
-            candidates += constant_inputs(candidates, source, lines)  # a branch's constants
             if _one_parameter(source, name):  # the changed lines' literals themselves
                 candidates += [
                     Candidate((repr(v),), (), (), f"{path} (changed lines)")
@@ -505,6 +504,7 @@ def _plans(
             if siblings and _one_argument(source, name):
                 # ranked after its own inputs (as a retyped one): another function's
                 candidates += [Candidate((a,), (), i, "others' (typed)") for a, i in siblings]
+            candidates += constant_inputs(candidates, source, lines)  # a branch's constants
             if any(k.startswith(ambient.PROJECT) for k in settings):  # projstate.py
                 candidates[:0] = projstate.unset_inputs(
                     source, name, strings, plan.module, settings
