@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 MAX_KEYS = 12
+Key = str | bytes  # a mapping's key the changed code reads (``sig[b"t"]``)
 MAX_DROPS = 6  # copies of one test with a part left out
 
 
@@ -101,16 +102,32 @@ def key_reads(node: ast.AST) -> Iterator[tuple[ast.expr, ast.AST, ast.expr | Non
             yield sub.left, sub, sub.comparators[0]
 
 
-def _key_of(node: ast.AST) -> list[str]:
-    """The string literals ``node`` reads a mapping or the environment with."""
+def _key_of(node: ast.AST) -> list[Key]:
+    """The string (and bytes) literals ``node`` reads a mapping or the environment with."""
     return _strings([key for key, _read, _mapping in key_reads(node)])
 
 
-def _strings(nodes: list[ast.expr]) -> list[str]:
+def _strings(nodes: list[ast.expr]) -> list[Key]:
     return [
         n.value
         for n in nodes
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and 0 < len(n.value) <= 80
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str | bytes)
+        and 0 < len(n.value) <= 80
+    ]
+
+
+def _holding(func: ast.AST, lines: set[int]) -> list[ast.expr]:
+    """The conditions of the ``if`` / ``while`` statements of ``func`` whose body or
+    ``else`` holds one of ``lines`` (a changed ``else`` runs when its condition fails)."""
+
+    def holds(body: list[ast.stmt]) -> bool:
+        return any(st.lineno <= n <= (st.end_lineno or st.lineno) for st in body for n in lines)
+
+    return [
+        node.test
+        for node in ast.walk(func)
+        if isinstance(node, ast.If | ast.While) and (holds(node.body) or holds(node.orelse))
     ]
 
 
@@ -146,15 +163,15 @@ def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} - {"self", "cls"}
 
 
-def _read(source: str, lines: list[int]) -> tuple[list[str], list[str], list[str]]:
+def _read(source: str, lines: list[int]) -> tuple[list[Key], list[Key], list[str]]:
     """(keys steered by the changed conditions, the changed functions' other keys, the
     parameters and ``self`` attributes the changed conditions test) of ``source``."""
     tree = _parse(source) if lines else None
     if tree is None:
         return [], [], []
     wanted = set(lines)
-    steered: list[str] = []
-    other: list[str] = []
+    steered: list[Key] = []
+    other: list[Key] = []
     params: list[str] = []
     for func in _functions(tree, wanted):
         names, attrs = _names(_tests(func, wanted))
@@ -162,6 +179,8 @@ def _read(source: str, lines: list[int]) -> tuple[list[str], list[str], list[str
             steered += _key_of(value)
         for test in _tests(func, wanted):
             steered += _key_of(test)  # ``if env.get("K")``, ``if "K" in env``
+        for test in _holding(func, wanted):  # ``if "t" in sig: ... else: <changed>``
+            steered += [k for k in _key_of(test) if k not in steered]
         params += sorted(names & _params(func)) + sorted(attrs)
         other += [k for stmt in func.body for k in _key_of(stmt)]  # not its annotations
     return steered, other, params
@@ -169,7 +188,7 @@ def _read(source: str, lines: list[int]) -> tuple[list[str], list[str], list[str
 
 def read_keys(
     head: str, parent: str | None, changed: list[int], removed: list[int]
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[tuple[Key, ...], tuple[str, ...], tuple[Key, ...]]:
     """The keys the changed functions read (those a changed condition tests first), the
     parameters a changed condition tests, and those keys and parameters the changed
     conditions steer to, from the head's changed lines and the parent's lines they
@@ -179,7 +198,7 @@ def read_keys(
         s, o, p = _read(parent, removed)
         steered, other, params = steered + s, other + o, params + p
     keys = list(dict.fromkeys([*steered, *other]))[:MAX_KEYS]
-    aimed = [*dict.fromkeys(steered), *dict.fromkeys(params)]
+    aimed: list[Key] = [*dict.fromkeys(steered), *dict.fromkeys(params)]
     return tuple(keys), tuple(dict.fromkeys(params)), tuple(aimed)
 
 
@@ -236,23 +255,32 @@ def _key(node: ast.AST | None) -> str | None:
     return None
 
 
+def _any_key(node: ast.AST | None) -> Key | None:
+    """A string or bytes key."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+        return node.value
+    return None
+
+
 def _callee(call: ast.Call) -> str:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _drops(
-    func: ast.AST, rows: list[str], keys: tuple[str, ...], params: tuple[str, ...]
-) -> list[tuple[int, Input, str]]:
+    func: ast.AST, rows: list[str], keys: tuple[Key, ...], params: tuple[str, ...]
+) -> list[tuple[float, Input, str]]:
     """(rank, input, replacement source) of each part of the test's input that can be
-    left out; the rank is the key's or the parameter's place (steered ones first)."""
+    left out; the rank is the key's or the parameter's place (steered ones first). A
+    key the test gives in more than one place (a dict literal, then ``d[K] = v`` on its
+    copy) is also left out of all of them at once, first."""
     rank = {k: n for n, k in enumerate(keys)}
     prank = {p: n for n, p in enumerate(params)}
-    out: list[tuple[int, Input, str]] = []
+    out: list[tuple[float, Input, str]] = everywhere(func, rows, rank)
     for node in ast.walk(func):
         if isinstance(node, ast.Dict):
             for at, key in enumerate(node.keys):
-                name = _key(key)
+                name = _any_key(key)
                 if name in rank:
                     new = _without(rows, node, at)
                     out += [(rank[name], Input(node, name), new)] if new is not None else []
@@ -283,10 +311,66 @@ def _drops(
     return out
 
 
+def _given(func: ast.AST, key: Key) -> list[tuple[ast.AST, str]]:
+    """The places the test ``func`` gives ``key``: (the node, the source that leaves it
+    out) for a dict literal's entry (``None``: the dict without it, made later) and a
+    statement ``x[key] = v`` (made ``x.pop(key, None)``)."""
+    out: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Dict) and any(_any_key(k) == key for k in node.keys):
+            out.append((node, ""))
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Subscript)
+            and _any_key(node.targets[0].slice) == key
+        ):
+            target = ast.unparse(node.targets[0].value)
+            out.append((node, f"{target}.pop({key!r}, None)"))
+    return out
+
+
+def everywhere(
+    func: ast.AST, rows: list[str], rank: dict[Key, int]
+) -> list[tuple[float, Input, str]]:
+    """For each read key the test gives in more than one place: the span from the first
+    place to the last with the key left out of every one of them, as one input."""
+    out: list[tuple[float, Input, str]] = []
+    text = "".join(rows)
+    for key, order in rank.items():
+        places = _given(func, key)
+        if len(places) < 2 or any(not isinstance(n, ast.Dict | ast.Assign) for n, _ in places):
+            continue
+        spans: list[tuple[int, int, str, ast.Dict | ast.Assign]] = []
+        for node, new in places:
+            assert isinstance(node, ast.Dict | ast.Assign)
+            a = _offset(rows, node.lineno, node.col_offset)
+            b = _offset(rows, node.end_lineno or node.lineno, node.end_col_offset or 0)
+            if isinstance(node, ast.Dict):
+                at = next(i for i, k in enumerate(node.keys) if _any_key(k) == key)
+                new = _without(rows, node, at) or ""
+            spans.append((a, b, new, node))
+        spans.sort(key=lambda x: x[0])
+        if not all(x[1] <= y[0] for x, y in zip(spans, spans[1:], strict=False)) or any(
+            not new for _a, _b, new, _n in spans
+        ):
+            continue  # one inside another (a nested dict): not one edit
+        start, end = spans[0][0], spans[-1][1]
+        edited = text[start:end]
+        for a, b, new, _node in reversed(spans):
+            edited = edited[: a - start] + new + edited[b - start :]
+        first, last = spans[0][3], spans[-1][3]
+        whole = ast.Constant(value=None)
+        whole.lineno, whole.col_offset = first.lineno, first.col_offset
+        whole.end_lineno, whole.end_col_offset = last.end_lineno, last.end_col_offset
+        out.append((order - 0.5, Input(whole, key), edited))
+    return out
+
+
 def drop_variants(
     source: str,
     func: ast.FunctionDef | ast.AsyncFunctionDef,
-    keys: tuple[str, ...],
+    keys: tuple[Key, ...],
     params: tuple[str, ...],
 ) -> list[tuple[Input, str]]:
     """Each part of the test ``func`` (in the module ``source``) that can be left out, as
@@ -307,7 +391,7 @@ def drop_variants(
 
 
 def leaving_out_first(
-    nodes: list[str], sources: dict[str, str], keys: tuple[str, ...], params: tuple[str, ...]
+    nodes: list[str], sources: dict[str, str], keys: tuple[Key, ...], params: tuple[str, ...]
 ) -> list[str]:
     """The test node ids ``nodes`` with those first whose test holds a part the changed
     conditions steer to (``keys``, ``params``: ``read_keys``' third) that a copy can
@@ -365,7 +449,7 @@ def _def(tree: ast.Module | None, qualname: str) -> ast.AST | None:
 # ---- the differential generator's inputs ----
 
 
-def _left_out_source(source: str | None, keys: tuple[str, ...]) -> list[tuple[int, str]]:
+def _left_out_source(source: str | None, keys: tuple[Key, ...]) -> list[tuple[int, str]]:
     """(rank, source) of the dict literal ``source`` without one entry whose key is one
     of ``keys`` (the steered ones first)."""
     tree = _parse(source) if source and source.lstrip().startswith("{") else None
@@ -376,7 +460,7 @@ def _left_out_source(source: str | None, keys: tuple[str, ...]) -> list[tuple[in
     rank = {k: n for n, k in enumerate(keys)}
     out: list[tuple[int, str]] = []
     for at, key in enumerate(node.value.keys):
-        name = _key(key)
+        name = _any_key(key)
         if name in rank:
             new = _without(rows, node.value, at)
             out += [(rank[name], new)] if new is not None else []

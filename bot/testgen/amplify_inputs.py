@@ -46,6 +46,7 @@ from bot.testgen.amplify_drops import drop_variants, read_keys
 from bot.testgen.amplify_keys import key_plan, value_kinds
 from bot.testgen.amplify_pieces import kind_values, piece_values
 from bot.testgen.amplify_refs import Input, references
+from bot.testgen.consts import branch_constants, same_role
 from bot.testgen.extremes import _MAKERS, _cased, _made, _spaced, _values, caught_types, transforms
 from bot.testgen.inputs import literal_strings
 from bot.testgen.nearby import _nearby, containment_names
@@ -109,10 +110,14 @@ class Steer:
     raisers: tuple[str, ...] = ()  # raised by a stand-in for a callable (``raisers``)
     marks: tuple[str, ...] = ()  # brackets and separators in their literals (``text_edits``)
     # keys the changed functions read, parameters their conditions test (``amplify_drops``)
-    drop_keys: tuple[str, ...] = ()
+    drop_keys: tuple[str | bytes, ...] = ()
     drop_params: tuple[str, ...] = ()
-    drop_first: tuple[str, ...] = ()  # those the changed conditions steer to
+    drop_first: tuple[str | bytes, ...] = ()  # those the changed conditions steer to
     adds: tuple[Part, ...] = ()  # parts they read that a test may lack (``amplify_adds``)
+    # the constants the branches holding the changed lines test for, and the literals
+    # that carry them (``consts``); the values of the module's constants named alike
+    consts: tuple[str | int | bytes, ...] = ()
+    const_peers: tuple[str | int | bytes, ...] = ()
 
 
 def _removed_lines(parent: list[str], head: list[str], changed: set[int]) -> list[int]:
@@ -216,6 +221,7 @@ def steer_from_change(
     found_w = witnesses(head_source, parent_source, changed)
     valued = value_kinds(head_source, changed)
     keys, params, aimed = read_keys(head_source, parent_source, changed, removed)
+    branch = branch_constants(head_source, changed)
     if parent_source is not None:
         valued += value_kinds(parent_source, removed)
         kinds += _kinds(parent_source, removed)
@@ -250,6 +256,8 @@ def steer_from_change(
         drop_params=params,
         drop_first=aimed,
         adds=read_parts(head_source, parent_source, changed, removed),
+        consts=tuple(branch.ordered()[:8]),
+        const_peers=tuple(sorted(branch.peers, key=repr)),
     )
 
 
@@ -442,6 +450,10 @@ def _steered(source: str, value: object, steer: Steer) -> list[str]:
         out += [repr(v) for v in kind_values(value, steer.kinds)]
     elif isinstance(value, int | float) and not isinstance(value, bool):
         out += _number_values(value, steer)
+    # a constant a changed branch tests, in place of a literal of its type and role:
+    # first for a literal that is another constant's value (a type tag), else after
+    swapped = [repr(c) for c in steer.consts if c != value and same_role(value, c)]
+    out = swapped + out if value in steer.const_peers else out + swapped
     for name in steer.exceptions:
         out += _values(source, make=_MAKERS[name])
     if set(steer.transforms) & _CASE:

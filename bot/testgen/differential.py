@@ -29,6 +29,7 @@ from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
 from bot.testgen.asyncs import carried
 from bot.testgen.bare import Bare, without_init
+from bot.testgen.consts import constant_inputs
 from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
@@ -565,6 +566,7 @@ def _plans(
             if siblings and _one_argument(source, name):
                 # ranked after its own inputs (as a retyped one): another function's
                 candidates += [Candidate((a,), (), i, "others' (typed)") for a, i in siblings]
+            candidates += constant_inputs(candidates, source, lines)  # a branch's constants
             if any(k.startswith(ambient.PROJECT) for k in settings):  # projstate.py
                 candidates[:0] = projstate.unset_inputs(
                     source, name, strings, plan.module, settings
