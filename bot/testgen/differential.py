@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient, logged, projstate, search
+from bot.testgen import ambient, logged, projstate, search, wired
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -212,6 +212,7 @@ def _plan_json(
     settings: list[str],
     seconds: float = RUN_SECONDS,
     loggers: list[str] | None = None,
+    wire: bool = False,
 ) -> str:
     return json.dumps(
         {
@@ -220,6 +221,7 @@ def _plan_json(
             "modules": [p.spec(draw) for p in plans],
             "ambient": settings,  # each input called again under each (ambient.py)
             "logs": loggers or [],  # the loggers whose records are noted (logged.py)
+            "wire": wire,  # HTTP requests recorded, connections refused (wired.py)
         }
     )
 
@@ -247,7 +249,7 @@ def side_runner(where: Path) -> Path:
     (it runs with the project's interpreter, which cannot import Nova)."""
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
-    for helper in ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs"):
+    for helper in ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs", "wire"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
 
@@ -439,7 +441,7 @@ def _plans(
         plan = DifferentialPlan(path, _module_name(path))
         for name in sorted(group):
             effect = static_side_effect(source, name)
-            if effect:
+            if effect and not wired.recorded(effect, source):  # requests recorded (wired.py)
                 notes.append(f"differential: {path}::{name} skipped: it {effect}")
                 continue
             package = _package_sources(ws, tests, sources) if "." in name else {}
@@ -798,8 +800,12 @@ def generate_differential(
         return notes + ["differential: no changed public top-level Python function to test"]
     if parent:  # values a changed literal (regex, format spec) treats differently, first
         notes += steer_plans(plans, targets, ws.read, lambda p: ws.parent_text(p, parent))
-    loggers = logged.loggers(_pairs(ws, targets, parent), [p.module for p in plans])
-    first = _probe(ws, fw, _plan_json(plans, DRAWN, settings, loggers=loggers), "head-1", 0)
+    pairs = _pairs(ws, targets, parent)
+    loggers = logged.loggers(pairs, [p.module for p in plans])
+    wire = wired.needed(pairs)  # the changed modules use an HTTP client (wired.py)
+    first = _probe(
+        ws, fw, _plan_json(plans, DRAWN, settings, loggers=loggers, wire=wire), "head-1", 0
+    )
     if "error" in first:
         return notes + [f"differential: the changed modules could not be probed: {first['error']}"]
     found = _modules(first)
@@ -819,7 +825,7 @@ def generate_differential(
         for p in plans
         if p.module in found and not found[p.module].get("import_error")
     ]
-    again = _plan_json(rendered, 0, settings, loggers=loggers)
+    again = _plan_json(rendered, 0, settings, loggers=loggers, wire=wire)
     head = [_modules(_probe(ws, fw, again, "head-2", 1))]
     before: list[dict[str, dict[str, Any]]] = []
     if parent:
@@ -1080,6 +1086,9 @@ def _one_module(
         chosen, how = chosen + warned, how + said
         logs, said = logged.logged_examples(name, first, head, theirs)  # logged.py
         chosen, how = chosen + logs, how + said
+        chosen = wired.offline(chosen, entry["results"])  # a request's test records it
+        sent, said = wired.wired_examples(name, first, head, theirs)  # wired.py
+        chosen, how = chosen + sent, how + said
         carried(chosen, entry["results"])  # awaited calls (asyncs.py): their tests await too
         through = plan.via.get(name)
         reached = f" (reaches the changed {', '.join(through)})" if through else ""

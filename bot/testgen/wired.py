@@ -1,0 +1,341 @@
+"""The HTTP requests a call sends are part of its outcome (the differential generator).
+
+Many releases of API clients change only what goes on the wire: a header, a URL path, a
+query parameter, a body field, a method. When the changed modules use an HTTP client
+(requests, httpx, urllib3, urllib, http.client, aiohttp), the side-runner records each
+call's requests at the layer its client passes through before it connects, and refuses
+the connection there (``wire.py``): the call ends as it would with the server down. A
+request is cut into parts: ``(method, host, path)``, each query parameter, each header
+(name and value), each top-level field of a JSON body (else the body, when short). Parts
+a side gave in every run are steady; those head gave in every run and the parent in none
+(or the other way) are asserted, never the whole request. A header value that holds a
+value of the machine's environment (a token) is not recorded, nor the user agents of the
+HTTP libraries (their versions are the machine's). The written test installs the same
+recorder with ``monkeypatch`` (refusing the connection the same way), makes the call
+(within ``pytest.raises`` of the client's error when it raised), and asserts the parts
+with ``in`` / ``not in``. Other tests of an input that used the network are dropped:
+without the recorder they would reach the network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+__all__ = ["needed", "offline", "recorded", "wired_examples", "within_wire"]
+
+MAX_WIRED = 2  # tests of requests per name (each one of its own input)
+MAX_SHOWN = 4  # parts a test asserts present, and absent
+MAX_SHOWN_BODY = 300  # characters of a body that is not JSON
+_CLIENTS = re.compile(
+    r"^\s*(?:import|from)\s+(?:requests|httpx|urllib3|urllib\.request|http\.client|aiohttp)\b"
+    r"|\b(?:requests|httpx|urllib3|aiohttp)\.\w|\burlopen\(|\bHTTPS?Connection\(",
+    re.MULTILINE,
+)
+_LIBRARY_AGENT = re.compile(r"^(?:python-requests|python-urllib3|python-httpx|Python-urllib)/")
+_STEADY_KINDS = ("value", "raises")
+_RETURNED = ("value", "object", "identity", "unrenderable")
+
+Part = tuple[str, ...]
+
+
+def needed(pairs: list[tuple[str | None, str]]) -> bool:
+    """Whether a changed module (on head or the parent) uses an HTTP client."""
+    return any(_CLIENTS.search(text or "") for pair in pairs for text in pair)
+
+
+def recorded(effect: str, source: str) -> bool:
+    """Whether a function the static reading says uses the network is probed all the same:
+    its module uses an HTTP client, whose requests the side-runner records."""
+    return effect.startswith("uses the network") and needed([(None, source)])
+
+
+def _parts(requests: list[Any]) -> set[Part]:
+    out: set[Part] = set()
+    for _layer, method, url, headers, body in requests:
+        split = urlsplit(str(url))
+        out.add(("request", str(method), split.hostname or "", split.path))
+        out.update(("query", k, v) for k, v in parse_qsl(split.query, keep_blank_values=True))
+        for name, value in headers:
+            if not (name.lower() == "user-agent" and _LIBRARY_AGENT.match(value)):
+                out.add(("header", str(name), str(value)))
+        fields = _fields(body)
+        if fields is not None:
+            out.update(("field", k, json.dumps(v, sort_keys=True)) for k, v in fields.items())
+        elif isinstance(body, str) and body and len(body) <= MAX_SHOWN_BODY:
+            out.add(("body", body))
+    return out
+
+
+def _fields(body: object) -> dict[str, Any] | None:
+    if not isinstance(body, str) or not body.lstrip().startswith("{"):
+        return None
+    try:
+        loaded = json.loads(body)
+    except ValueError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _sent(result: dict[str, Any]) -> set[Part]:
+    return _parts(result.get("wire") or [])
+
+
+def _layers(results: list[dict[str, Any]]) -> set[str]:
+    return {str(r[0]) for result in results for r in result.get("wire") or []}
+
+
+def _input(result: dict[str, Any]) -> str:
+    return json.dumps([result.get(k) for k in ("args", "kwargs", "ctor", "steps")], sort_keys=True)
+
+
+def offline(examples: list[Any], results: list[dict[str, Any]]) -> list[Any]:
+    """The examples whose input did not use the network (one that did reaches it when its
+    test runs without the recorder); an example that matches no input is kept only when
+    no input used the network."""
+    used = {_input(r) for r in results if "wire" in r}
+    if not used:
+        return examples
+    quiet = {_input(r) for r in results if "wire" not in r and not r.get("ambient")}
+    out = []
+    for e in examples:
+        ctor = e.ctor
+        key = json.dumps([e.args, e.kwargs, ctor, e.steps or []], sort_keys=True)
+        if key in quiet and key not in used:
+            out.append(e)
+    return out
+
+
+def wired_examples(
+    name: str,
+    first: dict[str, Any],
+    head: list[dict[str, Any]],
+    parent: list[dict[str, Any]],
+) -> tuple[list[Any], str]:
+    """Tests of the inputs of ``name`` whose requests differ between head and parent, and
+    a note (``""`` when none differ)."""
+    entry = (first.get("functions") or {}).get(name) or {}
+    if not parent or any(
+        ((r.get("functions") or {}).get(name) or {}).get("missing") for r in parent
+    ):
+        return [], ""  # no parent, or the name is new: nothing to compare
+    results = entry.get("results") or []
+    if not any("wire" in r for r in results):
+        return [], ""  # no call used the network
+    from bot.testgen.differential import _key  # (both import render, which imports this)
+    from bot.testgen.warned import _by_key
+
+    head_runs = [_by_key(r, name) for r in head]
+    parent_runs = [_by_key(r, name) for r in parent]
+    out: list[Any] = []
+    signatures: set[str] = set()
+    for result in results:
+        if result.get("ambient") or result["outcome"].get("kind") == "side effect":
+            continue
+        key = _key(result)
+        ours = [result, *(r[key] for r in head_runs if key in r)]
+        theirs = [r[key] for r in parent_runs if key in r]
+        if len(ours) < 2 or len(theirs) < len(parent_runs) or not theirs:
+            continue
+        if not any("wire" in r for r in ours + theirs):
+            continue
+        mine = [_sent(r) for r in ours]
+        other = [_sent(r) for r in theirs]
+        new = set.intersection(*mine) - set().union(*other)
+        gone = set.intersection(*other) - set().union(*mine)
+        present, absent = sorted(new)[:MAX_SHOWN], sorted(gone)[:MAX_SHOWN]
+        if not present and not absent:
+            continue
+        signature = json.dumps([present, absent])
+        if signature in signatures:
+            continue
+        signatures.add(signature)
+        layers = sorted(_layers(ours + theirs))
+        example = _example(result, entry, ours, present, absent, layers)
+        if example is not None:
+            out.append(example)
+        if len(out) >= MAX_WIRED:
+            break
+    if not out:
+        return [], ""
+    return out, f", {len(out)} where its HTTP requests differ (a test of the requests)"
+
+
+def _example(
+    result: dict[str, Any],
+    entry: dict[str, Any],
+    ours: list[dict[str, Any]],
+    present: list[Part],
+    absent: list[Part],
+    layers: list[str],
+) -> Any:
+    from bot.testgen.render import Example  # (render imports this module's writer)
+
+    outcome = dict(result["outcome"])
+    outcomes = [r["outcome"] for r in ours]
+    if all(o.get("kind") == "raises" and o.get("type") == outcome.get("type") for o in outcomes):
+        outcome = {"kind": "raises", "type": outcome["type"], "imports": outcome["imports"]}
+    elif outcome["kind"] in _STEADY_KINDS and all(o == outcome for o in outcomes):
+        outcome.pop("printed", None)
+    elif all(o.get("kind") in _RETURNED for o in outcomes):
+        outcome = {"kind": "call"}  # its value is not steady: the call alone
+    else:
+        return None
+    if result.get("pinned"):
+        return None  # its clock pinned: not with a recorder too
+    said = "; ".join(
+        [f"sent {_said(p)}" for p in absent] + [f"did not send {_said(p)}" for p in present]
+    )
+    wire = {"layers": layers, "present": [list(p) for p in present]}
+    wire["absent"] = [list(p) for p in absent]
+    return Example(
+        list(result["args"]),
+        dict(result["kwargs"]),
+        list(result["imports"]),
+        outcome,
+        True,
+        said,
+        kind=str(entry.get("kind") or "function"),
+        owner=entry.get("owner"),
+        ctor=result.get("ctor"),
+        steps=list(result.get("steps") or []),
+        origin=str(result.get("origin", "")),
+        wire=wire,
+    )
+
+
+def _said(part: Part | list[str]) -> str:
+    kind, *rest = part
+    if kind == "request":
+        return f"a {rest[0]} request to {rest[1]}{rest[2]}"
+    if kind == "body":
+        return f"the body {rest[0][:40]!r}"
+    shown = rest[1] if len(rest[1]) <= 40 else rest[1][:37] + "..."
+    return f"the {kind} {rest[0]}: {shown}"
+
+
+# the written test's recorder of each layer (wire.py's, as a test installs it)
+_RECORDERS = {
+    "urllib3": [
+        "    def urlopen(self, method, url, body=None, headers=None, *args, **kwargs):",
+        "        where = url if '://' in url else f'{self.scheme}://{self.host}{url}'",
+        "        given = self.headers if headers is None else headers",
+        "        sent.append((method, where, list(dict(given).items()), body))",
+        "        reason = urllib3.exceptions.NewConnectionError(self, 'Connection refused')",
+        "        error = urllib3.exceptions.MaxRetryError(self, url, reason)",
+        "        error.args = ('Connection refused',)",
+        "        raise error",
+        "",
+        "    monkeypatch.setattr(urllib3.connectionpool.HTTPConnectionPool, 'urlopen', urlopen)",
+    ],
+    "http.client": [
+        "    def putrequest(self, method, url, *args, **kwargs):",
+        "        where = url if '://' in url else f'//{self.host}{url}'",
+        "        sent.append((method, where, [], None))",
+        "        return original_putrequest(self, method, url, *args, **kwargs)",
+        "",
+        "    def putheader(self, header, *values):",
+        "        value = ', '.join(v if isinstance(v, str) else str(v) for v in values)",
+        "        sent[-1][2].append((header, value))",
+        "        return original_putheader(self, header, *values)",
+        "",
+        "    def endheaders(self, message_body=None, **kwargs):",
+        "        sent[-1] = (*sent[-1][:3], message_body)",
+        "        raise ConnectionRefusedError(errno.ECONNREFUSED, 'Connection refused')",
+        "",
+        "    original_putrequest = http.client.HTTPConnection.putrequest",
+        "    original_putheader = http.client.HTTPConnection.putheader",
+        "    monkeypatch.setattr(http.client.HTTPConnection, 'putrequest', putrequest)",
+        "    monkeypatch.setattr(http.client.HTTPConnection, 'putheader', putheader)",
+        "    monkeypatch.setattr(http.client.HTTPConnection, 'endheaders', endheaders)",
+    ],
+    "httpx": [
+        "    def handle_request(self, request):",
+        "        sent.append((request.method, str(request.url), request.headers.multi_items(),"
+        " request.content))",
+        "        raise httpx.ConnectError('Connection refused', request=request)",
+        "",
+        "    async def handle_async_request(self, request):",
+        "        handle_request(self, request)",
+        "",
+        "    monkeypatch.setattr(httpx.HTTPTransport, 'handle_request', handle_request)",
+        "    monkeypatch.setattr(",
+        "        httpx.AsyncHTTPTransport, 'handle_async_request', handle_async_request",
+        "    )",
+    ],
+}
+_IMPORTS = {
+    "urllib3": ["import urllib3", "import urllib3.connectionpool", "import urllib3.exceptions"],
+    "http.client": ["import errno", "import http.client"],
+    "httpx": ["import httpx"],
+}
+# the lines that cut the recorded requests into the parts a test asserts
+_CUTS = {
+    "request": "    requests = [(m, urlsplit(u).hostname or '', urlsplit(u).path)\n"
+    "                for m, u, h, b in sent]",
+    "query": "    query = [q for m, u, h, b in sent for q in parse_qsl(urlsplit(u).query, True)]",
+    "header": "    headers = [tuple(pair) for m, u, h, b in sent for pair in h]",
+    "body": "    bodies = [b.decode() if isinstance(b, bytes) else b for m, u, h, b in sent]",
+}
+_FIELDS = [
+    "    fields = [",
+    "        item",
+    "        for b in bodies",
+    "        if isinstance(b, str) and b.lstrip().startswith('{')",
+    "        for item in json.loads(b).items()",
+    "    ]",
+]
+_NAMES = {"request": "requests", "query": "query", "header": "headers", "body": "bodies"}
+
+
+def imports(wire: dict[str, Any]) -> list[str]:
+    """The import lines a test of requests needs."""
+    out = [i for layer in wire.get("layers") or [] for i in _IMPORTS.get(layer, [])]
+    kinds = {p[0] for p in [*(wire.get("present") or []), *(wire.get("absent") or [])]}
+    if kinds & {"request", "query"}:
+        out.append("from urllib.parse import parse_qsl, urlsplit")
+    return out + (["import json"] if "field" in kinds else [])
+
+
+def _check(part: list[str], there: bool) -> str:
+    kind, *rest = part
+    test = "in" if there else "not in"
+    if kind == "request":
+        return f"    assert {tuple(rest)!r} {test} requests"
+    if kind == "body":
+        return f"    assert {rest[0]!r} {test} bodies"
+    if kind == "field":
+        return f"    assert ({rest[0]!r}, {json.loads(rest[1])!r}) {test} fields"
+    return f"    assert {tuple(rest)!r} {test} {_NAMES[kind]}"
+
+
+def within_wire(lines: list[str], body: list[str], wire: dict[str, Any]) -> list[str]:
+    """A test's lines with the requests it asserts: the recorders installed before the
+    call, the parts present and absent after it."""
+    signature = lines[0]
+    lines = [
+        signature.replace("():", "(monkeypatch):", 1)
+        if signature.endswith("():")
+        else signature.replace("):", ", monkeypatch):", 1),
+        *lines[1:],
+    ]
+    setup = ["    sent = []  # each request the call sends, refused as by a server that is down"]
+    for layer in wire.get("layers") or []:
+        setup += ["", *_RECORDERS.get(layer, [])]
+    parts = [*(wire.get("present") or []), *(wire.get("absent") or [])]
+    kinds = {p[0] for p in parts}
+    cuts = [line for kind, line in _CUTS.items() if kind in kinds]
+    if "field" in kinds:
+        cuts = [*cuts, _CUTS["body"], *_FIELDS] if "body" not in kinds else [*cuts, *_FIELDS]
+    checks = [_check(p, True) for p in wire.get("present") or []]
+    checks += [_check(p, False) for p in wire.get("absent") or []]
+    return [*lines, *setup, "", *body, *cuts, *checks]
+
+
+def wire_head(wire: dict[str, Any], value: str) -> str:
+    """What head did, for the facts: the parts, and the value when one is asserted."""
+    said = [f"sends {_said(p)}" for p in wire.get("present") or []]
+    said += [f"does not send {_said(p)}" for p in wire.get("absent") or []]
+    return ", ".join(said) + (f"; {value}" if value else "")
