@@ -599,7 +599,7 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     _took[0] = time.monotonic() - started
     _first_warned[:] = _warned
     logs.keep()  # its log records (probe_logs.py)
-    wire.keep()  # its HTTP requests (wire.py)
+    wire.keep(outcome)  # its HTTP requests (wire.py)
     _first_ended.clear()
     _first_ended.update({k: outcome[k] for k in _ENDED if k in outcome})
     read = list(_depends)
@@ -685,8 +685,8 @@ def _call_once(named: objects.Named, case: _Case, seconds: float) -> Json:
         caught = exc
     finally:
         _guard["on"] = False
-        wire.stop()
         signal.setitimer(signal.ITIMER_REAL, 0)
+        wire.stop()  # (its threads' requests: after the timer, which would stop the wait)
         stack.close()
     if isinstance(caught, SideEffect):
         return {"kind": "side effect", "why": str(caught)}

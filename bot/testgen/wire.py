@@ -28,6 +28,8 @@ import importlib
 import importlib.util
 import os
 import sys
+import threading
+import time
 import typing
 
 ON = [False]  # the plan asked for requests to be recorded
@@ -38,6 +40,10 @@ MAX_BODY = 2000  # characters of a body noted
 _sent: list[list[typing.Any]] = []  # the current call's requests
 _used = [False]  # the current call used the network (a request, or a refused socket)
 _first: list[typing.Any] = [None]  # an input's first call: [requests] or None (no network)
+_ended: dict[str, typing.Any] = {}  # how that call ended (its value may depend on the clock)
+_before: list[threading.Thread] = []  # the threads that ran before the call
+_threaded = [False]  # the call started a thread that was still running as it returned
+JOIN_SECONDS = 0.5  # waited for the threads a call started (their requests are its own)
 # this machine's environment values (read once: a read within a call is the call's)
 _ENVIRON: list[str] = []
 
@@ -61,10 +67,21 @@ def configure(on: object) -> None:
 def start() -> None:
     del _sent[:]
     _used[0] = False
+    _threaded[0] = False
     ACTIVE[0] = ON[0]
+    if ACTIVE[0]:
+        _before[:] = threading.enumerate()
 
 
 def stop() -> None:
+    """The call is over: the threads it started are given ``JOIN_SECONDS`` to send their
+    requests (a connection opened in the background, an event stream)."""
+    if ACTIVE[0]:
+        started = [t for t in threading.enumerate() if t not in _before and t.is_alive()]
+        _threaded[0] = bool(started)
+        deadline = time.monotonic() + JOIN_SECONDS
+        for thread in started:
+            thread.join(max(0.0, deadline - time.monotonic()))
     ACTIVE[0] = False
 
 
@@ -106,13 +123,19 @@ def noted() -> dict[str, typing.Any]:
     return {"wire": [list(r) for r in _sent]} if _used[0] else {}
 
 
-def keep() -> None:
-    """The requests of an input's first call (later calls move or pin the clock)."""
+def keep(outcome: dict[str, typing.Any]) -> None:
+    """The requests of an input's first call (later calls move or pin the clock), and how
+    it ended (its value may depend on the clock or randomness, its raising may not)."""
     _first[0] = [list(r) for r in _sent] if _used[0] else None
+    _ended.clear()
+    _ended.update({k: outcome[k] for k in ("kind", "type", "imports") if k in outcome})
+    _ended.update({"threads": True} if _threaded[0] else {})
 
 
 def kept() -> dict[str, typing.Any]:
-    return {"wire": _first[0]} if _first[0] is not None else {}
+    if _first[0] is None:
+        return {}
+    return {"wire": _first[0], "wire_call": dict(_ended)}
 
 
 def _secret(value: str) -> bool:

@@ -145,7 +145,7 @@ def wired_examples(
         other = [_sent(r) for r in theirs]
         new = set.intersection(*mine) - set().union(*other)
         gone = set.intersection(*other) - set().union(*mine)
-        present, absent = sorted(new)[:MAX_SHOWN], sorted(gone)[:MAX_SHOWN]
+        present, absent = _shown(new), _shown(gone)
         if not present and not absent:
             continue
         signature = json.dumps([present, absent])
@@ -175,6 +175,11 @@ def _example(
 
     outcome = dict(result["outcome"])
     outcomes = [r["outcome"] for r in ours]
+    if any(o.get("kind") == "depends" for o in outcomes):  # how each call ended, then
+        outcomes = [r.get("wire_call") or {} for r in ours]
+        outcome = dict(outcomes[0])
+        if outcome.get("kind") not in ("raises", *_RETURNED):
+            return None
     if all(o.get("kind") == "raises" and o.get("type") == outcome.get("type") for o in outcomes):
         outcome = {"kind": "raises", "type": outcome["type"], "imports": outcome["imports"]}
     elif outcome["kind"] in _STEADY_KINDS and all(o == outcome for o in outcomes):
@@ -188,8 +193,10 @@ def _example(
     said = "; ".join(
         [f"sent {_said(p)}" for p in absent] + [f"did not send {_said(p)}" for p in present]
     )
-    wire = {"layers": layers, "present": [list(p) for p in present]}
+    wire: dict[str, Any] = {"layers": layers, "present": [list(p) for p in present]}
     wire["absent"] = [list(p) for p in absent]
+    if any((r.get("wire_call") or {}).get("threads") for r in ours):
+        wire["threads"] = True  # its requests are sent by threads it starts: waited for
     return Example(
         list(result["args"]),
         dict(result["kwargs"]),
@@ -204,6 +211,18 @@ def _example(
         origin=str(result.get("origin", "")),
         wire=wire,
     )
+
+
+_ORDER = ("request", "field", "query", "header", "body")  # what a reader looks at first
+_DERIVED = {"content-length"}  # a header that follows from the body
+
+
+def _shown(parts: set[Part]) -> list[Part]:
+    """The parts a test asserts: the request, fields, query, headers, body in that order,
+    a header that follows from the body only when nothing else differs."""
+    plain = [p for p in parts if not (p[0] == "header" and p[1].lower() in _DERIVED)]
+    chosen = plain or list(parts)
+    return sorted(chosen, key=lambda p: (_ORDER.index(p[0]), p))[:MAX_SHOWN]
 
 
 def _said(part: Part | list[str]) -> str:
@@ -273,21 +292,28 @@ _IMPORTS = {
 }
 # the lines that cut the recorded requests into the parts a test asserts
 _CUTS = {
-    "request": "    requests = [(m, urlsplit(u).hostname or '', urlsplit(u).path)\n"
-    "                for m, u, h, b in sent]",
-    "query": "    query = [q for m, u, h, b in sent for q in parse_qsl(urlsplit(u).query, True)]",
-    "header": "    headers = [tuple(pair) for m, u, h, b in sent for pair in h]",
-    "body": "    bodies = [b.decode() if isinstance(b, bytes) else b for m, u, h, b in sent]",
+    "request": "    sent_to = [(m, urlsplit(u).hostname or '', urlsplit(u).path)"
+    " for m, u, _, _ in sent]",
+    "query": "    sent_query = [q for _, u, _, _ in sent"
+    " for q in parse_qsl(urlsplit(u).query, True)]",
+    "header": "    sent_headers = [tuple(pair) for _, _, h, _ in sent for pair in h]",
+    "body": "    sent_bodies = [b.decode() if isinstance(b, bytes) else b for _, _, _, b in sent]",
 }
 _FIELDS = [
-    "    fields = [",
+    "    sent_fields = [",
     "        item",
-    "        for b in bodies",
+    "        for b in sent_bodies",
     "        if isinstance(b, str) and b.lstrip().startswith('{')",
     "        for item in json.loads(b).items()",
     "    ]",
 ]
-_NAMES = {"request": "requests", "query": "query", "header": "headers", "body": "bodies"}
+_JOINED = [
+    "    for thread in threading.enumerate():  # the threads the call started send them",
+    "        if thread not in running:",
+    "            thread.join(0.5)",
+]
+_NAMES = {"request": "sent_to", "query": "sent_query", "header": "sent_headers"}
+_NAMES.update(body="sent_bodies", field="sent_fields")
 
 
 def imports(wire: dict[str, Any]) -> list[str]:
@@ -296,18 +322,17 @@ def imports(wire: dict[str, Any]) -> list[str]:
     kinds = {p[0] for p in [*(wire.get("present") or []), *(wire.get("absent") or [])]}
     if kinds & {"request", "query"}:
         out.append("from urllib.parse import parse_qsl, urlsplit")
+    out += ["import threading"] if wire.get("threads") else []
     return out + (["import json"] if "field" in kinds else [])
 
 
 def _check(part: list[str], there: bool) -> str:
     kind, *rest = part
     test = "in" if there else "not in"
-    if kind == "request":
-        return f"    assert {tuple(rest)!r} {test} requests"
     if kind == "body":
-        return f"    assert {rest[0]!r} {test} bodies"
+        return f"    assert {rest[0]!r} {test} sent_bodies"
     if kind == "field":
-        return f"    assert ({rest[0]!r}, {json.loads(rest[1])!r}) {test} fields"
+        return f"    assert ({rest[0]!r}, {json.loads(rest[1])!r}) {test} sent_fields"
     return f"    assert {tuple(rest)!r} {test} {_NAMES[kind]}"
 
 
@@ -322,6 +347,9 @@ def within_wire(lines: list[str], body: list[str], wire: dict[str, Any]) -> list
         *lines[1:],
     ]
     setup = ["    sent = []  # each request the call sends, refused as by a server that is down"]
+    if wire.get("threads"):  # its requests are sent by threads it starts
+        setup.append("    running = threading.enumerate()")
+        body = [*body, *_JOINED]
     for layer in wire.get("layers") or []:
         setup += ["", *_RECORDERS.get(layer, [])]
     parts = [*(wire.get("present") or []), *(wire.get("absent") or [])]

@@ -131,8 +131,8 @@ def test_a_new_header_and_query_parameter_are_caught_on_the_wire(
     assert facts, data["notes"]
     committed = repo.git("show", f"{data['branch']}:tests/test_nova_weather_client.py")
     assert "monkeypatch.setattr(urllib3.connectionpool.HTTPConnectionPool" in committed
-    assert "('X-Client', 'weather-py/2') in headers" in committed, committed
-    assert "('units', 'metric') in query" in committed, committed
+    assert "('X-Client', 'weather-py/2') in sent_headers" in committed, committed
+    assert "('units', 'metric') in sent_query" in committed, committed
     assert "pytest.raises(requests.exceptions.ConnectionError)" in committed, committed
 
 
@@ -144,8 +144,8 @@ def test_a_new_path_and_body_field_are_caught_through_urllib(
     assert caught(data, "report("), data["notes"]
     committed = repo.git("show", f"{data['branch']}:tests/test_nova_weather_client.py")
     assert "monkeypatch.setattr(http.client.HTTPConnection, 'endheaders'" in committed
-    assert "('unit', 'C') in fields" in committed, committed
-    assert "('POST', 'api.weather.example', '/v2/readings') in requests" in committed
+    assert "('unit', 'C') in sent_fields" in committed, committed
+    assert "('POST', 'api.weather.example', '/v2/readings') in sent_to" in committed
 
 
 @pytest.mark.slow
