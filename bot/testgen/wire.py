@@ -42,7 +42,7 @@ _used = [False]  # the current call used the network (a request, or a refused so
 _first: list[typing.Any] = [None]  # an input's first call: [requests] or None (no network)
 _ended: dict[str, typing.Any] = {}  # how that call ended (its value may depend on the clock)
 _before: list[threading.Thread] = []  # the threads that ran before the call
-_threaded = [False]  # the call started a thread that was still running as it returned
+_threaded = [False]  # a request was sent by another thread than the call's
 JOIN_SECONDS = 0.5  # waited for the threads a call started (their requests are its own)
 # this machine's environment values (read once: a read within a call is the call's)
 _ENVIRON: list[str] = []
@@ -78,7 +78,6 @@ def stop() -> None:
     requests (a connection opened in the background, an event stream)."""
     if ACTIVE[0]:
         started = [t for t in threading.enumerate() if t not in _before and t.is_alive()]
-        _threaded[0] = bool(started)
         deadline = time.monotonic() + JOIN_SECONDS
         for thread in started:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -154,6 +153,7 @@ def _text(value: object) -> str | None:
 
 def _note(layer: str, method: object, url: str, headers: typing.Any, body: object) -> None:
     _used[0] = True
+    _threaded[0] = _threaded[0] or threading.current_thread() not in _before
     if len(_sent) >= MAX_REQUESTS:
         return
     pairs = []

@@ -201,3 +201,34 @@ def test_the_side_runner_records_a_request_and_refuses_its_connection(
     assert ("header", "X-Client", "sample/1") in parts
     assert not [p for p in parts if p[:2] == ("header", "User-Agent")]  # the library's version
     assert "tok-1234567890" not in json.dumps(sent)  # a value of this machine's environment
+
+
+def in_background(city: str) -> None:
+    import threading
+
+    import requests
+
+    def run() -> None:
+        try:
+            requests.get("https://api.example.org/v2/stream", headers={"Accept": city})
+        except requests.ConnectionError:
+            pass
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+def test_a_request_a_thread_of_the_call_sends_is_the_calls() -> None:
+    named = Named("function", None, "in_background", in_background)
+    case = probe._Case(None, [], (["text/event-stream"], {}), {}, "tests")
+    wire.configure(True)
+    before = signal.signal(signal.SIGALRM, probe._on_alarm)
+    sys.addaudithook(probe._audit)
+    try:
+        outcome = probe.call(named, case, 2.0)
+        kept = wire.kept()
+    finally:
+        wire.configure(False)
+        signal.signal(signal.SIGALRM, before)
+    assert outcome["kind"] == "value" and outcome["value"] == "None", outcome
+    assert kept["wire_call"].get("threads") is True, kept
+    assert ("header", "Accept", "text/event-stream") in wired._parts(kept["wire"])
