@@ -452,7 +452,7 @@ def _plans(
                 {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
             )
             # a constructor the probe cannot run (a socket): receivers built bare
-            bare = Bare(source, name, tests, lines, static_side_effect)
+            bare = Bare(source, name, tests, lines, wired.unrecorded(static_side_effect))
             candidates, said = without_init(bare, candidates, found)
             notes += [f"differential: {path}::{name}: {said}"] if said else []
             strings, numbers = steering_literals(source, lines)

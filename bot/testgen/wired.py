@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-__all__ = ["needed", "offline", "recorded", "wired_examples", "within_wire"]
+from bot.testgen.ambient import ENVIRON
+
+__all__ = ["needed", "offline", "recorded", "unrecorded", "wired_examples", "within_wire"]
 
 MAX_WIRED = 2  # tests of requests per name (each one of its own input)
 MAX_SHOWN = 4  # parts a test asserts present, and absent
@@ -36,6 +39,7 @@ _CLIENTS = re.compile(
 )
 _LIBRARY_AGENT = re.compile(r"^(?:python-requests|python-urllib3|python-httpx|Python-urllib)/")
 _STEADY_KINDS = ("value", "raises")
+_MACHINE = ("the environment", "the machine")  # reads that make a request this machine's
 _RETURNED = ("value", "object", "identity", "unrenderable")
 
 Part = tuple[str, ...]
@@ -50,6 +54,17 @@ def recorded(effect: str, source: str) -> bool:
     """Whether a function the static reading says uses the network is probed all the same:
     its module uses an HTTP client, whose requests the side-runner records."""
     return effect.startswith("uses the network") and needed([(None, source)])
+
+
+def unrecorded(reader: Callable[[str, str], str | None]) -> Callable[[str, str], str | None]:
+    """``reader`` (the static reading of what a function does) without the uses of the
+    network whose requests are recorded: a constructor that makes a session is built."""
+
+    def read(source: str, name: str) -> str | None:
+        effect = reader(source, name)
+        return None if effect and recorded(effect, source) else effect
+
+    return read
 
 
 def _parts(requests: list[Any]) -> set[Part]:
@@ -132,7 +147,9 @@ def wired_examples(
     out: list[Any] = []
     signatures: set[str] = set()
     for result in results:
-        if result.get("ambient") or result["outcome"].get("kind") == "side effect":
+        if result.get("ambient") not in (None, "", ENVIRON):
+            continue  # a setting's row: only an empty environment (a token, a base URL)
+        if result["outcome"].get("kind") in ("side effect", "timeout", "resources"):
             continue
         key = _key(result)
         ours = [result, *(r[key] for r in head_runs if key in r)]
@@ -175,6 +192,8 @@ def _example(
 
     outcome = dict(result["outcome"])
     outcomes = [r["outcome"] for r in ours]
+    if any(str(o.get("on", "")).startswith(_MACHINE) for o in outcomes):
+        return None  # what it sends may be this machine's (its row with none set is kept)
     if any(o.get("kind") == "depends" for o in outcomes):  # how each call ended, then
         outcomes = [r.get("wire_call") or {} for r in ours]
         outcome = dict(outcomes[0])
@@ -209,6 +228,7 @@ def _example(
         ctor=result.get("ctor"),
         steps=list(result.get("steps") or []),
         origin=str(result.get("origin", "")),
+        ambient=str(result.get("ambient") or ""),  # an empty environment (ambient.py)
         wire=wire,
     )
 
