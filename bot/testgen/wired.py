@@ -103,7 +103,8 @@ def _layers(results: list[dict[str, Any]]) -> set[str]:
 
 
 def _input(result: dict[str, Any]) -> str:
-    return json.dumps([result.get(k) for k in ("args", "kwargs", "ctor", "steps")], sort_keys=True)
+    shown = [result.get("args"), result.get("kwargs"), result.get("ctor")]
+    return json.dumps([*shown, result.get("steps") or []], sort_keys=True)
 
 
 def offline(examples: list[Any], results: list[dict[str, Any]]) -> list[Any]:
@@ -116,8 +117,7 @@ def offline(examples: list[Any], results: list[dict[str, Any]]) -> list[Any]:
     quiet = {_input(r) for r in results if "wire" not in r and not r.get("ambient")}
     out = []
     for e in examples:
-        ctor = e.ctor
-        key = json.dumps([e.args, e.kwargs, ctor, e.steps or []], sort_keys=True)
+        key = json.dumps([e.args, e.kwargs, e.ctor, e.steps or []], sort_keys=True)
         if key in quiet and key not in used:
             out.append(e)
     return out

@@ -232,3 +232,17 @@ def test_a_request_a_thread_of_the_call_sends_is_the_calls() -> None:
     assert outcome["kind"] == "value" and outcome["value"] == "None", outcome
     assert kept["wire_call"].get("threads") is True, kept
     assert ("header", "Accept", "text/event-stream") in wired._parts(kept["wire"])
+
+
+def test_another_test_of_an_input_that_used_the_network_is_dropped() -> None:
+    from bot.testgen.render import Example
+
+    def example(arg: str) -> Example:
+        return Example([arg], {}, [], {"kind": "value", "value": "1", "imports": []})
+
+    row = {"kwargs": {}, "ctor": None, "steps": []}
+    results = [{**row, "args": ["'a'"]}, {**row, "args": ["'b'"], "wire": []}]
+    kept = wired.offline([example("'a'"), example("'b'"), example("'c'")], results)
+    assert [e.args for e in kept] == [["'a'"]]  # 'b' reached the network, 'c' is unknown
+    quiet = [{**row, "args": ["'a'"]}]
+    assert len(wired.offline([example("'a'"), example("'c'")], quiet)) == 2
