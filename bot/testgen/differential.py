@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient, logged, projstate, search
+from bot.testgen import ambient, logged, projstate, search, wired
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -218,6 +218,7 @@ def _plan_json(
     settings: list[str],
     seconds: float = RUN_SECONDS,
     loggers: list[str] | None = None,
+    wire: bool = False,
 ) -> str:
     return json.dumps(
         {
@@ -226,6 +227,7 @@ def _plan_json(
             "modules": [p.spec(draw) for p in plans],
             "ambient": settings,  # each input called again under each (ambient.py)
             "logs": loggers or [],  # the loggers whose records are noted (logged.py)
+            "wire": wire,  # HTTP requests recorded, connections refused (wired.py)
         }
     )
 
@@ -253,7 +255,7 @@ def side_runner(where: Path) -> Path:
     (it runs with the project's interpreter, which cannot import Nova)."""
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
-    for helper in ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs"):
+    for helper in ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs", "wire"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
 
@@ -502,7 +504,7 @@ def _plans(
         plan = DifferentialPlan(path, _module_name(path))
         for name in sorted(group):
             effect = static_side_effect(source, name)
-            if effect:
+            if effect and not wired.recorded(effect, source):  # requests recorded (wired.py)
                 notes.append(f"differential: {path}::{name} skipped: it {effect}")
                 continue
             package = _package_sources(ws, tests, sources) if "." in name else {}
@@ -513,7 +515,7 @@ def _plans(
                 {n for t in targets if t.path == path and t.qualname in reached for n in t.lines}
             )
             # a constructor the probe cannot run (a socket): receivers built bare
-            bare = Bare(source, name, tests, lines, static_side_effect)
+            bare = Bare(source, name, tests, lines, wired.unrecorded(static_side_effect))
             candidates, said = without_init(bare, candidates, found)
             notes += [f"differential: {path}::{name}: {said}"] if said else []
             strings, numbers = steering_literals(source, lines)
@@ -865,10 +867,12 @@ def generate_differential(
         return notes + ["differential: no changed public top-level Python function to test"]
     if parent:  # values a changed literal (regex, format spec) treats differently, first
         notes += steer_plans(plans, targets, ws.read, lambda p: ws.parent_text(p, parent))
-    loggers = logged.loggers(_pairs(ws, targets, parent), [p.module for p in plans])
+    pairs = _pairs(ws, targets, parent)
+    loggers = logged.loggers(pairs, [p.module for p in plans])
+    wire = wired.needed(pairs)  # the changed modules use an HTTP client (wired.py)
     seconds = clock.seconds(4, FIRST_SHARE)
     first = _probe(
-        ws, fw, _plan_json(plans, DRAWN, settings, seconds, loggers), "head-1", 0, seconds
+        ws, fw, _plan_json(plans, DRAWN, settings, seconds, loggers, wire), "head-1", 0, seconds
     )
     clock.note(first, "head-1", notes)
     if "error" in first:
@@ -894,7 +898,7 @@ def generate_differential(
     def again(tag: str, seed: int, where: Workspace, runs_left: int) -> dict[str, Any]:
         """A run of the rendered inputs (without the functions found hung)."""
         seconds = clock.seconds(runs_left)
-        plan = _plan_json(clock.left_out(rendered), 0, settings, seconds, loggers)
+        plan = _plan_json(clock.left_out(rendered), 0, settings, seconds, loggers, wire)
         data = _probe(where, fw, plan, tag, seed, seconds)
         clock.note(data, tag, notes)
         return _modules(data)
@@ -1159,6 +1163,9 @@ def _one_module(
         chosen, how = chosen + warned, how + said
         logs, said = logged.logged_examples(name, first, head, theirs)  # logged.py
         chosen, how = chosen + logs, how + said
+        chosen = wired.offline(chosen, entry["results"])  # a request's test records it
+        sent, said = wired.wired_examples(name, first, head, theirs)  # wired.py
+        chosen, how = chosen + sent, how + said
         carried(chosen, entry["results"])  # awaited calls (asyncs.py): their tests await too
         through = plan.via.get(name)
         reached = f" (reaches the changed {', '.join(through)})" if through else ""

@@ -37,7 +37,7 @@ import typing
 import warnings
 
 if __package__:  # imported by Nova (its tests)
-    from bot.testgen import ambient, asyncs
+    from bot.testgen import ambient, asyncs, wire
     from bot.testgen import probe_logs as logs
     from bot.testgen import probe_objects as objects
     from bot.testgen import probe_steady as steady
@@ -47,6 +47,7 @@ else:  # run as a script next to its copies
     import nova_probe_logs as logs  # type: ignore[import-not-found,no-redef]
     import nova_probe_objects as objects  # type: ignore[import-not-found,no-redef]
     import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
+    import nova_wire as wire  # type: ignore[import-not-found,no-redef]
 
 if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
     from collections.abc import Callable, Iterator
@@ -121,6 +122,9 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
             mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
         ):
             what = f"writes files ({args[0]!r})"
+    if what == "uses the network" and wire.ACTIVE[0]:  # its requests are recorded (wire.py)
+        wire.refuse(event)
+        return
     if what:
         _guard["on"] = False
         raise SideEffect(f"{what} ({event})")
@@ -161,6 +165,8 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
         found = _CALLED[code]
         if found and asyncs.asyncio_reads(frame):
             return  # asyncio's debug flag, read as a loop is made (asyncs.py)
+        if found == ambient.ENV_READ and wire.configures(frame):
+            return  # an HTTP library's proxies, read as a request is made (wire.py)
     if found and found not in _depends and found not in _QUIET:
         _depends.append(found)
 
@@ -594,6 +600,7 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     _took[0] = time.monotonic() - started
     _first_warned[:] = _warned
     logs.keep()  # its log records (probe_logs.py)
+    wire.keep(outcome)  # its HTTP requests (wire.py)
     _first_ended.clear()
     _first_ended.update({k: outcome[k] for k in _ENDED if k in outcome})
     read = list(_depends)
@@ -663,6 +670,7 @@ def _call_once(named: objects.Named, case: _Case, seconds: float) -> Json:
     stack = contextlib.ExitStack()
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _guard["on"] = True
+    wire.start()  # its HTTP requests recorded, when the plan asks (wire.py)
     del _depends[:]
     printed = io.StringIO()
     del _warned[:]
@@ -679,6 +687,7 @@ def _call_once(named: objects.Named, case: _Case, seconds: float) -> Json:
     finally:
         _guard["on"] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
+        wire.stop()  # (its threads' requests: after the timer, which would stop the wait)
         stack.close()
     if isinstance(caught, SideEffect):
         return {"kind": "side effect", "why": str(caught)}
@@ -870,6 +879,7 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
             results[-1]["pinned"] = pinned
         results[-1].update(warned)
         results[-1].update(logs.kept(_call, named, case, seconds))
+        results[-1].update(wire.kept())  # its HTTP requests (wire.py)
         if outcome["kind"] in _PINNABLE and not pinned and len(seen) <= AMBIENT_INPUTS:
             results += _under_settings(
                 named, case, seconds, {**shown, "origin": case.origin, "ms": ms}
@@ -909,7 +919,7 @@ def _under_settings(
             _MACHINE.update(tolerated)
             _QUIET.clear()
         if not _depends and again["kind"] in _PINNABLE:
-            out.append({**row, "outcome": again, "ambient": key})
+            out.append({**row, "outcome": again, "ambient": key, **wire.noted()})
     return out
 
 
@@ -1000,6 +1010,7 @@ def main() -> None:
     RUN_SECONDS[0] = float(plan.get("run_seconds", RUN_SECONDS[0]))
     AMBIENT[:] = [k for k in plan.get("ambient", []) if ambient.known(k)]
     logs.configure(plan.get("logs"))  # the loggers whose records are noted (logged.py)
+    wire.configure(plan.get("wire"))  # HTTP requests recorded, connections refused (wire.py)
     out: Json = {"modules": {}}
     _watchdog(RUN_SECONDS[0] + RUN_GRACE, out, sys.argv[2])
     for m in plan["modules"]:

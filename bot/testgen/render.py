@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.testgen import ambient, asyncs, logged, probe_steady
+from bot.testgen import ambient, asyncs, logged, probe_steady, wired
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import MAKER, OBJ
 
@@ -40,6 +40,7 @@ class Example:
     # message prefix, imports]], "warns": [category, message prefix, imports] | None}
     warned: dict[str, Any] | None = None
     logged: dict[str, Any] | None = None  # the log records it asserts (logged.py)
+    wire: dict[str, Any] | None = None  # the parts of its HTTP requests it asserts (wired.py)
 
     def shape(self) -> tuple[object, ...]:
         return (
@@ -59,6 +60,7 @@ class Example:
             "printed" in self.outcome,
             bool(self.warned),
             bool(self.logged),
+            bool(self.wire),
         )
 
     def all_imports(self) -> list[str]:
@@ -69,6 +71,7 @@ class Example:
         if self.outcome.get("view") == "islice":
             out.append("from itertools import islice")
         out += _warned_imports(self.warned) + (["import logging"] if self.logged else [])
+        out += wired.imports(self.wire) if self.wire else []
         message = self.outcome.get("message")
         if message and _special(str(message)):
             out.append("import re")
@@ -87,6 +90,7 @@ class Example:
             or "printed" in self.outcome  # its own output
             or bool(self.warned)  # its own warnings
             or bool(self.logged)  # its own log records
+            or bool(self.wire)  # its own requests
             or bool(self.outcome.get("awaited"))  # its own coroutine to run
         )
 
@@ -288,6 +292,8 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
         body = _within_warnings(e.warned, body)
     if e.logged:  # its log records (logged.py)
         return logged.within_logs(lines, body, e.logged)
+    if e.wire:  # its HTTP requests (wired.py)
+        return wired.within_wire(lines, body, e.wire)
     return lines + body
 
 
@@ -421,6 +427,8 @@ def _what(func: str, shape: tuple[object, ...], e: Example) -> str:
         return f"{base}_new"
     if e.logged:
         return f"{base}_logs"
+    if e.wire:
+        return f"{base}_requests"
     if e.warned:
         warns = e.warned.get("warns")
         errors = e.warned.get("errors") or []
@@ -478,6 +486,8 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         head = _warned_head(e.warned, head if e.outcome["kind"] != "call" else "")
     if e.logged:
         head = logged.logged_head(e.logged, head if e.outcome["kind"] != "call" else "")
+    if e.wire:
+        head = wired.wire_head(e.wire, head if e.outcome["kind"] != "call" else "")
     if e.outcome["kind"] == "object":
         head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
         head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head

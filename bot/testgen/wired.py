@@ -1,0 +1,389 @@
+"""The HTTP requests a call sends are part of its outcome (the differential generator).
+
+Many releases of API clients change only what goes on the wire: a header, a URL path, a
+query parameter, a body field, a method. When the changed modules use an HTTP client
+(requests, httpx, urllib3, urllib, http.client, aiohttp), the side-runner records each
+call's requests at the layer its client passes through before it connects, and refuses
+the connection there (``wire.py``): the call ends as it would with the server down. A
+request is cut into parts: ``(method, host, path)``, each query parameter, each header
+(name and value), each top-level field of a JSON body (else the body, when short). Parts
+a side gave in every run are steady; those head gave in every run and the parent in none
+(or the other way) are asserted, never the whole request. A header value that holds a
+value of the machine's environment (a token) is not recorded, nor the user agents of the
+HTTP libraries (their versions are the machine's). The written test installs the same
+recorder with ``monkeypatch`` (refusing the connection the same way), makes the call
+(within ``pytest.raises`` of the client's error when it raised), and asserts the parts
+with ``in`` / ``not in``. Other tests of an input that used the network are dropped:
+without the recorder they would reach the network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from bot.testgen.ambient import ENVIRON
+
+__all__ = ["needed", "offline", "recorded", "unrecorded", "wired_examples", "within_wire"]
+
+MAX_WIRED = 2  # tests of requests per name (each one of its own input)
+MAX_SHOWN = 4  # parts a test asserts present, and absent
+MAX_SHOWN_BODY = 300  # characters of a body that is not JSON
+_CLIENTS = re.compile(
+    r"^\s*(?:import|from)\s+(?:requests|httpx|urllib3|urllib\.request|http\.client|aiohttp)\b"
+    r"|\b(?:requests|httpx|urllib3|aiohttp)\.\w|\burlopen\(|\bHTTPS?Connection\(",
+    re.MULTILINE,
+)
+_LIBRARY_AGENT = re.compile(r"^(?:python-requests|python-urllib3|python-httpx|Python-urllib)/")
+_STEADY_KINDS = ("value", "raises")
+_MACHINE = ("the environment", "the machine")  # reads that make a request this machine's
+_RETURNED = ("value", "object", "identity", "unrenderable")
+
+Part = tuple[str, ...]
+
+
+def needed(pairs: list[tuple[str | None, str]]) -> bool:
+    """Whether a changed module (on head or the parent) uses an HTTP client."""
+    return any(_CLIENTS.search(text or "") for pair in pairs for text in pair)
+
+
+def recorded(effect: str, source: str) -> bool:
+    """Whether a function the static reading says uses the network is probed all the same:
+    its module uses an HTTP client, whose requests the side-runner records."""
+    return effect.startswith("uses the network") and needed([(None, source)])
+
+
+def unrecorded(reader: Callable[[str, str], str | None]) -> Callable[[str, str], str | None]:
+    """``reader`` (the static reading of what a function does) without the uses of the
+    network whose requests are recorded: a constructor that makes a session is built."""
+
+    def read(source: str, name: str) -> str | None:
+        effect = reader(source, name)
+        return None if effect and recorded(effect, source) else effect
+
+    return read
+
+
+def _parts(requests: list[Any]) -> set[Part]:
+    out: set[Part] = set()
+    for _layer, method, url, headers, body in requests:
+        split = urlsplit(str(url))
+        out.add(("request", str(method), split.hostname or "", split.path))
+        out.update(("query", k, v) for k, v in parse_qsl(split.query, keep_blank_values=True))
+        for name, value in headers:
+            if not (name.lower() == "user-agent" and _LIBRARY_AGENT.match(value)):
+                out.add(("header", str(name), str(value)))
+        fields = _fields(body)
+        if fields is not None:
+            out.update(("field", k, json.dumps(v, sort_keys=True)) for k, v in fields.items())
+        elif isinstance(body, str) and body and len(body) <= MAX_SHOWN_BODY:
+            out.add(("body", body))
+    return out
+
+
+def _fields(body: object) -> dict[str, Any] | None:
+    if not isinstance(body, str) or not body.lstrip().startswith("{"):
+        return None
+    try:
+        loaded = json.loads(body)
+    except ValueError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _sent(result: dict[str, Any]) -> set[Part]:
+    return _parts(result.get("wire") or [])
+
+
+def _layers(results: list[dict[str, Any]]) -> set[str]:
+    return {str(r[0]) for result in results for r in result.get("wire") or []}
+
+
+def _input(result: dict[str, Any]) -> str:
+    shown = [result.get("args"), result.get("kwargs"), result.get("ctor")]
+    return json.dumps([*shown, result.get("steps") or []], sort_keys=True)
+
+
+def offline(examples: list[Any], results: list[dict[str, Any]]) -> list[Any]:
+    """The examples whose input did not use the network (one that did reaches it when its
+    test runs without the recorder); an example that matches no input is kept only when
+    no input used the network."""
+    used = {_input(r) for r in results if "wire" in r}
+    if not used:
+        return examples
+    quiet = {_input(r) for r in results if "wire" not in r and not r.get("ambient")}
+    out = []
+    for e in examples:
+        key = json.dumps([e.args, e.kwargs, e.ctor, e.steps or []], sort_keys=True)
+        if key in quiet and key not in used:
+            out.append(e)
+    return out
+
+
+def wired_examples(
+    name: str,
+    first: dict[str, Any],
+    head: list[dict[str, Any]],
+    parent: list[dict[str, Any]],
+) -> tuple[list[Any], str]:
+    """Tests of the inputs of ``name`` whose requests differ between head and parent, and
+    a note (``""`` when none differ)."""
+    entry = (first.get("functions") or {}).get(name) or {}
+    if not parent or any(
+        ((r.get("functions") or {}).get(name) or {}).get("missing") for r in parent
+    ):
+        return [], ""  # no parent, or the name is new: nothing to compare
+    results = entry.get("results") or []
+    if not any("wire" in r for r in results):
+        return [], ""  # no call used the network
+    from bot.testgen.differential import _key  # (both import render, which imports this)
+    from bot.testgen.warned import _by_key
+
+    head_runs = [_by_key(r, name) for r in head]
+    parent_runs = [_by_key(r, name) for r in parent]
+    out: list[Any] = []
+    signatures: set[str] = set()
+    for result in results:
+        if result.get("ambient") not in (None, "", ENVIRON):
+            continue  # a setting's row: only an empty environment (a token, a base URL)
+        if result["outcome"].get("kind") in ("side effect", "timeout", "resources"):
+            continue
+        key = _key(result)
+        ours = [result, *(r[key] for r in head_runs if key in r)]
+        theirs = [r[key] for r in parent_runs if key in r]
+        if len(ours) < 2 or len(theirs) < len(parent_runs) or not theirs:
+            continue
+        if not any("wire" in r for r in ours + theirs):
+            continue
+        mine = [_sent(r) for r in ours]
+        other = [_sent(r) for r in theirs]
+        new = set.intersection(*mine) - set().union(*other)
+        gone = set.intersection(*other) - set().union(*mine)
+        present, absent = _shown(new), _shown(gone)
+        if not present and not absent:
+            continue
+        signature = json.dumps([present, absent])
+        if signature in signatures:
+            continue
+        signatures.add(signature)
+        layers = sorted(_layers(ours + theirs))
+        example = _example(result, entry, ours, present, absent, layers)
+        if example is not None:
+            out.append(example)
+        if len(out) >= MAX_WIRED:
+            break
+    if not out:
+        return [], ""
+    return out, f", {len(out)} where its HTTP requests differ (a test of the requests)"
+
+
+def _example(
+    result: dict[str, Any],
+    entry: dict[str, Any],
+    ours: list[dict[str, Any]],
+    present: list[Part],
+    absent: list[Part],
+    layers: list[str],
+) -> Any:
+    from bot.testgen.render import Example  # (render imports this module's writer)
+
+    outcome = dict(result["outcome"])
+    outcomes = [r["outcome"] for r in ours]
+    if any(str(o.get("on", "")).startswith(_MACHINE) for o in outcomes):
+        return None  # what it sends may be this machine's (its row with none set is kept)
+    if any(o.get("kind") == "depends" for o in outcomes):  # how each call ended, then
+        outcomes = [r.get("wire_call") or {} for r in ours]
+        outcome = dict(outcomes[0])
+        if outcome.get("kind") not in ("raises", *_RETURNED):
+            return None
+    if all(o.get("kind") == "raises" and o.get("type") == outcome.get("type") for o in outcomes):
+        outcome = {"kind": "raises", "type": outcome["type"], "imports": outcome["imports"]}
+    elif outcome["kind"] in _STEADY_KINDS and all(o == outcome for o in outcomes):
+        outcome.pop("printed", None)
+    elif all(o.get("kind") in _RETURNED for o in outcomes):
+        outcome = {"kind": "call"}  # its value is not steady: the call alone
+    else:
+        return None
+    if result.get("pinned"):
+        return None  # its clock pinned: not with a recorder too
+    said = "; ".join(
+        [f"sent {_said(p)}" for p in absent] + [f"did not send {_said(p)}" for p in present]
+    )
+    wire: dict[str, Any] = {"layers": layers, "present": [list(p) for p in present]}
+    wire["absent"] = [list(p) for p in absent]
+    if any((r.get("wire_call") or {}).get("threads") for r in ours):
+        wire["threads"] = True  # its requests are sent by threads it starts: waited for
+    return Example(
+        list(result["args"]),
+        dict(result["kwargs"]),
+        list(result["imports"]),
+        outcome,
+        True,
+        said,
+        kind=str(entry.get("kind") or "function"),
+        owner=entry.get("owner"),
+        ctor=result.get("ctor"),
+        steps=list(result.get("steps") or []),
+        origin=str(result.get("origin", "")),
+        ambient=str(result.get("ambient") or ""),  # an empty environment (ambient.py)
+        wire=wire,
+    )
+
+
+_ORDER = ("request", "field", "query", "header", "body")  # what a reader looks at first
+_DERIVED = {"content-length"}  # a header that follows from the body
+
+
+def _shown(parts: set[Part]) -> list[Part]:
+    """The parts a test asserts: the request, fields, query, headers, body in that order,
+    a header that follows from the body only when nothing else differs."""
+    plain = [p for p in parts if not (p[0] == "header" and p[1].lower() in _DERIVED)]
+    chosen = plain or list(parts)
+    return sorted(chosen, key=lambda p: (_ORDER.index(p[0]), p))[:MAX_SHOWN]
+
+
+def _said(part: Part | list[str]) -> str:
+    kind, *rest = part
+    if kind == "request":
+        return f"a {rest[0]} request to {rest[1]}{rest[2]}"
+    if kind == "body":
+        return f"the body {rest[0][:40]!r}"
+    shown = rest[1] if len(rest[1]) <= 40 else rest[1][:37] + "..."
+    return f"the {kind} {rest[0]}: {shown}"
+
+
+# the written test's recorder of each layer (wire.py's, as a test installs it)
+_RECORDERS = {
+    "urllib3": [
+        "    def urlopen(self, method, url, body=None, headers=None, *args, **kwargs):",
+        "        where = url if '://' in url else f'{self.scheme}://{self.host}{url}'",
+        "        given = self.headers if headers is None else headers",
+        "        sent.append((method, where, list(dict(given).items()), body))",
+        "        reason = urllib3.exceptions.NewConnectionError(self, 'Connection refused')",
+        "        error = urllib3.exceptions.MaxRetryError(self, url, reason)",
+        "        error.args = ('Connection refused',)",
+        "        raise error",
+        "",
+        "    monkeypatch.setattr(urllib3.connectionpool.HTTPConnectionPool, 'urlopen', urlopen)",
+    ],
+    "http.client": [
+        "    def putrequest(self, method, url, *args, **kwargs):",
+        "        where = url if '://' in url else f'//{self.host}{url}'",
+        "        sent.append((method, where, [], None))",
+        "        return original_putrequest(self, method, url, *args, **kwargs)",
+        "",
+        "    def putheader(self, header, *values):",
+        "        value = ', '.join(v if isinstance(v, str) else str(v) for v in values)",
+        "        sent[-1][2].append((header, value))",
+        "        return original_putheader(self, header, *values)",
+        "",
+        "    def endheaders(self, message_body=None, **kwargs):",
+        "        sent[-1] = (*sent[-1][:3], message_body)",
+        "        raise ConnectionRefusedError(errno.ECONNREFUSED, 'Connection refused')",
+        "",
+        "    original_putrequest = http.client.HTTPConnection.putrequest",
+        "    original_putheader = http.client.HTTPConnection.putheader",
+        "    monkeypatch.setattr(http.client.HTTPConnection, 'putrequest', putrequest)",
+        "    monkeypatch.setattr(http.client.HTTPConnection, 'putheader', putheader)",
+        "    monkeypatch.setattr(http.client.HTTPConnection, 'endheaders', endheaders)",
+    ],
+    "httpx": [
+        "    def handle_request(self, request):",
+        "        sent.append((request.method, str(request.url), request.headers.multi_items(),"
+        " request.content))",
+        "        raise httpx.ConnectError('Connection refused', request=request)",
+        "",
+        "    async def handle_async_request(self, request):",
+        "        handle_request(self, request)",
+        "",
+        "    monkeypatch.setattr(httpx.HTTPTransport, 'handle_request', handle_request)",
+        "    monkeypatch.setattr(",
+        "        httpx.AsyncHTTPTransport, 'handle_async_request', handle_async_request",
+        "    )",
+    ],
+}
+_IMPORTS = {
+    "urllib3": ["import urllib3", "import urllib3.connectionpool", "import urllib3.exceptions"],
+    "http.client": ["import errno", "import http.client"],
+    "httpx": ["import httpx"],
+}
+# the lines that cut the recorded requests into the parts a test asserts
+_CUTS = {
+    "request": "    sent_to = [(m, urlsplit(u).hostname or '', urlsplit(u).path)"
+    " for m, u, _, _ in sent]",
+    "query": "    sent_query = [q for _, u, _, _ in sent"
+    " for q in parse_qsl(urlsplit(u).query, True)]",
+    "header": "    sent_headers = [tuple(pair) for _, _, h, _ in sent for pair in h]",
+    "body": "    sent_bodies = [b.decode() if isinstance(b, bytes) else b for _, _, _, b in sent]",
+}
+_FIELDS = [
+    "    sent_fields = [",
+    "        item",
+    "        for b in sent_bodies",
+    "        if isinstance(b, str) and b.lstrip().startswith('{')",
+    "        for item in json.loads(b).items()",
+    "    ]",
+]
+_JOINED = [
+    "    for thread in threading.enumerate():  # the threads the call started send them",
+    "        if thread not in running:",
+    "            thread.join(0.5)",
+]
+_NAMES = {"request": "sent_to", "query": "sent_query", "header": "sent_headers"}
+_NAMES.update(body="sent_bodies", field="sent_fields")
+
+
+def imports(wire: dict[str, Any]) -> list[str]:
+    """The import lines a test of requests needs."""
+    out = [i for layer in wire.get("layers") or [] for i in _IMPORTS.get(layer, [])]
+    kinds = {p[0] for p in [*(wire.get("present") or []), *(wire.get("absent") or [])]}
+    if kinds & {"request", "query"}:
+        out.append("from urllib.parse import parse_qsl, urlsplit")
+    out += ["import threading"] if wire.get("threads") else []
+    return out + (["import json"] if "field" in kinds else [])
+
+
+def _check(part: list[str], there: bool) -> str:
+    kind, *rest = part
+    test = "in" if there else "not in"
+    if kind == "body":
+        return f"    assert {rest[0]!r} {test} sent_bodies"
+    if kind == "field":
+        return f"    assert ({rest[0]!r}, {json.loads(rest[1])!r}) {test} sent_fields"
+    return f"    assert {tuple(rest)!r} {test} {_NAMES[kind]}"
+
+
+def within_wire(lines: list[str], body: list[str], wire: dict[str, Any]) -> list[str]:
+    """A test's lines with the requests it asserts: the recorders installed before the
+    call, the parts present and absent after it."""
+    signature = lines[0]
+    lines = [
+        signature.replace("():", "(monkeypatch):", 1)
+        if signature.endswith("():")
+        else signature.replace("):", ", monkeypatch):", 1),
+        *lines[1:],
+    ]
+    setup = ["    sent = []  # each request the call sends, refused as by a server that is down"]
+    if wire.get("threads"):  # its requests are sent by threads it starts
+        setup.append("    running = threading.enumerate()")
+        body = [*body, *_JOINED]
+    for layer in wire.get("layers") or []:
+        setup += ["", *_RECORDERS.get(layer, [])]
+    parts = [*(wire.get("present") or []), *(wire.get("absent") or [])]
+    kinds = {p[0] for p in parts}
+    cuts = [line for kind, line in _CUTS.items() if kind in kinds]
+    if "field" in kinds:
+        cuts = [*cuts, _CUTS["body"], *_FIELDS] if "body" not in kinds else [*cuts, *_FIELDS]
+    checks = [_check(p, True) for p in wire.get("present") or []]
+    checks += [_check(p, False) for p in wire.get("absent") or []]
+    return [*lines, *setup, "", *body, *cuts, *checks]
+
+
+def wire_head(wire: dict[str, Any], value: str) -> str:
+    """What head did, for the facts: the parts, and the value when one is asserted."""
+    said = [f"sends {_said(p)}" for p in wire.get("present") or []]
+    said += [f"does not send {_said(p)}" for p in wire.get("absent") or []]
+    return ", ".join(said) + (f"; {value}" if value else "")
