@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.testgen import ambient, asyncs, logged, probe_steady
+from bot.testgen import ambient, asyncs, logged, probe_steady, scratch
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import MAKER, OBJ
 
@@ -40,6 +40,10 @@ class Example:
     # message prefix, imports]], "warns": [category, message prefix, imports] | None}
     warned: dict[str, Any] | None = None
     logged: dict[str, Any] | None = None  # the log records it asserts (logged.py)
+    scratch: bool = False  # probed in a scratch directory (scratch.py): run in tmp_path
+
+    def in_tmp(self) -> bool:
+        return scratch.chdir_needed(self.outcome, self.parent, self.scratch)
 
     def shape(self) -> tuple[object, ...]:
         return (
@@ -59,6 +63,7 @@ class Example:
             "printed" in self.outcome,
             bool(self.warned),
             bool(self.logged),
+            self.in_tmp(),
         )
 
     def all_imports(self) -> list[str]:
@@ -74,7 +79,7 @@ class Example:
             out.append("import re")
         if self.outcome.get("awaited"):
             out.append("import asyncio")
-        return out
+        return out + scratch.written_imports(self.outcome)
 
     def alone(self) -> bool:
         """Whether it needs a test of its own (an instance with steps to set up)."""
@@ -88,6 +93,7 @@ class Example:
             or bool(self.warned)  # its own warnings
             or bool(self.logged)  # its own log records
             or bool(self.outcome.get("awaited"))  # its own coroutine to run
+            or self.in_tmp()  # its own directory's files
         )
 
 
@@ -265,7 +271,9 @@ def _special(message: str) -> bool:
 
 def _single(func: str, name: str, e: Example, module: str) -> list[str]:
     printed = e.outcome.get("printed")
-    lines = [f"def {name}({'capsys' if printed is not None else ''}):"]
+    fixtures = ["capsys"] if printed is not None else []
+    fixtures += ["tmp_path", "monkeypatch"] if e.in_tmp() else []  # scratch.py
+    lines = [f"def {name}({', '.join(fixtures)}):"]
     if e.new:
         lines.append(
             f"    from {module} import {(e.owner or func).split('.')[0]}  # new in this change"
@@ -280,6 +288,8 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
     body = _assertion(setup, call, outcome, str(e.outcome.get("value", "")), var)
     if printed is not None:  # what the call wrote to stdout (and nothing else did)
         body.append(f"    assert capsys.readouterr().out == {printed!r}")
+    if e.in_tmp():  # the files it left (scratch.py)
+        body = scratch.written(body, e.outcome)
     if e.pinned:  # every read of the clock from the first line on, as the probe's were
         body = [f"    with {PINNED}():", *(f"    {line}" for line in body)]
     if e.ambient:  # the setting applied around it, restored even when it fails
@@ -474,6 +484,7 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
     )
     if e.outcome.get("printed") is not None:
         head += f", printing {e.outcome['printed']!r}"
+    head += scratch.written_head(e.outcome) if e.in_tmp() else ""
     if e.warned:
         head = _warned_head(e.warned, head if e.outcome["kind"] != "call" else "")
     if e.logged:
