@@ -448,7 +448,8 @@ def _plans(
                 plan.scratch.add(name)
             package = _package_sources(ws, tests, sources) if "." in name else {}
             candidates = _candidates(name, source, path, tests, found, package)
-            named = scratch.named_paths(tests, source, name) if effect else {}
+            writes = effect or scratch.writes(source)
+            named = scratch.named_paths(tests, source, name) if writes else {}
             if named:  # the tests' calls with a path: a name in the scratch directory
                 mined = inputs_from_tests(named, names)
                 candidates[:0] = _candidates(name, source, path, named, mined, package)

@@ -354,6 +354,17 @@ def written_head(outcome: dict[str, typing.Any]) -> str:
     return f", leaving files {names}" if names else ", leaving no files"
 
 
+_WRITES = re.compile(
+    r"\bsqlite3\b|\bconnect\(|\.write_(?:text|bytes)\(|json\.dump\(|open\([^)]*['\"][wax+]"
+)
+
+
+def writes(source: str) -> bool:
+    """Whether a module's source looks like it writes files somewhere (its functions'
+    calls that pass the tests' paths are then mined with scratch names)."""
+    return _WRITES.search(source) is not None
+
+
 def named_paths(tests: dict[str, str], source: str, qualname: str) -> dict[str, str]:
     """The test files whose calls of ``qualname`` (or of its class) pass a path that is not
     plain data (``tmp_path / "s.json"``) to a path-like parameter, with a scratch name

@@ -246,3 +246,13 @@ def test_the_written_test_asserts_the_files_in_tmp_path() -> None:
     assert "sqlite3.connect(tmp_path / 'k.db')" in text and "{'t': [['a'], 0]}" in text
     assert scratch.written_imports(outcome) == ["import contextlib", "import sqlite3"]
     assert scratch.path_name("db_path") == "data.db" and scratch.path_name("outdir") == "out"
+
+
+def test_the_tests_paths_are_mined_as_names_in_the_scratch_directory() -> None:
+    named = scratch.named_paths({"tests/test_store.py": TESTS}, STORE, "save_settings")
+    text = named["tests/test_store.py"]
+    assert "save_settings({'b': 1, 'a': [1, 2]}, 'out.txt')" in text, text
+    assert "tmp_path / 's.db'" in text  # another name's call is left as it was
+    built = scratch.named_paths({"tests/test_store.py": TESTS}, STORE, "Store.put")
+    assert "Store('data.db').put('k', 'v')" in built["tests/test_store.py"]
+    assert scratch.writes(STORE) and not scratch.writes("def f(path):\n    return open(path)\n")
