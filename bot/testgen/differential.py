@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient, logged, projstate, search, wired
+from bot.testgen import ambient, logged, projstate, scratch, search, wired
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -196,6 +196,7 @@ class DifferentialPlan:
     functions: dict[str, list[dict[str, object]]] = field(default_factory=dict)
     via: dict[str, list[str]] = field(default_factory=dict)  # name -> private names it reaches
     strings: dict[str, list[str]] = field(default_factory=dict)  # words of its tests, to draw
+    scratch: set[str] = field(default_factory=set)  # names that write files (scratch.py)
 
     def spec(self, draw: int) -> dict[str, object]:
         return {
@@ -206,6 +207,7 @@ class DifferentialPlan:
                     "inputs": inputs,
                     "draw": draw,
                     "strings": self.strings.get(q, []),
+                    "scratch": q in self.scratch,
                 }
                 for q, inputs in self.functions.items()
             ],
@@ -255,7 +257,8 @@ def side_runner(where: Path) -> Path:
     (it runs with the project's interpreter, which cannot import Nova)."""
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
-    for helper in ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs", "wire"):
+    helpers = ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs", "wire")
+    for helper in (*helpers, "scratch"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
 
@@ -504,11 +507,20 @@ def _plans(
         plan = DifferentialPlan(path, _module_name(path))
         for name in sorted(group):
             effect = static_side_effect(source, name)
-            if effect and not wired.recorded(effect, source):  # requests recorded (wired.py)
+            # requests recorded (wired.py); files written in a scratch directory
+            recorded = wired.recorded(effect, source) if effect else False
+            if effect and not recorded and not scratch.offered(effect):
                 notes.append(f"differential: {path}::{name} skipped: it {effect}")
                 continue
+            if effect and not recorded:
+                plan.scratch.add(name)
             package = _package_sources(ws, tests, sources) if "." in name else {}
             candidates = _candidates(name, source, path, tests, found, package)
+            writes = (effect and not recorded) or scratch.writes(source)
+            named = scratch.named_paths(tests, source, name) if writes else {}
+            if named:  # the tests' calls with a path: a name in the scratch directory
+                mined = inputs_from_tests(named, names)
+                candidates[:0] = _candidates(name, source, path, named, mined, package)
             # what the changed lines it reaches test for steers more inputs there
             reached = {name, name.rsplit(".", 1)[0], *group[name]}
             lines = sorted(
@@ -581,6 +593,9 @@ def _plans(
     return plans
 
 
+_CARRIED = ("args", "kwargs", "imports", "ctor", "steps", "origin")
+
+
 def _key(result: dict[str, object]) -> str:
     keys = ("args", "kwargs", "ctor", "steps", "ambient")
     return json.dumps([result.get(k) for k in keys], sort_keys=True)
@@ -613,6 +628,7 @@ def _describe(outcome: str) -> str:
         shown = data.get("state", {}).get("value") if data["value"] == "None" else None
         value = str(data["value"]) if shown is None else f"None, leaving {shown}"
         said = f", printing {data['printed'][:50]!r}" if data.get("printed") else ""
+        said += scratch.written_head(data) if data.get("files") else ""
         return f"returned {value if len(value) <= 60 else value[:57] + '...'}{said}"
     return str(data.get("kind"))
 
@@ -669,6 +685,7 @@ def _example(
         parent=None if before is None or before == "missing" else json.loads(before),
         pinned=bool(result.get("pinned")),  # its outcome shows with the clock pinned only
         ambient=str(result.get("ambient") or ""),  # observed under a process-wide setting
+        scratch=bool(result.get("scratch")),  # in a scratch directory (scratch.py)
     )
 
 
@@ -884,7 +901,7 @@ def generate_differential(
             p.module,
             {
                 q: [
-                    {k: r[k] for k in ("args", "kwargs", "imports", "ctor", "steps", "origin")}
+                    {k: r[k] for k in (*_CARRIED, "scratch") if k in r}
                     for r in entry["results"]
                     if not r.get("ambient")  # each run calls it under the settings itself
                 ]

@@ -37,7 +37,7 @@ import typing
 import warnings
 
 if __package__:  # imported by Nova (its tests)
-    from bot.testgen import ambient, asyncs, wire
+    from bot.testgen import ambient, asyncs, scratch, wire
     from bot.testgen import probe_logs as logs
     from bot.testgen import probe_objects as objects
     from bot.testgen import probe_steady as steady
@@ -47,6 +47,7 @@ else:  # run as a script next to its copies
     import nova_probe_logs as logs  # type: ignore[import-not-found,no-redef]
     import nova_probe_objects as objects  # type: ignore[import-not-found,no-redef]
     import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
+    import nova_scratch as scratch  # type: ignore[import-not-found,no-redef]
     import nova_wire as wire  # type: ignore[import-not-found,no-redef]
 
 if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
@@ -113,9 +114,9 @@ class CallTimeout(BaseException):
 
 
 def _audit(event: str, args: tuple[object, ...]) -> None:
-    if not _guard["on"]:
+    if not _guard["on"] or scratch.inside(event, args):  # a call's scratch directory
         return
-    what = _EFFECTS.get(event)
+    what = _EFFECTS.get(event) or scratch.creates(event, args)  # scratch.py
     if event == "open" and len(args) >= 3:
         mode, flags = args[1], args[2] or 0
         if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
@@ -415,7 +416,7 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
     loose: list[tuple[Args, dict[str, object]]] = []  # member arguments without an instance
     for item in spec.get("inputs", []):
         scope = _scope(item.get("imports", []), named)
-        values = _evaluate(item, scope)
+        values = scratch.filled(sig, _evaluate(item, scope), objects.UNPLAIN)  # scratch.py
         values = objects.drop_unplain(sig, *values) if values is not None else None
         if values is None:
             continue
@@ -429,6 +430,7 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
             except Exception:  # a name the tests' imports do not bind here
                 continue
             maker = objects.signature_of(objects.Named("static", named.owner, factory, made))
+        built = scratch.filled(maker, built, objects.UNPLAIN)
         built = objects.drop_unplain(maker, *built) if built is not None else None
         origin = str(item.get("origin", "tests"))
         if not needs_obj:  # a raiser stand-in is shown as written (raisers.py)
@@ -466,6 +468,10 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
     pairs = itertools.islice(itertools.product(pool[:6], loose[:12]), 72)
     for (built, scope, factory), (values, _) in pairs:
         cases.append(_Case(built, [], values, scope, "drawn", factory))
+    if scratch.WANTED[0]:  # path-like parameters given names in the scratch directory
+        cases += scratch.offer_paths(
+            sig, cases, init, lambda c, a, b: c._replace(args=a, ctor=b, given=None)
+        )
     if AMBIENT and pool:  # more of the tests' arguments, on one instance (ambient.py)
         built, scope, factory = pool[0]
         more = loose[12 : 12 + AMBIENT_INPUTS]
@@ -655,7 +661,13 @@ def _call(named: objects.Named, case: _Case, seconds: float) -> Json:
     """One call's outcome; an awaited one (asyncs.py) is marked so: the written test
     awaits (collects) it too."""
     _awaited[0] = ""
-    out = _call_once(named, case, seconds)
+    root = scratch.enter()  # a call that writes files: in a fresh directory (scratch.py)
+    try:
+        out = _call_once(named, case, seconds)
+    finally:
+        files = scratch.leave(root)
+    if files and out["kind"] in _PINNABLE:
+        out["files"] = files
     if _awaited[0] and out["kind"] in _PINNABLE:
         out["awaited"] = _awaited[0]
     return out
@@ -831,6 +843,21 @@ def _owner_name(owner: object) -> str | None:
 
 
 def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
+    """A function's inputs and outcomes; in scratch directories (scratch.py) when the
+    plan says so or a call was refused for writing files."""
+    scratch.WANTED[0] = scratch.wanted(spec)
+    out = _probe_function(module, spec, seconds)
+    if not scratch.WANTED[0] and scratch.offered(out.get("skipped", "")):
+        scratch.WANTED[0] = True
+        again = _probe_function(module, spec, seconds)
+        out = again if again["results"] else out  # else it writes outside any directory
+    for row in out.get("results", []) if scratch.WANTED[0] else []:
+        row["scratch"] = True  # the next runs (and the parent's) probe it so from the start
+    scratch.WANTED[0] = False
+    return out
+
+
+def _probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
     try:
         named = objects.resolve(module, spec["qualname"])
     except AttributeError:
@@ -864,6 +891,12 @@ def probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         seen.add(key)
         outcome = call(named, case, seconds)
         environ = outcome["kind"] == "depends" and set(_depends) == {ambient.ENV_READ}
+        if (
+            outcome["kind"] == "side effect"
+            and scratch.WANTED[0]
+            and scratch.offered(outcome["why"])
+        ):
+            continue  # in scratch mode: this input writes outside the directory
         if outcome["kind"] == "side effect":
             return {"skipped": outcome["why"], "params": params, "results": []}
         if outcome["kind"] == NOT_RECEIVER:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.testgen import ambient, asyncs, logged, probe_steady, wired
+from bot.testgen import ambient, asyncs, logged, probe_steady, scratch, wired
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import MAKER, OBJ
 
@@ -41,6 +41,10 @@ class Example:
     warned: dict[str, Any] | None = None
     logged: dict[str, Any] | None = None  # the log records it asserts (logged.py)
     wire: dict[str, Any] | None = None  # the parts of its HTTP requests it asserts (wired.py)
+    scratch: bool = False  # probed in a scratch directory (scratch.py): run in tmp_path
+
+    def in_tmp(self) -> bool:
+        return scratch.chdir_needed(self.outcome, self.parent, self.scratch)
 
     def shape(self) -> tuple[object, ...]:
         return (
@@ -61,6 +65,7 @@ class Example:
             bool(self.warned),
             bool(self.logged),
             bool(self.wire),
+            self.in_tmp(),
         )
 
     def all_imports(self) -> list[str]:
@@ -77,7 +82,7 @@ class Example:
             out.append("import re")
         if self.outcome.get("awaited"):
             out.append("import asyncio")
-        return out
+        return out + scratch.written_imports(self.outcome)
 
     def alone(self) -> bool:
         """Whether it needs a test of its own (an instance with steps to set up)."""
@@ -92,6 +97,7 @@ class Example:
             or bool(self.logged)  # its own log records
             or bool(self.wire)  # its own requests
             or bool(self.outcome.get("awaited"))  # its own coroutine to run
+            or self.in_tmp()  # its own directory's files
         )
 
 
@@ -269,7 +275,9 @@ def _special(message: str) -> bool:
 
 def _single(func: str, name: str, e: Example, module: str) -> list[str]:
     printed = e.outcome.get("printed")
-    lines = [f"def {name}({'capsys' if printed is not None else ''}):"]
+    fixtures = ["capsys"] if printed is not None else []
+    fixtures += ["tmp_path", "monkeypatch"] if e.in_tmp() else []  # scratch.py
+    lines = [f"def {name}({', '.join(fixtures)}):"]
     if e.new:
         lines.append(
             f"    from {module} import {(e.owner or func).split('.')[0]}  # new in this change"
@@ -284,6 +292,8 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
     body = _assertion(setup, call, outcome, str(e.outcome.get("value", "")), var)
     if printed is not None:  # what the call wrote to stdout (and nothing else did)
         body.append(f"    assert capsys.readouterr().out == {printed!r}")
+    if e.in_tmp():  # the files it left (scratch.py)
+        body = scratch.written(body, e.outcome)
     if e.pinned:  # every read of the clock from the first line on, as the probe's were
         body = [f"    with {PINNED}():", *(f"    {line}" for line in body)]
     if e.ambient:  # the setting applied around it, restored even when it fails
@@ -482,6 +492,7 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
     )
     if e.outcome.get("printed") is not None:
         head += f", printing {e.outcome['printed']!r}"
+    head += scratch.written_head(e.outcome) if e.in_tmp() else ""
     if e.warned:
         head = _warned_head(e.warned, head if e.outcome["kind"] != "call" else "")
     if e.logged:

@@ -138,8 +138,8 @@ def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path
     # changed label.strip() shows (a label with spaces), and its test pins the clock too
     assert ": 0 where the parent differs" not in stamp
     assert stamp.endswith("steady with the clock pinned (compared pinned on both sides)")
-    assert "calc/ops.py::save skipped: it writes files (open(path, 'w'))" in notes
-    assert "calc/ops.py::total skipped: it writes files ('calc.log') (open)" in notes
+    # the writers are probed in a scratch directory (scratch.py), not skipped
+    assert "::save skipped" not in notes and "::total skipped" not in notes
     committed = calc.git("show", f"{data['branch']}:tests/test_nova_calc_ops.py")
     compile(committed, "test_nova_calc_ops.py", "exec")
     assert "(7, 2, 4),  # before: returned 3" in committed
@@ -147,8 +147,10 @@ def test_without_a_model_the_changed_behaviour_is_pinned(calc: GitRepo, tmp_path
         "with pytest.raises(ValueError, match='empty ratio'):\n        parse_ratio('')" in committed
     )
     assert "# before this change: returned 0.0" in committed
-    for absent in ("save(", "total("):
-        assert absent not in committed
+    # save's file (and value) changed: its test runs in tmp_path; total's log alike
+    assert "monkeypatch.chdir(tmp_path)\n    assert save(" in committed, committed
+    assert kept["test_save_changed"]["catches_change"] is True
+    assert not [c for c in data["kept"] if "total" in c["name"] and c["evidence"]["catches_change"]]
     assert "stamp(" in committed and "with _pinned_clock():" in committed
     assert not (calc.path / "calc.log").exists()
     assert calc.git("status", "--porcelain") == ""
