@@ -84,6 +84,18 @@ def _parts(requests: list[Any]) -> set[Part]:
     return out
 
 
+def unstamped(new: set[Part], gone: set[Part]) -> tuple[set[Part], set[Part]]:
+    """``new`` and ``gone`` without the parts that differ only in a version number (a
+    client's ``User-Agent: lib/1.2`` that each release stamps): the release, not its
+    behaviour (as the lines that only stamp it are no changed lines, matrix.py)."""
+    from bot.testgen.matrix import versions_masked
+
+    masked = {versions_masked(repr(p)) for p in gone}
+    stamped = {p for p in new if versions_masked(repr(p)) in masked}
+    masks = {versions_masked(repr(p)) for p in stamped}
+    return new - stamped, {p for p in gone if versions_masked(repr(p)) not in masks}
+
+
 def _fields(body: object) -> dict[str, Any] | None:
     if not isinstance(body, str) or not body.lstrip().startswith("{"):
         return None
@@ -162,6 +174,7 @@ def wired_examples(
         other = [_sent(r) for r in theirs]
         new = set.intersection(*mine) - set().union(*other)
         gone = set.intersection(*other) - set().union(*mine)
+        new, gone = unstamped(new, gone)
         present, absent = _shown(new), _shown(gone)
         if not present and not absent:
             continue

@@ -246,3 +246,18 @@ def test_another_test_of_an_input_that_used_the_network_is_dropped() -> None:
     assert [e.args for e in kept] == [["'a'"]]  # 'b' reached the network, 'c' is unknown
     quiet = [{**row, "args": ["'a'"]}]
     assert len(wired.offline([example("'a'"), example("'c'")], quiet)) == 2
+
+
+def test_a_header_that_differs_only_in_the_release_version_is_not_asserted() -> None:
+    """A client's ``User-Agent: Client/0.1.88`` stamps the release: a test of it would
+    fail on every other release whatever the change does (as a line that only stamps
+    the version is no changed line). A header whose value really changed stays."""
+    new = {
+        ("header", "User-Agent", "Client/0.1.88"),
+        ("header", "X-Api", "v2"),
+        ("header", "Accept", "application/json"),
+    }
+    gone = {("header", "User-Agent", "Client/0.1.87"), ("header", "Accept", "text/plain")}
+    kept_new, kept_gone = wired.unstamped(new, gone)
+    assert kept_new == {("header", "X-Api", "v2"), ("header", "Accept", "application/json")}
+    assert kept_gone == {("header", "Accept", "text/plain")}
