@@ -180,20 +180,7 @@ def _example(
     said = "; ".join(
         [f"logged {_said(r)}" for r in absent] + [f"did not log {_said(r)}" for r in present]
     )
-    return Example(
-        list(result["args"]),
-        dict(result["kwargs"]),
-        list(result["imports"]),
-        outcome,
-        True,
-        said,
-        kind=str(entry.get("kind") or "function"),
-        owner=entry.get("owner"),
-        ctor=result.get("ctor"),
-        steps=list(result.get("steps") or []),
-        origin=str(result.get("origin", "")),
-        logged={"present": present, "absent": absent},
-    )
+    return Example.of(result, entry, outcome, said, logged={"present": present, "absent": absent})
 
 
 _SEEN = [

@@ -46,6 +46,32 @@ class Example:
     def in_tmp(self) -> bool:
         return scratch.chdir_needed(self.outcome, self.parent, self.scratch)
 
+    @classmethod
+    def of(
+        cls,
+        result: dict[str, Any],
+        entry: dict[str, Any],
+        outcome: dict[str, object],
+        said: str,
+        **extra: Any,
+    ) -> Example:
+        """The changed example of the probe's ``result`` (an input of the function whose
+        probe entry is ``entry``) that asserts ``outcome``; ``said``: what the parent did."""
+        return cls(
+            list(result["args"]),
+            dict(result["kwargs"]),
+            list(result["imports"]),
+            outcome,
+            True,
+            said,
+            kind=str(entry.get("kind") or "function"),
+            owner=entry.get("owner"),
+            ctor=result.get("ctor"),
+            steps=list(result.get("steps") or []),
+            origin=str(result.get("origin", "")),
+            **extra,
+        )
+
     def shape(self) -> tuple[object, ...]:
         return (
             self.changed,

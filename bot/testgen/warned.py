@@ -132,17 +132,4 @@ def _example(
             else {"kind": "call"}  # its value is not steady: the call alone
         )
     outcome.pop("printed", None)
-    return Example(
-        list(result["args"]),
-        dict(result["kwargs"]),
-        list(result["imports"]),
-        outcome,
-        True,
-        said,
-        kind=str(entry.get("kind") or "function"),
-        owner=entry.get("owner"),
-        ctor=result.get("ctor"),
-        steps=list(result.get("steps") or []),
-        origin=str(result.get("origin", "")),
-        warned={"errors": errors, "warns": warns},
-    )
+    return Example.of(result, entry, outcome, said, warned={"errors": errors, "warns": warns})

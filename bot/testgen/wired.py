@@ -229,18 +229,11 @@ def _example(
     wire["absent"] = [list(p) for p in absent]
     if any((r.get("wire_call") or {}).get("threads") for r in ours):
         wire["threads"] = True  # its requests are sent by threads it starts: waited for
-    return Example(
-        list(result["args"]),
-        dict(result["kwargs"]),
-        list(result["imports"]),
+    return Example.of(
+        result,
+        entry,
         outcome,
-        True,
         said,
-        kind=str(entry.get("kind") or "function"),
-        owner=entry.get("owner"),
-        ctor=result.get("ctor"),
-        steps=list(result.get("steps") or []),
-        origin=str(result.get("origin", "")),
         ambient=str(result.get("ambient") or ""),  # an empty environment (ambient.py)
         wire=wire,
     )
