@@ -105,15 +105,27 @@ class FakeOpenAI(LocalHTTPServer):
         self.spans: list[tuple[float, float]] = []
         self.models: list[str] | None = ["test-model"]  # GET /v1/models; None: 404 (no list)
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
 
     # scripting -----------------------------------------------------------------------
     def enqueue(self, *replies: Reply) -> FakeOpenAI:
         self.queue.extend(replies)
         return self
 
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> int:
+        """The number of requests seen once ``count`` have arrived, or ``timeout`` passed.
+
+        A client that gives up on a hung request (a 0.3 s timeout) may exit before this
+        server's thread has read that request's body: the request was sent, and is counted
+        as soon as the thread gets to it."""
+        with self._arrived:
+            self._arrived.wait_for(lambda: len(self.requests) >= count, timeout)
+            return len(self.requests)
+
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            self._arrived.notify_all()
             if self.queue:
                 return self.queue.popleft()
         if self.responder is not None:
@@ -156,6 +168,7 @@ class FakeOpenAI(LocalHTTPServer):
                 if owner.refuse_response_format and "response_format" in body:
                     with owner._lock:
                         owner.requests.append(body)
+                        owner._arrived.notify_all()
                     kind = (body["response_format"] or {}).get("type")
                     return owner._send_error(
                         self,
