@@ -51,6 +51,7 @@ from bot.testgen.moddata import callers_elsewhere
 from bot.testgen.nearby import nearby_strings
 from bot.testgen.operands import other_types
 from bot.testgen.placed import into_containers, switched
+from bot.testgen.probe import RUN_GRACE
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.raisers import raiser_inputs, with_helpers
 from bot.testgen.render import Example, render_module
@@ -77,7 +78,6 @@ MAX_SEARCHED = 6  # functions whose agreeing inputs are searched (search.py)
 SEARCH_SECONDS = 6.0  # all calls of one search run
 RUN_LEAST = 10.0  # a run's budget however little of the job is left
 FIRST_SHARE = 0.4  # of the time left, the first run's (it draws inputs too)
-RUN_GRACE = 20.0  # a run past its budget is ended this much later (probe.RUN_GRACE)
 START_SECONDS = 30.0  # a run's interpreter start and the plan's read, before its budget
 _DRAW_PACKAGES = (
     "hypothesis",
@@ -273,16 +273,21 @@ class _Clock:
     until: float | None
     hung: set[tuple[str, str]] = field(default_factory=set)
 
-    def seconds(self, runs_left: int, share: float | None = None) -> float:
+    def seconds(
+        self, runs_left: int, share: float | None = None, now: float | None = None
+    ) -> float:
         if self.until is None:
             return RUN_SECONDS
-        left = self.left()
+        left = self.left(now)
         part = left * share if share is not None else left / max(runs_left, 1)
         return max(RUN_LEAST, min(RUN_SECONDS, part))
 
-    def left(self) -> float:
-        """Seconds left until ``until`` (infinite without one)."""
-        return float("inf") if self.until is None else self.until - time.monotonic()
+    def left(self, now: float | None = None) -> float:
+        """Seconds left until ``until`` from ``now`` (``time.monotonic()``; infinite without
+        an ``until``)."""
+        if self.until is None:
+            return float("inf")
+        return self.until - (time.monotonic() if now is None else now)
 
     def note(self, data: dict[str, object], tag: str, notes: list[str]) -> None:
         """What a run's watchdog said: the run ended past its budget, in this function."""

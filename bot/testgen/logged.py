@@ -19,7 +19,6 @@ alone (or its raising, by type).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -100,26 +99,16 @@ def logged_examples(
     """Tests of the inputs of ``name`` whose log records differ between head and parent,
     and a note (``""`` when none differ)."""
     entry = (first.get("functions") or {}).get(name) or {}
-    if not parent or any(
-        ((r.get("functions") or {}).get(name) or {}).get("missing") for r in parent
-    ):
-        return [], ""  # no parent, or the name is new: nothing to compare
     if not any("logged" in r for r in entry.get("results") or []):
         return [], ""  # the change's lines do not log: not recorded
-    from bot.testgen.differential import _key  # (both import render, which imports this)
-    from bot.testgen.warned import _by_key
+    from bot.testgen.warned import compared, fresh  # (it imports render, which imports this)
 
-    head_runs = [_by_key(r, name) for r in head]
-    parent_runs = [_by_key(r, name) for r in parent]
     out: list[Any] = []
     signatures: set[str] = set()
-    for result in entry.get("results") or []:
+    for result, ours, theirs in compared(name, first, head, parent):
         if result.get("ambient") or "logged" not in result:
             continue
-        key = _key(result)
-        ours = [result, *(r[key] for r in head_runs if key in r)]
-        theirs = [r[key] for r in parent_runs if key in r]
-        if len(ours) < 2 or len(theirs) < len(parent_runs) or not theirs:
+        if len(ours) < 2 or len(theirs) < len(parent) or not theirs:
             continue
         new = _every(ours) - _any(theirs)
         gone = _every(theirs) - _any(ours)
@@ -127,12 +116,8 @@ def logged_examples(
         absent = [s for s in map(_shown, sorted(gone)) if s is not None]
         # an absent record matched by its start must not match one head gives
         absent = [a for a in absent if a[4] or not _matches(a, _any(ours))][:MAX_SHOWN]
-        if not present and not absent:
+        if not (present or absent) or not fresh(signatures, present, absent):
             continue
-        signature = json.dumps([present, absent])
-        if signature in signatures:
-            continue
-        signatures.add(signature)
         example = _example(result, entry, ours, present, absent)
         if example is not None:
             out.append(example)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from bot.testgen.render import Example
@@ -36,6 +37,38 @@ def _by_key(run: dict[str, Any], name: str) -> dict[str, dict[str, Any]]:
 
     entry = (run.get("functions") or {}).get(name) or {}
     return {_key(r): r for r in entry.get("results") or []}
+
+
+Side = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def compared(
+    name: str, first: dict[str, Any], head: list[dict[str, Any]], parent: list[dict[str, Any]]
+) -> Iterator[Side]:
+    """Each result of ``name`` in the first head run, with the same input's results in
+    every head run (``ours``, that result first) and in the parent's runs (``theirs``);
+    nothing when there is no parent or the name is new there (nothing to compare)."""
+    from bot.testgen.differential import _key  # (it imports this module)
+
+    if not parent or any(
+        ((r.get("functions") or {}).get(name) or {}).get("missing") for r in parent
+    ):
+        return
+    head_runs = [_by_key(r, name) for r in head]
+    parent_runs = [_by_key(r, name) for r in parent]
+    for result in ((first.get("functions") or {}).get(name) or {}).get("results") or []:
+        key = _key(result)
+        ours = [result, *(r[key] for r in head_runs if key in r)]
+        yield result, ours, [r[key] for r in parent_runs if key in r]
+
+
+def fresh(signatures: set[str], *shown: object) -> bool:
+    """Whether what a test would show is new among ``signatures`` (then added to them)."""
+    signature = json.dumps(shown, sort_keys=True)
+    if signature in signatures:
+        return False
+    signatures.add(signature)
+    return True
 
 
 def _seen(result: dict[str, Any]) -> list[tuple[str, str]]:
@@ -68,20 +101,10 @@ def warned_examples(
     """Tests of the inputs of ``name`` whose warnings differ between head and parent,
     and a note (``""`` when none differ)."""
     entry = (first.get("functions") or {}).get(name) or {}
-    head_runs = [_by_key(r, name) for r in head]
-    parent_runs = [_by_key(r, name) for r in parent]
-    if not parent_runs or any(
-        ((r.get("functions") or {}).get(name) or {}).get("missing") for r in parent
-    ):
-        return [], ""  # no parent, or the name is new: nothing to compare
     out: list[Example] = []
     signatures: set[str] = set()
-    from bot.testgen.differential import _key
-
-    for result in entry.get("results") or []:
-        key = _key(result)
-        theirs = [r[key] for r in parent_runs if key in r]
-        ours = _alike([result, *(r[key] for r in head_runs if key in r)])
+    for result, mine, theirs in compared(name, first, head, parent):
+        ours = _alike(mine)
         before = _alike(theirs)
         if not theirs or ours is None or before is None or ours == before:
             continue
@@ -97,14 +120,12 @@ def warned_examples(
         if any(e[1] == "" and e[0] in head_categories for e in errors):
             continue  # no steady text to tell the parent's warning from head's
         warns = [new[0][0], prefix(new[0][1]), imports.get(new[0][0], [])] if new else None
-        signature = json.dumps([errors, warns])
-        if signature in signatures:
+        if not fresh(signatures, errors, warns):
             continue
-        signatures.add(signature)
         said = "; ".join(
             [f"warned {c}({_short(m)!r})" for c, m in gone] + [f"did not warn {c}" for c, _ in new]
         )
-        out.append(_example(result, entry, head_runs, key, errors, warns, said))
+        out.append(_example(result, entry, mine, errors, warns, said))
         if len(out) >= MAX_WARNED:
             break
     if not out:
@@ -115,14 +136,13 @@ def warned_examples(
 def _example(
     result: dict[str, Any],
     entry: dict[str, Any],
-    head_runs: list[dict[str, dict[str, Any]]],
-    key: str,
+    ours: list[dict[str, Any]],
     errors: list[list[Any]],
     warns: list[Any] | None,
     said: str,
 ) -> Example:
     outcome = dict(result["outcome"])
-    outcomes = {json.dumps(r[key]["outcome"], sort_keys=True) for r in head_runs if key in r}
+    outcomes = {json.dumps(r["outcome"], sort_keys=True) for r in ours}
     steady = outcome["kind"] in _STEADY_KINDS and outcomes <= {json.dumps(outcome, sort_keys=True)}
     if not steady or result.get("pinned") or result.get("clock"):
         ended = result.get("warned_call") or {}

@@ -23,13 +23,14 @@ from tests.testgen.sample import caught, sample_testgen
 
 def test_each_run_gets_a_share_of_what_is_left_and_never_less_than_the_least() -> None:
     assert _Clock(None).seconds(4, differential.FIRST_SHARE) == differential.RUN_SECONDS
-    soon = _Clock(time.monotonic() + 60)
-    assert 20 < soon.seconds(4, 0.4) <= 24  # 40% of about 60 s
-    assert 25 < soon.seconds(2) <= 30  # half of it
-    assert soon.seconds(1) == differential.RUN_SECONDS  # capped
-    spent = _Clock(time.monotonic() - 5)  # the job's time is over
-    assert spent.seconds(3) == differential.RUN_LEAST
-    assert spent.left() < 0 and _Clock(None).left() == float("inf")
+    soon = _Clock(1000.0 + 60)
+    assert soon.seconds(4, 0.4, now=1000.0) == 24  # 40% of 60 s
+    assert soon.seconds(2, now=1000.0) == 30  # half of it
+    assert soon.seconds(1, now=1000.0) == differential.RUN_SECONDS  # capped
+    spent = _Clock(1000.0 - 5)  # the job's time is over
+    assert spent.seconds(3, now=1000.0) == differential.RUN_LEAST
+    assert spent.left(1000.0) == -5 and _Clock(None).left() == float("inf")
+    assert _Clock(time.monotonic() - 5).left() < 0  # without ``now``: this moment
 
 
 def test_a_function_found_hung_is_left_out_of_the_later_runs() -> None:
