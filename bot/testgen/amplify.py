@@ -652,6 +652,11 @@ def _keyed(obs: Observed, node: str) -> dict[tuple[int, str, int], dict[str, Any
     return {(c["line"], c["name"], c["index"]): c for c in test.get("calls", [])}
 
 
+def _seeded(obs: Observed, node: str) -> list[str]:
+    """The global generators the test's body drew from in that run."""
+    return [str(g) for g in (obs.tests.get(node) or {}).get("seeded") or []]
+
+
 def _outcome(call: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in call.items() if k not in ("line", "name", "index", "ran")}
 
@@ -795,6 +800,9 @@ def _differences(
         case = first.tests.get(node) or {}
         found = Difference(node, key[0], key[1], key[2], mine, theirs, case.get("params"))
         found.indices = case.get("indices")
+        found.seeded = tuple(
+            sorted({g for o in (first, head2, *parents) for g in _seeded(o, node)})
+        )
         series = _series(head, parent, key)
         found.series = series if series and all(_pinnable(o) for o in series[0]) else None
         done.add(key[:2])

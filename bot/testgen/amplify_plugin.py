@@ -11,6 +11,10 @@ Python source where it renders, else a repr without addresses; for a method that
 returned None, facts of its receiver afterwards; or the exception's type and message;
 after an awaited call, how many cancellations the running task has pending; what a
 list or dict passed to the call holds after it.
+As each test's own body starts, the global random generators are seeded (``random``,
+and numpy's when the project imported numpy), so a test whose values come from them
+observes the same values in every run; the row names the generators the body drew from,
+and the amplified test seeds those the same way (amplify_write.seeding).
 Line events are asked only of the changed files' code: whether a test ran a changed line.
 The plan (``--nova-amp=PLAN.json``) names the files; the observations go to one JSON-lines
 file, a line per test as it ends (a run stopped by its time limit still tells).
@@ -21,6 +25,7 @@ from __future__ import annotations
 import dis
 import json
 import os
+import random
 import re
 import sys
 import threading
@@ -30,7 +35,14 @@ import typing
 import pytest
 
 _PLAN: dict[str, typing.Any] = {}
-_STATE: dict[str, typing.Any] = {"node": None, "code": None, "counts": {}, "open": {}, "hits": 0}
+_STATE: dict[str, typing.Any] = {
+    "node": None,
+    "code": None,
+    "counts": {},
+    "open": {},
+    "hits": 0,
+    "seeds": None,
+}
 _OUT: dict[str, dict[str, typing.Any]] = {}
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{6,}")
 _GEN = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator, iterable coroutine
@@ -113,6 +125,8 @@ def _trace(frame: typing.Any, event: str, arg: object) -> typing.Any:
     if event != "call" or _STATE["node"] is None:
         return None
     code = frame.f_code
+    if code is _STATE["code"] and _STATE["seeds"] is None:
+        _STATE["seeds"] = _seed()  # the test's body starts (once: not at an await's resume)
     kind = _kind(code.co_filename)
     caller = frame.f_back
     local = _lines if kind == "changed" else None
@@ -354,7 +368,7 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
     function: typing.Any = getattr(item, "function", None)
     while hasattr(function, "__wrapped__"):  # a decorated test: its own body's code
         function = function.__wrapped__
-    _STATE.update(node=item.nodeid, counts={}, walked=0.0, open={}, hits=0)
+    _STATE.update(node=item.nodeid, counts={}, walked=0.0, open={}, hits=0, seeds=None)
     _STATE["code"] = getattr(function, "__code__", None)
     _record()["params"] = _params(item)
     spec = getattr(item, "callspec", None)
@@ -369,6 +383,60 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
         sys.settrace(previous)
         threading.settrace(previous)
         _STATE.update(node=None, code=None)
+
+
+SEED = 0  # amplify_write.SEED
+
+
+def _generators() -> dict[str, typing.Any]:
+    """The global generators a test may draw from, by the module that holds them."""
+    found: dict[str, typing.Any] = {"random": random}
+    numpy = sys.modules.get("numpy")  # never imported here: only when the project did
+    if numpy is not None and hasattr(getattr(numpy, "random", None), "seed"):
+        found["numpy"] = numpy.random
+    return found
+
+
+def _state(module: typing.Any) -> typing.Any:
+    state = module.getstate() if module is random else module.get_state(legacy=True)
+    if module is random:
+        return state
+    return (state[1].tobytes(), *state[2:])  # the key array, its position, the gauss cache
+
+
+def _seed() -> dict[str, typing.Any]:
+    """Seeds the global generators; each one's module and state after seeding."""
+    seeded: dict[str, typing.Any] = {}
+    for name, module in _generators().items():
+        try:
+            module.seed(SEED)
+            seeded[name] = (module, _state(module))
+        except Exception:  # a numpy that does not seed so: not seeded
+            continue
+    return seeded
+
+
+def _drew(seeded: dict[str, typing.Any]) -> list[str]:
+    """The generators whose state moved since they were seeded."""
+    out = []
+    for name, (module, state) in seeded.items():
+        try:
+            moved = _state(module) != state
+        except Exception:
+            moved = True
+        if moved:
+            out.append(name)
+    return out
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: typing.Any) -> typing.Any:
+    try:
+        yield
+    finally:  # before the teardown's report writes the test's row
+        seeded = _STATE.get("seeds")
+        if _PLAN and seeded and item.nodeid in _OUT and (drew := _drew(seeded)):
+            _OUT[item.nodeid]["seeded"] = drew
 
 
 def _params(item: typing.Any) -> dict[str, typing.Any] | None:

@@ -54,6 +54,9 @@ class Difference:
     # every occurrence of the call at its line (a loop, a comprehension): head's and the
     # parent's steady outcomes in order (None where one was not steady)
     series: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
+    # the global generators the test's body drew from, seeded before it in the
+    # observation (amplify_plugin): the amplified test seeds them the same way
+    seeded: tuple[str, ...] = ()
 
     @property
     def amplifies(self) -> str:
@@ -71,6 +74,22 @@ def origin(rel: str) -> str:
         if path.name.startswith(prefix):
             return str(path.with_name(path.name[len(prefix) :]))
     return rel
+
+
+SEED = 0  # amplify_plugin.SEED
+_SEEDS = {
+    "random": ("import random", f"random.seed({SEED})"),
+    "numpy": ("import numpy", f"numpy.random.seed({SEED})"),
+}
+
+
+def seeding(func: ast.FunctionDef | ast.AsyncFunctionDef, d: Difference) -> list[str]:
+    """Seeds the generators ``d``'s test drew from at the start of ``func``'s body, as
+    the observation did; the imports that needs."""
+    known = [name for name in d.seeded if name in _SEEDS]
+    for name in reversed(known):
+        func.body.insert(0, ast.parse(_SEEDS[name][1]).body[0])
+    return [_SEEDS[name][0] for name in known]
 
 
 def changed_name(name: str) -> str:
@@ -155,6 +174,7 @@ def amplified_test(source: str, d: Difference) -> Written | str:
     for name, (shown, imports) in reversed(bound):
         func.body.insert(0, ast.parse(f"{name} = {shown}").body[0])
         head_imports += imports
+    head_imports += seeding(func, d)
     func.name = changed_name(func.name)
     comment = (
         f"Nova: amplified from {d.amplifies}; on the parent {d.name} gave {outcome_text(d.parent)}"
@@ -222,7 +242,7 @@ def _task_checked(func: ast.FunctionDef | ast.AsyncFunctionDef, d: Difference) -
     comment = (
         f"Nova: amplified from {d.amplifies}; on the parent {d.parent['value']} after {d.name}"
     )
-    return _written(["import asyncio"], comment, func)
+    return _written(["import asyncio", *seeding(func, d)], comment, func)
 
 
 def _written(
