@@ -54,17 +54,17 @@ JOIN_SECONDS = 0.5  # waited for the threads a call started (their requests are 
 # this machine's environment values (read once: a read within a call is the call's)
 _ENVIRON: list[str] = []
 # the canned answers: name -> (status, reason, content type, body); wired.py writes them too
-ANSWERS: dict[str, tuple[int, str, str, bytes]] = {
+ANSWERS: dict[str, tuple[int, str, str, bytes]] = {  # errors first (tried in this order)
+    "bad_gateway": (502, "Bad Gateway", "text/html", b"<html><h1>502 Bad Gateway</h1></html>"),
+    "not_found": (404, "Not Found", "application/json", b'{"error": "not found"}'),
+    "no_content": (204, "No Content", "", b""),
+    "text": (200, "OK", "text/plain", b"OK"),
     "json": (200, "OK", "application/json", b'{"id": 1, "name": "example"}'),
     "json_list": (200, "OK", "application/json", b'[{"id": 1, "name": "example"}]'),
-    "no_content": (204, "No Content", "", b""),
-    "not_found": (404, "Not Found", "application/json", b'{"error": "not found"}'),
-    "bad_gateway": (502, "Bad Gateway", "text/html", b"<html><h1>502 Bad Gateway</h1></html>"),
-    "text": (200, "OK", "text/plain", b"OK"),
 }
 ANSWER = [""]  # the canned answer each request of the current call gets ("": refused)
-ANSWERED_INPUTS = 2  # inputs of a function called under the answers
-ANSWERED_SECONDS = 6.0  # the calls under answers of one run, in all
+ANSWERED_INPUTS = 1  # inputs of a function called under the answers
+ANSWERED_SECONDS = 4.0  # the calls under answers of one run, in all
 _answered: dict[str, int] = {}  # function -> inputs called under the answers
 _answering = [0.0]  # seconds spent on them in this run
 
@@ -72,6 +72,8 @@ _answering = [0.0]  # seconds spent on them in this run
 def configure(on: object) -> None:
     """Put the recorders in place (once; they record only while a call runs)."""
     ON[0] = bool(on)
+    _answered.clear()
+    _answering[0] = 0.0
     if not ON[0]:
         return
     _ENVIRON[:] = [v for v in os.environ.values() if len(v) >= 8]
