@@ -216,3 +216,48 @@ def test_a_written_answer_is_the_side_runners() -> None:
     assert any(
         "httpx.Response(204, headers={'Content-Length': '0'}, content=b''" in x for x in lines
     )
+
+
+def _run(answered: dict[str, Any]) -> dict[str, Any]:
+    """One side-runner's answer for ``fetch(7)``, refused, then under the answers."""
+    row = {
+        "args": ["7"],
+        "kwargs": {},
+        "imports": [],
+        "outcome": {"kind": "raises", "type": "ConnectionError", "imports": []},
+        "wire": [["urllib3", "GET", "https://api.example.org/v1/items/7", [], None]],
+        "answered": answered,
+    }
+    return {"functions": {"fetch": {"kind": "function", "results": [row]}}}
+
+
+def _answer(value: str, sent: int = 1) -> dict[str, Any]:
+    return {"outcome": {"kind": "value", "value": value, "imports": []}, "sent": sent}
+
+
+def test_only_an_answer_each_side_handles_steadily_and_otherwise_is_asserted() -> None:
+    head = _run({"bad_gateway": _answer("'retried'", 2), "text": _answer("'OK'")})
+    parent = _run({"bad_gateway": _answer("'failed'"), "text": _answer("'OK'")})
+    found, note = wired.wired_examples("fetch", head, [head], [parent, parent])
+    assert [e.wire["answer"] for e in found] == ["bad_gateway"], note
+    assert found[0].outcome["value"] == "'retried'" and found[0].wire["sent"] == 2
+    assert "handles a canned answer otherwise" in note
+    # head's runs disagree (a value of the run): nothing is asserted
+    other = _run({"bad_gateway": _answer("'again'", 2), "text": _answer("'OK'")})
+    found, note = wired.wired_examples("fetch", head, [other], [parent, parent])
+    assert not found and "handled alike or unsteady" in note, note
+    # both sides handle every answer alike: nothing
+    found, note = wired.wired_examples("fetch", parent, [parent], [parent, parent])
+    assert not found and "handled alike or unsteady" in note, note
+
+
+def test_a_written_test_counts_the_requests_when_their_number_differs() -> None:
+    from bot.testgen.render import render_module
+
+    head = _run({"bad_gateway": _answer("'retried'", 2)})
+    parent = _run({"bad_gateway": _answer("'retried'", 1)})
+    found, _note = wired.wired_examples("fetch", head, [head], [parent])
+    text = render_module("sample.api", "sample/api.py", {"fetch": found}, {"fetch": ["pid"]})
+    assert "def test_fetch_answered_bad_gateway(monkeypatch):" in text, text
+    assert "status=502," in text and "    assert len(sent) == 2" in text, text
+    assert "    assert fetch(7) == 'retried'" in text, text
