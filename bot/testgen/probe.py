@@ -913,6 +913,8 @@ def _probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         results[-1].update(warned)
         results[-1].update(logs.kept(_call, named, case, seconds))
         results[-1].update(wire.kept())  # its HTTP requests (wire.py)
+        answered = wire.answered(spec["qualname"], call, named, case, seconds)
+        results[-1].update(answered)  # its outcomes under canned answers (wire.py)
         if outcome["kind"] in _PINNABLE and not pinned and len(seen) <= AMBIENT_INPUTS:
             results += _under_settings(
                 named, case, seconds, {**shown, "origin": case.origin, "ms": ms}

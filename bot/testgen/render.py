@@ -464,7 +464,7 @@ def _what(func: str, shape: tuple[object, ...], e: Example) -> str:
     if e.logged:
         return f"{base}_logs"
     if e.wire:
-        return f"{base}_requests"
+        return base + wired.named(e.wire)
     if e.warned:
         warns = e.warned.get("warns")
         errors = e.warned.get("errors") or []

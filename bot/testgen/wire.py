@@ -19,6 +19,12 @@ Any other use of the network (a raw socket, another client) is refused by the au
 with ``ConnectionRefusedError`` (``refusal``) and noted as such. A request is noted as
 ``[layer, method, url, [[name, value], ...], body]``: a header whose value holds a value
 of this machine's environment (a token) is left out, the body is text when short.
+
+What the server answers is an input too (``answered``): a call that sent a request is
+called again under each of a few canned answers (``ANSWERS``: a JSON object, a JSON list,
+an empty 204, a JSON 404, an HTML 502, a plain text), each request getting it at the same
+layer instead of the refusal, built in memory from bytes (urllib3's ``HTTPResponse``,
+http.client's ``HTTPResponse`` read from a stand-in socket, ``httpx.Response``).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import errno
 import importlib
 import importlib.util
+import io
 import os
 import sys
 import threading
@@ -46,11 +53,27 @@ _threaded = [False]  # a request was sent by another thread than the call's
 JOIN_SECONDS = 0.5  # waited for the threads a call started (their requests are its own)
 # this machine's environment values (read once: a read within a call is the call's)
 _ENVIRON: list[str] = []
+# the canned answers: name -> (status, reason, content type, body); wired.py writes them too
+ANSWERS: dict[str, tuple[int, str, str, bytes]] = {  # errors first (tried in this order)
+    "bad_gateway": (502, "Bad Gateway", "text/html", b"<html><h1>502 Bad Gateway</h1></html>"),
+    "not_found": (404, "Not Found", "application/json", b'{"error": "not found"}'),
+    "no_content": (204, "No Content", "", b""),
+    "text": (200, "OK", "text/plain", b"OK"),
+    "json": (200, "OK", "application/json", b'{"id": 1, "name": "example"}'),
+    "json_list": (200, "OK", "application/json", b'[{"id": 1, "name": "example"}]'),
+}
+ANSWER = [""]  # the canned answer each request of the current call gets ("": refused)
+ANSWERED_INPUTS = 1  # inputs of a function called under the answers
+ANSWERED_SECONDS = 4.0  # the calls under answers of one run, in all
+_answered: dict[str, int] = {}  # function -> inputs called under the answers
+_answering = [0.0]  # seconds spent on them in this run
 
 
 def configure(on: object) -> None:
     """Put the recorders in place (once; they record only while a call runs)."""
     ON[0] = bool(on)
+    _answered.clear()
+    _answering[0] = 0.0
     if not ON[0]:
         return
     _ENVIRON[:] = [v for v in os.environ.values() if len(v) >= 8]
@@ -137,6 +160,66 @@ def kept() -> dict[str, typing.Any]:
     return {"wire": _first[0], "wire_call": dict(_ended)}
 
 
+def answered(
+    name: str, call: typing.Callable[..., dict[str, typing.Any]], *args: object
+) -> dict[str, typing.Any]:
+    """The outcomes of an input's call (``call(*args)``: the probe's, which moves or pins
+    the clock to tell a steady outcome) under each canned answer (``ANSWERS``), when its
+    first call sent a request at a layer that can be answered (a refused raw socket
+    cannot): ``{"answered": {answer: {"outcome": ..., "sent": n}}}`` (``sent``: the
+    requests the call sent with that answer, retries and pages included). An outcome
+    steady only with the clock pinned, or that depends on randomness or the machine, or
+    that neither returned nor raised, is left out; so are the inputs past
+    ``ANSWERED_INPUTS`` of a function or ``ANSWERED_SECONDS`` a run."""
+    if not _first[0] or _answered.get(name, 0) >= ANSWERED_INPUTS:
+        return {}
+    if _answering[0] > ANSWERED_SECONDS:
+        return {}
+    _answered[name] = _answered.get(name, 0) + 1
+    started = time.monotonic()
+    out: dict[str, typing.Any] = {}
+    try:
+        for answer in ANSWERS:
+            if _answering[0] + time.monotonic() - started > ANSWERED_SECONDS:
+                break
+            ANSWER[0] = answer
+            outcome = call(*args)
+            if outcome.get("kind") == "timeout":
+                break  # it waits on an answer (a retry's backoff): the others would too
+            outcome.pop("clock", None)  # the same with the clock moved ahead
+            if outcome.get("kind") in ("value", "raises") and "pinned" not in outcome:
+                out[answer] = {"outcome": outcome, "sent": len(_sent)}
+    finally:
+        ANSWER[0] = ""
+        _answering[0] += time.monotonic() - started
+    return {"answered": out} if out else {}
+
+
+def answer_parts(answer: str) -> tuple[int, str, dict[str, str], bytes]:
+    """A canned answer's status, reason, header fields and body."""
+    status, reason, kind, body = ANSWERS[answer]
+    fields = {"Content-Type": kind} if kind else {}
+    fields["Content-Length"] = str(len(body))
+    return status, reason, fields, body
+
+
+def answer_bytes(answer: str) -> bytes:
+    """A canned answer as a server sends it."""
+    status, reason, fields, body = answer_parts(answer)
+    lines = [f"HTTP/1.1 {status} {reason}", *(f"{k}: {v}" for k, v in fields.items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+class _Answering:
+    """A socket that holds the canned answer (http.client's response reads it)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def makefile(self, *args: object, **kwargs: object) -> io.BytesIO:
+        return io.BytesIO(self.data)
+
+
 def _secret(value: str) -> bool:
     """Whether a header's value holds a value of this machine's environment."""
     return any(v in value for v in _ENVIRON)
@@ -197,16 +280,31 @@ def _http_client() -> None:
             return endheaders(self, message_body, **more)  # type: ignore[arg-type]
         if _sent:
             _sent[-1][4] = _text(message_body)
+        if ANSWER[0]:
+            return None  # nothing is sent: the answer is canned (get_response)
         raise ConnectionRefusedError(errno.ECONNREFUSED, REFUSED)
 
+    def get_response(self: typing.Any) -> typing.Any:
+        if not (ACTIVE[0] and ANSWER[0]):
+            return getresponse(self)
+        response = http.client.HTTPResponse(
+            _Answering(answer_bytes(ANSWER[0])),  # type: ignore[arg-type]
+            method=getattr(self, "_method", None),
+        )
+        response.begin()
+        return response
+
+    getresponse = connection.getresponse
     connection.putrequest = put_request  # type: ignore[method-assign]
     connection.putheader = put_header  # type: ignore[method-assign,assignment]
     connection.endheaders = end_headers  # type: ignore[method-assign]
+    connection.getresponse = get_response  # type: ignore[method-assign]
 
 
 def _urllib3(module: typing.Any) -> None:
     pool = importlib.import_module("urllib3.connectionpool").HTTPConnectionPool
     exceptions = importlib.import_module("urllib3.exceptions")
+    responses = importlib.import_module("urllib3.response")
     urlopen = pool.urlopen
 
     def url_open(self: typing.Any, method: str, url: str, body: object = None,
@@ -216,6 +314,18 @@ def _urllib3(module: typing.Any) -> None:
         where = url if "://" in url else origin(self.scheme, self.host, self.port) + url
         given = self.headers if headers is None else headers
         _note("urllib3", method, where, list(dict(given).items()), body)
+        if ANSWER[0]:
+            status, reason, fields, data = answer_parts(ANSWER[0])
+            return responses.HTTPResponse(
+                body=io.BytesIO(data),
+                headers=fields,
+                status=status,
+                reason=reason,
+                preload_content=more.get("preload_content", True),
+                decode_content=more.get("decode_content", True),
+                request_method=method,
+                request_url=url,
+            )
         error = exceptions.MaxRetryError(self, url, exceptions.NewConnectionError(self, REFUSED))
         error.args = (REFUSED,)  # no pool, no address: the same message in every run
         raise error
@@ -231,6 +341,10 @@ def _httpx(module: typing.Any) -> None:
             body = None
         _note("httpx", request.method, str(request.url), request.headers.multi_items(), body)
 
+    def answer(request: typing.Any) -> object:
+        status, _reason, fields, data = answer_parts(ANSWER[0])
+        return module.Response(status, headers=fields, content=data, request=request)
+
     sync, asynchronous = module.HTTPTransport, module.AsyncHTTPTransport
     handle, handle_async = sync.handle_request, asynchronous.handle_async_request
 
@@ -238,12 +352,16 @@ def _httpx(module: typing.Any) -> None:
         if not ACTIVE[0]:
             return handle(self, request)
         record(request)
+        if ANSWER[0]:
+            return answer(request)
         raise module.ConnectError(REFUSED, request=request)
 
     async def handle_async_request(self: typing.Any, request: typing.Any) -> object:
         if not ACTIVE[0]:
             return await handle_async(self, request)
         record(request)
+        if ANSWER[0]:
+            return answer(request)
         raise module.ConnectError(REFUSED, request=request)
 
     sync.handle_request = handle_request

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from bot.testgen.ambient import ENVIRON
+from bot.testgen.wire import ANSWERS, MAX_REQUESTS, answer_bytes, answer_parts
 
 __all__ = ["needed", "offline", "recorded", "unrecorded", "wired_examples", "within_wire"]
 
@@ -141,8 +142,8 @@ def wired_examples(
     head: list[dict[str, Any]],
     parent: list[dict[str, Any]],
 ) -> tuple[list[Any], str]:
-    """Tests of the inputs of ``name`` whose requests differ between head and parent, and
-    a note (``""`` when none differ)."""
+    """Tests of the inputs of ``name`` whose requests differ between head and parent, or
+    that handle a canned answer otherwise, and a note (``""`` when none differ)."""
     entry = (first.get("functions") or {}).get(name) or {}
     if not parent or any(
         ((r.get("functions") or {}).get(name) or {}).get("missing") for r in parent
@@ -156,6 +157,7 @@ def wired_examples(
 
     head_runs = [_by_key(r, name) for r in head]
     parent_runs = [_by_key(r, name) for r in parent]
+    answered = _answered_examples(entry, [(r, _key(r)) for r in results], head_runs, parent_runs)
     out: list[Any] = []
     signatures: set[str] = set()
     for result in results:
@@ -188,9 +190,66 @@ def wired_examples(
             out.append(example)
         if len(out) >= MAX_WIRED:
             break
-    if not out:
-        return [], ""
-    return out, f", {len(out)} where its HTTP requests differ (a test of the requests)"
+    note = f", {len(out)} where its HTTP requests differ (a test of the requests)" if out else ""
+    if answered:
+        note += f", {len(answered)} where it handles a canned answer otherwise (a test of it)"
+    elif tried := sum(1 for r in results if r.get("answered")):
+        note += f", {tried} called under canned answers: each handled alike or unsteady"
+    return out + answered, note
+
+
+MAX_ANSWERED = 2  # tests of canned answers per name
+
+
+def _answered_examples(
+    entry: dict[str, Any],
+    keyed: list[tuple[dict[str, Any], str]],
+    head_runs: list[dict[str, dict[str, Any]]],
+    parent_runs: list[dict[str, dict[str, Any]]],
+) -> list[Any]:
+    """Tests of the inputs whose call handles a canned answer (wire.py's ``answered``)
+    otherwise on head than on the parent: each run of a side alike (the outcome, and the
+    number of requests it sent), the sides not."""
+    from bot.testgen.differential import _describe  # (it imports render, which imports this)
+    from bot.testgen.render import Example
+
+    out: list[Any] = []
+    signatures: set[str] = set()
+    for result, key in keyed:
+        ours = [result, *(r[key] for r in head_runs if key in r)]
+        theirs = [r[key] for r in parent_runs if key in r]
+        if not result.get("answered") or len(ours) < 2 or len(theirs) < len(parent_runs):
+            continue
+        if not theirs or any((r.get("wire_call") or {}).get("threads") for r in ours):
+            continue  # its requests are sent by threads: how many, when, is theirs
+        for answer in ANSWERS:
+            mine = {json.dumps((r.get("answered") or {}).get(answer), sort_keys=True) for r in ours}
+            other = {
+                json.dumps((r.get("answered") or {}).get(answer), sort_keys=True) for r in theirs
+            }
+            if len(mine) != 1 or len(other) != 1 or mine == other or "null" in mine | other:
+                continue
+            now, then = json.loads(mine.pop()), json.loads(other.pop())
+            outcome = {k: v for k, v in now["outcome"].items() if k != "printed"}
+            counted = max(now["sent"], then["sent"]) < MAX_REQUESTS  # (noted up to it)
+            sent = now["sent"] if now["sent"] != then["sent"] and counted else None
+            if outcome == {k: v for k, v in then["outcome"].items() if k != "printed"}:
+                if sent is None:
+                    continue  # it printed otherwise only
+            signature = json.dumps([outcome, then["outcome"], sent], sort_keys=True)
+            if signature in signatures:
+                continue
+            signatures.add(signature)
+            said = _describe(json.dumps(then["outcome"], sort_keys=True))
+            said += f" after {then['sent']} request(s)" if sent is not None else ""
+            status = ANSWERS[answer][0]
+            wire = {"layers": sorted(_layers(ours + theirs)), "answer": answer, "sent": sent}
+            said = f"under a canned {status} answer ({answer}): {said}"
+            out.append(Example.of(result, entry, outcome, said, wire=wire))
+            break  # one answer an input
+        if len(out) >= MAX_ANSWERED:
+            break
+    return out
 
 
 def _example(
@@ -342,14 +401,91 @@ _NAMES = {"request": "sent_to", "query": "sent_query", "header": "sent_headers"}
 _NAMES.update(body="sent_bodies", field="sent_fields")
 
 
+# the written test's canned answer at each layer (wire.py's, as a test installs it)
+_ANSWERERS = {
+    "urllib3": [
+        "    def urlopen(self, method, url, body=None, headers=None, *args, **kwargs):",
+        "        sent.append((method, url))",
+        "        return urllib3.response.HTTPResponse(",
+        "            body=io.BytesIO(BODY),",
+        "            headers=FIELDS,",
+        "            status=STATUS,",
+        "            reason=REASON,",
+        "            preload_content=kwargs.get('preload_content', True),",
+        "            decode_content=kwargs.get('decode_content', True),",
+        "            request_method=method,",
+        "            request_url=url,",
+        "        )",
+        "",
+        "    monkeypatch.setattr(urllib3.connectionpool.HTTPConnectionPool, 'urlopen', urlopen)",
+    ],
+    "http.client": [
+        "    class Answer:  # a socket that holds the server's answer",
+        "        def makefile(self, *args, **kwargs):",
+        "            return io.BytesIO(RAW)",
+        "",
+        "    def endheaders(self, message_body=None, **kwargs):",
+        "        sent.append(self._method)  # nothing goes out: the answer is canned",
+        "",
+        "    def getresponse(self):",
+        "        response = http.client.HTTPResponse(Answer(), method=self._method)",
+        "        response.begin()",
+        "        return response",
+        "",
+        "    monkeypatch.setattr(http.client.HTTPConnection, 'endheaders', endheaders)",
+        "    monkeypatch.setattr(http.client.HTTPConnection, 'getresponse', getresponse)",
+    ],
+    "httpx": [
+        "    def handle_request(self, request):",
+        "        sent.append((request.method, str(request.url)))",
+        "        return httpx.Response(STATUS, headers=FIELDS, content=BODY, request=request)",
+        "",
+        "    async def handle_async_request(self, request):",
+        "        return handle_request(self, request)",
+        "",
+        "    monkeypatch.setattr(httpx.HTTPTransport, 'handle_request', handle_request)",
+        "    monkeypatch.setattr(",
+        "        httpx.AsyncHTTPTransport, 'handle_async_request', handle_async_request",
+        "    )",
+    ],
+}
+_ANSWER_IMPORTS = {
+    "urllib3": [
+        "import io",
+        "import urllib3",
+        "import urllib3.connectionpool",
+        "import urllib3.response",
+    ],
+    "http.client": ["import io", "import http.client"],
+    "httpx": ["import httpx"],
+}
+
+
+def _answerer(layer: str, answer: str) -> list[str]:
+    """The lines that give each request at ``layer`` the canned ``answer``."""
+    status, reason, fields, body = answer_parts(answer)  # (the side-runner's own)
+    raw = answer_bytes(answer)
+    words = {"STATUS": str(status), "REASON": repr(reason), "FIELDS": repr(fields)}
+    words.update(BODY=repr(body), RAW=repr(raw))
+    pattern = re.compile(r"\b(" + "|".join(words) + r")\b")
+    return [pattern.sub(lambda m: words[m.group(1)], line) for line in _ANSWERERS[layer]]
+
+
 def imports(wire: dict[str, Any]) -> list[str]:
     """The import lines a test of requests needs."""
+    if wire.get("answer"):
+        return [i for layer in wire.get("layers") or [] for i in _ANSWER_IMPORTS.get(layer, [])]
     out = [i for layer in wire.get("layers") or [] for i in _IMPORTS.get(layer, [])]
     kinds = {p[0] for p in [*(wire.get("present") or []), *(wire.get("absent") or [])]}
     if kinds & {"request", "query"}:
         out.append("from urllib.parse import parse_qsl, urlsplit")
     out += ["import threading"] if wire.get("threads") else []
     return out + (["import json"] if "field" in kinds else [])
+
+
+def named(wire: dict[str, Any]) -> str:
+    """The end of a test's name: what it asserts."""
+    return f"_answered_{wire['answer']}" if wire.get("answer") else "_requests"
 
 
 def _check(part: list[str], there: bool) -> str:
@@ -373,6 +509,12 @@ def within_wire(lines: list[str], body: list[str], wire: dict[str, Any]) -> list
             else signature.replace("):", ", monkeypatch):", 1)
         )
     lines = [signature, *lines[1:]]
+    if wire.get("answer"):  # each request gets the canned answer (wire.py's ``answered``)
+        setup = ["    sent = []  # each request the call sends, answered as a server would"]
+        for layer in wire.get("layers") or []:
+            setup += ["", *(_answerer(layer, wire["answer"]) if layer in _ANSWERERS else [])]
+        count = [] if wire.get("sent") is None else [f"    assert len(sent) == {wire['sent']}"]
+        return [*lines, *setup, "", *body, *count]
     setup = ["    sent = []  # each request the call sends, refused as by a server that is down"]
     if wire.get("threads"):  # its requests are sent by threads it starts
         setup.append("    running = threading.enumerate()")
@@ -391,6 +533,9 @@ def within_wire(lines: list[str], body: list[str], wire: dict[str, Any]) -> list
 
 def wire_head(wire: dict[str, Any], value: str) -> str:
     """What head did, for the facts: the parts, and the value when one is asserted."""
+    if wire.get("answer"):
+        count = f" after {wire['sent']} request(s)" if wire.get("sent") is not None else ""
+        return f"under a canned {ANSWERS[wire['answer']][0]} answer: {value}{count}"
     said = [f"sends {_said(p)}" for p in wire.get("present") or []]
     said += [f"does not send {_said(p)}" for p in wire.get("absent") or []]
     return ", ".join(said) + (f"; {value}" if value else "")
