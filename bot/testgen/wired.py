@@ -145,32 +145,21 @@ def wired_examples(
     """Tests of the inputs of ``name`` whose requests differ between head and parent, or
     that handle a canned answer otherwise, and a note (``""`` when none differ)."""
     entry = (first.get("functions") or {}).get(name) or {}
-    if not parent or any(
-        ((r.get("functions") or {}).get(name) or {}).get("missing") for r in parent
-    ):
-        return [], ""  # no parent, or the name is new: nothing to compare
     results = entry.get("results") or []
     if not any("wire" in r for r in results):
         return [], ""  # no call used the network
-    from bot.testgen.differential import _key  # (both import render, which imports this)
-    from bot.testgen.warned import _by_key
+    from bot.testgen.warned import compared, fresh  # (it imports render, which imports this)
 
-    head_runs = [_by_key(r, name) for r in head]
-    parent_runs = [_by_key(r, name) for r in parent]
-    answered = _answered_examples(entry, [(r, _key(r)) for r in results], head_runs, parent_runs)
+    sides = [s for s in compared(name, first, head, parent) if len(s[2]) >= len(parent) > 0]
+    answered = _answered_examples(entry, sides)
     out: list[Any] = []
     signatures: set[str] = set()
-    for result in results:
+    for result, ours, theirs in sides:
         if result.get("ambient") not in (None, "", ENVIRON):
             continue  # a setting's row: only an empty environment (a token, a base URL)
         if result["outcome"].get("kind") in ("side effect", "timeout", "resources"):
             continue
-        key = _key(result)
-        ours = [result, *(r[key] for r in head_runs if key in r)]
-        theirs = [r[key] for r in parent_runs if key in r]
-        if len(ours) < 2 or len(theirs) < len(parent_runs) or not theirs:
-            continue
-        if not any("wire" in r for r in ours + theirs):
+        if len(ours) < 2 or not any("wire" in r for r in ours + theirs):
             continue
         mine = [_sent(r) for r in ours]
         other = [_sent(r) for r in theirs]
@@ -178,12 +167,8 @@ def wired_examples(
         gone = set.intersection(*other) - set().union(*mine)
         new, gone = unstamped(new, gone)
         present, absent = _shown(new), _shown(gone)
-        if not present and not absent:
+        if not (present or absent) or not fresh(signatures, present, absent):
             continue
-        signature = json.dumps([present, absent])
-        if signature in signatures:
-            continue
-        signatures.add(signature)
         layers = sorted(_layers(ours + theirs))
         example = _example(result, entry, ours, present, absent, layers)
         if example is not None:
@@ -202,25 +187,22 @@ MAX_ANSWERED = 2  # tests of canned answers per name
 
 
 def _answered_examples(
-    entry: dict[str, Any],
-    keyed: list[tuple[dict[str, Any], str]],
-    head_runs: list[dict[str, dict[str, Any]]],
-    parent_runs: list[dict[str, dict[str, Any]]],
+    entry: dict[str, Any], sides: list[tuple[dict[str, Any], list[Any], list[Any]]]
 ) -> list[Any]:
     """Tests of the inputs whose call handles a canned answer (wire.py's ``answered``)
     otherwise on head than on the parent: each run of a side alike (the outcome, and the
-    number of requests it sent), the sides not."""
+    number of requests it sent), the sides not. ``sides``: ``warned.compared``'s, each
+    input reached by every parent run."""
     from bot.testgen.differential import _describe  # (it imports render, which imports this)
     from bot.testgen.render import Example
+    from bot.testgen.warned import fresh
 
     out: list[Any] = []
     signatures: set[str] = set()
-    for result, key in keyed:
-        ours = [result, *(r[key] for r in head_runs if key in r)]
-        theirs = [r[key] for r in parent_runs if key in r]
-        if not result.get("answered") or len(ours) < 2 or len(theirs) < len(parent_runs):
+    for result, ours, theirs in sides:
+        if not result.get("answered") or len(ours) < 2:
             continue
-        if not theirs or any((r.get("wire_call") or {}).get("threads") for r in ours):
+        if any((r.get("wire_call") or {}).get("threads") for r in ours):
             continue  # its requests are sent by threads: how many, when, is theirs
         for answer in ANSWERS:
             mine = {json.dumps((r.get("answered") or {}).get(answer), sort_keys=True) for r in ours}
@@ -236,10 +218,8 @@ def _answered_examples(
             if outcome == {k: v for k, v in then["outcome"].items() if k != "printed"}:
                 if sent is None:
                     continue  # it printed otherwise only
-            signature = json.dumps([outcome, then["outcome"], sent], sort_keys=True)
-            if signature in signatures:
+            if not fresh(signatures, outcome, then["outcome"], sent):
                 continue
-            signatures.add(signature)
             said = _describe(json.dumps(then["outcome"], sort_keys=True))
             said += f" after {then['sent']} request(s)" if sent is not None else ""
             status = ANSWERS[answer][0]
