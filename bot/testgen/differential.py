@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient, logged, projstate, scratch, search, wired
+from bot.testgen import ambient, logged, optdeps, projstate, scratch, search, wired
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -879,6 +879,8 @@ def generate_differential(
     notes: list[str] = []
     clock = _Clock(until)
     settings = _settings(ws, targets, parent, notes)
+    # the changed modules imported without an optional library, on both sides (optdeps.py)
+    notes += optdeps.generate_optdeps(ws, fw, targets, parent, facts)
     plans = _plans(ws, fw, targets, notes, settings)
     if not plans:
         return notes + ["differential: no changed public top-level Python function to test"]
