@@ -880,7 +880,7 @@ def generate_differential(
     clock = _Clock(until)
     settings = _settings(ws, targets, parent, notes)
     # the changed modules imported without an optional library, on both sides (optdeps.py)
-    notes += optdeps.generate_optdeps(ws, fw, targets, parent, facts)
+    notes += optdeps.generate_optdeps(ws, fw, targets, parent, facts, until)
     plans = _plans(ws, fw, targets, notes, settings)
     if not plans:
         return notes + ["differential: no changed public top-level Python function to test"]

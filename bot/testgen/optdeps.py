@@ -27,6 +27,7 @@ import json
 import re
 import shutil
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,7 @@ MAX_BLOCKED = 3  # libraries blocked
 MAX_MODULES = 8  # changed modules imported under each
 MAX_TESTS = 4
 RUN_SECONDS = 30.0
+LEAST_SECONDS = 30.0  # of the job left, or nothing is blocked
 _SKIPPED_FILES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "__main__.py"}
 _CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -184,9 +186,11 @@ def generate_optdeps(
     targets: list[Target],
     parent: str | None,
     facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
+    until: float | None = None,
 ) -> list[str]:
     """Write one test file pinning how the changed modules import without an optional
-    library, where head and parent differ; return notes."""
+    library, where head and parent differ; return notes. Nothing when less than
+    ``LEAST_SECONDS`` are left until ``until`` (``time.monotonic``)."""
     from bot.testgen.workspace import Workspace, WriteRefused
 
     paths = sorted(
@@ -209,6 +213,8 @@ def generate_optdeps(
     blocked = candidates(files, packages, _extras(ws.read))
     if not blocked:
         return []
+    if until is not None and until - time.monotonic() < LEAST_SECONDS:
+        return [f"optdeps: {', '.join(blocked)} not blocked: the job's time is spent"]
     plan = json.dumps(
         {"modules": sorted(modules), "packages": sorted(packages), "blocked": blocked}
     )
