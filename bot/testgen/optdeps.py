@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.testgen.ghostwriter import _module_name
+from bot.testgen.matrix import versions_masked
 from bot.testgen.render import MARKER
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from bot.testgen.matrix import Target
     from bot.testgen.workspace import Workspace
 
-__all__ = ["candidates", "generate_optdeps"]
+__all__ = ["candidates", "differences", "generate_optdeps", "import_hits"]
 
 SIDE_RUNNER = Path(__file__).with_name("probe_optdeps.py")
 MAX_BLOCKED = 3  # libraries blocked
@@ -180,6 +181,23 @@ def _steady(runs: list[dict[str, Any]], module: str, blocked: str) -> str | None
     return seen.pop() if imported and len(seen) == 1 and "None" not in seen else None
 
 
+def differences(
+    modules: list[str], blocked: list[str], head: list[dict[str, Any]], parent: list[dict[str, Any]]
+) -> list[tuple[str, str, str, str]]:
+    """(module, library, head's outcome, the parent's) where both runs of each side agree,
+    the module imports with nothing blocked on both, and the sides differ in more than a
+    version number; what now imports first."""
+    out: list[tuple[str, str, str, str]] = []
+    for module in modules:
+        for name in blocked:
+            ours, theirs = _steady(head, module, name), _steady(parent, module, name)
+            if ours is None or theirs is None:
+                continue
+            if versions_masked(ours) != versions_masked(theirs):  # not a version stamped
+                out.append((module, name, ours, theirs))
+    return sorted(out, key=lambda t: t[2] != "imported")
+
+
 def generate_optdeps(
     ws: Workspace,
     fw: Framework,
@@ -232,16 +250,10 @@ def generate_optdeps(
     failed = next((str(r["error"]) for r in [*head, *before] if "error" in r), "")
     if failed:
         return [f"optdeps: the changed modules could not be imported: {failed}"]
-    tests: list[tuple[str, str, str, str]] = []  # module, blocked, head, parent
-    for module in sorted(modules):
-        for name in blocked:
-            ours, theirs = _steady(head, module, name), _steady(before, module, name)
-            if ours is not None and theirs is not None and ours != theirs:
-                tests.append((module, name, ours, theirs))
+    tests = differences(sorted(modules), blocked, head, before)
     said = f"optdeps: blocked {', '.join(blocked)} in {', '.join(sorted(modules))}"
     if not tests:
         return [f"{said}: head and parent import alike"]
-    tests.sort(key=lambda t: t[2] != "imported")  # what now works without it, first
     target, text, found = _render(fw, tests[:MAX_TESTS], sorted(packages))
     try:
         ws.write_test(target, text)

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from bot.testgen.gates import names_missing
-from bot.testgen.optdeps import candidates
+from bot.testgen.optdeps import candidates, differences
 from tests.testgen.sample import caught, sample_testgen
 
 LIBRARY = """def bold(text):
@@ -119,3 +119,17 @@ def test_candidates_optional_first_and_the_blocked_import_is_no_missing_name() -
     assert not names_missing(blocked)
     assert names_missing("ImportError: cannot import name 'new_thing' from 'shapes'")
     assert names_missing(f"{blocked}; ModuleNotFoundError: No module named 'shapes.new'")
+
+
+def test_only_steady_outcomes_of_modules_that_import_differ() -> None:
+    def run(outcome: str, plain: str = "imported") -> dict[str, dict[str, str]]:
+        return {"m": {"": plain, "x": outcome}}
+
+    needs, ok = run("needs x"), run("imported")
+    assert differences(["m"], ["x"], [ok, ok], [needs, needs]) == [
+        ("m", "x", "imported", "needs x")
+    ]
+    assert differences(["m"], ["x"], [ok, needs], [needs, needs]) == []  # head unsteady
+    assert differences(["m"], ["x"], [ok, ok], [run("", "ImportError: gone")] * 2) == []
+    stamped = [run("RuntimeError: lib 1.3 needs x")] * 2, [run("RuntimeError: lib 1.2 needs x")] * 2
+    assert differences(["m"], ["x"], *stamped) == []  # a version number only
