@@ -236,6 +236,7 @@ def generate_optdeps(
     plan = json.dumps(
         {"modules": sorted(modules), "packages": sorted(packages), "blocked": blocked}
     )
+    started = time.monotonic()
     head = [_observe(ws, fw, plan, f"head-{seed}", seed) for seed in (0, 1)]
     with Workspace(
         ws.repo,
@@ -251,7 +252,8 @@ def generate_optdeps(
     if failed:
         return [f"optdeps: the changed modules could not be imported: {failed}"]
     tests = differences(sorted(modules), blocked, head, before)
-    said = f"optdeps: blocked {', '.join(blocked)} in {', '.join(sorted(modules))}"
+    took = f"{time.monotonic() - started:.1f} s"
+    said = f"optdeps: blocked {', '.join(blocked)} in {', '.join(sorted(modules))} ({took})"
     if not tests:
         return [f"{said}: head and parent import alike"]
     target, text, found = _render(fw, tests[:MAX_TESTS], sorted(packages))
