@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from bot.testgen.matrix import Target
     from bot.testgen.workspace import Workspace
 
-__all__ = ["candidates", "differences", "generate_optdeps", "import_hits"]
+__all__ = ["candidates", "differences", "generate_optdeps", "import_hits", "plan_for", "written"]
 
 SIDE_RUNNER = Path(__file__).with_name("probe_optdeps.py")
 MAX_BLOCKED = 3  # libraries blocked
@@ -198,19 +198,11 @@ def differences(
     return sorted(out, key=lambda t: t[2] != "imported")
 
 
-def generate_optdeps(
-    ws: Workspace,
-    fw: Framework,
-    targets: list[Target],
-    parent: str | None,
-    facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
-    until: float | None = None,
-) -> list[str]:
-    """Write one test file pinning how the changed modules import without an optional
-    library, where head and parent differ; return notes. Nothing when less than
-    ``LEAST_SECONDS`` are left until ``until`` (``time.monotonic``)."""
-    from bot.testgen.workspace import Workspace, WriteRefused
-
+def plan_for(
+    ws: Workspace, fw: Framework, targets: list[Target], parent: str | None
+) -> dict[str, Any] | None:
+    """The side-runner's plan (modules, the project's packages, the libraries to block),
+    or None when no changed module imports a candidate."""
     paths = sorted(
         {
             t.path
@@ -221,23 +213,68 @@ def generate_optdeps(
         }
     )[:MAX_MODULES]
     if not paths or parent is None:
-        return []
-    modules = {_module_name(p): p for p in paths}
-    packages = {m.split(".")[0] for m in modules}
+        return None
+    modules = sorted({_module_name(p) for p in paths})
+    packages = sorted({m.split(".")[0] for m in modules})
     changed: dict[str, list[int]] = {}
     for t in targets:
         changed.setdefault(t.path, []).extend(t.lines)
     files = [(_parent_version(ws, p, parent), ws.read(p) or "", changed.get(p, [])) for p in paths]
-    blocked = candidates(files, packages, _extras(ws.read))
-    if not blocked:
+    blocked = candidates(files, set(packages), _extras(ws.read))
+    return {"modules": modules, "packages": packages, "blocked": blocked} if blocked else None
+
+
+def written(
+    ws: Workspace,
+    fw: Framework,
+    plan: dict[str, Any] | None,
+    runs: dict[str, Any],
+    facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
+) -> list[str]:
+    """Write the test file for the outcomes of ``runs`` (tag -> a run's ``optdeps``
+    answer; ``head-*`` and ``parent-*``) where head and parent differ; return notes."""
+    from bot.testgen.workspace import WriteRefused
+
+    if plan is None:
+        return []
+    head = [r for t, r in runs.items() if t.startswith("head")]
+    before = [r for t, r in runs.items() if t.startswith("parent")]
+    said = f"optdeps: blocked {', '.join(plan['blocked'])} in {', '.join(plan['modules'])}"
+    if len(head) < 2 or len(before) < 2 or not all(isinstance(r, dict) for r in runs.values()):
+        return [f"{said}: not every run answered"]
+    tests = differences(plan["modules"], plan["blocked"], head, before)
+    if not tests:
+        return [f"{said}: head and parent import alike"]
+    target, text, found = _render(fw, tests[:MAX_TESTS], plan["packages"])
+    try:
+        ws.write_test(target, text)
+    except WriteRefused as exc:
+        return [said, f"optdeps: {exc}"]
+    if facts is not None:
+        facts[target] = found
+    return [f"{said}: {len(found)} differ; optdeps wrote {target}"]
+
+
+def generate_optdeps(
+    ws: Workspace,
+    fw: Framework,
+    targets: list[Target],
+    parent: str | None,
+    facts: dict[str, dict[str, list[dict[str, object]]]] | None = None,
+    until: float | None = None,
+) -> list[str]:
+    """On its own (the differential has no function to probe, so no runs to ride on):
+    the side-runner twice on head and twice in a worktree of the parent, then
+    ``written``. Nothing when less than ``LEAST_SECONDS`` are left until ``until``."""
+    from bot.testgen.workspace import Workspace
+
+    plan = plan_for(ws, fw, targets, parent)
+    if plan is None or parent is None:
         return []
     if until is not None and until - time.monotonic() < LEAST_SECONDS:
-        return [f"optdeps: {', '.join(blocked)} not blocked: the job's time is spent"]
-    plan = json.dumps(
-        {"modules": sorted(modules), "packages": sorted(packages), "blocked": blocked}
-    )
-    started = time.monotonic()
-    head = [_observe(ws, fw, plan, f"head-{seed}", seed) for seed in (0, 1)]
+        return [f"optdeps: {', '.join(plan['blocked'])} not blocked: the job's time is spent"]
+    text = json.dumps(plan)
+    runs = {f"head-{seed}": _observe(ws, fw, text, f"head-{seed}", seed) for seed in (0, 1)}
     with Workspace(
         ws.repo,
         parent,
@@ -247,23 +284,12 @@ def generate_optdeps(
         isolation=ws.isolation,
         shared=ws.user,
     ) as parent_ws:
-        before = [_observe(parent_ws, fw, plan, f"parent-{seed}", seed) for seed in (0, 1)]
-    failed = next((str(r["error"]) for r in [*head, *before] if "error" in r), "")
+        for seed in (0, 1):
+            runs[f"parent-{seed}"] = _observe(parent_ws, fw, text, f"parent-{seed}", seed)
+    failed = next((str(r["error"]) for r in runs.values() if "error" in r), "")
     if failed:
         return [f"optdeps: the changed modules could not be imported: {failed}"]
-    tests = differences(sorted(modules), blocked, head, before)
-    took = f"{time.monotonic() - started:.1f} s"
-    said = f"optdeps: blocked {', '.join(blocked)} in {', '.join(sorted(modules))} ({took})"
-    if not tests:
-        return [f"{said}: head and parent import alike"]
-    target, text, found = _render(fw, tests[:MAX_TESTS], sorted(packages))
-    try:
-        ws.write_test(target, text)
-    except WriteRefused as exc:
-        return [said, f"optdeps: {exc}"]
-    if facts is not None:
-        facts[target] = found
-    return [f"{said}: {len(found)} differ; optdeps wrote {target}"]
+    return written(ws, fw, plan, runs, facts)
 
 
 def _parent_version(ws: Workspace, path: str, parent: str) -> str | None:
