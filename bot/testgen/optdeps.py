@@ -321,7 +321,7 @@ def _imported_without(monkeypatch, module, blocked, packages):
     monkeypatch.setitem(sys.modules, blocked, None)
     try:
         importlib.import_module(module)
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         missing = getattr(error, 'name', None) or ''
         if isinstance(error, ImportError) and ours(missing, [blocked]):
             return f'needs {blocked}'

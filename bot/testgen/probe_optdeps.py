@@ -51,8 +51,8 @@ def _fresh(module: str, packages: list[str], blocked: str) -> str:
         error: BaseException | None = None
         try:
             importlib.import_module(module)
-        except Exception as exc:  # what the import does without it is the outcome
-            error = exc
+        except (Exception, SystemExit) as exc:  # what the import does without it (a
+            error = exc  # module may end the process: "pip install x[cli]", then exit)
         return outcome_of(error, blocked)
     finally:  # the project's fresh modules go; a library imported meanwhile stays
         for name in list(sys.modules):

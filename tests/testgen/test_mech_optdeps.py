@@ -10,10 +10,14 @@ handling gets no claim."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from bot.testgen.gates import names_missing
 from bot.testgen.optdeps import candidates, differences
+from bot.testgen.probe_optdeps import observe
 from tests.testgen.sample import caught, sample_testgen
 
 LIBRARY = """def bold(text):
@@ -133,3 +137,24 @@ def test_only_steady_outcomes_of_modules_that_import_differ() -> None:
     assert differences(["m"], ["x"], [ok, ok], [run("", "ImportError: gone")] * 2) == []
     stamped = [run("RuntimeError: lib 1.3 needs x")] * 2, [run("RuntimeError: lib 1.2 needs x")] * 2
     assert differences(["m"], ["x"], *stamped) == []  # a version number only
+
+
+def test_a_module_that_exits_without_the_library_is_an_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "fancylib").mkdir()
+    (tmp_path / "fancylib" / "__init__.py").write_text(LIBRARY)
+    (tmp_path / "clipkg").mkdir()
+    (tmp_path / "clipkg" / "__init__.py").write_text("")
+    (tmp_path / "clipkg" / "cli.py").write_text(
+        "import sys\ntry:\n    import fancylib\nexcept ImportError:\n"
+        "    sys.stderr.write('pip install clipkg[cli]')\n    sys.exit(1)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = set(sys.modules)
+    seen = observe({"modules": ["clipkg.cli"], "packages": ["clipkg"], "blocked": ["fancylib"]})
+    assert seen == {"clipkg.cli": {"": "imported", "fancylib": "SystemExit: 1"}}
+    # the project's modules imported meanwhile are gone again; the library stays loaded
+    assert not any(m.startswith("clipkg") for m in set(sys.modules) - before)
+    assert "fancylib" in sys.modules
+    del sys.modules["fancylib"]  # this test's own library, not left for the others
