@@ -68,7 +68,7 @@ def _catches_import_error(node: ast.Try) -> bool:
 
 def _imports(source: str | None) -> list[tuple[str, bool, range]]:
     """(top-level module, guarded by an ImportError handler, its lines) of each absolute
-    import in ``source``."""
+    import in ``source``; a relative one as ``.``."""
     try:
         tree = ast.parse(source or "")
     except SyntaxError:
@@ -82,10 +82,10 @@ def _imports(source: str | None) -> list[tuple[str, bool, range]]:
                 if isinstance(node, ast.Import)
                 else [node.module]
                 if node.module and not node.level
-                else []
+                else ["."]
             )
             lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
-            out.extend((n.split(".")[0], guarded, lines) for n in names)
+            out.extend((n if n == "." else n.split(".")[0], guarded, lines) for n in names)
         if isinstance(node, ast.Try):
             inner = guarded or _catches_import_error(node)
             for child in node.body:
@@ -146,7 +146,7 @@ def candidates(
             gone = any(old[n - 1] not in kept for n in lines if n <= len(old))
             seen.append((m, g, gone))
         for module, guarded, in_change in seen:
-            if module in sys.stdlib_module_names or module in packages or module == "__future__":
+            if module in sys.stdlib_module_names or module in {*packages, "__future__", "."}:
                 continue
             rank = 4 * guarded + 2 * in_change + (module.lower() in extras)
             score[module] = max(score.get(module, 0), rank)
@@ -214,14 +214,25 @@ def plan_for(
     )[:MAX_MODULES]
     if not paths or parent is None:
         return None
-    modules = sorted({_module_name(p) for p in paths})
-    packages = sorted({m.split(".")[0] for m in modules})
+    packages = sorted({_module_name(p).split(".")[0] for p in paths})
     changed: dict[str, list[int]] = {}
     for t in targets:
         changed.setdefault(t.path, []).extend(t.lines)
     files = [(_parent_version(ws, p, parent), ws.read(p) or "", changed.get(p, [])) for p in paths]
     blocked = candidates(files, set(packages), _extras(ws.read))
-    return {"modules": modules, "packages": packages, "blocked": blocked} if blocked else None
+    # the modules that import one (either side), or a module of their own package under an
+    # ImportError handler (``try: from .progress import Bar``): each import costs
+    modules = sorted(
+        _module_name(p)
+        for p, (before, after, _lines) in zip(paths, files, strict=True)
+        if any(
+            m in blocked or (m == "." and guarded)
+            for m, guarded, _n in [*_imports(before), *_imports(after)]
+        )
+    )
+    if not blocked or not modules:
+        return None
+    return {"modules": modules, "packages": packages, "blocked": blocked}
 
 
 def written(

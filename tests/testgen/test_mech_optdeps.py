@@ -113,9 +113,9 @@ def test_a_change_that_keeps_the_optional_import_claims_nothing(tmp_path: Path) 
 
 def test_candidates_optional_first_and_the_blocked_import_is_no_missing_name() -> None:
     head = "import numpy\ntry:\n    import yaml\nexcept ImportError:\n    yaml = None\n"
-    head += "import os\nfrom . import sibling\nimport shapes.other\n"
+    head += "import os\nfrom . import sibling\nfrom .x import y\nimport shapes.other\n"
     parent = "import numpy\nimport toml\n"
-    found = candidates([(parent, head, [2, 3, 4, 5])], {"shapes"}, {"numpy"})
+    found = candidates([(parent, head, [2, 3, 4, 5, 7, 8])], {"shapes"}, {"numpy"})
     # guarded first, then an import the change removed, then an extra; never os or shapes
     assert found == ["yaml", "toml", "numpy"]
     assert candidates([(head, head, [])], {"shapes"}, set()) == ["yaml"]
