@@ -320,6 +320,7 @@ def _imported_without(monkeypatch, module, blocked, packages):
     """Import ``module`` afresh as if ``blocked`` were not installed: 'imported', 'needs
     <blocked>', or the error. The project's modules are imported again; ``monkeypatch``
     puts every module back after the test, and the fresh ones are dropped here."""
+
     def ours(name, tops):
         return any(name == t or name.startswith(t + '.') for t in tops)
 
@@ -336,7 +337,7 @@ def _imported_without(monkeypatch, module, blocked, packages):
         missing = getattr(error, 'name', None) or ''
         if isinstance(error, ImportError) and ours(missing, [blocked]):
             return f'needs {blocked}'
-        text = re.sub(PATH, '<path>', ' '.join(str(error).split()))
+        text = re.sub(_MACHINE_PATH, '<path>', ' '.join(str(error).split()))
         return f'{type(error).__name__}: {text}'[:200]
     finally:
         for name in set(sys.modules) - before:
@@ -358,15 +359,15 @@ def _render(
         else ("test_nova_optional_imports.py")
     )
     body = [
-        f"{MARKER}importing the changed modules without an optional library, written by",
-        "Nova from importing them on the change's head and on its parent with the library",
-        "blocked (no model).",
+        f"{MARKER}imports without an optional library, written by Nova",
+        "from importing the changed modules on the change's head and on its parent with the",
+        "library blocked (no model).",
         '"""',
         "import importlib",
         "import re",
         "import sys",
         "",
-        f"PATH = {probe_optdeps._PATH.pattern!r}",
+        f"_MACHINE_PATH = {probe_optdeps._PATH.pattern!r}",
         HELPER.rstrip(),
     ]
     found: dict[str, list[dict[str, object]]] = {}
