@@ -158,3 +158,24 @@ def test_a_module_that_exits_without_the_library_is_an_outcome(
     assert not any(m.startswith("clipkg") for m in set(sys.modules) - before)
     assert "fancylib" in sys.modules
     del sys.modules["fancylib"]  # this test's own library, not left for the others
+
+
+def test_a_package_with_no_function_is_imported_on_its_own(tmp_path: Path) -> None:
+    # no function to probe: optdeps runs the side-runner itself, on both sides
+    required = 'import fancylib\n\nBOLD = fancylib.bold("x")\n'
+    optional = (
+        "try:\n    import fancylib\nexcept ImportError:\n    fancylib = None\n\n"
+        'BOLD = fancylib.bold("x") if fancylib else "x"\n'
+    )
+    base = {
+        "fancylib/__init__.py": LIBRARY,
+        "marks/__init__.py": required,
+        "tests/test_marks.py": (
+            'from marks import BOLD\n\n\ndef test_bold():\n    assert BOLD == "**x**"\n'
+        ),
+    }
+    _repo, data = sample_testgen(tmp_path, base, {"marks/__init__.py": optional}, "marks: optional")
+    facts = caught(data, "_imported_without(monkeypatch, 'marks'")
+    assert facts, data["notes"]
+    assert facts[0]["parent"] == "needs fancylib", facts
+    assert any("no changed public top-level Python function" in n for n in data["notes"])
