@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient, logged, projstate, scratch, search, wired
+from bot.testgen import ambient, logged, optdeps, projstate, scratch, search, wired
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -221,9 +221,11 @@ def _plan_json(
     seconds: float = RUN_SECONDS,
     loggers: list[str] | None = None,
     wire: bool = False,
+    blocked: dict[str, Any] | None = None,
 ) -> str:
     return json.dumps(
         {
+            "optdeps": blocked,  # the changed modules imported with a library blocked
             "call_seconds": CALL_SECONDS,
             "run_seconds": seconds,
             "modules": [p.spec(draw) for p in plans],
@@ -258,7 +260,7 @@ def side_runner(where: Path) -> Path:
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
     helpers = ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs", "wire")
-    for helper in (*helpers, "scratch"):
+    for helper in (*helpers, "scratch", "probe_optdeps"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
 
@@ -885,8 +887,10 @@ def generate_differential(
     clock = _Clock(until)
     settings = _settings(ws, targets, parent, notes)
     plans = _plans(ws, fw, targets, notes, settings)
-    if not plans:
+    if not plans:  # optdeps.py: the changed modules imported with a library blocked, alone
+        notes += optdeps.generate_optdeps(ws, fw, targets, parent, facts, until)
         return notes + ["differential: no changed public top-level Python function to test"]
+    blocked = optdeps.plan_for(ws, fw, targets, parent)  # in each run (optdeps.py)
     if parent:  # values a changed literal (regex, format spec) treats differently, first
         notes += steer_plans(plans, targets, ws.read, lambda p: ws.parent_text(p, parent))
     pairs = _pairs(ws, targets, parent)
@@ -894,8 +898,14 @@ def generate_differential(
     wire = wired.needed(pairs)  # the changed modules use an HTTP client (wired.py)
     seconds = clock.seconds(4, FIRST_SHARE)
     first = _probe(
-        ws, fw, _plan_json(plans, DRAWN, settings, seconds, loggers, wire), "head-1", 0, seconds
+        ws,
+        fw,
+        _plan_json(plans, DRAWN, settings, seconds, loggers, wire, blocked),
+        "head-1",
+        0,
+        seconds,
     )
+    imported = {"head-1": first.get("optdeps")}  # optdeps.py: each run's imports
     clock.note(first, "head-1", notes)
     if "error" in first:
         return notes + [f"differential: the changed modules could not be probed: {first['error']}"]
@@ -920,9 +930,10 @@ def generate_differential(
     def again(tag: str, seed: int, where: Workspace, runs_left: int) -> dict[str, Any]:
         """A run of the rendered inputs (without the functions found hung)."""
         seconds = clock.seconds(runs_left)
-        plan = _plan_json(clock.left_out(rendered), 0, settings, seconds, loggers, wire)
+        plan = _plan_json(clock.left_out(rendered), 0, settings, seconds, loggers, wire, blocked)
         data = _probe(where, fw, plan, tag, seed, seconds)
         clock.note(data, tag, notes)
+        imported[tag] = data.get("optdeps")
         return _modules(data)
 
     head = [again("head-2", 1, ws, 3)]
@@ -943,6 +954,7 @@ def generate_differential(
                 notes.append("differential: no search of agreeing inputs: the job's time is spent")
             elif searched:
                 notes += _search(ws, parent_ws, fw, searched, found, head, before)
+    notes += optdeps.written(ws, fw, blocked, imported, facts)
     pending: list[_File] = []
     for plan in plans:
         _one_module(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from bot.testgen.jsscan import JsScanError, matching_close
 from bot.testgen.matrix import Target
 from bot.testgen.modstate import class_body_hits, import_hits
+from bot.testgen.optdeps import import_hits as optdeps_hits
 from bot.testgen.runners import Runner
 from bot.testgen.workspace import Workspace
 
@@ -232,6 +233,8 @@ def _judge(
             hit = hit or import_hits(t, runner.imported, sources.get(t.path), test_text, c.name)
             # or in a class's own body (a member, a field), the test reading that class
             hit = hit or class_body_hits(t, runner.imported, sources.get(t.path), test_text, c.name)
+            # or at a fresh import inside the test, a library blocked (``optdeps``)
+            hit = hit or optdeps_hits(t, mine, test_text, c.name)
             if hit:
                 hits.setdefault(t.path, []).extend(hit)
                 c.targets.append(f"{t.path}::{t.qualname}")
@@ -351,12 +354,19 @@ _NAME_MISSING = re.compile(
 )
 
 
+# an import the test itself blocked (``sys.modules[x] = None``: a library not installed,
+# ``optdeps``): the parent needing it is a behaviour, not a name it lacks
+_BLOCKED = re.compile(
+    r"(?:\b(?:ImportError|ModuleNotFoundError): )?import of [\w.]+ halted; None in sys\.modules"
+)
+
+
 def names_missing(failure: str) -> bool:
     """Whether a test's failure on the parent is a name the parent does not have (a
     module's or a class's attribute, an import, a keyword parameter) rather than a
     behaviour; an instance lacking an attribute (``'NoneType' object has no attribute``)
     may be either, and is left to the generator's facts."""
-    return bool(_NAME_MISSING.search(failure))
+    return bool(_NAME_MISSING.search(_BLOCKED.sub("", failure)))
 
 
 def keep_whole_units(cases: list[TestCase], unit: Callable[[str], str]) -> None:

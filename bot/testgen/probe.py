@@ -40,12 +40,14 @@ if __package__:  # imported by Nova (its tests)
     from bot.testgen import ambient, asyncs, scratch, wire
     from bot.testgen import probe_logs as logs
     from bot.testgen import probe_objects as objects
+    from bot.testgen import probe_optdeps as optdeps
     from bot.testgen import probe_steady as steady
 else:  # run as a script next to its copies
     import nova_ambient as ambient  # type: ignore[import-not-found,no-redef]
     import nova_asyncs as asyncs  # type: ignore[import-not-found,no-redef]
     import nova_probe_logs as logs  # type: ignore[import-not-found,no-redef]
     import nova_probe_objects as objects  # type: ignore[import-not-found,no-redef]
+    import nova_probe_optdeps as optdeps  # type: ignore[import-not-found,no-redef]
     import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
     import nova_scratch as scratch  # type: ignore[import-not-found,no-redef]
     import nova_wire as wire  # type: ignore[import-not-found,no-redef]
@@ -1048,6 +1050,8 @@ def main() -> None:
     wire.configure(plan.get("wire"))  # HTTP requests recorded, connections refused (wire.py)
     out: Json = {"modules": {}}
     _watchdog(RUN_SECONDS[0] + RUN_GRACE, out, sys.argv[2])
+    if plan.get("optdeps"):  # the changed modules imported with a library blocked (optdeps.py)
+        out["optdeps"] = optdeps.observe(plan["optdeps"])
     for m in plan["modules"]:
         out["modules"][m["module"]] = {"functions": {}}
         probe_module(m["module"], m["functions"], seconds, out["modules"][m["module"]])
