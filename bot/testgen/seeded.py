@@ -37,7 +37,8 @@ if typing.TYPE_CHECKING:
 
 SEED = 0
 RANDOM = "randomness (random."  # how the profile hook names a read of random.py
-_STATE: list[typing.Any] = [None, None]  # random's and numpy's states right after seeding
+_STATE: list[typing.Any] = [None]  # numpy's state right after seeding (None: no numpy)
+_DREW = [False]  # the current call drew from random's global generator (the profile hook saw)
 _DRAWN: list[list[str]] = [[]]  # the generators the last call drew from
 # generators the current call made and seeded with a value: their draws repeat
 _MADE: weakref.WeakSet[random.Random] = weakref.WeakSet()
@@ -63,20 +64,21 @@ def reseed() -> None:
     _MADE.clear()
     _SEEDED_HERE[0] = False
     random.seed(SEED)
-    _STATE[0] = random.getstate()
     generator = _numpy()
     if generator is not None and hasattr(generator, "seed"):
         generator.seed(SEED)
-        _STATE[1] = _numpy_state(generator)
+        _STATE[0] = _numpy_state(generator)
     else:
-        _STATE[1] = None
+        _STATE[0] = None
+    _DREW[0] = False  # (the seeding itself is no draw of the call's)
 
 
 def note_drawn() -> None:
-    """After a call: which seeded generators it drew from (their state moved)."""
-    drawn = ["random"] if random.getstate() != _STATE[0] else []
-    generator = _numpy() if _STATE[1] is not None else None
-    if generator is not None and _numpy_state(generator) != _STATE[1]:
+    """After a call: which seeded generators it drew from (random's: as the profile hook
+    saw its draws, numpy's: its state moved; it calls no Python code the hook would see)."""
+    drawn = ["random"] if _DREW[0] else []
+    generator = _numpy() if _STATE[0] is not None else None
+    if generator is not None and _numpy_state(generator) != _STATE[0]:
         drawn.append("numpy")
     _DRAWN[0] = drawn
 
@@ -115,6 +117,7 @@ def seeded(generator: object) -> bool:
     """Whether a generator's draws repeat: the global one (seeded before the call), or
     one the call seeded with a value."""
     if generator is random._inst:
+        _DREW[0] = True
         return True
     return isinstance(generator, random.Random) and generator in _MADE
 
