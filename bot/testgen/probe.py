@@ -437,7 +437,8 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
         built = objects.drop_unplain(maker, *built) if built is not None else None
         origin = str(item.get("origin", "tests"))
         if not needs_obj:  # a value that is not data shown as written (a raiser's stand-in)
-            cases.append(_Case(None, [], values, scope, origin, given=item))
+            given = None if seeded.unsteady_source(item) else item  # not a value of now
+            cases.append(_Case(None, [], values, scope, origin, given=given))
         elif built is not None:
             steps = list(item.get("steps", []))
             lines = objects.imports_used(item.get("imports", []), steps)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 import sys
 import typing
 import weakref
@@ -120,6 +121,20 @@ def seeded(generator: object) -> bool:
         _DREW[0] = True
         return True
     return isinstance(generator, random.Random) and generator in _MADE
+
+
+# what an argument's source may not call to be shown as written: its value would be
+# another one when the test runs (a struct_time of now), where two runs a second apart agree
+_UNSTEADY = re.compile(
+    r"\b(?:time|now|today|utcnow|localtime|gmtime|monotonic|perf_counter|random|rand\w*|"
+    r"uuid\d|urandom|token_\w+|getpid|getcwd|environ|getenv|gethostname)\b"
+)
+
+
+def unsteady_source(item: dict[str, typing.Any]) -> bool:
+    """Whether a mined call's argument sources call the clock, randomness or the machine."""
+    sources = [*item.get("args", []), *dict(item.get("kwargs", {})).values()]
+    return any(isinstance(s, str) and _UNSTEADY.search(s) for s in sources)
 
 
 # -- Nova's side: the written test, the inputs -------------------------------------------

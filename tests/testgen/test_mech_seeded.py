@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import secrets
+import sys
 import time
 from typing import Any
 
@@ -26,6 +27,7 @@ from tests.testgen.sample import caught, sample_testgen
 
 DECK = '''import random
 import secrets
+import sys
 import time
 
 
@@ -231,3 +233,20 @@ def test_a_seed_parameter_defaulting_to_none_is_given_small_integers() -> None:
     assert (("[1, 2]", "7"), (("rng", "1"),)) in shown
     assert not any(c.args[1:] == ("7",) and c.kwargs == () for c in made)  # 7 is kept
     assert not any("flag" in dict(c.kwargs) for c in made)
+
+
+def head(items: Any) -> object:
+    return next(iter(items))
+
+
+def test_an_argument_that_is_not_data_is_shown_as_written_unless_it_reads_now() -> None:
+    module = sys.modules[__name__]
+    spec = {
+        "qualname": "head",
+        "inputs": [
+            {"args": ["iter([3, 4])"], "kwargs": {}, "imports": []},
+            {"args": ["iter(time.localtime())"], "kwargs": {}, "imports": ["import time"]},
+        ],
+    }
+    rows = probe.probe_function(module, spec, 1.0)["results"]
+    assert [(r["args"], r["outcome"].get("value")) for r in rows] == [(["iter([3, 4])"], "3")]
