@@ -239,7 +239,10 @@ def head(items: Any) -> object:
     return next(iter(items))
 
 
-def test_an_argument_that_is_not_data_is_shown_as_written_unless_it_reads_now() -> None:
+def test_an_argument_that_is_not_data_is_shown_as_written_unless_it_reads_now(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(probe, "RUN_SECONDS", [1e9])  # the run's budget counts from import
     module = sys.modules[__name__]
     spec = {
         "qualname": "head",
