@@ -55,7 +55,8 @@ from bot.testgen.probe import RUN_GRACE
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.raisers import raiser_inputs, with_helpers
 from bot.testgen.render import Example, render_module
-from bot.testgen.retype import retype
+from bot.testgen.retype import called_def, retype
+from bot.testgen.seeded import seed_inputs
 from bot.testgen.shapes import shaped_inputs
 from bot.testgen.steady_parts import imported_first, unlike, unpacked
 from bot.testgen.steer import data_inputs, placed
@@ -259,7 +260,7 @@ def side_runner(where: Path) -> Path:
     (it runs with the project's interpreter, which cannot import Nova)."""
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
-    helpers = ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs", "wire")
+    helpers = ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs", "wire", "seeded")
     for helper in (*helpers, "scratch", "probe_optdeps"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
@@ -557,6 +558,7 @@ def _plans(
             switched_ = switched(steered, source, name, mine)
             switched_ += switched(candidates[:4], source, name, mine)
             candidates += steered + switched_
+            candidates += seed_inputs(candidates[:6], source, name, called_def)  # seeded.py
             candidates += retype(candidates, source, name, hints)
             candidates += other_types(candidates, source, name, lines)  # isinstance(other, C)
             shaped = shaped_inputs(candidates, source, name, lines, tests)
@@ -693,6 +695,7 @@ def _example(
         pinned=bool(result.get("pinned")),  # its outcome shows with the clock pinned only
         ambient=str(result.get("ambient") or ""),  # observed under a process-wide setting
         scratch=bool(result.get("scratch")),  # in a scratch directory (scratch.py)
+        seeded=list(result.get("seeded") or []),  # the generators it drew from (seeded.py)
     )
 
 

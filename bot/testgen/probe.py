@@ -37,7 +37,7 @@ import typing
 import warnings
 
 if __package__:  # imported by Nova (its tests)
-    from bot.testgen import ambient, asyncs, scratch, wire
+    from bot.testgen import ambient, asyncs, scratch, seeded, wire
     from bot.testgen import probe_logs as logs
     from bot.testgen import probe_objects as objects
     from bot.testgen import probe_optdeps as optdeps
@@ -50,6 +50,7 @@ else:  # run as a script next to its copies
     import nova_probe_optdeps as optdeps  # type: ignore[import-not-found,no-redef]
     import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
     import nova_scratch as scratch  # type: ignore[import-not-found,no-redef]
+    import nova_seeded as seeded  # type: ignore[import-not-found,no-redef]
     import nova_wire as wire  # type: ignore[import-not-found,no-redef]
 
 if typing.TYPE_CHECKING:  # annotations only: the project's interpreter may be older
@@ -158,7 +159,7 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
                 return  # a garbage collector's callback timing a collection the call set off
             found = f"the clock ({getattr(owner, '__name__', module)}.{name})"
         elif owner is not None and type(owner).__module__ in ("random", "_random"):
-            found = f"randomness (random.{name})"
+            found = "" if seeded.seeded(owner) else f"randomness (random.{name})"
         elif name in _MACHINE and module in _MACHINE_MODULES:
             found = f"the machine ({module}.{name})"
     elif event == "call":
@@ -166,6 +167,8 @@ def _watch(frame: typing.Any, event: str, arg: object) -> None:
         if code not in _CALLED:  # each code object is read once: the hook runs on every call
             _CALLED[code] = _read_by(code)
         found = _CALLED[code]
+        if found.startswith(seeded.RANDOM):  # a seeded generator's draws repeat (seeded.py)
+            found = seeded.read(frame, found)
         if found and asyncs.asyncio_reads(frame):
             return  # asyncio's debug flag, read as a loop is made (asyncs.py)
         if found == ambient.ENV_READ and wire.configures(frame):
@@ -435,8 +438,9 @@ def _cases(named: objects.Named, spec: Json) -> list[_Case]:
         built = scratch.filled(maker, built, objects.UNPLAIN)
         built = objects.drop_unplain(maker, *built) if built is not None else None
         origin = str(item.get("origin", "tests"))
-        if not needs_obj:  # a raiser stand-in is shown as written (raisers.py)
-            cases.append(_Case(None, [], values, scope, origin, given=_written(item)))
+        if not needs_obj:  # a value that is not data shown as written (a raiser's stand-in)
+            given = None if seeded.unsteady_source(item) else item  # not a value of now
+            cases.append(_Case(None, [], values, scope, origin, given=given))
         elif built is not None:
             steps = list(item.get("steps", []))
             lines = objects.imports_used(item.get("imports", []), steps)
@@ -520,6 +524,7 @@ def _act(named: objects.Named, case: _Case, stage: list[str]) -> tuple[object, s
                 return _observed(named, obj, value, "", stage)
             asyncs.discard(value)
         del stage[:]
+        seeded.reseed()  # made again: from the same seed
     _awaited[0] = how
     made = asyncs.run(lambda: _made(named, case, stage), objects.ITEMS, objects.unset_read)
     obj, value, settled = made
@@ -614,7 +619,11 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     read = list(_depends)
     if not read or outcome["kind"] == "side effect":
         return outcome
-    if outcome["kind"] in _PINNABLE and all(r.startswith(_CLOCK_READ) for r in read):
+    if (
+        outcome["kind"] in _PINNABLE
+        and all(r.startswith(_CLOCK_READ) for r in read)
+        and not seeded.seeded_here()  # its own generator's seed may be the time
+    ):
         moved = False
         with steady.moved() as shift:
             for ahead in steady.SHIFTS:
@@ -682,6 +691,7 @@ def _call_once(named: objects.Named, case: _Case, seconds: float) -> Json:
     caught: BaseException | None = None
     stage: list[str] = []
     stack = contextlib.ExitStack()
+    seeded.reseed()  # the global generators, the same before every call (seeded.py)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _guard["on"] = True
     wire.start()  # its HTTP requests recorded, when the plan asks (wire.py)
@@ -703,6 +713,7 @@ def _call_once(named: objects.Named, case: _Case, seconds: float) -> Json:
         signal.setitimer(signal.ITIMER_REAL, 0)
         wire.stop()  # (its threads' requests: after the timer, which would stop the wait)
         stack.close()
+        seeded.note_drawn()
     if isinstance(caught, SideEffect):
         return {"kind": "side effect", "why": str(caught)}
     if isinstance(caught, CallTimeout):
@@ -915,6 +926,7 @@ def _probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
         results[-1].update(warned)
         results[-1].update(logs.kept(_call, named, case, seconds))
         results[-1].update(wire.kept())  # its HTTP requests (wire.py)
+        results[-1].update(seeded.drawn())  # the generators it drew from, seeded (seeded.py)
         answered = wire.answered(spec["qualname"], call, named, case, seconds)
         results[-1].update(answered)  # its outcomes under canned answers (wire.py)
         if outcome["kind"] in _PINNABLE and not pinned and len(seen) <= AMBIENT_INPUTS:
@@ -956,7 +968,7 @@ def _under_settings(
             _MACHINE.update(tolerated)
             _QUIET.clear()
         if not _depends and again["kind"] in _PINNABLE:
-            out.append({**row, "outcome": again, "ambient": key, **wire.noted()})
+            out.append({**row, "outcome": again, "ambient": key, **wire.noted(), **seeded.drawn()})
     return out
 
 
@@ -970,12 +982,6 @@ def _setter_watch(seconds: float) -> Iterator[None]:
     finally:
         _guard["on"] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
-
-
-def _written(item: Json) -> Json | None:
-    """A call whose imports define a helper (raisers.py: a stand-in that raises): its
-    arguments are shown as written, the helper's line kept for the later runs."""
-    return item if any(str(i).startswith("def ") for i in item.get("imports", [])) else None
 
 
 def _as_written(case: _Case) -> Json | None:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.testgen import ambient, asyncs, logged, probe_steady, scratch, wired
+from bot.testgen import ambient, asyncs, logged, probe_steady, scratch, seeded, wired
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import MAKER, OBJ
 
@@ -42,6 +42,7 @@ class Example:
     logged: dict[str, Any] | None = None  # the log records it asserts (logged.py)
     wire: dict[str, Any] | None = None  # the parts of its HTTP requests it asserts (wired.py)
     scratch: bool = False  # probed in a scratch directory (scratch.py): run in tmp_path
+    seeded: list[str] = field(default_factory=list)  # generators seeded first (seeded.py)
 
     def in_tmp(self) -> bool:
         return scratch.chdir_needed(self.outcome, self.parent, self.scratch)
@@ -69,6 +70,7 @@ class Example:
             ctor=result.get("ctor"),
             steps=list(result.get("steps") or []),
             origin=str(result.get("origin", "")),
+            seeded=list(result.get("seeded") or []),
             **extra,
         )
 
@@ -92,6 +94,7 @@ class Example:
             bool(self.logged),
             bool(self.wire),
             self.in_tmp(),
+            tuple(self.seeded),
         )
 
     def all_imports(self) -> list[str]:
@@ -108,7 +111,7 @@ class Example:
             out.append("import re")
         if self.outcome.get("awaited"):
             out.append("import asyncio")
-        return out + scratch.written_imports(self.outcome)
+        return out + scratch.written_imports(self.outcome) + seeded.lines(self.seeded)[1]
 
     def alone(self) -> bool:
         """Whether it needs a test of its own (an instance with steps to set up)."""
@@ -312,6 +315,7 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
         lines.append(f"    # before this change: {e.before}")
     setup, call = setup_and_call(func, e, e.args, e.kwargs)
     var = setup[0].split(" = ", 1)[0] if setup else ""
+    setup = [*seeded.lines(e.seeded)[0], *setup]  # as the probe seeded them (seeded.py)
     outcome = e.outcome
     if outcome.get("awaited"):  # built, called and awaited in a coroutine (asyncs.py)
         setup, call, outcome = asyncs.written(setup, call, outcome, var)
@@ -440,7 +444,7 @@ def _parametrized(
         ")",
         f"def {name}({', '.join(columns)}):",
         *head,
-        *_assertion(setup, call, first.outcome, "expected"),
+        *_assertion([*seeded.lines(first.seeded)[0], *setup], call, first.outcome, "expected"),
     ]
 
 
@@ -530,6 +534,7 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
     pinned = [f"with {PINNED}()"] if e.pinned else []
     pinned += [f"with {ambient.entered(e.ambient)}"] if e.ambient else []
+    pinned += seeded.lines(e.seeded)[0]
     made = _observed(call, e.outcome)
     if e.outcome.get("awaited"):
         setup, made = [], asyncs.shown(setup, call, e.outcome)
