@@ -385,7 +385,7 @@ def pytest_runtest_protocol(item: typing.Any, nextitem: typing.Any) -> typing.An
         _STATE.update(node=None, code=None)
 
 
-SEED = 0  # amplify_write.SEED
+SEED = 0  # seeded.SEED (the side-runner's, and the written tests')
 
 
 def _generators() -> dict[str, typing.Any]:

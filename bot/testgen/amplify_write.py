@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from bot.testgen import seeded
 from bot.testgen.amplify_checks import raised_checks, value_check
 from bot.testgen.amplify_loops import comprehension_of, looped_checks
 from bot.testgen.amplify_window import LONGEST, WHOLE
@@ -76,20 +77,13 @@ def origin(rel: str) -> str:
     return rel
 
 
-SEED = 0  # amplify_plugin.SEED
-_SEEDS = {
-    "random": ("import random", f"random.seed({SEED})"),
-    "numpy": ("import numpy", f"numpy.random.seed({SEED})"),
-}
-
-
 def seeding(func: ast.FunctionDef | ast.AsyncFunctionDef, d: Difference) -> list[str]:
     """Seeds the generators ``d``'s test drew from at the start of ``func``'s body, as
-    the observation did; the imports that needs."""
-    known = [name for name in d.seeded if name in _SEEDS]
-    for name in reversed(known):
-        func.body.insert(0, ast.parse(_SEEDS[name][1]).body[0])
-    return [_SEEDS[name][0] for name in known]
+    the observation did (``seeded.lines``, as the side-runner's tests do); the imports
+    that needs."""
+    body, imports = seeded.lines(list(d.seeded))
+    func.body[:0] = [ast.parse(line).body[0] for line in body]
+    return imports
 
 
 def changed_name(name: str) -> str:
