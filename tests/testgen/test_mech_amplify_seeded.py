@@ -4,7 +4,8 @@ to end on small projects: the observation seeds ``random`` right before each tes
 sides; the amplified test seeds it the same way. Unseeded, every copy was unsteady and
 dropped (python-louvain shuffles its nodes with the global state).
 
-- DEAL: the release sorts each hand; the project's test checks only that no card is
+- DEAL (it reads the process id, so the differential generator, which seeds its calls
+  too, compares none of its inputs): the release sorts each hand; the project's test checks only that no card is
   lost. The copy asserts head's hands after ``random.seed(0)`` and fails on the parent.
 - A change that keeps what is dealt (a hand built another way) claims nothing.
 - Seeding is written only where the test's body drew from the generator.
@@ -24,12 +25,15 @@ from tests.testgen.sample import sample_testgen
 from tests.testgen.test_mech_amplify import amplified
 
 DEAL = """
+import os
 import random
 
 
 def deal(cards, hands):
     pile = list(cards)
     random.shuffle(pile)
+    if not os.getpid():  # the machine: no input of the differential generator is compared
+        pile.reverse()
     return [pile[i::hands] for i in range(hands)]
 
 
