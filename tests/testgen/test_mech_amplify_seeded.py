@@ -5,8 +5,9 @@ sides; the amplified test seeds it the same way. Unseeded, every copy was unstea
 dropped (python-louvain shuffles its nodes with the global state).
 
 - DEAL (it reads the process id, so the differential generator, which seeds its calls
-  too, compares none of its inputs): the release sorts each hand; the project's test checks only that no card is
-  lost. The copy asserts head's hands after ``random.seed(0)`` and fails on the parent.
+  too, compares none of its inputs): the release sorts each hand; the project's test
+  checks only that no card is lost. The copy asserts head's hands after
+  ``random.seed(0)`` and fails on the parent.
 - A change that keeps what is dealt (a hand built another way) claims nothing.
 - Seeding is written only where the test's body drew from the generator.
 """

@@ -134,6 +134,11 @@ def test_only_steady_outcomes_of_modules_that_import_differ() -> None:
         ("m", "x", "imported", "needs x")
     ]
     assert differences(["m"], ["x"], [ok, needs], [needs, needs]) == []  # head unsteady
+    assert differences(["m"], ["x"], [needs, needs], [ok, ok]) == []  # now a dependency
+    failing = [run("RuntimeError: install the x extra")] * 2
+    assert differences(["m"], ["x"], failing, [needs, needs]) == [
+        ("m", "x", "RuntimeError: install the x extra", "needs x")
+    ]  # a clearer error without it is a behaviour
     assert differences(["m"], ["x"], [ok, ok], [run("", "ImportError: gone")] * 2) == []
     stamped = [run("RuntimeError: lib 1.3 needs x")] * 2, [run("RuntimeError: lib 1.2 needs x")] * 2
     assert differences(["m"], ["x"], *stamped) == []  # a version number only
