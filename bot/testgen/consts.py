@@ -26,13 +26,22 @@ b"..."), ...]``), the rest of the input's text kept byte for byte.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeGuard
 
 from bot.testgen.inputs import Candidate
 
-__all__ = ["Consts", "branch_constants", "constant_inputs", "same_role", "swap_constants"]
+__all__ = [
+    "Consts",
+    "branch_constants",
+    "constant_inputs",
+    "named_literals",
+    "same_role",
+    "swap_constants",
+]
 
 MAX_CONST_INPUTS = 48  # inputs made from the branch constants, per function
 _VALUES = 8  # constants kept per change
@@ -94,6 +103,66 @@ def _named(tree: ast.Module) -> dict[str, Value]:
 
     read(tree.body, "")
     return out
+
+
+def named_literals(
+    source: str, path: str, lines: list[int], read: Callable[[str], str | None]
+) -> list[Value]:
+    """The values of the constants the changed ``lines`` name (``if
+    value.startswith(LIST_ITEM_MARKER)``): a module-level ``NAME = literal`` of this module,
+    or of the project's module the name is imported from (``from .constants import
+    LIST_ITEM_MARKER``; ``read`` gives a project file's text, None when absent). What
+    ``steering_literals`` gives for a literal written in the line itself."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    wanted = set(lines)
+    names = [
+        n.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno in wanted
+    ]
+    local = _named(tree)
+    out = [local[n] for n in dict.fromkeys(names) if n in local]
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        for alias in node.names:
+            if (alias.asname or alias.name) not in names or alias.name in local:
+                continue
+            for where in _module_files(path, node.module or "", node.level):
+                text = read(where)
+                if text is None:
+                    continue
+                try:
+                    value = _named(ast.parse(text)).get(alias.name)
+                except (SyntaxError, ValueError):
+                    value = None
+                if value is not None and value not in out:
+                    out.append(value)
+                break
+    return out
+
+
+def _module_files(path: str, module: str, level: int) -> list[str]:
+    """Where the module an import names may be, for the file at ``path`` (relative: from
+    its package; absolute: under each folder above it, ``src/`` layouts too)."""
+    parts = module.split(".") if module else []
+    if level:
+        base = posixpath.dirname(path)
+        for _ in range(level - 1):
+            base = posixpath.dirname(base)
+        roots = [base]
+    else:
+        folders = posixpath.dirname(path).split("/") if "/" in path else []
+        roots = ["/".join(folders[:i]) for i in range(len(folders), -1, -1)]
+    stem = "/".join(parts)
+    out = []
+    for root in roots:
+        joined = posixpath.join(root, stem) if stem else root
+        out += [f"{joined}.py", posixpath.join(joined, "__init__.py")]
+    return [o.lstrip("/") for o in out]
 
 
 def _tables(tree: ast.Module) -> dict[str, ast.expr]:

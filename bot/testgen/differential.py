@@ -29,7 +29,7 @@ from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
 from bot.testgen.asyncs import carried
 from bot.testgen.bare import Bare, without_init
-from bot.testgen.consts import constant_inputs
+from bot.testgen.consts import constant_inputs, named_literals
 from bot.testgen.extremes import towards_exceptions, towards_transforms
 from bot.testgen.fixtures import fixture_files, replay_fixtures
 from bot.testgen.frameworks import Framework
@@ -69,6 +69,7 @@ __all__ = ["DifferentialPlan", "generate_differential", "static_side_effect"]
 
 PROBE = Path(__file__).with_name("probe.py")
 DRAWN = 100  # inputs drawn from type hints per function
+_VALUES = 4  # values of the constants the changed lines name, steering inputs
 MAX_CHANGED = 8  # tests per function pinning a changed behaviour
 MAX_AGREED = 3  # and guarding an unchanged one
 CALL_SECONDS = 1.0
@@ -413,7 +414,8 @@ def _candidates(
     if "." not in qualname:
         out = found.get(qualname, []) + inputs_from_doctests(source, qualname, path)
         if len(out) < 5 and _one_parameter(source, qualname):
-            out += literal_pool(tests, qualname)
+            # the literals of the tests that name it, else of those that import its package
+            out += literal_pool(tests, qualname) or literal_pool(tests, _top_package(path))
         return list(dict.fromkeys(out))
     owner, member = qualname.rsplit(".", 1)
     short = owner.rsplit(".", 1)[-1]
@@ -474,6 +476,11 @@ def _words(tests: dict[str, str], name: str) -> list[str]:
 def _one_argument(source: str, name: str) -> bool:
     """Whether ``name`` needs one argument (besides ``self`` for a method)."""
     return _one_parameter(source, name) or ("." in name and _one_parameter(source, name, 2))
+
+
+def _top_package(path: str) -> str:
+    """The top-level package (or module) of the module at ``path`` (``src/`` left out)."""
+    return _module_name(path).split(".", 1)[0]
 
 
 def _one_parameter(source: str, name: str, count: int = 1) -> bool:
@@ -539,6 +546,11 @@ def _plans(
             candidates, said = without_init(bare, candidates, found)
             notes += [f"differential: {path}::{name}: {said}"] if said else []
             strings, numbers = steering_literals(source, lines)
+            for value in named_literals(source, path, lines, ws.read)[:_VALUES]:  # consts.py
+                if isinstance(value, str) and value not in strings and len(value) <= 20:
+                    strings.append(value)
+                elif isinstance(value, int) and value not in numbers:
+                    numbers.append(value)
             for t in targets:  # a changed helper of another module it reaches steers too
                 if t.path != path and t.qualname in group[name] and t.path.endswith(".py"):
                     more, more_numbers = steering_literals(ws.read(t.path) or "", t.lines)
