@@ -74,9 +74,9 @@ TOKENS_NEW = TOKENS.replace(
     "            ttl = int(params.get(TTL))\n"
     "        elif isinstance(params.get(TTL), str):\n",
 ).replace('"tll must be a number"', '"ttl must be a number"')
-TOKENS_REFACTOR = TOKENS.replace(
-    "    ttl = None\n    if TTL in params:\n", "    ttl = None\n    if params and TTL in params:\n"
-)
+# the same behaviour for every input (``if params and TTL in params`` was not: ``expiry(None)``
+# raised TypeError before and AttributeError after, which Nova found and kept)
+TOKENS_REFACTOR = TOKENS.replace('ends = params.get("ends")', 'ends = params.get("ends", None)')
 
 POINTS = '''from collections import namedtuple
 
@@ -113,14 +113,16 @@ def test_sides():
 """
 
 
-def _run(tmp: Any, change: dict[str, str], message: str) -> dict[str, Any]:
+def _run(
+    tmp: Any, change: dict[str, str], message: str, exits: tuple[int, ...] = (0,)
+) -> dict[str, Any]:
     base = {
         "kit/__init__.py": "",
         "kit/tokens.py": TOKENS,
         "kit/points.py": POINTS,
         "tests/test_kit.py": TESTS,
     }
-    return sample_testgen(tmp, base, change, message)[1]
+    return sample_testgen(tmp, base, change, message, exits)[1]
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +144,9 @@ def test_a_mapping_the_body_reads_is_given_the_key_the_change_tests(
     kit: dict[str, Any],
 ) -> None:
     facts = _caught(kit, "expiry(")
-    assert all(f["call"].startswith("expiry({") and "'ttl'" in f["call"] for f in facts)
+    # each call (after the pinned clock's ``with`` where its value reads the clock)
+    calls = [f["call"].split("; ")[-1] for f in facts]
+    assert all(c.startswith("expiry({") and "'ttl'" in c for c in calls), calls
     assert any("tll must be a number" in f["parent"] for f in facts)
     assert any("inputs shaped from how expiry uses params" in n for n in kit["notes"])
 
@@ -154,7 +158,7 @@ def test_an_object_the_body_reads_is_a_simple_namespace(kit: dict[str, Any]) -> 
 
 
 def test_a_refactor_writes_nothing_catching(tmp_path: Any) -> None:
-    data = _run(tmp_path, {"kit/tokens.py": TOKENS_REFACTOR}, "a refactor")
+    data = _run(tmp_path, {"kit/tokens.py": TOKENS_REFACTOR}, "a refactor", (0, 1, 4))
     assert not [c for c in data["kept"] if c["evidence"].get("catches_change")]
 
 
