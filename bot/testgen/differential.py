@@ -954,15 +954,7 @@ def generate_differential(
     head = [again("head-2", 1, ws, 3)]
     before: list[dict[str, dict[str, Any]]] = []
     if parent:
-        with Workspace(
-            ws.repo,
-            parent,
-            fw,
-            bin_dirs=ws.bin_dirs,
-            memory_limit=ws.memory_limit,
-            isolation=ws.isolation,
-            shared=ws.user,
-        ) as parent_ws:
+        with ws.sibling(parent, fw) as parent_ws:
             before = [again(f"parent-{seed}", seed, parent_ws, 2 - seed) for seed in (0, 1)]
             searched = _quiet(plans, found, before)  # search.py: where every input agreed
             if searched and clock.left() < 4 * SEARCH_SECONDS:

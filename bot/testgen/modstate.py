@@ -241,20 +241,7 @@ def _observe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> di
         if not (scratch / "nova_probe.py").is_file():
             side_runner(scratch)
         shutil.copyfile(SIDE_RUNNER, script)
-    plan_file, out_file = scratch / f"state-plan-{tag}.json", scratch / f"state-{tag}.json"
-    plan_file.write_text(plan, encoding="utf-8")
-    out_file.unlink(missing_ok=True)
-    run = ws.run(
-        [fw.run_files[0], str(script), str(plan_file), str(out_file)],
-        timeout=RUN_SECONDS,
-        env={"PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    if not out_file.is_file():
-        tail = run.output.strip().splitlines()[-1:] or ["no output"]
-        return {"error": tail[0][:200]}
-    data = json.loads(out_file.read_text(encoding="utf-8"))
-    modules = data.get("modules") if isinstance(data, dict) else None
-    return modules if isinstance(modules, dict) else {"error": "unreadable output"}
+    return ws.side_run(fw.run_files[:1], script, plan, tag, seed, RUN_SECONDS)
 
 
 def generate_modstate(

@@ -159,20 +159,7 @@ def _observe(ws: Workspace, fw: Framework, plan: str, tag: str, seed: int) -> di
     script = scratch / "nova_probe_optdeps.py"
     if not script.is_file():
         shutil.copyfile(SIDE_RUNNER, script)
-    plan_file, out_file = scratch / f"optdeps-plan-{tag}.json", scratch / f"optdeps-{tag}.json"
-    plan_file.write_text(plan, encoding="utf-8")
-    out_file.unlink(missing_ok=True)
-    run = ws.run(
-        [fw.run_files[0], str(script), str(plan_file), str(out_file)],
-        timeout=RUN_SECONDS,
-        env={"PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    if not out_file.is_file():
-        tail = run.output.strip().splitlines()[-1:] or ["no output"]
-        return {"error": tail[0][:200]}
-    data = json.loads(out_file.read_text(encoding="utf-8"))
-    modules = data.get("modules") if isinstance(data, dict) else None
-    return modules if isinstance(modules, dict) else {"error": "unreadable output"}
+    return ws.side_run(fw.run_files[:1], script, plan, tag, seed, RUN_SECONDS)
 
 
 def _steady(runs: list[dict[str, Any]], module: str, blocked: str) -> str | None:
@@ -282,8 +269,6 @@ def generate_optdeps(
     """On its own (the differential has no function to probe, so no runs to ride on):
     the side-runner twice on head and twice in a worktree of the parent, then
     ``written``. Nothing when less than ``LEAST_SECONDS`` are left until ``until``."""
-    from bot.testgen.workspace import Workspace
-
     plan = plan_for(ws, fw, targets, parent)
     if plan is None or parent is None:
         return []
@@ -291,15 +276,7 @@ def generate_optdeps(
         return [f"optdeps: {', '.join(plan['blocked'])} not blocked: the job's time is spent"]
     text = json.dumps(plan)
     runs = {f"head-{seed}": _observe(ws, fw, text, f"head-{seed}", seed) for seed in (0, 1)}
-    with Workspace(
-        ws.repo,
-        parent,
-        fw,
-        bin_dirs=ws.bin_dirs,
-        memory_limit=ws.memory_limit,
-        isolation=ws.isolation,
-        shared=ws.user,
-    ) as parent_ws:
+    with ws.sibling(parent, fw) as parent_ws:
         for seed in (0, 1):
             runs[f"parent-{seed}"] = _observe(parent_ws, fw, text, f"parent-{seed}", seed)
     failed = next((str(r["error"]) for r in runs.values() if "error" in r), "")

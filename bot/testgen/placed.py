@@ -76,6 +76,25 @@ def _with_item(source: str | None, item: str | int) -> list[str]:
     return ["{" + ", ".join(repr(v) for v in sorted(one)) + "}" for one in either]
 
 
+def defaulted(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> list[tuple[ast.arg, ast.expr, int, bool]]:
+    """The parameters of ``node`` that have a default (``self``/``cls`` left out): each
+    with its default, its place among the positional arguments (-1: keyword only) and
+    whether a call can give it by name (it is not positional-only)."""
+    a = node.args
+    positional = [*a.posonlyargs, *a.args]
+    if positional and positional[0].arg in ("self", "cls"):
+        positional = positional[1:]
+    pairs = [
+        *zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True),
+        *((p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None),
+    ]
+    place = {p.arg: i for i, p in enumerate(positional)}
+    named = {p.arg for p in a.args} | {p.arg for p in a.kwonlyargs}
+    return [(p, d, place.get(p.arg, -1), p.arg in named) for p, d in pairs]
+
+
 def switches(
     source: str, qualname: str, changed: Collection[int] = ()
 ) -> list[tuple[str, bool, int]]:
@@ -90,28 +109,17 @@ def switches(
         return []
     if node is None:
         return []
-    a = node.args
-    positional = [*a.posonlyargs, *a.args]
-    if positional and positional[0].arg in ("self", "cls"):
-        positional = positional[1:]
-    pairs = [
-        *zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True),
-        *((p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None),
-    ]
     out: list[tuple[str, bool, int]] = []
-    place = {p.arg: i for i, p in enumerate(positional)}
-    keyword_only = {p.arg for p in a.kwonlyargs}
-    named = {p.arg for p in a.args} | keyword_only  # not positional-only
-    for param, default in pairs:
-        if param.arg not in named or not isinstance(default, ast.Constant):
+    for param, default, place, by_name in defaulted(node):
+        if not by_name or not isinstance(default, ast.Constant):
             continue
         if param.lineno in changed:
             continue
         if isinstance(default.value, bool):
-            out.append((param.arg, not default.value, place.get(param.arg, -1)))
+            out.append((param.arg, not default.value, place))
         elif default.value is None and param.annotation is not None:
             if "bool" in ast.unparse(param.annotation):
-                out.append((param.arg, True, place.get(param.arg, -1)))
+                out.append((param.arg, True, place))
     return out[:_SWITCHES]
 
 

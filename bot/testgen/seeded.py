@@ -162,18 +162,11 @@ def seed_params(source: str, qualname: str, find: _Find) -> list[tuple[str, int]
         return []
     if node is None:
         return []
-    a = node.args
-    positional = [*a.posonlyargs, *a.args]
-    if positional and positional[0].arg in ("self", "cls"):
-        positional = positional[1:]
-    pairs = [
-        *zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True),
-        *((p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None),
-    ]
-    place = {p.arg: i for i, p in enumerate(positional)}
+    from bot.testgen.placed import defaulted  # (Nova's side: this part is never copied over)
+
     return [
-        (p.arg, place.get(p.arg, -1))
-        for p, d in pairs
+        (p.arg, place)
+        for p, d, place, _named in defaulted(node)
         if isinstance(d, ast.Constant) and d.value is None and _takes_seed(p.arg)
     ]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -19,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.errors import SourceError
 from bot.hosts.base import GrepHit
@@ -327,6 +328,44 @@ class Workspace:
             target.mkdir(exist_ok=True)
             shutil.copyfile(PLUGIN, target / "nova_limits.py")
         return target
+
+    def sibling(self, ref: str, framework: Framework | None) -> Workspace:
+        """A workspace of the same repository at ``ref`` (the change's parent), with this
+        one's limits, isolation and first look at the repository (enter it with ``with``)."""
+        return Workspace(
+            self.repo,
+            ref,
+            framework,
+            bin_dirs=self.bin_dirs,
+            memory_limit=self.memory_limit,
+            isolation=self.isolation,
+            shared=self.user,
+        )
+
+    def side_run(
+        self, command: Sequence[str], script: Path, plan: str, tag: str, seed: int, seconds: float
+    ) -> dict[str, Any]:
+        """Run a side-runner ``script`` (copied into scratch) with ``command`` (the
+        project's interpreter) on ``plan``; its ``modules`` answer, or ``{"error": ...}``
+        (the run's last line when it wrote nothing, "unreadable output" when not a dict)."""
+        scratch = self.scratch()
+        plan_file, out_file = (
+            scratch / f"{script.stem}-plan-{tag}.json",
+            scratch / f"{script.stem}-{tag}.json",
+        )
+        plan_file.write_text(plan, encoding="utf-8")
+        out_file.unlink(missing_ok=True)
+        run = self.run(
+            [*command, str(script), str(plan_file), str(out_file)],
+            timeout=seconds,
+            env={"PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        if not out_file.is_file():
+            tail = run.output.strip().splitlines()[-1:] or ["no output"]
+            return {"error": tail[0][:200]}
+        data = json.loads(out_file.read_text(encoding="utf-8"))
+        modules = data.get("modules") if isinstance(data, dict) else None
+        return modules if isinstance(modules, dict) else {"error": "unreadable output"}
 
     def scratch(self) -> Path:
         """A directory for Nova's own files of this run (plans, reports); not in the tree."""
