@@ -54,6 +54,7 @@ from bot.testgen.workspace import MAX_TEST_BYTES, Workspace, WriteRefused
 __all__ = [
     "AMPLIFIED",
     "Observed",
+    "amplifiable",
     "generate_amplified",
     "naming_files",
     "pins_behaviour",
@@ -529,6 +530,13 @@ def _changed_lines(ws: Workspace, fw: Framework, targets: list[Target]) -> dict[
         if t.path.endswith(".py") and not fw.is_test_name(t.path) and t.lines:
             out.setdefault(t.path, set()).update(t.lines)
     return {p: sorted(n) for p, n in out.items()}
+
+
+def amplifiable(ws: Workspace, fw: Framework, targets: list[Target]) -> bool:
+    """Whether amplification would have tests to run: changed Python source lines and a
+    test file that names a changed module (what ``generate_amplified`` looks for first)."""
+    changed = _changed_lines(ws, fw, targets)
+    return bool(changed) and bool(_test_files(ws, fw, sorted(changed)))
 
 
 def _test_files(ws: Workspace, fw: Framework, changed: list[str]) -> list[str]:

@@ -951,9 +951,12 @@ def generate_differential(
         imported[tag] = data.get("optdeps")
         return _modules(data)
 
-    head = [again("head-2", 1, ws, 3)]
+    rerun = bool(blocked) or _any_result(found)
+    if not rerun:  # nothing to run again: the time is left to the project's tests
+        notes.append("differential: no input reached a changed function: no further runs")
+    head = [again("head-2", 1, ws, 3)] if rerun else []
     before: list[dict[str, dict[str, Any]]] = []
-    if parent:
+    if parent and rerun:
         with ws.sibling(parent, fw) as parent_ws:
             before = [again(f"parent-{seed}", seed, parent_ws, 2 - seed) for seed in (0, 1)]
             searched = _quiet(plans, found, before)  # search.py: where every input agreed
@@ -1161,6 +1164,17 @@ class _File:
     facts: dict[str, list[dict[str, object]]]
     # behaviour catches, those that need no pinned clock, new names, all examples
     score: tuple[int, int, int, int]
+
+
+def _any_result(found: dict[str, dict[str, Any]]) -> bool:
+    """Whether a run called any function of the changed modules (an input, a setting's
+    call or a module's own state)."""
+    return any(
+        entry.get("results")
+        for module in found.values()
+        for entry in (module.get("functions") or {}).values()
+        if isinstance(entry, dict)
+    )
 
 
 def _modules(data: dict[str, object]) -> dict[str, dict[str, Any]]:

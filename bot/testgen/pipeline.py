@@ -264,11 +264,17 @@ def _generate(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
 
             result.notes += generate_with_ghostwriter(ws, ws.framework, result.matrix)
             return
+        from bot.testgen.amplify import amplifiable
         from bot.testgen.differential import generate_differential
 
         # its runs share what is left of the job but the check-tests share (a run that
-        # blocks is ended past its share: the job stays near its budget)
-        until = job.deadline - CHECK_SHARE * job.settings.testgen.job_seconds
+        # blocks is ended past its share: the job stays near its budget), and, when the
+        # project has tests amplification would run, the share kept for amplification
+        until = differential_until(
+            job.deadline,
+            job.settings.testgen.job_seconds,
+            amplifiable(ws, ws.framework, result.matrix),
+        )
         result.notes += generate_differential(
             ws, ws.framework, result.matrix, result.change.base_ref, result.facts, until
         )
@@ -311,6 +317,30 @@ BASELINE_SHARE = 0.15
 CHECK_SHARE = 0.2
 SUITE_SHARE = 0.2
 AMPLIFY_LEAST = 8.0  # seconds: less does not pay for a run of the tests on each side
+# the share of the job the differential generator leaves to amplification when the project
+# has tests that name a changed module: on a slow or busy machine its search of inputs
+# would otherwise spend the time the project's own tests need
+AMPLIFY_SHARE = 0.15
+
+
+def differential_until(deadline: float, job_seconds: float, amplifiable: bool) -> float:
+    """When the differential generator's runs must end (``time.monotonic``) in a job of
+    ``job_seconds`` ending at ``deadline``: before the check-tests share, and, when
+    amplification has tests to run, early enough to leave it ``AMPLIFY_SHARE`` of the job
+    (at least ``AMPLIFY_LEAST``)."""
+    until = deadline - CHECK_SHARE * job_seconds
+    if amplifiable:
+        keep = max(AMPLIFY_LEAST, AMPLIFY_SHARE * job_seconds)
+        until = min(until, deadline - (CHECK_SHARE + SUITE_SHARE) * job_seconds - keep)
+    return until
+
+
+def amplify_seconds(deadline: float, job_seconds: float, now: float) -> float:
+    """Seconds amplification may take from ``now``: what is left of the job but the share
+    kept for checking the tests and the full suite, at most its own ``SECONDS``."""
+    from bot.testgen.amplify import SECONDS
+
+    return min(SECONDS, deadline - now - (CHECK_SHARE + SUITE_SHARE) * job_seconds)
 
 
 def _reserved(job: TestgenJob) -> float:
@@ -372,11 +402,12 @@ def amplify_plan(
 def _amplify(job: TestgenJob, ws: Workspace, result: TestgenResult) -> None:
     """The project's own tests that run the changed lines, observed on both sides: a
     value they got that differs becomes a test (``bot.testgen.amplify``)."""
-    from bot.testgen.amplify import SECONDS, TEST_SECONDS, generate_amplified
+    from bot.testgen.amplify import TEST_SECONDS, generate_amplified
 
     assert ws.framework is not None
-    spent = time.monotonic() - job.started
-    most = min(SECONDS, job.left() - _reserved(job))
+    now = time.monotonic()
+    spent = now - job.started
+    most = amplify_seconds(job.deadline, job.settings.testgen.job_seconds, now)
     if most < AMPLIFY_LEAST:
         result.notes.append(
             f"amplify: skipped: {spent:.0f} s of the job's {job.settings.testgen.job_seconds:g} s"
