@@ -46,9 +46,13 @@ def dead_branches(body: list[ast.stmt]) -> set[int]:
     return dead
 
 
-def loops(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The loops in ``body`` (a name grown in one has no single value to read)."""
-    return [n for node in body for n in ast.walk(node) if isinstance(n, ast.For | ast.While)]
+def loops(body: list[ast.stmt]) -> list[ast.AST]:
+    """The loops and nested functions in ``body`` (a name grown in one has no single
+    value to read: it grows once per turn, or whenever the function is called)."""
+    return [n for node in body for n in ast.walk(node) if isinstance(n, _REPEATED)]
+
+
+_REPEATED = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def grown(value: ast.BinOp) -> ast.expr:

@@ -236,6 +236,12 @@ def test_a_set_up_for_python_2_and_3_gives_the_inputs_of_this_python() -> None:
     )
     found = inputs_from_tests({"tests/test_des.py": looped}, {"encrypt"})
     assert found["encrypt"][0].args[0] == "b'quick brown fox'"
+    looped = TESTS.replace(
+        "        self.plaintext += b'!'",
+        "        async for _ in 'ab':\n            self.plaintext += b'!'",
+    )
+    found = inputs_from_tests({"tests/test_des.py": looped}, {"encrypt"})
+    assert found["encrypt"][0].args[0] == "b'quick brown fox'"
     grown_by_object = TESTS.replace("self.plaintext += b'!'", "self.plaintext += des.Pad(b'!')")
     found = inputs_from_tests({"tests/test_des.py": grown_by_object}, {"encrypt"})
     assert found["encrypt"][0].args[0] == "b'quick brown fox'"
