@@ -17,6 +17,8 @@ import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
+from bot.testgen.pyversion import dead_branches, grown, loops
+
 __all__ = [
     "Candidate",
     "assignments",
@@ -329,8 +331,17 @@ def assignments(body: list[ast.stmt], bound: set[str], env: dict[str, ast.expr])
     """Add ``name = plain value`` statements of ``body`` (names assigned once) to env."""
     seen: dict[str, int] = {}
     found: dict[str, ast.expr] = {}
+    dead = dead_branches(body)  # another Python version's branch (pyversion.py)
+    looped = {id(n) for loop in loops(body) for n in ast.walk(loop)}
     for node in body:
         for sub in ast.walk(node) if not isinstance(node, ast.FunctionDef) else [node]:
+            if id(sub) in dead:
+                continue
+            if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+                name = sub.target.id  # ``x += b"!" * (8 - len(x) % 8)`` once, on a plain x
+                tail = inline(sub.value, {**env, **found})  # literals only (no object's +=)
+                if name in found and id(sub) not in looped and _plain(tail, {"len"}):
+                    found[name] = grown(ast.BinOp(found[name], sub.op, tail))
             if isinstance(sub, ast.Assign) and len(sub.targets) == 1:
                 target = sub.targets[0]
                 if isinstance(target, ast.Name):

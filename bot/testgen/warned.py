@@ -81,6 +81,10 @@ def _alike(results: list[dict[str, Any]]) -> list[tuple[str, str]] | None:
     return seen[0] if seen and all(s == seen[0] for s in seen) else None
 
 
+def _raising(side: Side) -> bool:
+    return str(side[0].get("outcome", {}).get("kind")) != "value"
+
+
 def prefix(message: str) -> str:
     """The steady start of a message (up to a part replaced as not steady), to match."""
     found = _PLACEHOLDERS.search(message)
@@ -103,7 +107,10 @@ def warned_examples(
     entry = (first.get("functions") or {}).get(name) or {}
     out: list[Example] = []
     signatures: set[str] = set()
-    for result, mine, theirs in compared(name, first, head, parent):
+    # a call that returns first: its test shows the warning of a working call, not of
+    # one an input the library refuses makes raise (a key of the wrong size)
+    sides = sorted(compared(name, first, head, parent), key=_raising)
+    for result, mine, theirs in sides:
         ours = _alike(mine)
         before = _alike(theirs)
         if not theirs or ours is None or before is None or ours == before:
