@@ -44,7 +44,7 @@ from bot.testgen.amplify_write import (
     task_differs,
 )
 from bot.testgen.differential import side_runner
-from bot.testgen.frameworks import Framework
+from bot.testgen.frameworks import Framework, nova_written
 from bot.testgen.ghostwriter import _module_name
 from bot.testgen.matrix import Target
 from bot.testgen.runners.python import measured_args
@@ -567,7 +567,7 @@ def naming_files(changed: list[str], texts: dict[str, str]) -> list[str]:
 
 
 def _nova_file(rel: str) -> bool:
-    return PurePosixPath(rel).name.startswith("test_nova_")
+    return nova_written(rel)
 
 
 def _observe(
@@ -961,7 +961,9 @@ def _write(
             collected,
         )
         stem = PurePosixPath(rel).stem.removeprefix("test_").removesuffix("_test")
-        target = str(PurePosixPath(rel).with_name(f"{AMPLIFIED}{stem}.py"))
+        fw = ws.framework  # a name the project's python_files matches (check_nova_amp_x)
+        named = fw.nova_file("amp_" + stem) if fw else f"{AMPLIFIED}{stem}.py"
+        target = str(PurePosixPath(rel).with_name(named))
         try:
             target = ws.write_test(target, text)
         except WriteRefused as exc:
