@@ -372,7 +372,7 @@ def _variants(
             described[v.qualname] = f"{qualname}, {v.description}"
         if not ids:
             continue
-        temp = str(PurePosixPath(rel).with_name(VARY_PREFIX + PurePosixPath(rel).name))
+        temp = _copy_name(ws, rel, VARY_PREFIX)
         try:
             temp = ws.write_test(temp, text)
         except WriteRefused as exc:
@@ -429,7 +429,7 @@ def _call_variants(
     for rel, copies in made.items():
         text = _only(texts[rel], [v.qualname for v in copies])
         ids = [v.qualname.replace(".", "::") for v in copies]
-        temp = str(PurePosixPath(rel).with_name(CALLS_PREFIX + PurePosixPath(rel).name))
+        temp = _copy_name(ws, rel, CALLS_PREFIX)
         try:  # refused over the size limit of a test file, like any write
             temp = ws.write_test(temp, text)
         except WriteRefused as exc:
@@ -564,6 +564,14 @@ def naming_files(changed: list[str], texts: dict[str, str]) -> list[str]:
     return named + [
         rel for rel, text in texts.items() if rel not in named and second and second.search(text)
     ]
+
+
+def _copy_name(ws: Workspace, rel: str, prefix: str) -> str:
+    """Where a copy of the test file ``rel`` goes: ``<prefix><name>`` beside it, its
+    ``test_`` the start of the project's ``python_files`` (``check_nova_vary_...``)."""
+    path = PurePosixPath(rel)
+    start = ws.framework.nova_file("").split("nova_")[0] if ws.framework else "test_"
+    return str(path.with_name(start + prefix.removeprefix("test_") + path.name))
 
 
 def _nova_file(rel: str) -> bool:

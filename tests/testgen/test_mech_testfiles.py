@@ -15,6 +15,9 @@ import pytest
 from bot.testgen.frameworks import detect_framework
 from tests.conftest import GitRepo
 from tests.testgen.sample import sample_testgen
+from tests.testgen.test_mech_amplify import amplified
+from tests.testgen.test_mech_amplify_vary import READER, READER_NEW
+from tests.testgen.test_mech_amplify_vary import TESTS as VARY_TESTS
 
 # a word wrapped in stars is emphasised; the head also knows double stars (strong)
 RENDER = """
@@ -169,3 +172,28 @@ def test_python_files_naming_no_file_nova_could_write_keeps_the_default(repo: Gi
     assert fw is not None
     assert fw.name_patterns == ("tests.py", "test_*.py")
     assert fw.is_test_name("app/tests.py") and fw.nova_file("a") == "test_nova_a.py"
+
+
+def test_a_copy_of_a_check_file_with_a_steered_input_is_named_by_python_files(
+    tmp_path: Path,
+) -> None:
+    """Amplification's input variants of a test the project names ``check_*.py``: the
+    copy is ``check_nova_vary_...`` (the project's run collects it) and names its origin."""
+    _repo, data = sample_testgen(
+        tmp_path,
+        {
+            "pyproject.toml": CHECKS.replace('"checks"', '"tests"'),
+            "reader/__init__.py": "",
+            "reader/core.py": READER,
+            "tests/check_core.py": VARY_TESTS.replace("tests/test_core", "tests/check_core"),
+        },
+        {"reader/core.py": READER_NEW},
+        "a word starting with # is a comment",
+    )
+    facts = amplified(data, "words")
+    assert facts, data["notes"]
+    assert str(facts[0]["amplifies"]).startswith("tests/check_core.py::test_words_split")
+    kept = _catching(data)
+    assert kept and all(
+        fnmatch.fnmatch(Path(case["path"]).name, "check_nova_*.py") for case in kept
+    ), kept
