@@ -44,7 +44,7 @@ from bot.testgen.amplify_write import (
     task_differs,
 )
 from bot.testgen.differential import side_runner
-from bot.testgen.frameworks import Framework
+from bot.testgen.frameworks import Framework, nova_written
 from bot.testgen.ghostwriter import _module_name
 from bot.testgen.matrix import Target
 from bot.testgen.runners.python import measured_args
@@ -373,7 +373,7 @@ def _variants(
             described[v.qualname] = f"{qualname}, {v.description}"
         if not ids:
             continue
-        temp = str(PurePosixPath(rel).with_name(VARY_PREFIX + PurePosixPath(rel).name))
+        temp = _copy_name(ws, rel, VARY_PREFIX)
         try:
             temp = ws.write_test(temp, text)
         except WriteRefused as exc:
@@ -430,7 +430,7 @@ def _call_variants(
     for rel, copies in made.items():
         text = _only(texts[rel], [v.qualname for v in copies])
         ids = [v.qualname.replace(".", "::") for v in copies]
-        temp = str(PurePosixPath(rel).with_name(CALLS_PREFIX + PurePosixPath(rel).name))
+        temp = _copy_name(ws, rel, CALLS_PREFIX)
         try:  # refused over the size limit of a test file, like any write
             temp = ws.write_test(temp, text)
         except WriteRefused as exc:
@@ -574,8 +574,16 @@ def naming_files(changed: list[str], texts: dict[str, str]) -> list[str]:
     ]
 
 
+def _copy_name(ws: Workspace, rel: str, prefix: str) -> str:
+    """Where a copy of the test file ``rel`` goes: ``<prefix><name>`` beside it, its
+    ``test_`` the start of the project's ``python_files`` (``check_nova_vary_...``)."""
+    path = PurePosixPath(rel)
+    start = ws.framework.nova_file("").split("nova_")[0] if ws.framework else "test_"
+    return str(path.with_name(start + prefix.removeprefix("test_") + path.name))
+
+
 def _nova_file(rel: str) -> bool:
-    return PurePosixPath(rel).name.startswith("test_nova_")
+    return nova_written(rel)
 
 
 def _observe(
@@ -969,7 +977,9 @@ def _write(
             collected,
         )
         stem = PurePosixPath(rel).stem.removeprefix("test_").removesuffix("_test")
-        target = str(PurePosixPath(rel).with_name(f"{AMPLIFIED}{stem}.py"))
+        fw = ws.framework  # a name the project's python_files matches (check_nova_amp_x)
+        named = fw.nova_file("amp_" + stem) if fw else f"{AMPLIFIED}{stem}.py"
+        target = str(PurePosixPath(rel).with_name(named))
         try:
             target = ws.write_test(target, text)
         except WriteRefused as exc:

@@ -117,6 +117,7 @@ def _test_file(real: str) -> bool:
         name.startswith("test_")
         or name.endswith("_test.py")
         or name == "conftest.py"
+        or real in _PLAN["tests"]  # the files run: test.py, the project's python_files
         or any(p in ("tests", "test", "testing") for p in parts[:-1])
     )
 

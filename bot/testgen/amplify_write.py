@@ -71,9 +71,10 @@ class Difference:
 def origin(rel: str) -> str:
     """The project's test file a variants' copy was made from (itself otherwise)."""
     path = PurePosixPath(rel)
-    for prefix in (CALLS_PREFIX, VARY_PREFIX):
-        if path.name.startswith(prefix):
-            return str(path.with_name(path.name[len(prefix) :]))
+    for prefix in (CALLS_PREFIX, VARY_PREFIX):  # test_nova_vary_, check_nova_vary_...
+        found = re.match(r"(?:[a-z0-9]+_)?" + re.escape(prefix.removeprefix("test_")), path.name)
+        if found:
+            return str(path.with_name(path.name[found.end() :]))
     return rel
 
 

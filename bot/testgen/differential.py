@@ -1232,7 +1232,7 @@ def _one_module(
         return
     stem = plan.module.replace(".", "_")
     test_dir = fw.test_dirs[0].strip("/")
-    target = f"{test_dir}/test_nova_{stem}.py" if test_dir != "." else f"test_nova_{stem}.py"
+    target = f"{test_dir}/{fw.nova_file(stem)}" if test_dir != "." else fw.nova_file(stem)
     found: dict[str, list[dict[str, object]]] = {}
     text = with_helpers(render_module(plan.module, plan.path, examples, params, found, plan.via))
     text = imported_first(text, str(first.get("after") or ""), plan.module)  # a cycle

@@ -3,17 +3,26 @@ where its tests live and how they are named."""
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-__all__ = ["Framework", "detect_framework", "node_binary", "node_why", "with_python"]
+__all__ = [
+    "Framework",
+    "detect_framework",
+    "node_binary",
+    "node_why",
+    "nova_written",
+    "with_python",
+]
 
 
 def node_binary(root: Path | None = None) -> str | None:
@@ -43,10 +52,26 @@ class Framework:
     test_dirs: tuple[str, ...]
     name_patterns: tuple[str, ...]
     evidence: tuple[str, ...] = field(default=())  # what it was detected from
+    # test files no pattern names (a top-level ``test.py`` holding tests): relative paths
+    named_files: tuple[str, ...] = field(default=())
 
     def is_test_name(self, path: str) -> bool:
         name = path.rsplit("/", 1)[-1]
-        return any(fnmatch.fnmatch(name, p) for p in self.name_patterns)
+        return path in self.named_files or any(
+            fnmatch.fnmatch(path if "/" in p else name, p) for p in self.name_patterns
+        )
+
+    def nova_file(self, stem: str) -> str:
+        """The name of a test file Nova writes (``test_nova_<stem>.py``), made to match
+        the patterns in force (``check_*.py`` gives ``check_nova_<stem>.py``), so the
+        project's own test run collects it too."""
+        name = f"test_nova_{stem}.py"
+        if self.language != "python" or self.is_test_name(name):
+            return name
+        for pattern in self.name_patterns:
+            if "/" not in pattern and pattern.count("*") == 1 and pattern.endswith(".py"):
+                return pattern.replace("*", f"nova_{stem}")
+        return name
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -57,6 +82,7 @@ class Framework:
             "test_dirs": list(self.test_dirs),
             "name_patterns": list(self.name_patterns),
             "evidence": list(self.evidence),
+            "named_files": list(self.named_files),
         }
 
 
@@ -64,24 +90,86 @@ class Framework:
 _NOT_OURS = frozenset({".venv", "venv", "site-packages", "node_modules", ".git", ".tox", "build"})
 
 
-def _python_test_files(root: Path) -> list[Path]:
-    """The project's Python test files by name (``test*.py``, ``*_test.py``)."""
+def nova_written(rel: str) -> bool:
+    """Whether the file is one Nova writes (``test_nova_x.py``, ``check_nova_x.py``)."""
+    return re.match(r"([a-z0-9]+_)?nova_", rel.rsplit("/", 1)[-1]) is not None
+
+
+def _python_test_files(root: Path, patterns: tuple[str, ...] = ()) -> list[Path]:
+    """The project's Python test files by name (``test*.py``, ``*_test.py``, and those
+    the project's ``python_files`` names)."""
     found = []
     for folder, subdirs, files in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if d not in _NOT_OURS and not d.startswith("."))
         found += [
             Path(folder, f)
             for f in sorted(files)
-            if f.endswith(".py") and (f.startswith("test") or f.endswith("_test.py"))
+            if f.endswith(".py")
+            and (
+                f.startswith("test")
+                or f.endswith("_test.py")
+                or any(fnmatch.fnmatch(f, p) for p in patterns)
+            )
         ]
     return found
 
 
-def _python_test_dirs(root: Path, files: list[Path]) -> tuple[str, ...]:
-    """Where tests live: a top ``tests`` / ``test`` folder; else the folders deeper down
-    that hold the project's test files (``pkg/tests``, most files first), so a test Nova
-    writes sits beside them and imports as they do; else ``tests``."""
-    dirs = [d for d in ("tests", "test") if (root / d).is_dir()]
+# files pytest's default patterns miss that projects keep their tests in (``python test.py``)
+_PLAIN_NAMES = ("test.py", "tests.py")
+
+
+def _holds_tests(path: Path) -> bool:
+    """Whether the module defines tests: a ``test*`` function, or a ``Test*`` /
+    ``...TestCase`` class with ``test*`` members (methods or assigned ones)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OSError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            return True
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+        if not (node.name.startswith("Test") or any(b.endswith("TestCase") for b in bases)):
+            continue
+        for member in node.body:
+            names = (
+                [member.name]
+                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef)
+                else [t.id for t in member.targets if isinstance(t, ast.Name)]
+                if isinstance(member, ast.Assign)
+                else []
+            )
+            if any(n.startswith("test") for n in names):
+                return True
+    return False
+
+
+def _pytest_settings(root: Path) -> dict[str, tuple[str, ...]]:
+    """``python_files`` and ``testpaths`` of the configuration file pytest reads."""
+    # the runner imports the workspace, which imports this module
+    from bot.testgen.runners.python import project_addopts
+
+    found = {k: project_addopts(root, k) for k in ("python_files", "testpaths")}
+    return {k: tuple(v) for k, v in found.items() if v is not None}
+
+
+def _python_test_dirs(
+    root: Path, files: list[Path], testpaths: tuple[str, ...] = ()
+) -> tuple[str, ...]:
+    """Where tests live: a top ``tests`` / ``test`` folder; else the project's
+    ``testpaths`` folders that hold its test files; else the folders deeper down that
+    hold them (``pkg/tests``, most files first), so a test Nova writes sits beside them
+    and imports as they do; else ``tests``."""
+    dirs = [d for d in ("tests", "test") if (root / d).is_dir()] or [
+        d.strip("/")
+        for d in testpaths
+        if d.strip("/") not in ("", ".")
+        and any(p.is_relative_to(root / d.strip("/")) for p in files)
+    ]
     if dirs:
         return tuple(dirs)
     counts: dict[str, int] = {}
@@ -97,6 +185,30 @@ def _python_test_dirs(root: Path, files: list[Path]) -> tuple[str, ...]:
 def _python_patterns(files: list[Path]) -> tuple[str, ...]:
     suffixed = any(p.name.endswith("_test.py") for p in files)
     return ("test_*.py", "*_test.py") if suffixed else ("test_*.py",)
+
+
+def _python_layout(
+    root: Path,
+) -> tuple[list[Path], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The project's test files, where its tests live, the name patterns in force (its
+    own ``python_files``, else pytest's defaults) and the files holding tests that no
+    pattern names (a ``test.py`` / ``tests.py``: the project runs them itself)."""
+    settings = _pytest_settings(root)
+    # a pattern naming every module (``*.py``) would take the project's code for tests
+    configured = tuple(
+        p for p in settings.get("python_files", ()) if p.replace("*", "") not in ("", ".py")
+    )
+    files = _python_test_files(root, configured)
+    patterns = configured or _python_patterns(files)
+    if not any(p.count("*") == 1 and p.endswith(".py") and "/" not in p for p in patterns):
+        patterns += ("test_*.py",)  # none can name a file Nova writes (``tests.py`` alone)
+    named = tuple(
+        p.relative_to(root).as_posix()
+        for p in files
+        if not configured and p.name in _PLAIN_NAMES and _holds_tests(p)
+    )
+    dirs = _python_test_dirs(root, files, settings.get("testpaths", ()))
+    return files, dirs, patterns, named
 
 
 def _pytest_evidence(root: Path) -> list[str]:
@@ -172,15 +284,16 @@ def detect_framework(root: Path) -> Framework | None:
     python = sys.executable
     evidence = _pytest_evidence(root)
     if evidence:
-        py_tests = _python_test_files(root)  # walked once: the folders and the names
+        _, dirs, patterns, named = _python_layout(root)  # walked once: folders and names
         return Framework(
             "pytest",
             "python",
             (python, *_PYTEST),
             (python, *_PYTEST),
-            _python_test_dirs(root, py_tests),
-            _python_patterns(py_tests),
+            dirs,
+            patterns,
             tuple(evidence),
+            named,
         )
     node = _node(root)
     if node is not None:
@@ -219,7 +332,7 @@ def detect_framework(root: Path) -> Framework | None:
             ("*Test.java",),
             ("build.gradle",),
         )
-    py_tests = _python_test_files(root)
+    py_tests, dirs, patterns, named = _python_layout(root)
     if py_tests:
         uses_unittest = any(
             "unittest" in p.read_text(encoding="utf-8", errors="replace") for p in py_tests[:20]
@@ -231,9 +344,10 @@ def detect_framework(root: Path) -> Framework | None:
             "python",
             (python, *_PYTEST),
             (python, *_PYTEST),
-            _python_test_dirs(root, py_tests),
-            _python_patterns(py_tests),
+            dirs,
+            patterns,
             ("test files",),
+            named,
         )
     return None
 

@@ -107,7 +107,7 @@ def generate_with_ghostwriter(ws: Workspace, fw: Framework, targets: list[Target
             notes.append(f"ghostwriter could not write tests for {path}: {last[0][:200]}")
             continue
         stem = module.replace(".", "_")
-        target = f"{test_dir}/test_nova_{stem}.py" if test_dir != "." else f"test_nova_{stem}.py"
+        target = f"{test_dir}/{fw.nova_file(stem)}" if test_dir != "." else fw.nova_file(stem)
         try:
             ws.write_test(target, run.output)
         except WriteRefused as exc:

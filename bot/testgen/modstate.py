@@ -554,7 +554,7 @@ def _render(
     text = "\n".join([*head, *body]) + "\n"
     ast.parse(text)  # a value that does not render as Python is a bug here, not a test
     test_dir = fw.test_dirs[0].strip("/")
-    name = "test_nova_module_state.py"
+    name = fw.nova_file("module_state")
     return (f"{test_dir}/{name}" if test_dir != "." else name), text, found
 
 

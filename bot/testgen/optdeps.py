@@ -335,11 +335,8 @@ def _render(
     from bot.testgen import probe_optdeps
 
     test_dir = fw.test_dirs[0].strip("/")
-    target = (
-        f"{test_dir}/test_nova_optional_imports.py"
-        if test_dir != "."
-        else ("test_nova_optional_imports.py")
-    )
+    name = fw.nova_file("optional_imports")
+    target = f"{test_dir}/{name}" if test_dir != "." else name
     body = [
         f"{MARKER}imports without an optional library, written by Nova",
         "from importing the changed modules on the change's head and on its parent with the",

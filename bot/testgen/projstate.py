@@ -74,7 +74,7 @@ def _is_test(path: str) -> bool:
         any(p in ("tests", "test", "testing") for p in parts[:-1])
         or name.startswith("test_")
         or name.endswith("_test.py")
-        or name == "conftest.py"
+        or name in ("conftest.py", "test.py", "tests.py")
     )
 
 

@@ -29,9 +29,9 @@ __all__ = ["PytestRunner", "collect_error", "measured_args", "project_addopts", 
 _COV_VALUED = {"--cov", "--cov-report", "--cov-config", "--cov-fail-under", "--cov-context"}
 
 
-def project_addopts(root: Path) -> list[str] | None:
-    """The ``addopts`` of the pytest configuration file pytest would pick in ``root``
-    (pytest.toml, .pytest.toml, pytest.ini, .pytest.ini, pyproject.toml, tox.ini,
+def project_addopts(root: Path, option: str = "addopts") -> list[str] | None:
+    """The ``addopts`` (or ``option``) of the pytest configuration file pytest would pick
+    in ``root`` (pytest.toml, .pytest.toml, pytest.ini, .pytest.ini, pyproject.toml, tox.ini,
     setup.cfg, in pytest's order), or None when that file sets none."""
     for name, section in (
         ("pytest.toml", "pytest"),  # pytest 9: a [pytest] table of native TOML
@@ -53,7 +53,7 @@ def project_addopts(root: Path) -> list[str] | None:
             options = _toml_options(table, section)
             if options is None:
                 continue
-            value = options.get("addopts")
+            value = options.get(option)
             if isinstance(value, list):
                 return [str(v) for v in value]
             return shlex.split(str(value)) if value is not None else None
@@ -63,10 +63,10 @@ def project_addopts(root: Path) -> list[str] | None:
         except (configparser.Error, UnicodeDecodeError):
             continue
         if parser.has_section(section) or name in ("pytest.ini", ".pytest.ini"):
-            if not parser.has_option(section, "addopts"):
+            if not parser.has_option(section, option):
                 return None
             try:
-                return shlex.split(parser.get(section, "addopts"))
+                return shlex.split(parser.get(section, option))
             except ValueError:  # unbalanced quotes: pytest cannot read it either
                 return None
     return None
