@@ -699,7 +699,7 @@ def _call_once(named: objects.Named, case: _Case, seconds: float) -> Json:
     _guard["on"] = True
     wire.start()  # its HTTP requests recorded, when the plan asks (wire.py)
     del _depends[:]
-    printed = io.StringIO()
+    printed = streams.Bounded()  # (probe_streams.py)
     del _warned[:]
     try:
         with streams.redirected(printed):  # what it writes (probe_streams.py)

@@ -14,10 +14,11 @@ letters (at least ``MIN_LETTERS``; split on anything else) of its text, in two l
   neither).
 
 While a call runs, a log record no handler takes is not printed to stderr by
-``logging.lastResort`` (under pytest the logging plugin's handlers take it, so the test
-would not see it). An input's words are those of its first call that a second call (the
-same process) writes again: output a library gives once a process is not the call's
-(one seen again already is not asked twice).
+``logging.lastResort``, nor a thread's uncaught exception or an error in ``__del__`` by
+their hooks (under pytest its logging plugin takes the record and the others become
+warnings, so the test would not see that text). An input's words are those of its first
+call that a second call (the same process) writes again: output a library gives once a
+process is not the call's (one seen again already is not asked twice).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import typing
 
 MAX_CHARS = 65536  # characters of a stream kept per call (a progress bar redraws often)
@@ -54,7 +56,7 @@ _first: dict[str, list[list[str]]] = {}  # those of an input's first call
 _steady_seen: set[str] = set()  # "stream word" a second call wrote again (of any input)
 
 
-class _Bounded(io.StringIO):
+class Bounded(io.StringIO):
     """A text stream that keeps its first ``MAX_CHARS`` characters."""
 
     def write(self, text: str) -> int:
@@ -88,6 +90,11 @@ _MACHINE = _machine()  # (at import: a call's reads would be watched)
 _SILENT = logging.NullHandler()
 
 
+def _silent(*args: object) -> None:
+    """A thread's uncaught exception, an error in ``__del__``: not written while a call
+    runs (pytest reports them as warnings, so a test would not see the text)."""
+
+
 def _words(text: str, limit: int = MAX_WORDS) -> list[str]:
     out: list[str] = []
     for word in re.findall(WORD, text):
@@ -114,14 +121,23 @@ def redirected(stdout: typing.Any) -> typing.Iterator[None]:
     buffer) redirected, no log record printed by ``logging.lastResort``; the words it
     wrote noted after it."""
     _noted.clear()
-    buffers = {"err": _Bounded(), "out": stdout}
+    buffers = {"err": Bounded(), "out": stdout}
     last = logging.lastResort
+    hooks = (getattr(threading, "excepthook", None), getattr(sys, "unraisablehook", None))
     logging.lastResort = _SILENT
+    if hooks[0] is not None:  # (pytest turns these into warnings, not text)
+        threading.excepthook = _silent
+    if hooks[1] is not None:
+        sys.unraisablehook = _silent
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(buffers["err"]):
             yield
     finally:
         logging.lastResort = last
+        if hooks[0] is not None:
+            threading.excepthook = hooks[0]
+        if hooks[1] is not None:
+            sys.unraisablehook = hooks[1]
         for stream in STREAMS:
             text = buffers[stream].getvalue()[:MAX_CHARS]
             _noted[stream] = _noted_words(text) if text else [[], []]

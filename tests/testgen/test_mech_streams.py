@@ -12,8 +12,10 @@ and a line written once a process claim nothing."""
 from __future__ import annotations
 
 import io
+import logging
 import random
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -177,6 +179,23 @@ def test_a_call_keeps_its_value_and_notes_the_words_it_wrote_again() -> None:
     assert noted == {"streams": {"err": [["doubling"], []], "out": [["result"], []]}}
 
 
+def crashing(x: int) -> int:
+    worker = threading.Thread(target=lambda: 1 / 0)  # its traceback: a warning under pytest
+    worker.start()
+    worker.join()
+    alone = logging.getLogger("crashtest")
+    alone.propagate = False  # no handler: logging.lastResort would print it
+    alone.warning("no handler")  # (under pytest its handlers take such a record)
+    return x
+
+
+def test_text_pytest_would_not_show_the_test_is_not_noted() -> None:
+    named = Named("function", None, "crashing", crashing)
+    probe._call(named, probe._Case(None, [], ([3], {}), {}, "tests"), 1.0)
+    assert probe_streams._noted == {"err": [[], []], "out": [[], []]}
+    assert threading.excepthook is not probe_streams._silent
+
+
 def test_words_in_every_run_of_one_side_and_none_of_the_other_are_compared() -> None:
     def run(err: list[str], also: list[str] | None = None) -> dict[str, Any]:
         return {"outcome": {"kind": "value"}, "streams": {"err": [err, also or []]}}
@@ -189,7 +208,7 @@ def test_words_in_every_run_of_one_side_and_none_of_the_other_are_compared() -> 
     assert not streams._differ(ours, [*theirs, run(["QUEUEING"])])  # not in every run
     # a run that wrote neither steadily (the parent's word among its others): no claim
     assert not streams._differ([*ours, run([], ["SUBMITTING"])], theirs)
-    buffer = probe_streams._Bounded()
+    buffer = probe_streams.Bounded()
     buffer.write("x" * (probe_streams.MAX_CHARS + 10))
     assert len(buffer.getvalue()) == probe_streams.MAX_CHARS and not buffer.isatty()
     assert isinstance(buffer, io.StringIO)
