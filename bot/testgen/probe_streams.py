@@ -42,7 +42,7 @@ _NOT_STEADY = re.compile(
     r"|0x[0-9a-fA-F]+"  # an address
     r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # a uuid
     r"|\b[0-9a-fA-F]{8,}\b"  # a hash, an id in hex
-    r"|[^\W_]*\d[^\W_]*"  # letters and digits in one token (an id, a build, a version)
+    r"|(?<![^\W_])[^\W_]*\d[^\W_]*"  # letters and digits in one token (an id, a version)
 )
 _TIMES = (
     "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs"
@@ -106,7 +106,9 @@ def _words(text: str, limit: int = MAX_WORDS) -> list[str]:
 
 
 def _noted_words(text: str) -> list[list[str]]:
-    """``[words, also]`` of one stream's text."""
+    """``[words, also]`` of one stream's text. Its lines are read once each, digits
+    aside (a progress bar redraws one line with other numbers, many times)."""
+    text = "\n".join(dict.fromkeys(re.sub(r"\d", "0", text).splitlines()))
     kept = [
         w
         for w in _words(_NOT_STEADY.sub(" ", text))
