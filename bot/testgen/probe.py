@@ -615,7 +615,7 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     _took[0] = time.monotonic() - started
     _first_warned[:] = _warned
     logs.keep()  # its log records (probe_logs.py)
-    streams.keep()  # what it wrote to stderr and stdout (probe_streams.py)
+    streams.keep(outcome)  # what it wrote to stderr and stdout (probe_streams.py)
     wire.keep(outcome)  # its HTTP requests (wire.py)
     _first_ended.clear()
     _first_ended.update({k: outcome[k] for k in _ENDED if k in outcome})

@@ -53,6 +53,7 @@ _TIMES = (
 
 _noted: dict[str, list[list[str]]] = {}  # the current call's words per stream
 _first: dict[str, list[list[str]]] = {}  # those of an input's first call
+_ended: dict[str, typing.Any] = {}  # how that call ended (kind, exception type)
 _steady_seen: set[str] = set()  # "stream word" a second call wrote again (of any input)
 
 
@@ -145,8 +146,11 @@ def redirected(stdout: typing.Any) -> typing.Iterator[None]:
             _noted[stream] = _noted_words(text) if text else [[], []]
 
 
-def keep() -> None:
-    """The words of an input's first call (later calls move or pin the clock)."""
+def keep(outcome: dict[str, typing.Any]) -> None:
+    """The words of an input's first call (later calls move or pin the clock), and how
+    it ended (its value may read the clock or the machine, its raising may not)."""
+    _ended.clear()
+    _ended.update({k: outcome[k] for k in ("kind", "type", "imports") if k in outcome})
     _first.clear()
     _first.update({s: [list(w) for w in ws] for s, ws in _noted.items()})
 
@@ -165,4 +169,4 @@ def kept(again: typing.Callable[..., object], *args: object) -> dict[str, typing
     for stream, (words, also) in first.items():
         steady = [w for w in words if f"{stream} {w}" in _steady_seen]
         out[stream] = [steady, also + [w for w in words if w not in steady]]
-    return {"streams": out}
+    return {"streams": out, "streams_call": dict(_ended)}

@@ -24,7 +24,8 @@ from bot.testgen import probe, probe_streams, streams
 from bot.testgen.probe_objects import Named
 from tests.testgen.sample import caught, sample_testgen
 
-TOOL = '''import secrets
+TOOL = '''import os
+import secrets
 import string
 import sys
 import tempfile
@@ -55,6 +56,11 @@ def convert(x):
     return x * 2
 
 
+def pooled(x):
+    sys.stderr.write("worker started\\n")
+    return [x, os.getpid()]
+
+
 def stamp(x):
     noise = "".join(secrets.choice(string.ascii_lowercase) for _ in range(7))
     when = time.strftime("%A %B %d %H:%M:%S %Z")
@@ -75,6 +81,7 @@ TOOL_NEW = (
         '    print("converting", x)\n    return x * 2\n',
         '    y = x + x\n    print("converting", x)\n    return y\n',
     )
+    .replace("worker started", "worker ready")
     .replace("range(7)", "range(9)")
     .replace(
         "    return text.upper()\n",
@@ -83,7 +90,7 @@ TOOL_NEW = (
         "    return text.upper()\n",
     )
 )
-TESTS = """from clikit.tool import convert, greet, run_all, shout, stamp
+TESTS = """from clikit.tool import convert, greet, pooled, run_all, shout, stamp
 
 
 def test_run_all():
@@ -104,6 +111,10 @@ def test_stamp():
 
 def test_shout():
     assert shout("hi") == "HI"
+
+
+def test_pooled():
+    assert pooled(2)[0] == 2
 """
 
 
@@ -137,6 +148,17 @@ def test_a_word_printed_to_stdout_is_caught(clikit: tuple[Any, dict[str, Any]]) 
     repo, data = clikit
     facts = [f for f in caught(data, "greet(") if "'welcome' to stdout" in f["head"]]
     assert facts, data["notes"]
+
+
+@pytest.mark.slow
+def test_a_call_whose_value_reads_the_machine_is_written_alone(
+    clikit: tuple[Any, dict[str, Any]],
+) -> None:
+    repo, data = clikit
+    facts = [f for f in caught(data, "pooled(") if "wrote 'ready' to stderr" in f["head"]]
+    assert facts, data["notes"]
+    committed = repo.git("show", f"{data['branch']}:tests/test_nova_clikit_tool.py")
+    assert "    pooled(2)\n" in committed, committed  # the call alone: its value is the pid's
 
 
 @pytest.mark.slow
@@ -176,7 +198,10 @@ def test_a_call_keeps_its_value_and_notes_the_words_it_wrote_again() -> None:
     noted = probe_streams.kept(probe._call, named, case, 1.0)
     assert sys.stderr is before  # restored
     assert outcome["kind"] == "value" and outcome["value"] == "6", outcome
-    assert noted == {"streams": {"err": [["doubling"], []], "out": [["result"], []]}}
+    assert noted == {
+        "streams": {"err": [["doubling"], []], "out": [["result"], []]},
+        "streams_call": {"kind": "value", "imports": []},
+    }
 
 
 def crashing(x: int) -> int:
