@@ -103,7 +103,7 @@ def _example(
     steady = outcome["kind"] in _STEADY_KINDS and outcomes == {json.dumps(outcome, sort_keys=True)}
     if not steady or result.get("pinned"):  # (the same with the clock moved: steady)
         # how the first call of each run ended (before any clock moved or pinned)
-        ends = [r.get("streams_call") or {} for r in ours]
+        ends = [r.get("streams_call") or _ended(r["outcome"]) for r in ours]
         ended = ends[0] if all(e == ends[0] for e in ends) else {}
         if ended.get("kind") == "raises":
             outcome = {"kind": "raises", "type": ended["type"], "imports": ended["imports"]}
@@ -113,6 +113,11 @@ def _example(
             return None
     outcome.pop("printed", None)
     return Example.of(result, entry, outcome, _said(written, False), streams=written)
+
+
+def _ended(outcome: dict[str, Any]) -> dict[str, Any]:
+    """How a call ended, from its outcome (a run whose first call wrote nothing)."""
+    return {k: outcome[k] for k in ("kind", "type", "imports") if k in outcome}
 
 
 def _said(written: dict[str, Any], head: bool) -> str:

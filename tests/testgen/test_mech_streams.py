@@ -237,3 +237,24 @@ def test_words_in_every_run_of_one_side_and_none_of_the_other_are_compared() -> 
     buffer.write("x" * (probe_streams.MAX_CHARS + 10))
     assert len(buffer.getvalue()) == probe_streams.MAX_CHARS and not buffer.isatty()
     assert isinstance(buffer, io.StringIO)
+
+
+def test_a_value_not_steady_leaves_the_call_alone_or_its_raising() -> None:
+    entry = {"kind": "function"}
+    written = {"err": {"present": ["ready"], "absent": []}}
+
+    def row(outcome: dict[str, Any], ended: dict[str, Any] | None = None) -> dict[str, Any]:
+        out = {"args": ["2"], "kwargs": {}, "imports": [], "outcome": outcome}
+        return {**out, "streams_call": ended} if ended else out
+
+    depends = {"kind": "depends", "on": "the machine (posix.getpid)"}
+    returned = [row(depends, {"kind": "value", "imports": []}) for _ in range(2)]
+    assert streams._example(returned[0], entry, returned, written).outcome == {"kind": "call"}
+    raised = {"kind": "raises", "type": "ValueError", "imports": []}
+    raising = [row(depends, raised) for _ in range(2)]
+    assert streams._example(raising[0], entry, raising, written).outcome == raised
+    mixed = [returned[0], raising[0]]  # the runs ended differently: nothing to write
+    assert streams._example(mixed[0], entry, mixed, written) is None
+    value = {"kind": "value", "value": "[2, 3]", "imports": []}
+    steady = [row(value), row(value)]  # (head wrote nothing: the absent words' test)
+    assert streams._example(steady[0], entry, steady, written).outcome == value
