@@ -73,12 +73,13 @@ class Bounded(io.StringIO):
 
 
 def _machine() -> set[str]:
-    """The words of this machine (user, host, platform, directories): the same in each
-    run here, another elsewhere."""
+    """The words of this machine (user, host, platform, directories) and of the running
+    program: the same in each run here, another elsewhere or under pytest."""
     import platform
     import tempfile
 
     texts = [os.getcwd(), sys.prefix, sys.executable, tempfile.gettempdir(), sys.platform]
+    texts += sys.argv[:1]  # the program's name (``usage: nova_probe.py``; pytest's in a test)
     texts += [os.path.expanduser("~"), platform.node(), platform.system(), platform.machine()]
     texts += [os.environ.get(k, "") for k in ("USER", "USERNAME", "LOGNAME", "HOSTNAME")]
     import time
