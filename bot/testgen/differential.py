@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.testgen import ambient, logged, optdeps, projstate, scratch, search, wired
+from bot.testgen import ambient, logged, optdeps, projstate, scratch, search, streams, wired
 from bot.testgen.absent import AbsentInputs
 from bot.testgen.amplify_adds import added_to
 from bot.testgen.amplify_drops import left_out
@@ -262,7 +262,7 @@ def side_runner(where: Path) -> Path:
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
     helpers = ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs", "wire", "seeded")
-    for helper in (*helpers, "scratch", "probe_optdeps"):
+    for helper in (*helpers, "scratch", "probe_optdeps", "probe_streams"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
 
@@ -1218,6 +1218,8 @@ def _one_module(
         chosen, how = chosen + warned, how + said
         logs, said = logged.logged_examples(name, first, head, theirs)  # logged.py
         chosen, how = chosen + logs, how + said
+        written, said = streams.streams_examples(name, first, head, theirs)  # streams.py
+        chosen, how = chosen + written, how + said
         chosen = wired.offline(chosen, entry["results"])  # a request's test records it
         sent, said = wired.wired_examples(name, first, head, theirs)  # wired.py
         chosen, how = chosen + sent, how + said

@@ -42,6 +42,7 @@ if __package__:  # imported by Nova (its tests)
     from bot.testgen import probe_objects as objects
     from bot.testgen import probe_optdeps as optdeps
     from bot.testgen import probe_steady as steady
+    from bot.testgen import probe_streams as streams
 else:  # run as a script next to its copies
     import nova_ambient as ambient  # type: ignore[import-not-found,no-redef]
     import nova_asyncs as asyncs  # type: ignore[import-not-found,no-redef]
@@ -49,6 +50,7 @@ else:  # run as a script next to its copies
     import nova_probe_objects as objects  # type: ignore[import-not-found,no-redef]
     import nova_probe_optdeps as optdeps  # type: ignore[import-not-found,no-redef]
     import nova_probe_steady as steady  # type: ignore[import-not-found,no-redef]
+    import nova_probe_streams as streams  # type: ignore[import-not-found,no-redef]
     import nova_scratch as scratch  # type: ignore[import-not-found,no-redef]
     import nova_seeded as seeded  # type: ignore[import-not-found,no-redef]
     import nova_wire as wire  # type: ignore[import-not-found,no-redef]
@@ -613,6 +615,7 @@ def call(named: objects.Named, case: _Case, seconds: float) -> Json:
     _took[0] = time.monotonic() - started
     _first_warned[:] = _warned
     logs.keep()  # its log records (probe_logs.py)
+    streams.keep(outcome)  # what it wrote to stderr and stdout (probe_streams.py)
     wire.keep(outcome)  # its HTTP requests (wire.py)
     _first_ended.clear()
     _first_ended.update({k: outcome[k] for k in _ENDED if k in outcome})
@@ -696,10 +699,10 @@ def _call_once(named: objects.Named, case: _Case, seconds: float) -> Json:
     _guard["on"] = True
     wire.start()  # its HTTP requests recorded, when the plan asks (wire.py)
     del _depends[:]
-    printed = io.StringIO()
+    printed = streams.Bounded()  # (probe_streams.py)
     del _warned[:]
     try:
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+        with streams.redirected(printed):  # what it writes (probe_streams.py)
             _recording(stack)
             sys.setprofile(_watch)
             try:
@@ -925,6 +928,7 @@ def _probe_function(module: ModuleType, spec: Json, seconds: float) -> Json:
             results[-1]["pinned"] = pinned
         results[-1].update(warned)
         results[-1].update(logs.kept(_call, named, case, seconds))
+        results[-1].update(streams.kept(_call, named, case, seconds))  # probe_streams.py
         results[-1].update(wire.kept())  # its HTTP requests (wire.py)
         results[-1].update(seeded.drawn())  # the generators it drew from, seeded (seeded.py)
         answered = wire.answered(spec["qualname"], call, named, case, seconds)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.testgen import ambient, asyncs, logged, probe_steady, scratch, seeded, wired
+from bot.testgen import ambient, asyncs, logged, probe_steady, scratch, seeded, streams, wired
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.scenarios import MAKER, OBJ
 
@@ -40,6 +40,7 @@ class Example:
     # message prefix, imports]], "warns": [category, message prefix, imports] | None}
     warned: dict[str, Any] | None = None
     logged: dict[str, Any] | None = None  # the log records it asserts (logged.py)
+    streams: dict[str, Any] | None = None  # the written words it asserts (streams.py)
     wire: dict[str, Any] | None = None  # the parts of its HTTP requests it asserts (wired.py)
     scratch: bool = False  # probed in a scratch directory (scratch.py): run in tmp_path
     seeded: list[str] = field(default_factory=list)  # generators seeded first (seeded.py)
@@ -92,6 +93,7 @@ class Example:
             "printed" in self.outcome,
             bool(self.warned),
             bool(self.logged),
+            bool(self.streams),
             bool(self.wire),
             self.in_tmp(),
             tuple(self.seeded),
@@ -106,6 +108,7 @@ class Example:
             out.append("from itertools import islice")
         out += _warned_imports(self.warned) + (["import logging"] if self.logged else [])
         out += wired.imports(self.wire) if self.wire else []
+        out += ["import re"] if self.streams else []  # (streams.py)
         message = self.outcome.get("message")
         if message and _special(str(message)):
             out.append("import re")
@@ -124,6 +127,7 @@ class Example:
             or "printed" in self.outcome  # its own output
             or bool(self.warned)  # its own warnings
             or bool(self.logged)  # its own log records
+            or bool(self.streams)  # its own written words
             or bool(self.wire)  # its own requests
             or bool(self.outcome.get("awaited"))  # its own coroutine to run
             or self.in_tmp()  # its own directory's files
@@ -304,7 +308,7 @@ def _special(message: str) -> bool:
 
 def _single(func: str, name: str, e: Example, module: str) -> list[str]:
     printed = e.outcome.get("printed")
-    fixtures = ["capsys"] if printed is not None else []
+    fixtures = ["capsys"] if printed is not None or e.streams else []
     fixtures += ["tmp_path", "monkeypatch"] if e.in_tmp() else []  # scratch.py
     lines = [f"def {name}({', '.join(fixtures)}):"]
     if e.new:
@@ -322,6 +326,7 @@ def _single(func: str, name: str, e: Example, module: str) -> list[str]:
     body = _assertion(setup, call, outcome, str(e.outcome.get("value", "")), var)
     if printed is not None:  # what the call wrote to stdout (and nothing else did)
         body.append(f"    assert capsys.readouterr().out == {printed!r}")
+    body += streams.checks(e.streams) if e.streams else []  # its written words
     if e.in_tmp():  # the files it left (scratch.py)
         body = scratch.written(body, e.outcome)
     if e.pinned:  # every read of the clock from the first line on, as the probe's were
@@ -467,6 +472,8 @@ def _what(func: str, shape: tuple[object, ...], e: Example) -> str:
         return f"{base}_new"
     if e.logged:
         return f"{base}_logs"
+    if e.streams:
+        return f"{base}_writes"
     if e.wire:
         return base + wired.named(e.wire)
     if e.warned:
@@ -529,6 +536,8 @@ def _fact(func: str, e: Example, via: list[str]) -> dict[str, object]:
         head = logged.logged_head(e.logged, head if e.outcome["kind"] != "call" else "")
     if e.wire:
         head = wired.wire_head(e.wire, head if e.outcome["kind"] != "call" else "")
+    if e.streams:
+        head = streams.streams_head(e.streams, head if e.outcome["kind"] != "call" else "")
     if e.outcome["kind"] == "object":
         head = "; ".join(c.removeprefix("assert ") for c in _object_checks(e.outcome))
         head = f"None, leaving {head}" if e.outcome.get("view") == "after" else head
