@@ -59,11 +59,17 @@ def grown(value: ast.BinOp) -> ast.expr:
     """``x += tail`` read as one literal (``b"fox" + b"!" * (8 - len(b"fox") % 8)`` is
     ``b"fox!!!!!"``) when both sides are literals (small ones; ``len`` the only call);
     else the sum as written."""
-    small = all(
+    nodes = list(ast.walk(value))
+    # the tests are untrusted: at most one repetition, of a short literal, a small number
+    # of times (``b"x" * 4096 * 4096 * 4096`` would fill Nova's memory)
+    small = sum(isinstance(n, ast.Mult) for n in nodes) <= 1 and all(
         not isinstance(n, ast.Pow)
         and not (isinstance(n, ast.Constant) and isinstance(n.value, int) and n.value > 4096)
+        and not (
+            isinstance(n, ast.Constant) and isinstance(n.value, str | bytes) and len(n.value) > 2000
+        )
         and (not isinstance(n, ast.Call) or ast.unparse(n.func) == "len")
-        for n in ast.walk(value)
+        for n in nodes
     )
     if not small:
         return value

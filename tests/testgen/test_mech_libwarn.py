@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from bot.testgen.inputs import inputs_from_tests
-from bot.testgen.pyversion import dead_branches, runs_here
+from bot.testgen.pyversion import dead_branches, grown, runs_here
 from tests.conftest import GitRepo
 from tests.testgen.sample import PYPROJECT, caught
 from tests.testgen.test_differential import project_venv
@@ -270,3 +270,15 @@ def test_only_version_checks_against_literals_are_decided(test: str, expected: o
     else:
         gone = tree.body[0].orelse if expected else tree.body[0].body  # type: ignore[attr-defined]
         assert {id(n) for n in ast.walk(gone[0])} <= dead and id(tree.body[0]) not in dead
+
+
+def test_a_huge_repetition_in_an_untrusted_test_is_never_evaluated() -> None:
+    def sum_of(tail: str) -> ast.BinOp:
+        return ast.BinOp(ast.Constant(b"fox"), ast.Add(), ast.parse(tail, mode="eval").body)
+
+    assert ast.unparse(grown(sum_of('b"!" * (8 - len(b"fox") % 8)'))) == "b'fox!!!!!'"
+    # 4096 ** 3 bytes would fill Nova's memory: the sum stays as written, unevaluated
+    huge = sum_of('b"x" * 4096 * 4096 * 4096')
+    assert isinstance(grown(huge), ast.BinOp)
+    long_literal = sum_of(repr(b"x" * 3000) + " * 4000")
+    assert isinstance(grown(long_literal), ast.BinOp)
