@@ -45,6 +45,7 @@ from bot.testgen.inputs import (
     steer,
     steering_literals,
 )
+from bot.testgen.instances import class_instances
 from bot.testgen.linebreaks import broken_lines, placed_in_lines
 from bot.testgen.matrix import Target
 from bot.testgen.moddata import callers_elsewhere
@@ -573,6 +574,8 @@ def _plans(
             candidates += seed_inputs(candidates[:6], source, name, called_def)  # seeded.py
             candidates += retype(candidates, source, name, hints)
             candidates += other_types(candidates, source, name, lines)  # isinstance(other, C)
+            # an instance of a class a changed isinstance names (instances.py)
+            candidates += class_instances(candidates, source, name, lines, plan.module)
             shaped = shaped_inputs(candidates, source, name, lines, tests)
             candidates += shaped.candidates
             if shaped.candidates:
