@@ -14,19 +14,21 @@ gates then decide as for any generated test.
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import json
+import keyword
 import re
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot.testgen.amplify_adds import adding_first
 from bot.testgen.amplify_calls import ADDED, CallPlan, add_calls, call_plan, order_tests
 from bot.testgen.amplify_drops import leaving_out_first
-from bot.testgen.amplify_flags import changed_modules
+from bot.testgen.amplify_flags import FlagPlan, changed_modules
 from bot.testgen.amplify_flags import marked as flags_marked
 from bot.testgen.amplify_inputs import Steer, Variant, add_variants, steer_from_change
 from bot.testgen.amplify_order import Aims, aims_of, container_variants
@@ -78,6 +80,7 @@ MAX_VARIANTS = 48  # input variants of the tests that ran a changed line, in all
 ORDERED = 4  # of them, per test, with a whole container changed (amplify_order)
 MAX_CALLS = 32  # copies with one call added on an object the test builds (amplify_calls)
 CALLS_EACH = 4  # of them, per test
+OTHERS_CALLS = 8  # tests that ran no changed line, given a changed function's call
 CALLS_SECONDS = 6.0  # their run on each side
 # not less when the budget is halved: one pytest start with a heavy import takes seconds
 CALLS_LEAST = 5.0
@@ -138,7 +141,7 @@ def generate_amplified(
         + (f" (the first {MAX_TESTS} of {first.capped} were run)" if first.capped else "")
         + (f" ({first.stopped})" if first.stopped else "")
     ]
-    if not ran:
+    if not ran and not plan.functions:  # (a changed function may take a value they make)
         return notes
     found = _compared(
         ws,
@@ -245,15 +248,27 @@ def _compared(
         ran = ran + [n for n in nodes if n in more.tests]
     # the copies with a call added run on their own on each side: behind a big suite's
     # own tests in one run, its time limit would stop the parent before them
-    calls = _call_variants(ws, own, sources, plan, described, notes) if plan else []
+    # the other passing tests, for a value they make to give a changed function
+    others = [n for n, t in first.tests.items() if t.get("passed") and n not in own]
+    rows = _changed_rows(ws, changed, parent_files)
+    others = _nearest(others, sources, rows)  # those that share the changed lines' words
+    calls = _call_variants(ws, own, sources, plan, described, notes, others) if plan else []
     calls_seconds = max(CALLS_SECONDS * share, CALLS_LEAST)
     called = [n for _, ns in calls for n in ns]
     if called:
         more = _observe(ws, fw, called, changed, 0, calls_seconds, test_seconds)
         first.tests.update(more.tests)
         called = [n for n in called if n in more.tests]
+    if not ran and not called:  # no test ran a changed line, and no copy was made
+        for rel, _ in extra:
+            ws.remove_test(rel)
+        return []
     with ws.replaced(parent_files):
-        parent = _observe(ws, fw, ran, changed, 0, PARENT_SECONDS * share, test_seconds)
+        parent = (
+            _observe(ws, fw, ran, changed, 0, PARENT_SECONDS * share, test_seconds)
+            if ran
+            else Observed()
+        )
         if called and not parent.error:
             theirs = _observe(ws, fw, called, changed, 0, calls_seconds, test_seconds)
             parent.tests.update(theirs.tests)  # a failed run of them costs only them
@@ -398,28 +413,40 @@ def _call_variants(
     plan: CallPlan,
     described: dict[str, str],
     notes: list[str],
+    others: list[str] | None = None,
 ) -> list[tuple[str, list[str]]]:
     """Temporary copies of test modules holding copies of the tests in ``nodes`` with one
     call added on an object they build (``amplify_calls``), ``CALLS_EACH`` per test and
-    ``MAX_CALLS`` in all, the tests that fill their object in a rarer way first; written
-    beside the original as ``test_nova_vary_calls__<file>`` (only the copies kept),
-    observed like the input variants, then removed."""
-    tests = list(
-        dict.fromkeys(
-            (rel, rest.split("[", 1)[0].replace("::", "."))
-            for rel, _, rest in (n.partition("::") for n in nodes)
-            if rest
+    ``MAX_CALLS`` in all, the tests that fill their object in a rarer way first; then of
+    the ``others`` (tests that ran no changed line) with a changed module function given
+    a value they made (``OTHERS_CALLS`` at most); written beside the original as
+    ``test_nova_vary_calls__<file>`` (only the copies kept), observed like the input
+    variants, then removed."""
+
+    def pairs(found: list[str]) -> list[tuple[str, str]]:
+        return list(
+            dict.fromkeys(
+                (rel, rest.split("[", 1)[0].replace("::", "."))
+                for rel, _, rest in (n.partition("::") for n in found)
+                if rest
+            )
         )
-    )
+
+    tests = pairs(nodes)
+    valued = replace(plan, methods={}, flags=FlagPlan()) if plan.functions else None
+    ordered = [(t, plan) for t in order_tests(sources, tests, plan)]
+    if valued is not None:
+        rest = [t for t in pairs(others or []) if t not in tests]
+        ordered += [(t, valued) for t in order_tests(sources, rest, valued)][:OTHERS_CALLS]
     texts: dict[str, str] = {}
     made: dict[str, list[Variant]] = {}
     shown: dict[tuple[str, str], str] = {}
     left = MAX_CALLS
-    for rel, qualname in order_tests(sources, tests, plan):
+    for (rel, qualname), used in ordered:
         if left <= 0:
             break
         text, copies = add_calls(
-            texts.get(rel, sources.get(rel, "")), qualname, plan, min(CALLS_EACH, left)
+            texts.get(rel, sources.get(rel, "")), qualname, used, min(CALLS_EACH, left)
         )
         if copies:
             texts[rel] = text
@@ -509,6 +536,41 @@ def _steer(
         else:
             merged[f.name] = tuple(dict.fromkeys(x for v in values for x in v))
     return Steer(**merged)
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def _nearest(nodes: list[str], sources: dict[str, str], rows: list[str]) -> list[str]:
+    """``nodes`` (test ids), those whose function's text shares the most words with the
+    changed ``rows`` first (a test of ``$ref`` schemas for a change that resolves refs),
+    the file's order among equals."""
+    wanted = set(_WORD.findall("\n".join(rows))) - set(dir(builtins)) - set(keyword.kwlist)
+    if not wanted:
+        return nodes
+    texts: dict[str, dict[str, str]] = {}
+    for rel in {n.partition("::")[0] for n in nodes}:
+        texts[rel] = _function_texts(sources.get(rel, ""))
+
+    def score(node: str) -> int:
+        rel, _, rest = node.partition("::")
+        name = rest.split("[", 1)[0].rsplit("::", 1)[-1]
+        return len(wanted & set(_WORD.findall(texts[rel].get(name, ""))))
+
+    return sorted(nodes, key=lambda n: -score(n))
+
+
+def _function_texts(source: str) -> dict[str, str]:
+    """A test module's functions (methods too) by name -> their text."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    return {
+        node.name: ast.get_source_segment(source, node) or ""
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
 
 
 def _changed_rows(

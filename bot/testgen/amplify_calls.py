@@ -26,6 +26,13 @@ differs is written cut after that call, head's outcome asserted.
   ``with Cls(...) as x``), or ``self.x = Cls(...)`` in its class's ``setUp``; the call is
   added after the last statement of the test's body that names it. Tests that fill their
   object through a method few other tests call come first (a rarer sequence).
+- **Values given to a function** (``reaching_functions``, ``_values``): a public function
+  of the changed module that reaches the change and takes one value (its other
+  parameters have defaults) is called on a name the test binds to what a function or
+  class of the changed modules made (``convert(validator)`` after ``validator =
+  convert_to_voluptuous(schema)``: a round trip no test makes), when the test module
+  imports it by name. Tests that ran no changed line get such copies too (a few, those
+  sharing the most words with the changed lines first).
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from bot.testgen.amplify_inputs import Variant, _compiles, _find, _names, _uniqu
 __all__ = ["CallPlan", "add_calls", "call_arguments", "call_plan", "order_tests", "reaching"]
 
 DEPTH = 3  # calls between an added method and the changed function
+MAX_FUNCTIONS = 3  # module functions a bound value is given to
 MAX_ARGS_TEXT = 200  # characters of an added call's arguments
 PER_METHOD = 8  # argument lists kept per method
 MARK = "c"  # a copy's name: test_x__c1
@@ -68,19 +76,57 @@ class CallPlan:
     arguments: dict[str, list[str]] = field(default_factory=dict)
     names: dict[str, frozenset[str]] = field(default_factory=dict)
     flags: FlagPlan = field(default_factory=FlagPlan)  # options to set, calls to repeat
+    # module functions reaching the change that take one value (``convert(schema)``),
+    # and the changed modules' functions and classes whose results a test binds
+    functions: list[str] = field(default_factory=list)
+    producers: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return any(self.methods.values()) or bool(self.flags)
+        return any(self.methods.values()) or bool(self.flags) or bool(self.functions)
 
 
 def reaching(source: str, qualname: str, lines: list[int] | None = None) -> dict[str, list[str]]:
     """The changed module's classes -> their public methods that reach the changed
     ``qualname`` (a method ``Cls.m``, a function ``f``, ``<module>`` for top-level
     lines), nearest first."""
+    funcs, found = _reached(source, qualname, lines)
+    out: dict[str, list[str]] = {}
+    for q in sorted(found, key=lambda q: found[q]):
+        node, owner = funcs[q]
+        if owner is None or "." in owner or not _callable_member(node):
+            continue
+        out.setdefault(owner, []).append(node.name)
+    return out
+
+
+def reaching_functions(source: str, qualname: str, lines: list[int] | None = None) -> list[str]:
+    """The changed module's public top-level functions that reach the changed
+    ``qualname`` and take one value (their other parameters have defaults), nearest
+    first."""
+    funcs, found = _reached(source, qualname, lines)
+    return [
+        q
+        for q in sorted(found, key=lambda q: found[q])
+        if funcs[q][1] is None and _callable_member(funcs[q][0]) and _one_value(funcs[q][0])
+    ]
+
+
+def _one_value(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    a = node.args
+    plain = [*a.posonlyargs, *a.args]
+    required = len(plain) - len(a.defaults)
+    return len(plain) >= 1 and required == 1 and all(d is not None for d in a.kw_defaults)
+
+
+_Funcs = dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]]
+
+
+def _reached(source: str, qualname: str, lines: list[int] | None) -> tuple[_Funcs, dict[str, int]]:
+    """The module's functions, and those reaching ``qualname`` -> how many calls away."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
+        return {}, {}
     funcs = _functions(tree)
     wanted = _wanted(qualname, funcs, tree, lines or [])
     found: dict[str, int] = {}
@@ -98,13 +144,7 @@ def reaching(source: str, qualname: str, lines: list[int] | None = None) -> dict
         for q in sorted(new):
             found[q] = depth
         reached |= {m for q in new for m in _names_of(q, funcs)}
-    out: dict[str, list[str]] = {}
-    for q in sorted(found, key=lambda q: found[q]):
-        node, owner = funcs[q]
-        if owner is None or "." in owner or not _callable_member(node):
-            continue
-        out.setdefault(owner, []).append(node.name)
-    return out
+    return funcs, found
 
 
 def _functions(
@@ -280,15 +320,24 @@ def call_plan(
     for the options the change adds (``amplify_flags``)."""
     methods: dict[str, list[str]] = {}
     defaults: set[str] = set()
+    functions: list[str] = []
+    producers: set[str] = set()
     twice = repeats([(source, qualname) for source, qualname, _ in changed])
     for source, qualname, lines in changed:
         for cls, ms in reaching(source, qualname, lines).items():
             have = methods.setdefault(cls, [])
             have += [m for m in ms if m not in have]
+        functions += [f for f in reaching_functions(source, qualname, lines) if f not in functions]
         try:
-            funcs = _functions(ast.parse(source))
+            tree = ast.parse(source)
+            funcs = _functions(tree)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+        producers |= {
+            n.name
+            for n in tree.body
+            if isinstance(n, ast.FunctionDef | ast.ClassDef) and not n.name.startswith("_")
+        }
         defaults |= {
             node.name
             for cls, ms in [*methods.items(), *twice.items()]
@@ -300,7 +349,9 @@ def call_plan(
     arguments, names = call_arguments(test_texts, wanted, defaults)
     methods = {c: [m for m in ms if arguments.get(m)] for c, ms in methods.items()}
     flags = flag_plan(modules or [], twice, arguments)
-    return CallPlan({c: ms for c, ms in methods.items() if ms}, arguments, names, flags)
+    functions = [f for f in functions if not _OUTSIDE.match(f)][:MAX_FUNCTIONS]
+    kept = {c: ms for c, ms in methods.items() if ms}
+    return CallPlan(kept, arguments, names, flags, functions, frozenset(producers))
 
 
 # -- the tests' receivers -----------------------------------------------------------------
@@ -352,6 +403,39 @@ def _bound(body: list[ast.stmt], classes: set[str], self_only: bool) -> dict[str
             if plain or own:
                 out[shown] = cls
     return out
+
+
+def _values(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, producers: frozenset[str]
+) -> list[Receiver]:
+    """Names the test binds to what a function (or class) of the changed modules made
+    (``validator = convert_to_voluptuous(schema)``), each after the last statement that
+    names it; ``cls`` is the producer."""
+    found: dict[str, str] = {}
+    for node in _own_nodes(func.body):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+        ):
+            made = node.value.func
+            name = made.id if isinstance(made, ast.Name) else getattr(made, "attr", "")
+            if name in producers:
+                found.setdefault(node.targets[0].id, name)
+    return [r for name, cls in found.items() if (r := _after(func, name, cls)) is not None]
+
+
+def _after(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str, cls: str) -> Receiver | None:
+    """``name`` as a receiver: after the last statement of the body that names it (None
+    when that one returns, or none does)."""
+    last = -1
+    for i, stmt in enumerate(func.body):
+        if any(isinstance(sub, ast.Name) and sub.id == name for sub in _own_nodes([stmt])):
+            last = i
+    if last < 0 or isinstance(func.body[last], ast.Return):
+        return None
+    return Receiver(name, cls, last, ())
 
 
 def _receivers(
@@ -406,7 +490,7 @@ def order_tests(
         if found is None:
             continue
         receivers = _receivers(*found, set(plan.methods) | plan.flags.classes())
-        if not receivers:
+        if not receivers and not (plan.functions and _values(found[0], plan.producers)):
             continue
         way = next((m for r in receivers for m in r.called if m in plan.methods.get(r.cls, [])), "")
         ways[(rel, qualname)] = way
@@ -449,6 +533,16 @@ def add_calls(
         call = f"{receiver.name}.{method}({args})"
         rows = [f"{indent}# {ADDED} by Nova", f"{indent}{call}"]
         inserts.append(({line: rows}, f"{ADDED} after line {line}: {call}"))
+    # a module function that takes one value, given what the test made with the module
+    for value in _values(func, plan.producers) if plan.functions else []:
+        for function in plan.functions:
+            if function not in known or len(inserts) >= limit:
+                continue
+            stmt = func.body[value.after]
+            line = stmt.end_lineno or stmt.lineno
+            call = f"{function}({value.name})"
+            rows = [f"{indent}# {ADDED} by Nova", f"{indent}{call}"]
+            inserts.append(({line: rows}, f"{ADDED} after line {line}: {call}"))
     if not inserts:
         return module_source, []
     rows = module_source.splitlines(keepends=True)
