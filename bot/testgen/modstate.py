@@ -32,6 +32,7 @@ import json
 import re
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -80,9 +81,24 @@ def _skipped(path: str, name: str) -> str:
     return ""
 
 
-def _wanted(targets: list[Target], fw: Framework) -> dict[str, tuple[str, list[str]]]:
-    """module -> (its path, the names its changed top-level lines bind)."""
+def _wanted(
+    targets: list[Target], fw: Framework, read: Callable[[str], str | None]
+) -> dict[str, tuple[str, list[str]]]:
+    """module -> (its path, the names its changed top-level lines bind, and the
+    top-level functions whose changed lines are decorators)."""
     out: dict[str, tuple[str, list[str]]] = {}
+    for t in targets:  # a top-level function whose decorators changed: what they attach
+        if (
+            "." not in t.qualname
+            and t.qualname != "<module>"
+            and t.path.endswith(".py")
+            and not fw.is_test_name(t.path)
+            and PurePosixPath(t.path).name not in _SKIPPED_FILES
+        ):
+            source = read(t.path)
+            if source is not None and set(t.lines) & decorator_lines(source, t.qualname):
+                path, names = out.setdefault(_module_name(t.path), (t.path, []))
+                names += [t.qualname] if t.qualname not in names else []
     for t in targets:
         if (
             t.qualname != "<module>"
@@ -95,8 +111,37 @@ def _wanted(targets: list[Target], fw: Framework) -> dict[str, tuple[str, list[s
             continue
         names = [n for n in sorted(t.data.bindings) if not _skipped(t.path, n)][:MAX_NAMES]
         if names:
-            out[_module_name(t.path)] = (t.path, names)
+            _, decorated = out.get(_module_name(t.path), (t.path, []))
+            out[_module_name(t.path)] = (t.path, [*decorated, *names][:MAX_NAMES])
     return out
+
+
+def decorator_lines(source: str, qualname: str) -> set[int]:
+    """The lines of the decorators of the function (or method) ``qualname``: they run
+    once, when the module is imported."""
+    try:
+        body: list[ast.stmt] = _tree(source).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found: ast.AST | None = None
+    for part in qualname.split("."):
+        found = next(
+            (
+                n
+                for n in body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and n.name == part
+            ),
+            None,
+        )
+        if found is None:
+            return set()
+        body = found.body if isinstance(found, ast.ClassDef) else []
+    if not isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef):
+        return set()
+    return {
+        n for d in found.decorator_list for n in range(d.lineno, (d.end_lineno or d.lineno) + 1)
+    }
 
 
 def _unpinned(
@@ -256,7 +301,8 @@ def generate_modstate(
     leaves after import, where it differs from the parent's; return notes. ``facts``
     gets each test's fact; ``pinned``: the other generators' facts (a name one of their
     tests pins a changed behaviour through is left to it)."""
-    wanted, notes = _unpinned(_wanted(targets, fw), pinned if pinned is not None else facts or {})
+    others = pinned if pinned is not None else facts or {}
+    wanted, notes = _unpinned(_wanted(targets, fw, ws.read), others)
     wanted, notes = _computed(wanted, targets, ws, notes)
     if not wanted or not parent_files:
         return notes
@@ -439,7 +485,7 @@ def _object_checks(
         and not _version_only(str(fact[0]), str(theirs[expr][0]))
     ]
     if not differ:
-        return [], "is the same on both sides (as far as its structure shows)"
+        return _own_attributes(ours, theirs)
     differ.sort(key=lambda ef: (_depth(ef[0]), _rank(ef[0])))
     checks: list[_Check] = []
     for expr, (source, imports) in differ:
@@ -454,6 +500,42 @@ def _object_checks(
     shown = first[0].replace(VALUE, "{n}")
     said = f"differs: {shown}: {_short(str(theirs[first[0]][0]))} -> {_short(str(first[1][0]))}"
     return checks, said + (f" (and {len(differ) - 1} more)" if len(differ) > 1 else "")
+
+
+_ATTRIBUTE = re.compile(r"\{r\}\.([A-Za-z_]\w*)")
+
+
+def _own_attributes(
+    ours: dict[str, list[Any]], theirs: dict[str, list[Any]]
+) -> tuple[list[_Check], str]:
+    """An attribute one side's object has and the other's shows nothing of (a decorator
+    that now attaches ``pytest_impl`` where it attached ``pytestmark``): head's value
+    asserted, or the parent's attribute asserted absent."""
+
+    def named(facts: dict[str, list[Any]]) -> set[str]:
+        return {m.group(1) for e in facts for m in _ATTRIBUTE.finditer(e)}
+
+    mine, old = named(ours), named(theirs)
+    checks = [
+        _Check(
+            # read so that the parent's object, which lacks it, fails the assert
+            _equals(f"getattr({VALUE}, {a!r}, None)", str(ours[f"{VALUE}.{a}"][0])),
+            f"no {a}",
+            ours[f"{VALUE}.{a}"][1],
+        )
+        for a in sorted(mine - old)
+        if f"{VALUE}.{a}" in ours
+    ]
+    checks += [
+        _Check(f"assert not hasattr({VALUE}, {a!r})", f"{{n}}.{a} was set")
+        for a in sorted(old - mine)
+    ]
+    if not checks:
+        return [], "is the same on both sides (as far as its structure shows)"
+    said = ", ".join(
+        [*(f"+{a}" for a in sorted(mine - old)), *(f"-{a}" for a in sorted(old - mine))]
+    )
+    return checks, f"differs in its attributes: {said}"
 
 
 def _keys_delta(expr: str, source: str, before: str) -> list[_Check] | None:
@@ -601,13 +683,21 @@ def class_body_hits(
     target: Target, imported: Lines, source: str | None, test: str, name: str
 ) -> list[int]:
     """The changed lines of a class's own body (an enum's member, a dataclass's field, a
-    class attribute: statements that run once, when the module is imported) that count as
-    run by the test ``name``: those the import ran, when the test's body reads the class
-    (its outermost class, for one nested in another) from the module."""
+    class attribute: statements that run once, when the module is imported), or of a
+    function's decorators, that count as run by the test ``name``: those the import ran,
+    when the test's body reads the class (its outermost class, for one nested in another)
+    or the function from the module."""
     if target.qualname == "<module>" or source is None:
         return []
     ran = imported.get(target.path, set())
     if not ran:
+        return []
+    top = target.qualname.split(".")[0]
+    decorators = decorator_lines(source, target.qualname)  # they run at import too
+    if decorators:
+        lines = sorted(n for n in target.lines if n in decorators and n in ran)
+        if lines and top in _read_names(test, name, _module_name(target.path)):
+            return lines
         return []
     try:
         found = class_at(_tree(source), target.qualname)
@@ -620,7 +710,6 @@ def class_body_hits(
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             own |= set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     lines = sorted(n for n in target.lines if n in own and n in ran)
-    top = target.qualname.split(".")[0]
     if not lines or top not in _read_names(test, name, _module_name(target.path)):
         return []
     return lines

@@ -439,7 +439,9 @@ def _modstate(
     from bot.testgen.modstate import generate_modstate
 
     assert ws.framework is not None
-    targets = [t for t in unpinned(result.matrix, result.facts) if t.data is not None]
+    # module-level code, and top-level functions (their decorators: modstate._wanted)
+    left = unpinned(result.matrix, result.facts)
+    targets = [t for t in left if t.data is not None or "." not in t.qualname]
     if not targets:
         return
     # only while the time kept for its tests' gates and the full suite is left

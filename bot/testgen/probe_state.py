@@ -71,6 +71,10 @@ def _members(value: object) -> Json:
 
 def observe(value: object) -> Json:
     """What a test can assert of one module-level object."""
+    if isinstance(value, types.FunctionType) and objects.attributes(value):
+        # what its decorators attached (``pytest_impl``, ``pytestmark``, click's params)
+        found = objects.facts(value, probe.render)
+        return {"kind": "object", "type": "function", "facts": [list(f) for f in found]}
     if isinstance(value, _IDENTITIES):
         return {"kind": "identity", "type": type(value).__name__}
     if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
