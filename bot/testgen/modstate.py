@@ -43,6 +43,7 @@ from bot.testgen.matrix import versions_masked
 from bot.testgen.modregex import pattern_witnesses
 from bot.testgen.probe_objects import VALUE
 from bot.testgen.render import MARKER
+from bot.testgen.retype import _find
 
 if TYPE_CHECKING:
     from bot.testgen.frameworks import Framework
@@ -120,23 +121,9 @@ def decorator_lines(source: str, qualname: str) -> set[int]:
     """The lines of the decorators of the function (or method) ``qualname``: they run
     once, when the module is imported."""
     try:
-        body: list[ast.stmt] = _tree(source).body
+        found = _find(_tree(source), qualname)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
-    found: ast.AST | None = None
-    for part in qualname.split("."):
-        found = next(
-            (
-                n
-                for n in body
-                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                and n.name == part
-            ),
-            None,
-        )
-        if found is None:
-            return set()
-        body = found.body if isinstance(found, ast.ClassDef) else []
     if not isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef):
         return set()
     return {
