@@ -122,7 +122,7 @@ def _holds_tests(path: Path) -> bool:
     """Whether the module defines tests: a ``test*`` function, or a ``Test*`` /
     ``...TestCase`` class with ``test*`` members (methods or assigned ones)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        tree = ast.parse(path.read_text(encoding="utf-8-sig", errors="replace"))
     except (SyntaxError, ValueError, RecursionError, MemoryError, OSError):
         return False
     for node in tree.body:

@@ -516,7 +516,8 @@ class Workspace:
         target = (self.root / rel).resolve()
         if not target.is_relative_to(self.root.resolve()) or not target.is_file():
             return None
-        return target.read_text(encoding="utf-8", errors="replace")
+        # a UTF-8 byte order mark is no text: Python skips it, and so must ast.parse
+        return target.read_text(encoding="utf-8-sig", errors="replace")
 
     def files(self) -> list[str]:
         """The files of the change's head (in git; the tests written since are not)."""
@@ -527,7 +528,8 @@ class Workspace:
         matrix, the module-state probe, amplification and the gates all ask."""
         key = (parent, rel)
         if key not in self._parents:
-            self._parents[key] = self.user.show(parent, rel)
+            shown = self.user.show(parent, rel)
+            self._parents[key] = shown.removeprefix("\ufeff") if shown is not None else None
         return self._parents[key]
 
     # -- a reader of the tree for the agent's tools (bot.hosts.base.LocalTree) ----------
