@@ -372,6 +372,10 @@ def _walk_body(
         if isinstance(stmt, ast.With | ast.AsyncWith):
             found += _walk_body(stmt.body, owner, member, bound, env, imports, origin, live, makers)
             continue
+        if isinstance(stmt, ast.Try | ast.TryStar):  # the path with no exception, in order
+            for block in (stmt.body, stmt.orelse, stmt.finalbody):
+                found += _walk_body(block, owner, member, bound, env, imports, origin, live, makers)
+            continue
         if (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
