@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.testgen.scenarios import OBJ, scenarios_from_tests
 from tests.testgen.sample import caught, sample_testgen
 
 TALLY = '''
@@ -71,3 +72,27 @@ def test_a_change_that_keeps_behaviour_claims_nothing(tmp_path: Path) -> None:
     same = TALLY.replace("self.items.append(item)", "self.items += [item]")
     _, data = sample_testgen(tmp_path, BASE, {"tally/core.py": same}, "same", (0, 1, 4))
     assert not [c for c in data["kept"] if c["evidence"].get("catches_change")], data["kept"]
+
+
+def test_the_steps_in_try_else_and_finally_are_read_in_order() -> None:
+    tests = """
+from tally.core import Tally
+
+
+def test_steps():
+    try:
+        tally = Tally()
+        tally.add("a")
+    except ValueError:
+        tally = None
+    else:
+        tally.add("b")
+    finally:
+        tally.add("c")
+"""
+    found = scenarios_from_tests({"tests/test_t.py": tests}, "Tally", "add")
+    assert [(c.args, c.steps) for c in found] == [
+        (("'a'",), ()),
+        (("'b'",), (f"{OBJ}.add('a')",)),
+        (("'c'",), (f"{OBJ}.add('a')", f"{OBJ}.add('b')")),
+    ]
