@@ -361,6 +361,19 @@ _BLOCKED = re.compile(
 )
 
 
+# an object the parent made lacks an attribute: a name new in the change (an attribute only
+# head's ``__init__`` sets) or a behaviour (``None.group``: the parent returned None). The
+# bench's re-run, like an outside judge reading the exception, counts either as a missing
+# name; Nova does not claim such a test as a catch (``unclaimed``)
+_ATTRIBUTE_MISSING = re.compile(r"\bobject has no attribute\b")
+
+
+def attribute_missing(failure: str) -> bool:
+    """Whether a test's failure on the parent is an object lacking an attribute: it may
+    be a name the parent lacks, so it is no claim of a changed behaviour."""
+    return bool(_ATTRIBUTE_MISSING.search(failure))
+
+
 def names_missing(failure: str) -> bool:
     """Whether a test's failure on the parent is a name the parent does not have (a
     module's or a class's attribute, an import, a keyword parameter) rather than a

@@ -665,7 +665,7 @@ def _attach_facts(
     """What each test calls and what head and parent did (from the generator, when it
     knows), and what its run on the parent shows: a behaviour the change altered, or
     only a name the parent did not have."""
-    from bot.testgen.gates import names_missing
+    from bot.testgen.gates import attribute_missing, names_missing
 
     added = {f"{t.path}::{t.qualname}" for t in result.matrix if t.kind == "added"}
     facts = result.facts.get(cases[0].path, {}) if cases else {}
@@ -686,9 +686,16 @@ def _attach_facts(
         else:
             new = bool(c.targets) and all(t in added for t in c.targets)
         new = new or bool(c.evidence.get("parent_error"))
-        new = new or names_missing(str(c.evidence.get("parent_failure") or ""))
+        failure = str(c.evidence.get("parent_failure") or "")
+        new = new or names_missing(failure)
         c.evidence["new_name"] = fails and new
-        c.evidence["catches_change"] = fails and not new
+        unsure = fails and not new and attribute_missing(failure)
+        if unsure:
+            c.evidence["unclaimed"] = (
+                "fails on the parent because an object lacks an attribute, which may be a "
+                "name new in this change: not claimed as a catch"
+            )
+        c.evidence["catches_change"] = fails and not new and not unsure
 
 
 def _parent_files(

@@ -131,6 +131,8 @@ class TestgenResult:
                 bite.append("catches the change: fails on the parent commit")
             elif e.get("new_name"):
                 bite.append("tests a name new in this change (the parent lacks it)")
+            elif e.get("unclaimed"):
+                bite.append(str(e["unclaimed"]))
             out.append(
                 f"- {_code(c.node_id)}: passed {e.get('runs')}x, covers "
                 f"{e.get('changed_lines_covered')} changed line(s), {'; '.join(bite)}"
