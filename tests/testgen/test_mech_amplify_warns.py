@@ -88,6 +88,20 @@ def test_a_new_deprecation_warning_is_pinned_by_the_whole_test(tmp_path: Path) -
     assert any("warned otherwise on the parent" in n for n in data["notes"]), data["notes"]
 
 
+def test_a_warning_the_release_took_back_is_made_an_error_on_the_parent(tmp_path: Path) -> None:
+    # the release warns only about a ttl that cannot be one: the tests' ttl no longer warns
+    guarded = "            if self.ttl < 0:\n" + "".join(
+        "    " + row + "\n" for row in WARNING.splitlines()
+    )
+    head = STORE_NEW.replace(WARNING, guarded)
+    base = {**BASE, "vault/store.py": STORE_NEW}
+    _, data = sample_testgen(tmp_path, base, {"vault/store.py": head}, "warn on a bad ttl only")
+    claimed = _claimed(data)
+    assert claimed, (data["notes"], data["dropped"])
+    facts = [f for c in claimed for f in c["evidence"].get("amplified", [])]
+    assert any("DeprecationWarning" in str(f["parent"]) for f in facts), facts
+
+
 def test_a_refactor_that_warns_alike_claims_nothing(tmp_path: Path) -> None:
     # the parent warns already; head says it another way in code, the same in words
     base = {**BASE, "vault/store.py": STORE_NEW}
