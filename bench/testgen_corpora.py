@@ -149,8 +149,9 @@ def source_roots(tree: Path) -> list[Path]:
                 continue
             if (
                 (item / "__init__.py").is_file()
-                # a namespace package: no __init__.py, packages inside (src/pycrdt/store)
-                or (item.is_dir() and any(item.glob("*/__init__.py")))
+                # a namespace package under src/: no __init__.py, packages inside
+                # (src/pycrdt/store)
+                or (base != tree and item.is_dir() and any(item.glob("*/__init__.py")))
                 or (item.suffix == ".py" and item.is_file() and not item.name.startswith("test"))
             ):
                 found.append(item.relative_to(tree))
