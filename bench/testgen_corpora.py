@@ -147,8 +147,12 @@ def source_roots(tree: Path) -> list[Path]:
         for item in sorted(base.iterdir()):
             if item.name in _TEST_DIRS or item.name in _NOT_SOURCE:
                 continue
-            if (item / "__init__.py").is_file() or (
-                item.suffix == ".py" and item.is_file() and not item.name.startswith("test")
+            if (
+                (item / "__init__.py").is_file()
+                # a namespace package under src/: no __init__.py, packages inside
+                # (src/pycrdt/store)
+                or (base != tree and item.is_dir() and any(item.glob("*/__init__.py")))
+                or (item.suffix == ".py" and item.is_file() and not item.name.startswith("test"))
             ):
                 found.append(item.relative_to(tree))
     return found

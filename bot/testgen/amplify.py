@@ -32,6 +32,7 @@ from bot.testgen.amplify_flags import FlagPlan, changed_modules
 from bot.testgen.amplify_flags import marked as flags_marked
 from bot.testgen.amplify_inputs import Steer, Variant, add_variants, steer_from_change
 from bot.testgen.amplify_order import Aims, aims_of, container_variants
+from bot.testgen.amplify_warns import warned_differences, warned_first
 from bot.testgen.amplify_write import (
     CALLS_PREFIX,
     VARY_PREFIX,
@@ -275,6 +276,7 @@ def _compared(
     ran = ran + called
     extra += calls
     seen = _worth_confirming(ran, first, parent)[:MAX_CONFIRMED]
+    seen = warned_first(seen, ran, first, parent, MAX_CONFIRMED)  # (amplify_warns)
     each = max(5.0, (budget - (time.monotonic() - started)) / 2)
     head2 = _observe(ws, fw, seen, changed, 1, each, test_seconds) if seen else Observed()
     with ws.replaced(parent_files):
@@ -286,6 +288,7 @@ def _compared(
         notes.append(f"amplify: a later observation failed: {broken}")
         return []
     found = [ds for n in seen if (ds := _differences(n, first, head2, [parent, parent2]))]
+    found = warned_differences(seen, found, [first, head2], [parent, parent2], notes)
     for ds in found:
         for d in ds:
             d.variant = described.get(d.node.split("[", 1)[0], "")

@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 import typing
+import warnings
 
 import pytest
 
@@ -432,12 +433,49 @@ def _drew(seeded: dict[str, typing.Any]) -> list[str]:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: typing.Any) -> typing.Any:
+    heard: list[list[str]] = []
+    shown = getattr(warnings, "_showwarnmsg_impl", None)
+    if _PLAN and callable(shown):  # heard, then passed on (pytest's record, recwarn)
+        warnings._showwarnmsg_impl = _teed(shown, heard)  # type: ignore[attr-defined]
     try:
         yield
     finally:  # before the teardown's report writes the test's row
+        if shown is not None and getattr(warnings, "_showwarnmsg_impl", None) is not shown:
+            warnings._showwarnmsg_impl = shown  # type: ignore[attr-defined]
+        if heard and item.nodeid in _OUT:
+            _OUT[item.nodeid]["warned"] = heard
         seeded = _STATE.get("seeds")
         if _PLAN and seeded and item.nodeid in _OUT and (drew := _drew(seeded)):
             _OUT[item.nodeid]["seeded"] = drew
+
+
+_NOT_HEARD = (ResourceWarning,)  # given when an object is collected, not by the test
+
+
+def _teed(shown: typing.Any, heard: list[list[str]]) -> typing.Any:
+    """The warnings the test's body gives (amplify_warns): a row each, in order, once:
+    its category's first built-in class, its own qualname, its message; not those a
+    module's import gives on the way (the first test to import it hears them)."""
+
+    def tee(message: typing.Any) -> None:
+        try:
+            category = message.category
+            frame: typing.Any = sys._getframe(1)
+            while frame is not None and not _RUNNER.search(frame.f_code.co_filename):
+                code = frame.f_code
+                if code.co_name == "<module>" and not code.co_filename.startswith("<"):
+                    break
+                frame = frame.f_back
+            else:
+                base = next(c for c in category.__mro__ if c.__module__ == "builtins")
+                row = [base.__name__, category.__qualname__, str(message.message)[:LONG]]
+                if not issubclass(category, _NOT_HEARD) and row not in heard:
+                    heard.append(row)
+        except Exception:  # a warning whose parts do not read: not heard
+            pass
+        shown(message)
+
+    return tee
 
 
 def _params(item: typing.Any) -> dict[str, typing.Any] | None:

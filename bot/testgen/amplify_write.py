@@ -127,6 +127,10 @@ def amplified_test(source: str, d: Difference) -> Written | str:
         return "its function was not found in the module"
     if _task_only(d):
         return _task_checked(func, d)
+    if d.head.get("kind") == "warns":  # the test's body warned otherwise (amplify_warns)
+        from bot.testgen.amplify_warns import warned_test
+
+        return warned_test(func, d)
     where = _statement(func.body, d.line, opened="kind" in d.parent)
     if isinstance(where, str):
         return where

@@ -481,11 +481,13 @@ def _check_tests(job: TestgenJob, ws: Workspace, runner: Runner, result: Testgen
     parent_files = _parent_files(ws, result, parent)
     # the generators' own files first, then amplification's (the project's tests, cut)
     from bot.testgen.amplify import AMPLIFIED
+    from bot.testgen.amplify_warns import differing_first
 
     # the job's budget less the full suite's share: no file's check starts after it (but
     # the first: the generators' own tests), no mutant runs after it
     until = job.deadline - SUITE_SHARE * job.settings.testgen.job_seconds
     order = sorted(ws.written, key=lambda r: (PurePosixPath(r).name.startswith(AMPLIFIED), r))
+    order = differing_first(order, result.facts)  # (amplify_warns)
     late: list[str] = []
     for i, rel in enumerate(order):
         if i and time.monotonic() > until:
