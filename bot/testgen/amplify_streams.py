@@ -10,23 +10,27 @@ the side-runner does; here the sides are compared with the differential generato
 present, one the parent wrote in every run and head never, in any form, is asserted
 absent; never the whole text, no word rule of its own), and the test is written: its body
 cut after the statement holding the call, ``capsys.readouterr()`` just before that
-statement (what the test wrote earlier is not the call's), then the statement, its
-streams read and split into words and those asserted. The gates then decide as for any
+statement (what the test wrote earlier is not the call's; the test's own ``capfd`` where
+it takes one), then the statement, its streams read and split into words and those
+asserted. The gates then decide as for any
 amplified test (it must pass on head, runs in a row, and fail on the parent).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.testgen import streams
+
+if TYPE_CHECKING:
+    from bot.testgen.amplify_write import Difference, Written
 
 __all__ = ["KIND", "inline_tables", "streams_test", "written_differs"]
 
 KIND = "streams"  # a Difference's outcome kind: only what the call wrote differs
-# fixtures that take the streams otherwise: capsys cannot be asked beside them
-_OTHER_CAPTURE = ("capfd", "capfdbinary", "capsysbinary")
+# fixtures that give the streams as bytes: capsys cannot be asked beside them
+_BINARY_CAPTURE = ("capfdbinary", "capsysbinary")
 
 
 def written_differs(
@@ -78,8 +82,11 @@ def inline_tables(tree: ast.Module, func: ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def streams_test(
-    tree: ast.Module, parts: list[str], func: ast.FunctionDef | ast.AsyncFunctionDef, d: Any
-) -> Any:
+    tree: ast.Module,
+    parts: list[str],
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    d: Difference,
+) -> Written | str:
     """The amplified test of a difference in what the call wrote (``written_differs``):
     a ``Written``, or a string saying why it cannot be written."""
     from bot.testgen import amplify_write as aw  # (it imports this module's caller)
@@ -87,8 +94,10 @@ def streams_test(
     if _unittest_class(tree, parts):
         return "the test is a unittest method: capsys cannot be given to it"
     names = [a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]]
-    if any(n in names for n in _OTHER_CAPTURE):
-        return "the test takes another capture fixture: capsys cannot be given beside it"
+    if any(n in names for n in _BINARY_CAPTURE):
+        return "the test takes a binary capture fixture: capsys cannot be given beside it"
+    # the test's own capture fixture (capfd reads what capsys would, and more), or capsys
+    fixture = "capfd" if "capfd" in names else "capsys"
     if func.args.defaults or func.args.vararg or func.args.kwarg:
         return "the test's parameters have defaults or are variadic"
     where = aw._statement(func.body, d.line, opened=False)
@@ -103,11 +112,13 @@ def streams_test(
     bound = aw._bind_params(func, d.params, d.indices) if "[" in d.node else []
     if isinstance(bound, str):
         return bound
-    if "capsys" not in names:
-        func.args.args.append(ast.arg(arg="capsys"))
-    checks = [ast.parse(line.strip()).body[0] for line in streams.checks(d.head["written"])]
+    if fixture not in names:
+        func.args.args.append(ast.arg(arg=fixture))
+    lines = [line.strip() for line in streams.checks(d.head["written"])]
+    lines[0] = lines[0].replace("capsys.", f"{fixture}.")
     del body[index:]
-    body.extend([ast.parse("capsys.readouterr()").body[0], stmt, *checks])
+    body.extend([ast.parse(f"{fixture}.readouterr()").body[0], stmt])
+    body.extend(ast.parse(line).body[0] for line in lines)
     imports = ["import re"]
     for name, (shown, more) in reversed(bound):
         func.body.insert(0, ast.parse(f"{name} = {shown}").body[0])
