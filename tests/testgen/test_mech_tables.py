@@ -4,9 +4,10 @@ tests (0.1.0) give ``parametrize`` a module constant whose rows end in a dict of
 passed as ``**kwargs``; the differential generator read only a literal list written in
 the mark, and refused a call with ``**``, so it replayed none of them.
 
-- SIZE's tests give ``binary=True`` only through such a table; the release changes what
-  a binary size says. The differential generator replays the rows and catches it.
-- A change that keeps what every size says claims nothing.
+- LABEL takes its options as ``**style``; its tests give a prefix only through such a
+  table, and the release changes what a prefixed label says. The differential generator
+  replays the rows and catches it.
+- A change that keeps every label claims nothing.
 """
 
 from __future__ import annotations
@@ -19,44 +20,40 @@ import pytest
 from bot.testgen.inputs import inputs_from_tests
 from tests.testgen.sample import caught, sample_testgen
 
-SIZE = '''
-def human(n, binary=False, digits=1):
-    """A byte count for people: kB (powers of 1000) or KiB (of 1024)."""
-    base = 1024 if binary else 1000
-    units = ["KiB", "MiB"] if binary else ["kB", "MB"]
-    value, unit = n / base, units[0]
-    if value >= base:
-        value, unit = value / base, units[1]
-    return f"{value:.{digits}f} {unit}"
+LABEL = '''
+def label(text, **style):
+    """A label for a chart: the text, after a prefix and cut to a width when given."""
+    prefix = style.get("prefix", "")
+    width = style.get("width", 0)
+    out = f"{prefix}{text}"
+    return out[:width] if width else out
 '''
 
-SIZE_CHANGED = SIZE.replace('["KiB", "MiB"]', '["KB", "MB"]')
-SIZE_SAME = SIZE.replace(
-    "value, unit = n / base, units[0]", "unit = units[0]\n    value = n / base"
-)
+LABEL_CHANGED = LABEL.replace('f"{prefix}{text}"', 'f"{prefix}: {text}" if prefix else text')
+LABEL_SAME = LABEL.replace('f"{prefix}{text}"', '"{}{}".format(prefix, text)')
 
 TESTS = """
 import pytest
 
-from sizes.human import human
+from charts.labels import label
 
 CASES = [
-    (1024, {"binary": True}, "1.0 KiB"),
-    (2048, {"binary": True, "digits": 2}, "2.00 KiB"),
+    ("sales", {"prefix": "Q1 "}, "Q1 sales"),
+    ("costs", {"prefix": "Q2 ", "width": 5}, "Q2 co"),
 ]
 
 
-@pytest.mark.parametrize("n, options, expected", CASES)
-def test_human(n, options, expected):
-    assert human(n, **options) == expected
+@pytest.mark.parametrize("text, style, expected", CASES)
+def test_label(text, style, expected):
+    assert label(text, **style) == expected
 """
 
 
 def _project(tmp: Path, change: str, message: str) -> dict[str, Any]:
     return sample_testgen(
         tmp,
-        {"sizes/__init__.py": "", "sizes/human.py": SIZE, "tests/test_human.py": TESTS},
-        {"sizes/human.py": change},
+        {"charts/__init__.py": "", "charts/labels.py": LABEL, "tests/test_labels.py": TESTS},
+        {"charts/labels.py": change},
         message,
         exits=(0, 1, 4),
     )[1]
@@ -64,38 +61,38 @@ def _project(tmp: Path, change: str, message: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def changed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _project(tmp_path_factory.mktemp("changed"), SIZE_CHANGED, "KB for binary sizes")
+    return _project(tmp_path_factory.mktemp("changed"), LABEL_CHANGED, "a colon after the prefix")
 
 
 def test_rows_of_a_module_table_with_spread_options_are_replayed_and_catch(
     changed: dict[str, Any],
 ) -> None:
-    found = caught(changed, "binary=True")
+    found = caught(changed, "prefix=")
     assert found, changed["notes"]
-    assert all("KB" in f["head"] and "KiB" in f["parent"] for f in found), found
+    assert all(": " in f["head"] and ": " not in f["parent"] for f in found), found
 
 
 @pytest.fixture(scope="module")
 def same(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _project(tmp_path_factory.mktemp("same"), SIZE_SAME, "two statements")
+    return _project(tmp_path_factory.mktemp("same"), LABEL_SAME, "concatenated")
 
 
-def test_a_change_that_keeps_every_size_claims_nothing(same: dict[str, Any]) -> None:
+def test_a_change_that_keeps_every_label_claims_nothing(same: dict[str, Any]) -> None:
     assert not [c for c in same["kept"] if c["evidence"].get("catches_change")], same["kept"]
 
 
 def test_what_is_spread_and_what_is_not() -> None:
     source = TESTS + (
-        "\nOPTS = {'digits': 3}\nODD = {1: 2}\n\n"
+        "\nOPTS = {'width': 3}\nODD = {1: 2}\n\n"
         "def test_more(options):\n"
-        "    human(5, **OPTS)\n"
-        "    human(6, **ODD)\n"
-        "    human(7, **options)\n"
+        "    label(5, **OPTS)\n"
+        "    label(6, **ODD)\n"
+        "    label(7, **options)\n"
     )
-    found = inputs_from_tests({"tests/test_human.py": source}, {"human"})["human"]
+    found = inputs_from_tests({"tests/test_labels.py": source}, {"label"})["label"]
     calls = {(c.args, c.kwargs) for c in found}
-    assert (("1024",), (("binary", "True"),)) in calls
-    assert (("2048",), (("binary", "True"), ("digits", "2"))) in calls
-    assert (("5",), (("digits", "3"),)) in calls
+    assert (("'sales'",), (("prefix", "'Q1 '"),)) in calls
+    assert (("'costs'",), (("prefix", "'Q2 '"), ("width", "5"))) in calls
+    assert (("5",), (("width", "3"),)) in calls
     # keys that are no names, and a dict the test does not write, are not replayed
     assert not any(c.args in (("6",), ("7",)) for c in found)
