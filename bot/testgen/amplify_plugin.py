@@ -217,6 +217,7 @@ class _Call:
         self.through, self.hits = not kind, _STATE["hits"]
         code = frame.f_code
         self.coroutine = bool(code.co_flags & _COROUTINE)
+        self.tees = None if self.coroutine else _tee().start()  # what it writes (probe_tee)
         self.name = getattr(code, "co_qualname", code.co_name)
         # a helper the test's own body defines (``def get(args): ...`` then ``get([...])``)
         # is named as the test calls it, not ``test_x.<locals>.get``
@@ -265,6 +266,9 @@ def _observe(call: _Call, value: object) -> None:
     where = (call.line, call.name)
     index = counts[where] = counts.get(where, -1) + 1
     row: dict[str, typing.Any] = {"line": call.line, "name": call.name, "index": index}
+    written = _tee().stop(call.tees)
+    if written:
+        row["streams"] = written
     if call.through:  # a library's: whether the changed lines ran inside it, this time
         row.update(library=True, ran=_STATE["hits"] > call.hits)
     if call.error is not None and value is None:
@@ -279,6 +283,12 @@ def _observe(call: _Call, value: object) -> None:
         if task is not None:
             row["task"] = task
     _record()["calls"].append(row)
+
+
+def _tee() -> typing.Any:
+    import nova_probe_tee as tee  # type: ignore[import-not-found]
+
+    return tee
 
 
 def _filled(call: _Call) -> dict[str, list[typing.Any]]:

@@ -15,6 +15,8 @@ from typing import Any
 from bot.testgen import seeded
 from bot.testgen.amplify_checks import raised_checks, value_check
 from bot.testgen.amplify_loops import comprehension_of, looped_checks
+from bot.testgen.amplify_streams import KIND as STREAMS
+from bot.testgen.amplify_streams import inline_tables, streams_test
 from bot.testgen.amplify_window import LONGEST, WHOLE
 from bot.testgen.amplify_window import part as long_part
 
@@ -127,10 +129,13 @@ def amplified_test(source: str, d: Difference) -> Written | str:
         return "its function was not found in the module"
     if _task_only(d):
         return _task_checked(func, d)
+    inline_tables(tree, func)  # a mark's cases bound to a name at the module's top
     if d.head.get("kind") == "warns":  # the test's body warned otherwise (amplify_warns)
         from bot.testgen.amplify_warns import warned_test
 
         return warned_test(func, d)
+    if d.head.get("kind") == STREAMS:  # only what the call wrote differs
+        return streams_test(tree, parts, func, d)
     where = _statement(func.body, d.line, opened="kind" in d.parent)
     if isinstance(where, str):
         return where

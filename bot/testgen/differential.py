@@ -263,7 +263,7 @@ def side_runner(where: Path) -> Path:
     script = where / "nova_probe.py"
     shutil.copyfile(PROBE, script)
     helpers = ("probe_objects", "probe_steady", "ambient", "probe_logs", "asyncs", "wire", "seeded")
-    for helper in (*helpers, "scratch", "probe_optdeps", "probe_streams"):
+    for helper in (*helpers, "scratch", "probe_optdeps", "probe_streams", "probe_tee"):
         shutil.copyfile(PROBE.with_name(f"{helper}.py"), where / f"nova_{helper}.py")
     return script
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from bot.testgen.pyversion import dead_branches, grown, loops
+from bot.testgen.tables import rows_of, spread
 
 __all__ = [
     "Candidate",
@@ -169,9 +170,11 @@ def test_bodies(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef
     return out
 
 
-def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, ast.expr]]:
+def _parametrize(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, ast.expr] | None = None
+) -> list[dict[str, ast.expr]]:
     """The rows of the function's ``parametrize`` decorators (their product), each a
-    mapping of argument name to its expression."""
+    mapping of argument name to its expression (cases bound to a name: ``tables``)."""
     tables: list[list[dict[str, ast.expr]]] = []
     for deco in func.decorator_list:
         if not (
@@ -181,7 +184,7 @@ def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str,
             and len(deco.args) >= 2
         ):
             continue
-        names_node, rows_node = deco.args[0], deco.args[1]
+        names_node, rows_node = deco.args[0], rows_of(deco.args[1], env)
         if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
             names = [n.strip() for n in names_node.value.split(",") if n.strip()]
             whole = len(names) == 1  # pytest: one name in a string, each row is the value
@@ -223,7 +226,7 @@ def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str,
 
 
 def _expand(
-    call: ast.Call, row: dict[str, ast.expr]
+    call: ast.Call, row: dict[str, ast.expr], env: dict[str, ast.expr] | None = None
 ) -> tuple[list[ast.expr], list[ast.keyword]] | None:
     """The call's arguments with the row's values put in for the test's parameters,
     also inside an argument (a stream made of the row's text)."""
@@ -240,8 +243,12 @@ def _expand(
             args.append(inline(arg, row))
     keywords = []
     for kw in call.keywords:
-        if kw.arg is None:
-            return None
+        if kw.arg is None:  # ``**kwargs``: a dict literal of the row's, or bound (tables)
+            given = spread(inline(kw.value, {**(env or {}), **row}))
+            if given is None:
+                return None
+            keywords += given
+            continue
         keywords.append(ast.keyword(arg=kw.arg, value=inline(kw.value, row)))
     return args, keywords
 
@@ -417,7 +424,7 @@ def _candidate(
     imports: list[str],
     origin: str,
 ) -> Candidate | None:
-    expanded = _expand(call, row)
+    expanded = _expand(call, row, env)
     if expanded is None:
         return None
     args, keywords = expanded
@@ -486,7 +493,7 @@ def inputs_from_tests(files: dict[str, str], names: set[str]) -> dict[str, list[
             calls = _calls_of(func, names, env)
             if not calls:
                 continue
-            rows = _parametrize(func) or [{}]
+            rows = _parametrize(func, env) or [{}]
             loops = _loop_rows(func, env)
             for callee, call in calls:
                 here = rows

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["checks", "streams_examples", "streams_head"]
+__all__ = ["checks", "differ", "said", "streams_examples", "streams_head"]
 
 MAX_STREAMS = 2  # tests of written words per name (each one of its own input)
 MAX_SHOWN = 3  # words a test asserts present, and absent, per stream
@@ -148,3 +148,7 @@ def checks(written: dict[str, Any]) -> list[str]:
 def streams_head(written: dict[str, Any], value: str) -> str:
     """What head did, for the facts: the words, and the value when one is asserted."""
     return _said(written, True) + (f"; {value}" if value else "")
+
+
+# the comparison and its wording, for the copies of a project's tests (amplify_streams)
+differ, said = _differ, _said
