@@ -966,7 +966,9 @@ def _under_settings(
             _QUIET.update(setting.reads)
             with setting.apply():
                 again = _call(named, case, seconds)
-        except (Exception, SideEffect, CallTimeout):  # a project's setter failed (ambient.py)
+        # a project's setter failed (ambient.py): a CLI's ``main()`` that parses the
+        # side-runner's own arguments exits, and must end that setting, not the run
+        except (Exception, SystemExit, SideEffect, CallTimeout):
             continue
         finally:
             _MACHINE.update(tolerated)
