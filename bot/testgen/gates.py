@@ -362,16 +362,23 @@ _BLOCKED = re.compile(
 
 
 # an object the parent made lacks an attribute: a name new in the change (an attribute only
-# head's ``__init__`` sets) or a behaviour (``None.group``: the parent returned None). The
-# bench's re-run, like an outside judge reading the exception, counts either as a missing
-# name; Nova does not claim such a test as a catch (``unclaimed``)
-_ATTRIBUTE_MISSING = re.compile(r"\bobject has no attribute\b")
+# head's ``__init__`` sets: ``'Meter' object has no attribute 'history'``), which the bench's
+# re-run, like an outside judge reading the exception, counts as a missing name. Nova does
+# not claim such a test as a catch (``unclaimed``). A built-in type's value lacking one
+# (``'NoneType' object has no attribute 'group'``: the parent returned None) is a
+# behaviour: no change adds attributes to those
+_ATTRIBUTE_MISSING = re.compile(r"'([\w.]+)' object has no attribute")
+_BUILT_IN_TYPES = frozenset(
+    "NoneType str bytes bytearray int float complex bool list tuple dict set frozenset "
+    "function builtin_function_or_method method module type range generator coroutine".split()
+)
 
 
 def attribute_missing(failure: str) -> bool:
-    """Whether a test's failure on the parent is an object lacking an attribute: it may
-    be a name the parent lacks, so it is no claim of a changed behaviour."""
-    return bool(_ATTRIBUTE_MISSING.search(failure))
+    """Whether a test's failure on the parent shows an instance of a class of the
+    project's (or a library's) lacking an attribute: it may be a name the parent lacks,
+    so it is no claim of a changed behaviour."""
+    return any(m not in _BUILT_IN_TYPES for m in _ATTRIBUTE_MISSING.findall(failure))
 
 
 def names_missing(failure: str) -> bool:

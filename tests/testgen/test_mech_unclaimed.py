@@ -3,7 +3,8 @@ claim of a changed behaviour (``gates.attribute_missing``): the attribute may be
 the change brought (``self.history``, set by head's ``__init__`` alone), which an outside
 judge reading the parent's exception counts as a missing name, as the bench's re-run
 does. Before, such tests were claimed as catches: blind set 17's "before" run counted two
-false claims of this kind."""
+false claims of this kind. A built-in value lacking one (``None.group``: the parent
+returned None) is still a behaviour, and claimed."""
 
 from __future__ import annotations
 
@@ -66,8 +67,15 @@ def test_a_changed_value_on_the_same_object_is_still_claimed(tmp_path: Path) -> 
 
 def test_which_failures_are_an_attribute_the_parent_lacks() -> None:
     assert attribute_missing("AttributeError: 'Meter' object has no attribute 'history'")
-    # a value the parent returned otherwise shows the same way: not claimed either
-    assert attribute_missing("AttributeError: 'NoneType' object has no attribute 'group'")
+    # as the pattern a test expected to raise says it
+    assert attribute_missing(
+        "AssertionError: Regex pattern did not match. Expected regex: \"'DiffParser' object "
+        "has no attribute '_handle_ode'\" Actual message: \"'DiffParser' object has no "
+        "attribute '_handle_ode text'\""
+    )
+    # a value of a built-in type the parent returned instead (None): a behaviour, claimed
+    assert not attribute_missing("AttributeError: 'NoneType' object has no attribute 'group'")
+    assert not attribute_missing("AttributeError: 'str' object has no attribute 'decode'")
     assert not attribute_missing("AssertionError: assert 6 == 5")
     assert not attribute_missing("TypeError: unsupported operand type(s)")
     # a module's or a class's attribute is a name outright (names_missing), not this
